@@ -1,0 +1,59 @@
+/// The root interactor: every feature, in a fixed order.
+///
+/// The order is behaviour. On `done`, soft interrupts drain before the chat
+/// sends the next outbox message, so the message lands after them; the
+/// connection feature runs before the chat so a frame's events see the
+/// socket state they arrived on.
+public struct AppInteractor: Interactor {
+    let features = Interactors.Merge([
+        WholeAppInteractor(),
+        NavigationInteractor(),
+        PairingInteractor(),
+        ConnectionInteractor(),
+        SessionInteractor(),
+        InterruptsInteractor(),
+        ChatInteractor(),
+        ApprovalsInteractor(),
+        ComposerInteractor(),
+        NoticesInteractor(),
+        LifecycleInteractor(),
+    ])
+
+    public init() {}
+
+    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+        features.interact(&state, input)
+    }
+}
+
+/// `load_scenario` and `reset`: replace the whole state, keeping the
+/// revision and effect ids moving forward so a host never sees one reused.
+struct WholeAppInteractor: Interactor {
+    func interact(_ state: inout AppState, _ input: Input) -> Emission {
+        let replacement: AppState
+        switch input {
+        case .action(.loadScenario(let name)):
+            guard let scenario = Scenario(rawValue: name) else { return .note("unknown scenario \(name)") }
+            replacement = scenario.state()
+        case .action(.reset):
+            replacement = AppState()
+        default:
+            return .none
+        }
+        var emission = Emission.none
+        // Close what the old state had open, so the host does too.
+        if state.connection.socketEffectID != nil || state.effects.pending.contains(where: { $0.effect.type == "websocket_connect" }) {
+            emission.append(.effect(.webSocket(.close)))
+        }
+        if let timer = state.connection.reconnectTimerID { emission.append(.effect(.timer(.cancel(timerID: timer)))) }
+        let revision = state.revision
+        let nextEffectID = state.effects.nextID
+        let deviceID = state.lifecycle.deviceID
+        state = replacement
+        state.revision = revision
+        state.lifecycle.deviceID = deviceID
+        state.effects.advance(atLeast: nextEffectID)
+        state.transcript.recordReset()
+        return emission
+    }
+}

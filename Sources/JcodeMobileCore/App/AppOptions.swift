@@ -1,0 +1,67 @@
+/// What `jcode_mobile_app_new` accepts: `NULL`, `""` or `{}` for a first
+/// launch, or an object with these members.
+public struct AppOptions: Equatable, Sendable {
+    public var scenario: Scenario?
+    public var logCapacity = TransitionLog.defaultCapacity
+    public var viewport = SemanticTree.Viewport()
+    public var deviceID: String?
+    public var deviceName: String?
+
+    public init() {}
+
+    public static let maxLogCapacity = 100_000
+
+    /// The documented members (docs and, later, the schema).
+    public static let fields: [FieldSpec] = [
+        .optional("scenario", .enumeration(Scenario.allCases.map(\.rawValue)), doc: "start from a named fixture"),
+        .optional("snapshot", .object, doc: "restore a persisted snapshot (not available yet: invalid_scenario)"),
+        .optional("log_capacity", .integer, doc: "transitions kept by the log, 1…100000 (default 256)"),
+        .optional(
+            "viewport", .record([FieldSpec("width", .integer), FieldSpec("height", .integer)]),
+            doc: "screen size in points for the tree's bounds (default 390×844)"),
+        .optional("device_id", .string, doc: "identifies this device to servers (sent with http_pair)"),
+        .optional("device_name", .string, doc: "prefills the device name field"),
+    ]
+
+    /// Parses the options from the bytes of a C string (nil for NULL).
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>?) throws(CoreError) -> AppOptions {
+        guard let bytes, !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+            return AppOptions()
+        }
+        let value = try JSONParser.parse(bytes)
+        guard case .object(let object) = value else {
+            throw CoreError(.invalidScenario, "app_new expects a JSON object, got \(value.typeName)", field: "$")
+        }
+        for key in object.keys where !fields.contains(where: { $0.name == key }) {
+            throw CoreError(.invalidScenario, "unknown app_new option \"\(key)\"", field: key)
+        }
+        var r = FieldReader(object, path: "", declared: fields)
+        var options = AppOptions()
+        if let name = try r.optionalString("scenario") {
+            guard let scenario = Scenario(rawValue: name) else {
+                throw CoreError(.invalidScenario, "unknown scenario \"\(name)\"", field: "scenario")
+            }
+            options.scenario = scenario
+        }
+        if try r.optionalObject("snapshot") != nil {
+            throw CoreError(.invalidScenario, "snapshot restore is not available in this version of the library", field: "snapshot")
+        }
+        if let capacity = try r.optionalInt("log_capacity") {
+            guard capacity >= 1 && capacity <= maxLogCapacity else {
+                throw CoreError.invalidField("log_capacity", "log_capacity must be from 1 to \(maxLogCapacity)")
+            }
+            options.logCapacity = capacity
+        }
+        if let size = try r.optionalRecord("viewport", { (v: inout FieldReader) throws(CoreError) -> SemanticTree.Viewport in
+            SemanticTree.Viewport(width: try v.int("width"), height: try v.int("height"))
+        }) {
+            guard size.width > 0 && size.width <= 100_000 && size.height > 0 && size.height <= 100_000 else {
+                throw CoreError.invalidField("viewport", "viewport width and height must be from 1 to 100000")
+            }
+            options.viewport = size
+        }
+        options.deviceID = try r.optionalString("device_id")
+        options.deviceName = try r.optionalString("device_name")
+        return options
+    }
+}

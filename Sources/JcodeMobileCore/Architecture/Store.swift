@@ -1,0 +1,110 @@
+/// Runs the loop: hands each input to the root interactor, follows up the
+/// inputs it emits, assigns `effect_id`s from the counter in state, bumps
+/// `revision` once per input that changed the state, and logs the transition.
+public struct Store: Sendable {
+    public private(set) var state: AppState
+    public private(set) var log: TransitionLog
+    let interactor: any Interactor
+
+    /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
+    /// store stops following: a guard against a feature loop, never reached
+    /// by the app's features.
+    static let followUpDepthLimit = 16
+
+    public init(state: AppState, interactor: any Interactor = AppInteractor(), logCapacity: Int = TransitionLog.defaultCapacity) {
+        self.state = state
+        self.interactor = interactor
+        self.log = TransitionLog(capacity: logCapacity)
+    }
+
+    /// What one input did.
+    public struct Transition: Equatable, Sendable {
+        public var revision: Int
+        public var changed: Bool
+        public var effects: [(id: EffectID, effect: Effect)]
+        public var notes: [String]
+
+        public static func == (lhs: Transition, rhs: Transition) -> Bool {
+            lhs.revision == rhs.revision && lhs.changed == rhs.changed && lhs.notes == rhs.notes
+                && lhs.effects.elementsEqual(rhs.effects, by: { $0.id == $1.id && $0.effect == $1.effect })
+        }
+    }
+
+    /// Applies `input` and everything it leads to.
+    ///
+    /// - Parameters:
+    ///   - kind, type, payload: how the transition is logged (payload already redacted).
+    @discardableResult
+    public mutating func send(
+        _ input: Input, logKind: LogEntry.Kind = .action, logType: String = "", logPayload: JSONValue? = nil
+    ) -> Transition {
+        // Keep a copy of everything but the transcript (which records its own
+        // changes), so streaming into a long transcript never copies it.
+        var before = state
+        before.transcript = Transcript()
+
+        var effects: [(id: EffectID, effect: Effect)] = []
+        var notes: [String] = []
+        run(input, effects: &effects, notes: &notes, depth: 0)
+
+        var after = state
+        after.transcript = Transcript()
+        let changed = state.transcript.hasChanges || after != before
+        if changed { state.revision &+= 1 }
+        _ = state.transcript.drainChanges()
+
+        let revision = state.revision
+        log.append { seq in
+            LogEntry(
+                seq: seq, revision: revision, kind: logKind, type: logType, payload: logPayload,
+                effects: effects.map { LogEntry.EffectRecord(id: $0.id, effect: $0.effect.redacted) }, notes: notes,
+                errorCode: nil)
+        }
+        return Transition(revision: revision, changed: changed, effects: effects, notes: notes)
+    }
+
+    /// Records an input the ABI rejected, so the log accounts for every call.
+    public mutating func logRejected(kind: LogEntry.Kind, type: String, error: CoreError) {
+        let revision = state.revision
+        log.append { seq in
+            LogEntry(
+                seq: seq, revision: revision, kind: .rejected, type: type.isEmpty ? kind.rawValue : type, payload: nil,
+                effects: [], notes: [error.message], errorCode: error.code.rawValue)
+        }
+    }
+
+    /// Replaces the whole state (load_scenario, reset), keeping the effect-id
+    /// counter and the revision moving forward.
+    mutating func replaceState(with newState: AppState) {
+        state = newState
+    }
+
+    private mutating func run(
+        _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], depth: Int
+    ) {
+        let emission = interactor.interact(&state, input)
+        apply(emission, effects: &effects, notes: &notes, depth: depth)
+    }
+
+    private mutating func apply(
+        _ emission: Emission, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], depth: Int
+    ) {
+        switch emission.kind {
+        case .none:
+            break
+        case .effect(let effect):
+            let id = state.effects.issue(effect)
+            effects.append((id, effect))
+        case .note(let text):
+            notes.append(text)
+        case .input(let next):
+            guard depth < Store.followUpDepthLimit else {
+                notes.append("follow-ups nested too deep; dropped one")
+                return
+            }
+            run(next, effects: &effects, notes: &notes, depth: depth &+ 1)
+        case .merge(let list):
+            for e in list { apply(e, effects: &effects, notes: &notes, depth: depth) }
+        }
+    }
+}

@@ -1,0 +1,287 @@
+/// The conversation, built for streaming at any length.
+///
+/// Every mutation is O(size of the change): text deltas append in place to
+/// the entry being streamed (tracked by index, never searched for), and each
+/// mutation records a `TranscriptChange` so the change feed can tell a host
+/// what happened without diffing the transcript.
+///
+/// Soft interrupts the agent has not received yet sit at the tail
+/// (`isQueued`); new entries are inserted before them, so the queued bubbles
+/// always read last.
+public struct Transcript: Sendable {
+    public private(set) var entries: [TranscriptEntry] = []
+    /// The next entry serial; never reused, so ids stay unique across history reloads.
+    public private(set) var nextSerial = 1
+    /// The assistant entry receiving streamed output, if any.
+    public private(set) var streamingIndex: Int?
+    /// How many queued entries sit at the tail.
+    public private(set) var queuedCount = 0
+    /// The tool call `tool_input` appends to.
+    public private(set) var latestToolCallID: String?
+    /// Which entry (by serial) holds each tool call.
+    private var toolOwners: [String: Int] = [:]
+    /// Changes since the last `drainChanges()`.
+    public private(set) var changes: [TranscriptChange] = []
+
+    public init() {}
+
+    /// A transcript holding `entries` (fixtures and tests).
+    public init(entries: [TranscriptEntry]) {
+        replaceAll(with: entries)
+        changes.removeAll()
+    }
+
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+    public subscript(index: Int) -> TranscriptEntry { entries[index] }
+    /// Where new (unqueued) entries go: before the queued tail.
+    public var boundary: Int { entries.count &- queuedCount }
+
+    /// The index of the entry with `serial`, scanning from the end (recent
+    /// entries are the ones addressed).
+    public func index(ofSerial serial: Int) -> Int? {
+        var i = entries.count
+        while i > 0 {
+            i &-= 1
+            if entries[i].serial == serial { return i }
+        }
+        return nil
+    }
+
+    public func index(ofID id: String) -> Int? {
+        guard id.hasPrefix("m"), let serial = Int(id.dropFirst()) else { return nil }
+        return index(ofSerial: serial)
+    }
+
+    /// Where the tool call `id` is: (entry index, call index).
+    public func locateToolCall(_ id: String) -> (entry: Int, call: Int)? {
+        guard let serial = toolOwners[id], let e = index(ofSerial: serial),
+              let c = entries[e].toolCalls.lastIndex(where: { $0.id == id })
+        else { return nil }
+        return (e, c)
+    }
+
+    // MARK: - Appending
+
+    /// Inserts a new entry before the queued tail; returns its index.
+    @discardableResult
+    public mutating func append(
+        role: TranscriptEntry.Role, text: String = "", isStreaming: Bool = false, imageCount: Int = 0
+    ) -> Int {
+        let entry = TranscriptEntry(
+            serial: takeSerial(), role: role, text: text, isStreaming: isStreaming, imageCount: imageCount)
+        let index = boundary
+        entries.insert(entry, at: index)
+        changes.append(.insert(index: index, entry: entry))
+        return index
+    }
+
+    /// Appends a queued user bubble at the very end; returns its serial.
+    @discardableResult
+    public mutating func appendQueued(text: String) -> Int {
+        let entry = TranscriptEntry(serial: takeSerial(), role: .user, text: text, isQueued: true)
+        entries.append(entry)
+        queuedCount &+= 1
+        changes.append(.insert(index: entries.count &- 1, entry: entry))
+        return entry.serial
+    }
+
+    /// The assistant entry being streamed, created (and marked streaming) if
+    /// there is none.
+    public mutating func streamingAssistant() -> Int {
+        if let index = streamingIndex { return index }
+        let index = append(role: .assistant, isStreaming: true)
+        streamingIndex = index
+        return index
+    }
+
+    // MARK: - Streaming
+
+    public mutating func appendText(_ text: String, at index: Int) {
+        entries[index].text.append(text)
+        changes.append(.appendText(index: index, field: .text, text: text))
+    }
+
+    public mutating func setText(_ text: String, at index: Int) {
+        entries[index].text = text
+        changes.append(.set(index: index, field: .text, value: .string(text)))
+    }
+
+    public mutating func appendReasoning(_ text: String, at index: Int) {
+        entries[index].reasoning.append(text)
+        changes.append(.appendText(index: index, field: .reasoning, text: text))
+    }
+
+    public mutating func setReasoningSecs(_ secs: Double?, at index: Int) {
+        entries[index].reasoningSecs = secs
+        changes.append(.set(index: index, field: .reasoningSecs, value: .from(secs)))
+    }
+
+    /// Closes the streaming entry: the next delta starts a new one. An entry
+    /// left empty is dropped.
+    public mutating func finishStreaming() {
+        guard let index = streamingIndex else { return }
+        streamingIndex = nil
+        if entries[index].isEmpty {
+            remove(at: index)
+        } else {
+            entries[index].isStreaming = false
+            changes.append(.set(index: index, field: .isStreaming, value: .bool(false)))
+        }
+    }
+
+    /// Drops the streaming entry and everything it held (a retried attempt).
+    public mutating func discardStreaming() {
+        guard let index = streamingIndex else { return }
+        streamingIndex = nil
+        remove(at: index)
+    }
+
+    // MARK: - Tool calls
+
+    /// Adds a tool call to the entry at `index`.
+    public mutating func addToolCall(_ call: ToolCall, at index: Int) {
+        entries[index].toolCalls.append(call)
+        toolOwners[call.id] = entries[index].serial
+        latestToolCallID = call.id
+        changes.append(.insertToolCall(index: index, call: entries[index].toolCalls.count &- 1, value: call))
+    }
+
+    /// Appends to the input of the latest tool call; false if there is none.
+    @discardableResult
+    public mutating func appendToLatestToolInput(_ delta: String) -> Bool {
+        guard let id = latestToolCallID, let (e, c) = locateToolCall(id) else { return false }
+        entries[e].toolCalls[c].input.append(delta)
+        changes.append(.appendToolInput(index: e, call: c, text: delta))
+        return true
+    }
+
+    /// Updates the tool call `id`; false if it is not in the transcript.
+    @discardableResult
+    public mutating func updateToolCall(_ id: String, _ update: (inout ToolCall) -> Void) -> Bool {
+        guard let (e, c) = locateToolCall(id) else { return false }
+        update(&entries[e].toolCalls[c])
+        changes.append(.setToolCall(index: e, call: c, value: entries[e].toolCalls[c]))
+        return true
+    }
+
+    // MARK: - Queued soft interrupts
+
+    /// Moves the queued entry `serial` to the end of the delivered entries
+    /// and marks it delivered; false if it is not queued.
+    @discardableResult
+    public mutating func unqueue(serial: Int) -> Bool {
+        guard let index = index(ofSerial: serial), entries[index].isQueued else { return false }
+        var entry = entries[index]
+        entry.isQueued = false
+        let target = boundary
+        if index != target {
+            entries.remove(at: index)
+            changes.append(.remove(index: index))
+            entries.insert(entry, at: target)
+            changes.append(.insert(index: target, entry: entry))
+        } else {
+            entries[index] = entry
+            changes.append(.set(index: index, field: .isQueued, value: .bool(false)))
+        }
+        queuedCount &-= 1
+        return true
+    }
+
+    /// Marks every queued entry delivered, in place.
+    public mutating func unqueueAll() {
+        for index in boundary..<entries.count {
+            entries[index].isQueued = false
+            changes.append(.set(index: index, field: .isQueued, value: .bool(false)))
+        }
+        queuedCount = 0
+    }
+
+    /// Removes every queued entry.
+    public mutating func removeQueued() {
+        while queuedCount > 0 { remove(at: entries.count &- 1) }
+    }
+
+    // MARK: - Whole transcript
+
+    public mutating func remove(at index: Int) {
+        let entry = entries.remove(at: index)
+        if entry.isQueued { queuedCount &-= 1 }
+        for call in entry.toolCalls where toolOwners[call.id] == entry.serial { toolOwners[call.id] = nil }
+        if let s = streamingIndex {
+            if s == index { streamingIndex = nil } else if s > index { streamingIndex = s &- 1 }
+        }
+        if let latest = latestToolCallID, toolOwners[latest] == nil { latestToolCallID = nil }
+        changes.append(.remove(index: index))
+    }
+
+    /// Replaces everything (the server's authoritative history). Entries get
+    /// fresh serials.
+    public mutating func replaceAll(with newEntries: [TranscriptEntry]) {
+        entries = newEntries
+        for i in entries.indices {
+            entries[i].serial = takeSerial()
+        }
+        queuedCount = entries.reversed().prefix(while: \.isQueued).count
+        streamingIndex = entries.lastIndex(where: \.isStreaming)
+        toolOwners.removeAll(keepingCapacity: true)
+        latestToolCallID = nil
+        for entry in entries {
+            for call in entry.toolCalls {
+                toolOwners[call.id] = entry.serial
+                latestToolCallID = call.id
+            }
+        }
+        changes.append(.reset(entries))
+    }
+
+    public mutating func removeAll() { replaceAll(with: []) }
+
+    /// Records that the whole transcript was swapped in from elsewhere (a
+    /// fixture replacing the state), so the change feed resends it.
+    public mutating func recordReset() {
+        changes.append(.reset(entries))
+    }
+
+    /// Returns and forgets the changes recorded since the last call.
+    public mutating func drainChanges() -> [TranscriptChange] {
+        defer { changes.removeAll(keepingCapacity: true) }
+        return changes
+    }
+
+    public var hasChanges: Bool { !changes.isEmpty }
+
+    private mutating func takeSerial() -> Int {
+        defer { nextSerial &+= 1 }
+        return nextSerial
+    }
+}
+
+extension Transcript: Equatable {
+    /// Equal content and cursors; the change journal is not part of the value.
+    public static func == (lhs: Transcript, rhs: Transcript) -> Bool {
+        lhs.entries == rhs.entries && lhs.nextSerial == rhs.nextSerial && lhs.streamingIndex == rhs.streamingIndex
+            && lhs.queuedCount == rhs.queuedCount && lhs.latestToolCallID == rhs.latestToolCallID
+    }
+}
+
+/// One recorded mutation of the transcript, with the values it wrote, in the
+/// order it happened. Turned into change-feed operations on `/transcript`.
+public enum TranscriptChange: Equatable, Sendable {
+    public enum Field: String, Sendable {
+        case text
+        case reasoning
+        case reasoningSecs = "reasoning_secs"
+        case isStreaming = "is_streaming"
+        case isQueued = "is_queued"
+    }
+
+    case insert(index: Int, entry: TranscriptEntry)
+    case remove(index: Int)
+    case set(index: Int, field: Field, value: JSONValue)
+    case appendText(index: Int, field: Field, text: String)
+    case insertToolCall(index: Int, call: Int, value: ToolCall)
+    case setToolCall(index: Int, call: Int, value: ToolCall)
+    case appendToolInput(index: Int, call: Int, text: String)
+    case reset([TranscriptEntry])
+}

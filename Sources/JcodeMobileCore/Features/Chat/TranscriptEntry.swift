@@ -1,0 +1,121 @@
+/// One bubble of the conversation.
+public struct TranscriptEntry: Equatable, Sendable {
+    public enum Role: String, Sendable {
+        case user, assistant, system
+    }
+
+    /// Serial number, unique within the app's lifetime; `id` on the wire is `"m<serial>"`.
+    public var serial: Int
+    public var role: Role
+    public var text: String
+    /// The model's reasoning, kept apart from the text.
+    public var reasoning: String
+    public var reasoningSecs: Double?
+    public var toolCalls: [ToolCall]
+    /// Still receiving streamed output.
+    public var isStreaming: Bool
+    /// A soft interrupt the agent has not received yet.
+    public var isQueued: Bool
+    /// Number of images sent with the message.
+    public var imageCount: Int
+
+    public init(
+        serial: Int, role: Role, text: String = "", reasoning: String = "", reasoningSecs: Double? = nil,
+        toolCalls: [ToolCall] = [], isStreaming: Bool = false, isQueued: Bool = false, imageCount: Int = 0
+    ) {
+        self.serial = serial
+        self.role = role
+        self.text = text
+        self.reasoning = reasoning
+        self.reasoningSecs = reasoningSecs
+        self.toolCalls = toolCalls
+        self.isStreaming = isStreaming
+        self.isQueued = isQueued
+        self.imageCount = imageCount
+    }
+
+    public var id: String { "m" + String(serial) }
+
+    /// Nothing worth showing: a placeholder a finished turn leaves behind.
+    public var isEmpty: Bool { text.isEmpty && reasoning.isEmpty && toolCalls.isEmpty && imageCount == 0 }
+
+    public func write(to w: inout JSONWriter) {
+        w.objectStart()
+        w.key("id"); w.string(id)
+        w.key("role"); w.string(role.rawValue)
+        w.key("text"); w.string(text)
+        w.key("reasoning"); w.string(reasoning)
+        w.key("reasoning_secs"); if let reasoningSecs { w.double(reasoningSecs) } else { w.null() }
+        w.key("tool_calls")
+        w.arrayStart()
+        for call in toolCalls { call.write(to: &w) }
+        w.arrayEnd()
+        w.key("is_streaming"); w.bool(isStreaming)
+        w.key("is_queued"); w.bool(isQueued)
+        w.key("image_count"); w.int(imageCount)
+        w.objectEnd()
+    }
+
+    public var json: JSONValue {
+        var o = JSONObject(capacity: 9)
+        o.append("id", .string(id))
+        o.append("role", .string(role.rawValue))
+        o.append("text", .string(text))
+        o.append("reasoning", .string(reasoning))
+        o.append("reasoning_secs", .from(reasoningSecs))
+        o.append("tool_calls", .array(toolCalls.map(\.json)))
+        o.append("is_streaming", .bool(isStreaming))
+        o.append("is_queued", .bool(isQueued))
+        o.append("image_count", .int(Int64(imageCount)))
+        return .object(o)
+    }
+}
+
+/// A tool the agent called, with its streamed input and its result.
+public struct ToolCall: Equatable, Sendable {
+    public enum Status: String, Sendable {
+        /// Input is still streaming in.
+        case pending
+        case running
+        case succeeded
+        case failed
+    }
+
+    public var id: String
+    public var name: String
+    public var input: String
+    public var output: String
+    public var status: Status
+    public var error: String?
+
+    public init(id: String, name: String, input: String = "", output: String = "", status: Status, error: String? = nil) {
+        self.id = id
+        self.name = name
+        self.input = input
+        self.output = output
+        self.status = status
+        self.error = error
+    }
+
+    func write(to w: inout JSONWriter) {
+        w.objectStart()
+        w.key("id"); w.string(id)
+        w.key("name"); w.string(name)
+        w.key("input"); w.string(input)
+        w.key("output"); w.string(output)
+        w.key("status"); w.string(status.rawValue)
+        w.key("error"); w.string(error)
+        w.objectEnd()
+    }
+
+    public var json: JSONValue {
+        var o = JSONObject(capacity: 6)
+        o.append("id", .string(id))
+        o.append("name", .string(name))
+        o.append("input", .string(input))
+        o.append("output", .string(output))
+        o.append("status", .string(status.rawValue))
+        o.append("error", .from(error))
+        return .object(o)
+    }
+}

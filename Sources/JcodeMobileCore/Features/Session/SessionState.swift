@@ -1,0 +1,111 @@
+/// The jcode session this device is attached to, and the server's metadata.
+public struct SessionState: Equatable, Sendable {
+    public var id: String?
+    public var title: String?
+    /// Every session of the server, with the titles known for them.
+    public var allSessions: [SessionSummary] = []
+    public var model: String?
+    /// A `set_model` awaiting `model_changed`.
+    public var pendingModel: String?
+    public var provider: String?
+    public var availableModels: [String] = []
+    public var reasoningEffort: String?
+    /// A `set_reasoning_effort` awaiting `reasoning_effort_changed`.
+    public var pendingReasoningEffort: String?
+    public var serverVersion: String?
+    /// Tokens of the current turn (`tokens` events).
+    public var tokens: TokenUsage?
+    /// Tokens of the whole session (from `history`).
+    public var totalTokens: TokenUsage?
+    public var isProcessing = false
+    public var isReasoning = false
+    /// The server's phase of the running turn (`connection_phase`); cleared when the turn ends.
+    public var serverPhase: String?
+    /// What the agent is doing, in words (`status_detail`, "Retrying (1/3)").
+    public var statusDetail: String?
+    /// The transcript has been loaded from the server on this connection.
+    public var historyLoaded = false
+    /// A `compact` awaiting `compact_result`.
+    public var isCompacting = false
+
+    public init() {}
+
+    /// Records a title for a session, adding the session to the list if new.
+    mutating func setTitle(_ title: String, for sessionID: String) {
+        if let i = allSessions.firstIndex(where: { $0.id == sessionID }) {
+            allSessions[i].title = title
+        } else {
+            allSessions.append(SessionSummary(id: sessionID, title: title))
+        }
+        if id == sessionID || id == nil { self.title = title }
+    }
+
+    func title(of sessionID: String) -> String? {
+        allSessions.first(where: { $0.id == sessionID })?.title
+    }
+
+    var json: JSONValue {
+        var o = JSONObject(capacity: 20)
+        o.append("id", .from(id))
+        o.append("title", .from(title))
+        o.append("all_sessions", .array(allSessions.map(\.json)))
+        o.append("model", .from(model))
+        o.append("pending_model", .from(pendingModel))
+        o.append("provider", .from(provider))
+        o.append("available_models", .array(availableModels.map(JSONValue.string)))
+        o.append("reasoning_effort", .from(reasoningEffort))
+        o.append("pending_reasoning_effort", .from(pendingReasoningEffort))
+        o.append("server_version", .from(serverVersion))
+        o.append("tokens", tokens?.json ?? .null)
+        o.append("total_tokens", totalTokens?.json ?? .null)
+        o.append("is_processing", .bool(isProcessing))
+        o.append("is_reasoning", .bool(isReasoning))
+        o.append("server_phase", .from(serverPhase))
+        o.append("status_detail", .from(statusDetail))
+        o.append("history_loaded", .bool(historyLoaded))
+        o.append("is_compacting", .bool(isCompacting))
+        return .object(o)
+    }
+}
+
+/// A session of the server, as listed in `history.all_sessions`.
+public struct SessionSummary: Equatable, Sendable {
+    public var id: String
+    public var title: String?
+
+    public init(id: String, title: String?) {
+        self.id = id
+        self.title = title
+    }
+
+    var json: JSONValue { ["id": .string(id), "title": .from(title)] }
+}
+
+/// Token counts.
+public struct TokenUsage: Equatable, Sendable {
+    public var input: Int
+    public var output: Int
+
+    public init(input: Int, output: Int) {
+        self.input = input
+        self.output = output
+    }
+
+    /// `[input, output]` (what jcode sends) or `{input, output}`.
+    init?(json: JSONValue) {
+        switch json {
+        case .array(let a) where a.count == 2:
+            guard let i = a[0].int64Value.flatMap({ Int(exactly: $0) }),
+                  let o = a[1].int64Value.flatMap({ Int(exactly: $0) }) else { return nil }
+            self.init(input: i, output: o)
+        case .object(let o):
+            guard let i = o["input"]?.int64Value.flatMap({ Int(exactly: $0) }),
+                  let out = o["output"]?.int64Value.flatMap({ Int(exactly: $0) }) else { return nil }
+            self.init(input: i, output: out)
+        default:
+            return nil
+        }
+    }
+
+    var json: JSONValue { ["input": .int(Int64(input)), "output": .int(Int64(output))] }
+}

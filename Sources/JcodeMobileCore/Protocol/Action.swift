@@ -1,0 +1,179 @@
+/// What the person using the app wants (`jcode_mobile_dispatch`), named after
+/// intent rather than after the state change it causes.
+public enum Action: Equatable, Sendable {
+    // Pairing form
+    case setHost(String)
+    case setPort(String)
+    case setPairCode(String)
+    case setDeviceName(String)
+    case submitPairing
+    case scanQR
+    case checkServer
+    // Composer and chat
+    case setDraft(String)
+    case sendMessage(text: String?)
+    case interrupt
+    case queueInterrupt(text: String, urgent: Bool)
+    case cancelQueuedInterrupts
+    case attachImage
+    case removeAttachment(id: String)
+    case startVoiceInput
+    // Servers and connection
+    case selectServer(id: String)
+    case forgetServer(id: String)
+    case retryConnection
+    case disconnect
+    // Session and model
+    case resumeSession(id: String)
+    case newSession
+    case setModel(String)
+    case setReasoningEffort(String)
+    case compact
+    case renameSession(title: String)
+    case clearConversation
+    // Requests from the agent
+    case respondPermission(requestID: String, approved: Bool, remember: Bool)
+    case respondStdin(requestID: String, input: String)
+    // Banners and navigation
+    case dismissError
+    case dismissNotice(id: String)
+    case navigate(Screen)
+    case tapNode(id: String)
+    // Whole-app
+    case loadScenario(String)
+    case reset
+
+    /// Every action, with its fields: decoding, redaction and docs.
+    public static let wire = WireUnion<Action>("action", specs)
+
+    private static let value = [FieldSpec("value", .string)]
+
+    static let specs: [MessageSpec<Action>] = [
+        MessageSpec("set_host", doc: "Edit the server host field.", fields: value) { r throws(CoreError) in
+            .setHost(try r.string("value"))
+        },
+        MessageSpec(
+            "set_port", doc: "Edit the port field (empty means 7643).", fields: [FieldSpec("value", .stringOrInteger)]
+        ) { r throws(CoreError) in
+            .setPort(try r.stringOrInteger("value"))
+        },
+        MessageSpec(
+            "set_pair_code", doc: "Edit the 6-digit pairing code field.",
+            fields: [FieldSpec("value", .stringOrInteger, secret: true)]
+        ) { r throws(CoreError) in
+            .setPairCode(try r.stringOrInteger("value"))
+        },
+        MessageSpec("set_device_name", doc: "Edit the device name sent when pairing.", fields: value) {
+            r throws(CoreError) in
+            .setDeviceName(try r.string("value"))
+        },
+        MessageSpec("submit_pairing", doc: "Pair with the server in the form.") { _ throws(CoreError) in .submitPairing },
+        MessageSpec("scan_qr", doc: "Open the camera to scan a pairing QR code.") { _ throws(CoreError) in .scanQR },
+        MessageSpec("check_server", doc: "Check whether a jcode gateway answers at the host and port in the form.") {
+            _ throws(CoreError) in .checkServer
+        },
+        MessageSpec("set_draft", doc: "Edit the message being composed.", fields: value) { r throws(CoreError) in
+            .setDraft(try r.string("value"))
+        },
+        MessageSpec(
+            "send_message", doc: "Send text (default: the draft) with the attachments; queued in the outbox while offline.",
+            fields: [.optional("text", .string)]
+        ) { r throws(CoreError) in
+            .sendMessage(text: try r.optionalString("text"))
+        },
+        MessageSpec("interrupt", doc: "Cancel the running turn.") { _ throws(CoreError) in .interrupt },
+        MessageSpec(
+            "queue_interrupt", doc: "Tell the agent something while a turn runs (a soft interrupt).",
+            fields: [FieldSpec("text", .string), .optional("urgent", .boolean)]
+        ) { r throws(CoreError) in
+            .queueInterrupt(text: try r.string("text"), urgent: try r.bool("urgent", default: false))
+        },
+        MessageSpec("cancel_queued_interrupts", doc: "Withdraw the soft interrupts not yet delivered.") {
+            _ throws(CoreError) in .cancelQueuedInterrupts
+        },
+        MessageSpec("attach_image", doc: "Pick an image to attach.") { _ throws(CoreError) in .attachImage },
+        MessageSpec(
+            "remove_attachment", doc: "Remove an attachment from the composer.",
+            fields: [FieldSpec("attachment_id", .string)]
+        ) { r throws(CoreError) in
+            .removeAttachment(id: try r.string("attachment_id"))
+        },
+        MessageSpec("start_voice_input", doc: "Dictate into the draft.") { _ throws(CoreError) in .startVoiceInput },
+        MessageSpec(
+            "select_server", doc: "Connect to a saved server.", fields: [FieldSpec("server_id", .string)]
+        ) { r throws(CoreError) in
+            .selectServer(id: try r.string("server_id"))
+        },
+        MessageSpec(
+            "forget_server", doc: "Forget a saved server and delete its token.", fields: [FieldSpec("server_id", .string)]
+        ) { r throws(CoreError) in
+            .forgetServer(id: try r.string("server_id"))
+        },
+        MessageSpec("retry_connection", doc: "Reconnect now.") { _ throws(CoreError) in .retryConnection },
+        MessageSpec("disconnect", doc: "Close the connection and stay disconnected.") { _ throws(CoreError) in .disconnect },
+        MessageSpec(
+            "resume_session", doc: "Switch to another session of the server.", fields: [FieldSpec("session_id", .string)]
+        ) { r throws(CoreError) in
+            .resumeSession(id: try r.string("session_id"))
+        },
+        MessageSpec("new_session", doc: "Start a new session on the connected server.") { _ throws(CoreError) in
+            .newSession
+        },
+        MessageSpec("set_model", doc: "Switch the session's model.", fields: [FieldSpec("model", .string)]) {
+            r throws(CoreError) in
+            .setModel(try r.string("model"))
+        },
+        MessageSpec(
+            "set_reasoning_effort", doc: "Change the model's reasoning effort.", fields: [FieldSpec("effort", .string)]
+        ) { r throws(CoreError) in
+            .setReasoningEffort(try r.string("effort"))
+        },
+        MessageSpec("compact", doc: "Compact the session's context.") { _ throws(CoreError) in .compact },
+        MessageSpec("rename_session", doc: "Rename the current session.", fields: [FieldSpec("title", .string)]) {
+            r throws(CoreError) in
+            .renameSession(title: try r.string("title"))
+        },
+        MessageSpec("clear_conversation", doc: "Clear the conversation (optimistically).") { _ throws(CoreError) in
+            .clearConversation
+        },
+        MessageSpec(
+            "respond_permission", doc: "Approve or deny a tool permission request.",
+            fields: [FieldSpec("request_id", .string), FieldSpec("approved", .boolean), .optional("remember", .boolean)]
+        ) { r throws(CoreError) in
+            .respondPermission(
+                requestID: try r.string("request_id"), approved: try r.bool("approved"),
+                remember: try r.bool("remember", default: false))
+        },
+        MessageSpec(
+            "respond_stdin", doc: "Answer a tool's input prompt.",
+            fields: [FieldSpec("request_id", .string), FieldSpec("input", .string, secret: true)]
+        ) { r throws(CoreError) in
+            .respondStdin(requestID: try r.string("request_id"), input: try r.string("input"))
+        },
+        MessageSpec("dismiss_error", doc: "Close the error banner.") { _ throws(CoreError) in .dismissError },
+        MessageSpec("dismiss_notice", doc: "Close a notice.", fields: [FieldSpec("notice_id", .string)]) {
+            r throws(CoreError) in
+            .dismissNotice(id: try r.string("notice_id"))
+        },
+        MessageSpec(
+            "navigate", doc: "Show a screen.", fields: [FieldSpec("screen", .enumeration(Screen.allCases.map(\.rawValue)))]
+        ) { r throws(CoreError) in
+            .navigate(try r.enumeration("screen", as: Screen.self))
+        },
+        MessageSpec("tap_node", doc: "Tap a node of the semantic tree.", fields: [FieldSpec("node_id", .string)]) {
+            r throws(CoreError) in
+            .tapNode(id: try r.string("node_id"))
+        },
+        MessageSpec(
+            "load_scenario", doc: "Replace the whole state with a named fixture.",
+            fields: [FieldSpec("scenario", .enumeration(Scenario.allCases.map(\.rawValue)))]
+        ) { r throws(CoreError) in
+            let name = try r.string("scenario")
+            guard Scenario(rawValue: name) != nil else {
+                throw CoreError(.invalidScenario, "unknown scenario \"\(name)\"", field: r.fieldPath("scenario"))
+            }
+            return .loadScenario(name)
+        },
+        MessageSpec("reset", doc: "Return to the first-launch onboarding state.") { _ throws(CoreError) in .reset },
+    ]
+}

@@ -1,0 +1,111 @@
+/// Device capabilities: push registration, the camera, speech, the photo
+/// picker and haptics.
+public enum DeviceEffect: Equatable, Sendable {
+    case registerPushNotifications
+    case requestCameraQRScan
+    case requestSpeechTranscript
+    case requestImagePicker
+    case haptic(style: HapticStyle)
+
+    public enum HapticStyle: String, Sendable, CaseIterable {
+        case success, warning, error, light
+    }
+
+    public var type: String {
+        switch self {
+        case .registerPushNotifications: return "register_push_notifications"
+        case .requestCameraQRScan: return "request_camera_qr_scan"
+        case .requestSpeechTranscript: return "request_speech_transcript"
+        case .requestImagePicker: return "request_image_picker"
+        case .haptic: return "haptic"
+        }
+    }
+
+    var expectsAnswer: Bool {
+        if case .haptic = self { return false }
+        return true
+    }
+
+    func encode(into fields: inout JSONObject, redacted: Bool) {
+        if case .haptic(let style) = self { fields.append("style", .string(style.rawValue)) }
+    }
+
+    static let specs: [EffectSpec] = [
+        EffectSpec(
+            "register_push_notifications", doc: "Ask the OS for a push token.", answeredBy: ["push_token_received"]),
+        EffectSpec(
+            "request_camera_qr_scan", doc: "Show the camera to scan a pairing QR code.",
+            answeredBy: ["qr_payload_scanned", "qr_scan_cancelled"]),
+        EffectSpec(
+            "request_speech_transcript", doc: "Start dictation; report partial and final transcripts.",
+            answeredBy: ["speech_transcript"]),
+        EffectSpec("request_image_picker", doc: "Show the photo picker.", answeredBy: ["image_attachment_selected"]),
+        EffectSpec(
+            "haptic", doc: "Play a haptic.",
+            fields: [FieldSpec("style", .enumeration(HapticStyle.allCases.map(\.rawValue)))]),
+    ]
+}
+
+public enum DeviceResult: Equatable, Sendable {
+    case pushTokenReceived(token: String)
+    case qrPayloadScanned(payload: String)
+    case qrScanCancelled
+    case speechTranscript(text: String, isFinal: Bool)
+    case imageAttachmentSelected(mediaType: String, dataBase64: String)
+
+    static let specs: [MessageSpec<PlatformEvent>] = [
+        MessageSpec("push_token_received", doc: "The OS issued a push token.", fields: [FieldSpec("token", .string)]) {
+            r throws(CoreError) in
+            .device(.pushTokenReceived(token: try r.string("token")))
+        },
+        MessageSpec(
+            "qr_payload_scanned", doc: "A QR code was scanned (or a jcode:// link opened).",
+            fields: [FieldSpec("payload", .string, secret: true, doc: "jcode://pair?host=H&port=P&code=C")]
+        ) { r throws(CoreError) in
+            .device(.qrPayloadScanned(payload: try r.string("payload")))
+        },
+        MessageSpec("qr_scan_cancelled", doc: "The person closed the scanner.") { _ throws(CoreError) in
+            .device(.qrScanCancelled)
+        },
+        MessageSpec(
+            "speech_transcript", doc: "Dictated text so far (is_final: false) or the finished transcript.",
+            fields: [FieldSpec("text", .string), FieldSpec("is_final", .boolean)]
+        ) { r throws(CoreError) in
+            .device(.speechTranscript(text: try r.string("text"), isFinal: try r.bool("is_final")))
+        },
+        MessageSpec(
+            "image_attachment_selected", doc: "The person picked an image.",
+            fields: [FieldSpec("media_type", .string, doc: "e.g. image/png"), FieldSpec("data_base64", .string)]
+        ) { r throws(CoreError) in
+            .device(.imageAttachmentSelected(mediaType: try r.string("media_type"), dataBase64: try r.string("data_base64")))
+        },
+    ]
+}
+
+/// App lifecycle and environment, reported by the host whenever they change.
+public enum LifecycleEvent: Equatable, Sendable {
+    case foreground
+    case background
+    case networkReachabilityChanged(reachable: Bool)
+    case pushNotificationOpened(payload: JSONObject)
+
+    static let specs: [MessageSpec<PlatformEvent>] = [
+        MessageSpec("app_foreground", doc: "The app became active.") { _ throws(CoreError) in .lifecycle(.foreground) },
+        MessageSpec("app_background", doc: "The app went to the background.") { _ throws(CoreError) in .lifecycle(.background) },
+        MessageSpec(
+            "network_reachability_changed", doc: "The network became reachable or unreachable.",
+            fields: [FieldSpec("reachable", .boolean)]
+        ) { r throws(CoreError) in
+            .lifecycle(.networkReachabilityChanged(reachable: try r.bool("reachable")))
+        },
+        MessageSpec(
+            "push_notification_opened", doc: "The person opened a push notification; payload is its user info.",
+            fields: [FieldSpec("payload", .object)]
+        ) { r throws(CoreError) in
+            guard let payload = try r.optionalObject("payload") else {
+                throw CoreError.invalidField(r.fieldPath("payload"), "missing required field \"payload\"")
+            }
+            return .lifecycle(.pushNotificationOpened(payload: payload))
+        },
+    ]
+}

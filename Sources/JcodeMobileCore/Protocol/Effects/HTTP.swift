@@ -1,0 +1,119 @@
+/// HTTP requests to the jcode gateway: `GET /health` and `POST /pair`.
+public enum HTTPEffect: Equatable, Sendable {
+    /// `GET http(s)://host:port/health`.
+    case health(host: String, port: Int, useTLS: Bool)
+    /// `POST http(s)://host:port/pair` with `{code, device_id, device_name, apns_token?}`.
+    case pair(host: String, port: Int, useTLS: Bool, code: String, deviceID: String, deviceName: String, apnsToken: String?)
+
+    public var type: String {
+        switch self {
+        case .health: return "http_health"
+        case .pair: return "http_pair"
+        }
+    }
+
+    func encode(into fields: inout JSONObject, redacted: Bool) {
+        switch self {
+        case .health(let host, let port, let useTLS):
+            fields.append("host", .string(host))
+            fields.append("port", .int(Int64(port)))
+            fields.append("use_tls", .bool(useTLS))
+        case .pair(let host, let port, let useTLS, let code, let deviceID, let deviceName, let apnsToken):
+            fields.append("host", .string(host))
+            fields.append("port", .int(Int64(port)))
+            fields.append("use_tls", .bool(useTLS))
+            fields.append("code", .string(redacted ? redactedText : code))
+            fields.append("device_id", .string(deviceID))
+            fields.append("device_name", .string(deviceName))
+            if let apnsToken { fields.append("apns_token", .string(apnsToken)) }
+        }
+    }
+
+    var redacted: HTTPEffect {
+        guard case .pair(let host, let port, let useTLS, _, let deviceID, let deviceName, let apnsToken) = self else {
+            return self
+        }
+        return .pair(
+            host: host, port: port, useTLS: useTLS, code: redactedText, deviceID: deviceID, deviceName: deviceName,
+            apnsToken: apnsToken)
+    }
+
+    static let specs: [EffectSpec] = [
+        EffectSpec(
+            "http_health", doc: "GET http(s)://host:port/health; tells whether a jcode gateway answers there.",
+            fields: [
+                FieldSpec("host", .string), FieldSpec("port", .integer),
+                FieldSpec("use_tls", .boolean, doc: "https instead of http"),
+            ], answeredBy: ["health_finished"]),
+        EffectSpec(
+            "http_pair",
+            doc: "POST http(s)://host:port/pair with body {code, device_id, device_name, apns_token?}.",
+            fields: [
+                FieldSpec("host", .string), FieldSpec("port", .integer), FieldSpec("use_tls", .boolean),
+                FieldSpec("code", .string, secret: true, doc: "the 6-digit pairing code"),
+                FieldSpec("device_id", .string), FieldSpec("device_name", .string),
+                .optional("apns_token", .string, doc: "the push token, when the host has one"),
+            ], answeredBy: ["pair_finished"]),
+    ]
+}
+
+/// The answer to `http_health`.
+public struct HealthResult: Equatable, Sendable {
+    public var effectID: EffectID
+    public var ok: Bool
+    public var version: String?
+    public var status: Int?
+    public var error: String?
+}
+
+/// The answer to `http_pair`. The token is a secret: it only ever leaves the
+/// core again inside `secure_store_write` and `websocket_connect`.
+public struct PairResult: Equatable, Sendable {
+    public var effectID: EffectID
+    public var ok: Bool
+    public var token: String?
+    public var serverName: String?
+    public var serverVersion: String?
+    public var status: Int?
+    public var error: String?
+}
+
+public enum HTTPResult: Equatable, Sendable {
+    case healthFinished(HealthResult)
+    case pairFinished(PairResult)
+
+    static let specs: [MessageSpec<PlatformEvent>] = [
+        MessageSpec(
+            "health_finished",
+            doc: "Answers http_health. ok:false without status: unreachable; with status: the HTTP status.",
+            fields: [
+                FieldSpec("effect_id", .integer), FieldSpec("ok", .boolean),
+                .optional("version", .string), .optional("status", .integer), .optional("error", .string),
+            ]
+        ) { r throws(CoreError) in
+            .http(
+                .healthFinished(
+                    HealthResult(
+                        effectID: EffectID(try r.int("effect_id")), ok: try r.bool("ok"),
+                        version: try r.optionalString("version"), status: try r.optionalInt("status"),
+                        error: try r.optionalString("error"))))
+        },
+        MessageSpec(
+            "pair_finished",
+            doc: "Answers http_pair. ok:true carries the token; 401 means an invalid or expired code.",
+            fields: [
+                FieldSpec("effect_id", .integer), FieldSpec("ok", .boolean),
+                .optional("token", .string, secret: true), .optional("server_name", .string),
+                .optional("server_version", .string), .optional("status", .integer), .optional("error", .string),
+            ]
+        ) { r throws(CoreError) in
+            .http(
+                .pairFinished(
+                    PairResult(
+                        effectID: EffectID(try r.int("effect_id")), ok: try r.bool("ok"),
+                        token: try r.optionalString("token"), serverName: try r.optionalString("server_name"),
+                        serverVersion: try r.optionalString("server_version"), status: try r.optionalInt("status"),
+                        error: try r.optionalString("error"))))
+        },
+    ]
+}

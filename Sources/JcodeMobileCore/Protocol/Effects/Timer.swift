@@ -1,0 +1,45 @@
+/// Timers: the core never reads the clock, it asks the host to wake it.
+public enum TimerEffect: Equatable, Sendable {
+    case schedule(timerID: String, afterMS: Int, purpose: String)
+    case cancel(timerID: String)
+
+    public var type: String {
+        switch self {
+        case .schedule: return "schedule_timer"
+        case .cancel: return "cancel_timer"
+        }
+    }
+
+    func encode(into fields: inout JSONObject, redacted: Bool) {
+        switch self {
+        case .schedule(let id, let after, let purpose):
+            fields.append("timer_id", .string(id))
+            fields.append("after_ms", .int(Int64(after)))
+            fields.append("purpose", .string(purpose))
+        case .cancel(let id):
+            fields.append("timer_id", .string(id))
+        }
+    }
+
+    static let specs: [EffectSpec] = [
+        EffectSpec(
+            "schedule_timer",
+            doc: "Report timer_fired {timer_id} after after_ms milliseconds. Scheduling an id that is pending replaces it.",
+            fields: [
+                FieldSpec("timer_id", .string), FieldSpec("after_ms", .integer),
+                FieldSpec("purpose", .string, doc: "what the timer is for, e.g. \"reconnect\""),
+            ], answeredBy: ["timer_fired"]),
+        EffectSpec("cancel_timer", doc: "Cancel a pending timer; it must not fire.", fields: [FieldSpec("timer_id", .string)]),
+    ]
+}
+
+public enum TimerResult: Equatable, Sendable {
+    case fired(timerID: String)
+
+    static let specs: [MessageSpec<PlatformEvent>] = [
+        MessageSpec("timer_fired", doc: "A scheduled timer fired.", fields: [FieldSpec("timer_id", .string)]) {
+            r throws(CoreError) in
+            .timer(.fired(timerID: try r.string("timer_id")))
+        }
+    ]
+}

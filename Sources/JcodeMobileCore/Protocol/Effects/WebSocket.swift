@@ -1,0 +1,120 @@
+/// The WebSocket to the jcode gateway (`ws(s)://host:port/ws`, text frames of
+/// newline-delimited JSON). The `effect_id` of `websocket_connect` names the
+/// socket: every `websocket_*` event about it carries that id.
+public enum WebSocketEffect: Equatable, Sendable {
+    /// Open a socket with header `Authorization: Bearer <auth_token>`.
+    case connect(url: String, authToken: String)
+    /// Send one NDJSON request line on the open socket. `containsSecret`
+    /// lines (an answer to a password prompt) are redacted in logs.
+    case send(line: String, containsSecret: Bool)
+
+    /// A request line with nothing secret in it.
+    public static func send(_ line: String) -> WebSocketEffect { .send(line: line, containsSecret: false) }
+    /// Close the socket; the host answers with `websocket_closed`.
+    case close
+
+    public var type: String {
+        switch self {
+        case .connect: return "websocket_connect"
+        case .send: return "websocket_send"
+        case .close: return "websocket_close"
+        }
+    }
+
+    var expectsAnswer: Bool {
+        if case .connect = self { return true }
+        return false
+    }
+
+    func encode(into fields: inout JSONObject, redacted: Bool) {
+        switch self {
+        case .connect(let url, let token):
+            fields.append("url", .string(url))
+            fields.append("auth_token", .string(redacted ? redactedText : token))
+        case .send(let line, let secret):
+            fields.append("line", .string(redacted && secret ? redactedText : line))
+        case .close:
+            break
+        }
+    }
+
+    var redacted: WebSocketEffect {
+        switch self {
+        case .connect(let url, _): return .connect(url: url, authToken: redactedText)
+        case .send(_, true): return .send(line: redactedText, containsSecret: true)
+        default: return self
+        }
+    }
+
+    static let specs: [EffectSpec] = [
+        EffectSpec(
+            "websocket_connect",
+            doc: "Open ws(s)://host:port/ws with header Authorization: Bearer <auth_token>. "
+                + "Report websocket_opened, then websocket_event per text frame, and websocket_closed or websocket_failed, each with this effect_id.",
+            fields: [FieldSpec("url", .string), FieldSpec("auth_token", .string, secret: true)],
+            answeredBy: ["websocket_opened", "websocket_event", "websocket_closed", "websocket_failed"]),
+        EffectSpec(
+            "websocket_send", doc: "Send line (one JSON request, no trailing newline needed) as a text frame on the open socket.",
+            fields: [FieldSpec("line", .string)]),
+        EffectSpec("websocket_close", doc: "Close the open socket, then report websocket_closed.", answeredBy: ["websocket_closed"]),
+    ]
+}
+
+/// What a `websocket_event` carries: one parsed server event, or a raw text
+/// frame that may hold several newline-separated events.
+public enum WebSocketPayload: Equatable, Sendable {
+    case event(JSONObject)
+    case line(String)
+}
+
+public enum WebSocketResult: Equatable, Sendable {
+    case opened(effectID: EffectID)
+    case event(effectID: EffectID?, payload: WebSocketPayload)
+    case closed(effectID: EffectID, code: Int?, reason: String?)
+    case failed(effectID: EffectID, error: String, status: Int?)
+
+    static let specs: [MessageSpec<PlatformEvent>] = [
+        MessageSpec(
+            "websocket_opened", doc: "The socket of websocket_connect effect_id is open.",
+            fields: [FieldSpec("effect_id", .integer)]
+        ) { r throws(CoreError) in
+            .webSocket(.opened(effectID: EffectID(try r.int("effect_id"))))
+        },
+        MessageSpec(
+            "websocket_event",
+            doc: "One text frame from the server: parsed (event) or raw (line, possibly several newline-separated events). "
+                + "effect_id, when given, must name the current socket; events of an older socket are ignored.",
+            fields: [
+                .optional("effect_id", .integer), .optional("event", .object, doc: "one parsed server event"),
+                .optional("line", .string, doc: "a raw frame of newline-delimited JSON"),
+            ]
+        ) { r throws(CoreError) in
+            let effectID = try r.optionalInt("effect_id").map(EffectID.init)
+            if let event = try r.optionalObject("event") {
+                return .webSocket(.event(effectID: effectID, payload: .event(event)))
+            }
+            if let line = try r.optionalString("line") {
+                return .webSocket(.event(effectID: effectID, payload: .line(line)))
+            }
+            throw CoreError.invalidField(r.fieldPath("event"), "websocket_event needs \"event\" (an object) or \"line\" (a string)")
+        },
+        MessageSpec(
+            "websocket_closed", doc: "The socket closed (by either side).",
+            fields: [FieldSpec("effect_id", .integer), .optional("code", .integer), .optional("reason", .string)]
+        ) { r throws(CoreError) in
+            .webSocket(
+                .closed(
+                    effectID: EffectID(try r.int("effect_id")), code: try r.optionalInt("code"),
+                    reason: try r.optionalString("reason")))
+        },
+        MessageSpec(
+            "websocket_failed", doc: "The socket could not open or broke; status 401 means the token was rejected.",
+            fields: [FieldSpec("effect_id", .integer), FieldSpec("error", .string), .optional("status", .integer)]
+        ) { r throws(CoreError) in
+            .webSocket(
+                .failed(
+                    effectID: EffectID(try r.int("effect_id")), error: try r.string("error"),
+                    status: try r.optionalInt("status")))
+        },
+    ]
+}

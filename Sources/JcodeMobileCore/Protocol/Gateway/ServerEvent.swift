@@ -1,0 +1,311 @@
+/// One event from the jcode gateway. The core interprets every one of them;
+/// hosts never have to.
+public enum ServerEvent: Equatable, Sendable {
+    case ack(id: Int?)
+    case textDelta(String)
+    case textReplace(String)
+    case reasoningDelta(String)
+    case reasoningDone(durationSecs: Double?)
+    case toolStart(id: String, name: String)
+    case toolInput(delta: String)
+    case toolExec(id: String, name: String)
+    case toolDone(id: String, name: String, output: String, error: String?)
+    case messageEnd
+    case done(id: Int?)
+    case interrupted
+    case error(id: Int?, message: String, retryAfterSecs: Int?)
+    case tokens(input: Int, output: Int)
+    case statusDetail(String)
+    case connectionPhase(String)
+    case retryRollback(attempt: Int, max: Int)
+    case softInterruptInjected(content: String, displayRole: String?, point: String?, toolsSkipped: Int?)
+    case state(id: Int?, sessionID: String?, messageCount: Int?, isProcessing: Bool?)
+    case session(sessionID: String)
+    case sessionRenamed(sessionID: String, displayTitle: String)
+    case history(History)
+    case modelChanged(id: Int?, model: String, error: String?)
+    case reasoningEffortChanged(id: Int?, effort: String?, error: String?)
+    case availableModelsUpdated(models: [String], providerModel: String?)
+    case compactResult(id: Int?, message: String, success: Bool)
+    case compaction(trigger: String, tokensSaved: Int?)
+    case notification(fromName: String?, message: String)
+    case reloading(newSocket: String?)
+    case sessionCloseRequested(reason: String)
+    case permissionRequest(PermissionRequest)
+    case stdinRequest(StdinRequest)
+    case pong(id: Int?)
+
+    /// The server's authoritative view of a session.
+    public struct History: Equatable, Sendable {
+        public var sessionID: String
+        public var messages: [Message]
+        public var providerName: String?
+        public var providerModel: String?
+        public var availableModels: [String]?
+        public var allSessions: [SessionSummary]?
+        public var totalTokens: TokenUsage?
+        public var serverVersion: String?
+        public var displayTitle: String?
+        public var reasoningEffort: String?
+        public var isProcessing: Bool?
+
+        public struct Message: Equatable, Sendable {
+            public var role: String
+            public var content: String
+            public var toolCalls: [String]
+            public var toolData: ToolData?
+        }
+
+        public struct ToolData: Equatable, Sendable {
+            public var id: String
+            public var name: String
+            public var input: String
+            public var output: String?
+            public var error: String?
+        }
+    }
+
+    /// Every gateway event the core understands: decoding and docs. Events of
+    /// other types are logged and otherwise ignored.
+    public static let wire = WireUnion<ServerEvent>("server event", specs)
+
+    private static let id = FieldSpec.optional("id", .integer, doc: "the request id this answers")
+
+    static let toolDataFields: [FieldSpec] = [
+        FieldSpec("id", .string), FieldSpec("name", .string), .optional("input", .any),
+        .optional("output", .any), .optional("error", .string),
+    ]
+    static let historyMessageFields: [FieldSpec] = [
+        FieldSpec("role", .string), .optional("content", .any), .optional("tool_calls", .array(.string)),
+        .optional("tool_data", .record(toolDataFields)),
+    ]
+
+    static let specs: [MessageSpec<ServerEvent>] = [
+        MessageSpec("ack", doc: "A request was accepted.", fields: [id]) { r throws(CoreError) in
+            .ack(id: try r.optionalInt("id"))
+        },
+        MessageSpec("text_delta", doc: "More assistant text.", fields: [FieldSpec("text", .string)]) {
+            r throws(CoreError) in .textDelta(try r.string("text"))
+        },
+        MessageSpec(
+            "text_replace", doc: "Replaces the streamed text of the current entry.", fields: [FieldSpec("text", .string)]
+        ) { r throws(CoreError) in .textReplace(try r.string("text")) },
+        MessageSpec("reasoning_delta", doc: "More reasoning (kept apart from text).", fields: [FieldSpec("text", .string)]) {
+            r throws(CoreError) in .reasoningDelta(try r.string("text"))
+        },
+        MessageSpec("reasoning_done", doc: "Reasoning finished.", fields: [.optional("duration_secs", .number)]) {
+            r throws(CoreError) in .reasoningDone(durationSecs: try r.optionalDouble("duration_secs"))
+        },
+        MessageSpec("tool_start", doc: "A tool call began.", fields: [FieldSpec("id", .string), FieldSpec("name", .string)]) {
+            r throws(CoreError) in .toolStart(id: try r.string("id"), name: try r.string("name"))
+        },
+        MessageSpec(
+            "tool_input", doc: "More input for the latest tool call.",
+            fields: [FieldSpec("delta", .string), .optional("id", .string)]
+        ) { r throws(CoreError) in .toolInput(delta: try r.string("delta")) },
+        MessageSpec("tool_exec", doc: "A tool call is running.", fields: [FieldSpec("id", .string), FieldSpec("name", .string)]) {
+            r throws(CoreError) in .toolExec(id: try r.string("id"), name: try r.string("name"))
+        },
+        MessageSpec(
+            "tool_done", doc: "A tool call finished; error set means it failed.",
+            fields: [
+                FieldSpec("id", .string), FieldSpec("name", .string), .optional("output", .any),
+                .optional("error", .string),
+            ]
+        ) { r throws(CoreError) in
+            .toolDone(
+                id: try r.string("id"), name: try r.string("name"), output: try r.optionalText("output") ?? "",
+                error: try r.optionalString("error"))
+        },
+        MessageSpec("message_end", doc: "The current assistant entry is complete.", fields: [.optional("stop_reason", .string)]) {
+            _ throws(CoreError) in .messageEnd
+        },
+        MessageSpec("done", doc: "The turn finished.", fields: [id]) { r throws(CoreError) in
+            .done(id: try r.optionalInt("id"))
+        },
+        MessageSpec("interrupted", doc: "The turn was interrupted.") { _ throws(CoreError) in .interrupted },
+        MessageSpec(
+            "error", doc: "A request or the turn failed.",
+            fields: [id, FieldSpec("message", .string), .optional("retry_after_secs", .integer)]
+        ) { r throws(CoreError) in
+            .error(
+                id: try r.optionalInt("id"), message: try r.string("message"),
+                retryAfterSecs: try r.optionalInt("retry_after_secs"))
+        },
+        MessageSpec(
+            "tokens", doc: "Token usage of the turn so far.",
+            fields: [FieldSpec("input", .integer), FieldSpec("output", .integer)]
+        ) { r throws(CoreError) in .tokens(input: try r.int("input"), output: try r.int("output")) },
+        MessageSpec("status_detail", doc: "What the agent is doing, in words.", fields: [FieldSpec("detail", .string)]) {
+            r throws(CoreError) in .statusDetail(try r.string("detail"))
+        },
+        MessageSpec("connection_phase", doc: "The server's phase of the turn.", fields: [FieldSpec("phase", .string)]) {
+            r throws(CoreError) in .connectionPhase(try r.string("phase"))
+        },
+        MessageSpec(
+            "retry_rollback", doc: "The provider call is retried: discard the partial entry.",
+            fields: [FieldSpec("attempt", .integer), FieldSpec("max", .integer)]
+        ) { r throws(CoreError) in .retryRollback(attempt: try r.int("attempt"), max: try r.int("max")) },
+        MessageSpec(
+            "soft_interrupt_injected", doc: "A soft interrupt reached the agent.",
+            fields: [
+                FieldSpec("content", .string), .optional("display_role", .string), .optional("point", .string),
+                .optional("tools_skipped", .integer),
+            ]
+        ) { r throws(CoreError) in
+            .softInterruptInjected(
+                content: try r.string("content"), displayRole: try r.optionalString("display_role"),
+                point: try r.optionalString("point"), toolsSkipped: try r.optionalInt("tools_skipped"))
+        },
+        MessageSpec(
+            "state", doc: "The session's state.",
+            fields: [
+                id, .optional("session_id", .string), .optional("message_count", .integer),
+                .optional("is_processing", .boolean),
+            ]
+        ) { r throws(CoreError) in
+            .state(
+                id: try r.optionalInt("id"), sessionID: try r.optionalString("session_id"),
+                messageCount: try r.optionalInt("message_count"), isProcessing: try r.optionalBool("is_processing"))
+        },
+        MessageSpec("session", doc: "The connection is attached to this session.", fields: [FieldSpec("session_id", .string)]) {
+            r throws(CoreError) in .session(sessionID: try r.string("session_id"))
+        },
+        MessageSpec(
+            "session_renamed", doc: "A session got a new title.",
+            fields: [FieldSpec("session_id", .string), FieldSpec("display_title", .string), .optional("title", .string)]
+        ) { r throws(CoreError) in
+            .sessionRenamed(sessionID: try r.string("session_id"), displayTitle: try r.string("display_title"))
+        },
+        MessageSpec(
+            "history", doc: "The server's authoritative transcript and session metadata; replaces the transcript.",
+            fields: [
+                id, FieldSpec("session_id", .string),
+                FieldSpec("messages", .array(.record(historyMessageFields))),
+                .optional("provider_name", .string), .optional("provider_model", .string),
+                .optional("available_models", .array(.string)),
+                .optional("all_sessions", .array(.any), doc: "session ids, or objects {session_id|id, display_title|title}"),
+                .optional("total_tokens", .any, doc: "[input, output] or {input, output}"),
+                .optional("server_version", .string), .optional("display_title", .string),
+                .optional("reasoning_effort", .string),
+                .optional("activity", .record([.optional("is_processing", .boolean), .optional("current_tool_name", .string)])),
+            ]
+        ) { r throws(CoreError) in
+            .history(try decodeHistory(&r))
+        },
+        MessageSpec(
+            "model_changed", doc: "Answer to set_model; error keeps the old model.",
+            fields: [id, FieldSpec("model", .string), .optional("error", .string), .optional("provider_name", .string)]
+        ) { r throws(CoreError) in
+            .modelChanged(id: try r.optionalInt("id"), model: try r.string("model"), error: try r.optionalString("error"))
+        },
+        MessageSpec(
+            "reasoning_effort_changed", doc: "Answer to set_reasoning_effort; error keeps the old effort.",
+            fields: [id, .optional("effort", .string), .optional("error", .string)]
+        ) { r throws(CoreError) in
+            .reasoningEffortChanged(
+                id: try r.optionalInt("id"), effort: try r.optionalString("effort"), error: try r.optionalString("error"))
+        },
+        MessageSpec(
+            "available_models_updated", doc: "The list of models changed.",
+            fields: [FieldSpec("available_models", .array(.string)), .optional("provider_model", .string)]
+        ) { r throws(CoreError) in
+            .availableModelsUpdated(
+                models: try r.optionalStrings("available_models") ?? [],
+                providerModel: try r.optionalString("provider_model"))
+        },
+        MessageSpec(
+            "compact_result", doc: "Answer to compact.",
+            fields: [id, FieldSpec("message", .string), FieldSpec("success", .boolean)]
+        ) { r throws(CoreError) in
+            .compactResult(id: try r.optionalInt("id"), message: try r.string("message"), success: try r.bool("success"))
+        },
+        MessageSpec(
+            "compaction", doc: "The context was compacted.",
+            fields: [FieldSpec("trigger", .string), .optional("tokens_saved", .integer)]
+        ) { r throws(CoreError) in
+            .compaction(trigger: try r.string("trigger"), tokensSaved: try r.optionalInt("tokens_saved"))
+        },
+        MessageSpec(
+            "notification", doc: "A message from another session or agent.",
+            fields: [.optional("from_name", .string), FieldSpec("message", .string)]
+        ) { r throws(CoreError) in
+            .notification(fromName: try r.optionalString("from_name"), message: try r.string("message"))
+        },
+        MessageSpec("reloading", doc: "The server is restarting; reconnect shortly.", fields: [.optional("new_socket", .string)]) {
+            r throws(CoreError) in .reloading(newSocket: try r.optionalString("new_socket"))
+        },
+        MessageSpec(
+            "session_close_requested", doc: "The server closed this session; do not reconnect.",
+            fields: [FieldSpec("reason", .string)]
+        ) { r throws(CoreError) in .sessionCloseRequested(reason: try r.string("reason")) },
+        MessageSpec(
+            "permission_request", doc: "A tool needs the person's approval.",
+            fields: [
+                FieldSpec("request_id", .stringOrInteger), .optional("session_id", .string), FieldSpec("action", .string),
+                .optional("detail", .string), .optional("tier", .string),
+            ]
+        ) { r throws(CoreError) in
+            .permissionRequest(
+                PermissionRequest(
+                    requestID: try r.stringOrInteger("request_id"), sessionID: try r.optionalString("session_id"),
+                    action: try r.string("action"), detail: try r.string("detail", default: ""),
+                    tier: try r.string("tier", default: "")))
+        },
+        MessageSpec(
+            "stdin_request", doc: "A running tool asks for input.",
+            fields: [
+                FieldSpec("request_id", .stringOrInteger), FieldSpec("prompt", .string),
+                .optional("is_password", .boolean), .optional("tool_call_id", .string),
+            ]
+        ) { r throws(CoreError) in
+            .stdinRequest(
+                StdinRequest(
+                    requestID: try r.stringOrInteger("request_id"), prompt: try r.string("prompt"),
+                    isPassword: try r.bool("is_password", default: false),
+                    toolCallID: try r.optionalString("tool_call_id")))
+        },
+        MessageSpec("pong", doc: "Answer to ping.", fields: [id]) { r throws(CoreError) in .pong(id: try r.optionalInt("id")) },
+    ]
+
+    private static func decodeHistory(_ r: inout FieldReader) throws(CoreError) -> History {
+        let messages =
+            try r.optionalRecords("messages") { (m: inout FieldReader) throws(CoreError) -> History.Message in
+                let toolData = try m.optionalRecord("tool_data") { (t: inout FieldReader) throws(CoreError) -> History.ToolData in
+                    History.ToolData(
+                        id: try t.string("id"), name: try t.string("name"), input: try t.optionalText("input") ?? "",
+                        output: try t.optionalText("output"), error: try t.optionalString("error"))
+                }
+                return History.Message(
+                    role: try m.string("role"), content: try m.optionalText("content") ?? "",
+                    toolCalls: try m.optionalStrings("tool_calls") ?? [], toolData: toolData)
+            }
+        guard let messages else { throw CoreError.invalidField(r.fieldPath("messages"), "missing required field \"messages\"") }
+        let activity = try r.optionalRecord("activity") { (a: inout FieldReader) throws(CoreError) -> Bool? in
+            try a.optionalBool("is_processing")
+        }
+        return History(
+            sessionID: try r.string("session_id"), messages: messages,
+            providerName: try r.optionalString("provider_name"), providerModel: try r.optionalString("provider_model"),
+            availableModels: try r.optionalStrings("available_models"),
+            allSessions: try r.optionalArray("all_sessions").map(sessionSummaries),
+            totalTokens: try r.optionalValue("total_tokens").flatMap(TokenUsage.init(json:)),
+            serverVersion: try r.optionalString("server_version"), displayTitle: try r.optionalString("display_title"),
+            reasoningEffort: try r.optionalString("reasoning_effort"), isProcessing: activity ?? nil)
+    }
+
+    /// `all_sessions` elements: a session id, or an object naming one.
+    private static func sessionSummaries(_ values: [JSONValue]) -> [SessionSummary] {
+        values.compactMap { value in
+            switch value {
+            case .string(let id):
+                return SessionSummary(id: id, title: nil)
+            case .object(let o):
+                guard let id = (o["session_id"] ?? o["id"])?.stringValue else { return nil }
+                return SessionSummary(id: id, title: (o["display_title"] ?? o["title"])?.stringValue)
+            default:
+                return nil
+            }
+        }
+    }
+}

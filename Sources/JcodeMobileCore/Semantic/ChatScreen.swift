@@ -1,0 +1,200 @@
+/// The conversation: header, notices, messages with tool cards, requests
+/// from the agent, and the composer.
+enum ChatScreen {
+    static func nodes(_ state: AppState, includeTranscript: Bool) -> [SemanticNode] {
+        var nodes: [SemanticNode] = [header(state)]
+        nodes.append(
+            SemanticNode("chat.notices", .list, label: "", visible: !state.notices.isEmpty, children: state.notices.map(notice)))
+        var messages: [SemanticNode] = []
+        if includeTranscript {
+            messages.reserveCapacity(state.transcript.count + state.outbox.count)
+            for entry in state.transcript.entries { messages.append(message(entry)) }
+        }
+        for pending in state.outbox { messages.append(outboxMessage(pending)) }
+        nodes.append(
+            SemanticNode(
+                "chat.messages", .list, label: "", value: nil,
+                accessibilityLabel: "Conversation", accessibilityValue: "\(state.transcript.count + state.outbox.count) messages",
+                children: messages))
+        if !state.session.historyLoaded && state.connection.phase == .connected {
+            nodes.append(.text("chat.loading", "Loading conversation…", role: .status))
+        }
+        nodes.append(activity(state))
+        nodes.append(queued(state))
+        if let request = state.permissionRequests.first { nodes.append(permissionSheet(request, pending: state.permissionRequests.count)) }
+        if let request = state.stdinRequests.first { nodes.append(stdinSheet(request, focusedID: state.focusedNodeID)) }
+        nodes.append(composer(state))
+        return nodes
+    }
+
+    static func header(_ state: AppState) -> SemanticNode {
+        let model = state.session.pendingModel.map { "Switching to \($0)…" } ?? state.session.model ?? "Model"
+        let server = state.selectedServer?.name
+        return SemanticNode(
+            "chat.header", .header, label: state.session.title ?? "New session", value: server,
+            accessibilityLabel: "Session \(state.session.title ?? "New session")",
+            children: [
+                .button("nav.sessions", "Sessions", .navigate(.sessions)),
+                .button("nav.model_picker", model, .navigate(.modelPicker), accessibilityLabel: "Model: \(model)"),
+                .button("nav.settings", "Settings", .navigate(.settings)),
+            ])
+    }
+
+    static func notice(_ notice: Notice) -> SemanticNode {
+        SemanticNode(
+            "notice.\(notice.id)", .notice, label: notice.text, value: notice.kind.rawValue,
+            children: [.button("notice.\(notice.id).dismiss", "Dismiss", .dismissNotice(id: notice.id), accessibilityLabel: "Dismiss notice")])
+    }
+
+    static func speaker(_ role: TranscriptEntry.Role) -> String {
+        switch role {
+        case .user: return "You"
+        case .assistant: return "jcode"
+        case .system: return "System"
+        }
+    }
+
+    static func message(_ entry: TranscriptEntry) -> SemanticNode {
+        let who = speaker(entry.role)
+        var label = entry.isQueued ? "\(who) (queued)" : who
+        if entry.isStreaming { label += " (typing)" }
+        var children: [SemanticNode] = []
+        if !entry.reasoning.isEmpty {
+            let title = entry.reasoningSecs.map { "Thought for \(formatSeconds($0))" } ?? "Thinking…"
+            children.append(.text("message.\(entry.id).reasoning", title, value: entry.reasoning))
+        }
+        if entry.imageCount > 0 {
+            children.append(.text("message.\(entry.id).images", entry.imageCount == 1 ? "1 image" : "\(entry.imageCount) images", role: .image))
+        }
+        for call in entry.toolCalls { children.append(toolCard(call)) }
+        let a11yValue = entry.isQueued ? "Queued: \(entry.text)" : entry.text
+        return SemanticNode(
+            "message.\(entry.id)", .message, label: label, value: entry.text,
+            accessibilityLabel: entry.role == .user ? "You said" : "\(who) said", accessibilityValue: a11yValue,
+            children: children)
+    }
+
+    static func toolStatus(_ call: ToolCall) -> String {
+        switch call.status {
+        case .pending: return "Preparing"
+        case .running: return "Running"
+        case .succeeded: return "Done"
+        case .failed: return "Failed"
+        }
+    }
+
+    static func toolCard(_ call: ToolCall) -> SemanticNode {
+        let status = toolStatus(call)
+        var children: [SemanticNode] = []
+        if !call.input.isEmpty { children.append(.text("tool.\(call.id).input", "Input", value: call.input)) }
+        if !call.output.isEmpty { children.append(.text("tool.\(call.id).output", "Output", value: call.output)) }
+        if let error = call.error { children.append(.text("tool.\(call.id).error", "Error", value: error, role: .errorText)) }
+        return SemanticNode(
+            "tool.\(call.id)", .toolCall, label: call.name, value: status,
+            accessibilityLabel: "Tool \(call.name)",
+            accessibilityValue: call.error.map { "\(status): \($0)" } ?? status, children: children)
+    }
+
+    static func outboxMessage(_ message: OutboxMessage) -> SemanticNode {
+        var children: [SemanticNode] = []
+        if !message.attachments.isEmpty {
+            children.append(
+                .text("outbox.\(message.id).images", message.attachments.count == 1 ? "1 image" : "\(message.attachments.count) images", role: .image))
+        }
+        return SemanticNode(
+            "outbox.\(message.id)", .message, label: "You (waiting to send)", value: message.text,
+            accessibilityLabel: "You said, not sent yet", accessibilityValue: message.text, children: children)
+    }
+
+    /// What the agent is doing, while a turn runs.
+    static func activity(_ state: AppState) -> SemanticNode {
+        let s = state.session
+        var text = "jcode is working…"
+        if s.isReasoning { text = "jcode is thinking…" }
+        if let phase = s.serverPhase { text = phase }
+        if let detail = s.statusDetail { text = detail }
+        if s.isCompacting && !s.isProcessing { text = "Compacting the conversation…" }
+        var value: String?
+        if let tokens = s.tokens { value = "\(tokens.input) in · \(tokens.output) out" }
+        return SemanticNode(
+            "chat.activity", .status, label: text, value: value, visible: s.isProcessing || s.isCompacting,
+            accessibilityLabel: text)
+    }
+
+    static func queued(_ state: AppState) -> SemanticNode {
+        let n = state.softInterrupts.count
+        let label = n == 1 ? "1 message queued" : "\(n) messages queued"
+        return SemanticNode(
+            "chat.queued", .status, label: n == 0 ? "" : label, visible: n > 0,
+            children: [.button("chat.cancel_queued", "Cancel", .cancelQueuedInterrupts, visible: n > 0, accessibilityLabel: "Cancel queued messages")])
+    }
+
+    static func permissionSheet(_ request: PermissionRequest, pending: Int) -> SemanticNode {
+        let id = request.requestID
+        let more = pending > 1 ? " (1 of \(pending))" : ""
+        var children: [SemanticNode] = []
+        if !request.detail.isEmpty { children.append(.text("permission.\(id).detail", request.detail)) }
+        if !request.tier.isEmpty { children.append(.text("permission.\(id).tier", "Risk: \(request.tier)", value: request.tier)) }
+        children.append(.button("permission.\(id).approve", "Approve", .respondPermission(requestID: id, approved: true, remember: false)))
+        children.append(.button("permission.\(id).deny", "Deny", .respondPermission(requestID: id, approved: false, remember: false)))
+        children.append(
+            .button("permission.\(id).always", "Always allow for this session", .respondPermission(requestID: id, approved: true, remember: true)))
+        return SemanticNode(
+            "permission.\(id)", .sheet, label: "Allow \(request.action)?\(more)", value: request.detail,
+            accessibilityLabel: "jcode asks to run \(request.action)", children: children)
+    }
+
+    static func stdinSheet(_ request: StdinRequest, focusedID: String?) -> SemanticNode {
+        let id = request.requestID
+        var input = SemanticNode(
+            "stdin.\(id).input", request.isPassword ? .secureField : .textField, label: request.prompt, value: nil,
+            placeholder: request.isPassword ? "Password" : "Answer",
+            accessibilityLabel: request.isPassword ? "\(request.prompt) (hidden input)" : request.prompt,
+            actions: ["respond_stdin"], tap: .focus)
+        input.focused = focusedID == input.id
+        return SemanticNode(
+            "stdin.\(id)", .sheet, label: request.prompt, value: request.isPassword ? "password" : nil,
+            accessibilityLabel: "A tool asks: \(request.prompt)", children: [input])
+    }
+
+    static func composer(_ state: AppState) -> SemanticNode {
+        let processing = state.session.isProcessing
+        let hasContent = !state.draft.trimmingSpaces().isEmpty || !state.attachments.isEmpty
+        var children: [SemanticNode] = []
+        if !state.attachments.isEmpty {
+            children.append(
+                SemanticNode(
+                    "chat.attachments", .list, label: "Attachments",
+                    children: state.attachments.map { a in
+                        SemanticNode(
+                            "attachment.\(a.id)", .image, label: "Image", value: "\(a.mediaType), \(formatBytes(a.byteCount))",
+                            children: [.button("attachment.\(a.id).remove", "Remove", .removeAttachment(id: a.id), accessibilityLabel: "Remove image")])
+                    }))
+        }
+        var draft = SemanticNode.field(
+            "chat.draft", "Message", value: state.draft, placeholder: processing ? "Queue a message…" : "Message jcode",
+            editAction: "set_draft", focusedID: state.focusedNodeID)
+        if state.voice.isListening { draft.accessibilityValue = "Listening: \(state.draft)" }
+        children.append(draft)
+        children.append(.button("chat.attach", "Attach image", .attachImage, enabled: state.attachments.count < ComposerInteractor.attachmentLimit))
+        children.append(
+            .button("chat.voice", state.voice.isListening ? "Listening…" : "Dictate", .startVoiceInput, enabled: !state.voice.isListening))
+        children.append(
+            .button(
+                "chat.send", processing && state.attachments.isEmpty ? "Queue" : "Send", .sendMessage(text: nil), enabled: hasContent,
+                accessibilityLabel: processing ? "Send to jcode while it works" : "Send message"))
+        children.append(.button("chat.interrupt", "Stop", .interrupt, visible: processing, accessibilityLabel: "Stop jcode"))
+        return SemanticNode("chat.composer", .group, label: "", children: children)
+    }
+
+    static func formatSeconds(_ secs: Double) -> String {
+        if secs < 10 { return "\(Double(Int(secs * 10)) / 10) s" }
+        return "\(Int(secs.rounded())) s"
+    }
+
+    static func formatBytes(_ n: Int) -> String {
+        if n < 1024 { return "\(n) B" }
+        if n < 1024 * 1024 { return "\(n / 1024) KB" }
+        return "\(n / (1024 * 1024)) MB"
+    }
+}

@@ -1,0 +1,34 @@
+/// Resolves `tap_node {node_id}` against the tree the person sees, so a tap
+/// does exactly what the node's `supported_actions` promised.
+public enum TapTargets {
+    public enum Target: Equatable, Sendable {
+        /// No visible, tappable node with that id on this screen.
+        case none
+        case disabled
+        /// A text field: it takes the keyboard focus.
+        case focus
+        case action(Action)
+    }
+
+    /// Builds the current screen's tree without the transcript (messages are
+    /// not tappable), so a tap costs the same at any conversation length.
+    public static func target(of nodeID: String, in state: AppState) -> Target {
+        let root = SemanticTree.build(state, includeTranscript: false)
+        guard let node = visibleNode(nodeID, in: root), let tap = node.tap else { return .none }
+        guard node.enabled else { return .disabled }
+        switch tap {
+        case .focus: return .focus
+        case .action(let action): return .action(action)
+        }
+    }
+
+    /// A node that is visible along with all its ancestors.
+    private static func visibleNode(_ id: String, in node: SemanticNode) -> SemanticNode? {
+        guard node.visible else { return nil }
+        if node.id == id { return node }
+        for child in node.children {
+            if let found = visibleNode(id, in: child) { return found }
+        }
+        return nil
+    }
+}

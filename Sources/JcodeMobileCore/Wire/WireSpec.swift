@@ -1,0 +1,160 @@
+/// The declared type of a wire field. Used for validation messages, log
+/// redaction, documentation and (later) the runtime JSON Schema.
+public indirect enum WireType: Sendable, Equatable {
+    case string
+    case integer
+    case number
+    case boolean
+    /// Any JSON object (its members are not described).
+    case object
+    /// Any JSON value.
+    case any
+    /// A string or an integer (a port typed into a text field, say).
+    case stringOrInteger
+    case array(WireType)
+    /// A string restricted to these values.
+    case enumeration([String])
+    /// An object whose members are described.
+    case record([FieldSpec])
+
+    /// How the type reads in an error message: "a string", "an array of objects".
+    public var phrase: String {
+        switch self {
+        case .string: return "a string"
+        case .integer: return "an integer"
+        case .number: return "a number"
+        case .boolean: return "a boolean"
+        case .object, .record: return "an object"
+        case .any: return "a JSON value"
+        case .stringOrInteger: return "a string or an integer"
+        case .array(let element): return "an array of \(element.pluralPhrase)"
+        case .enumeration(let values): return "one of " + values.map { "\"\($0)\"" }.joined(separator: ", ")
+        }
+    }
+
+    private var pluralPhrase: String {
+        switch self {
+        case .string: return "strings"
+        case .integer: return "integers"
+        case .number: return "numbers"
+        case .boolean: return "booleans"
+        case .object, .record: return "objects"
+        case .any: return "JSON values"
+        case .stringOrInteger: return "strings or integers"
+        case .array: return "arrays"
+        case .enumeration: return "strings"
+        }
+    }
+}
+
+/// One declared field of a wire object.
+public struct FieldSpec: Sendable, Equatable {
+    public let name: String
+    public let type: WireType
+    public let required: Bool
+    /// Secrets (tokens, pairing codes) are replaced by `"[redacted]"` in logs.
+    public let secret: Bool
+    public let doc: String
+
+    public init(_ name: String, _ type: WireType, required: Bool = true, secret: Bool = false, doc: String = "") {
+        self.name = name
+        self.type = type
+        self.required = required
+        self.secret = secret
+        self.doc = doc
+    }
+
+    public static func optional(_ name: String, _ type: WireType, secret: Bool = false, doc: String = "") -> FieldSpec {
+        FieldSpec(name, type, required: false, secret: secret, doc: doc)
+    }
+}
+
+/// One member of a `"type"`-tagged union on the wire: its type name, its
+/// fields, and how to decode it. This single definition drives decoding,
+/// log redaction and the documentation, so they cannot drift apart.
+public struct MessageSpec<Value>: Sendable {
+    public let type: String
+    public let doc: String
+    public let fields: [FieldSpec]
+    let decoder: @Sendable (inout FieldReader) throws(CoreError) -> Value
+
+    public init(
+        _ type: String, doc: String = "", fields: [FieldSpec] = [],
+        decode: @escaping @Sendable (inout FieldReader) throws(CoreError) -> Value
+    ) {
+        self.type = type
+        self.doc = doc
+        self.fields = fields
+        self.decoder = decode
+    }
+
+    public func decode(_ object: JSONObject, path: String = "") throws(CoreError) -> Value {
+        var reader = FieldReader(object, path: path, declared: fields)
+        return try decoder(&reader)
+    }
+}
+
+/// A `"type"`-tagged union: every message a channel accepts.
+public struct WireUnion<Value>: Sendable {
+    public let name: String
+    public let members: [MessageSpec<Value>]
+    private let index: [String: Int]
+
+    public init(_ name: String, _ members: [MessageSpec<Value>]) {
+        self.name = name
+        self.members = members
+        var index: [String: Int] = [:]
+        for (i, member) in members.enumerated() { index[member.type] = i }
+        self.index = index
+    }
+
+    public func spec(for type: String) -> MessageSpec<Value>? {
+        index[type].map { members[$0] }
+    }
+
+    /// Decodes a JSON value that must be an object with a known `type`.
+    ///
+    /// - Throws: `invalid_field` (not an object, `type` missing or not a
+    ///   string, or a member field is wrong), `unknown_type`.
+    public func decode(_ value: JSONValue, path: String = "") throws(CoreError) -> Value {
+        guard case .object(let object) = value else {
+            throw CoreError.invalidField(
+                path.isEmpty ? "$" : path, "expected \(name) to be a JSON object, got \(value.typeName)")
+        }
+        let typePath = FieldReader.join(path, "type")
+        guard let typeValue = object["type"] else {
+            throw CoreError.invalidField(typePath, "missing required field \"type\"")
+        }
+        guard case .string(let type) = typeValue else {
+            throw CoreError.invalidField(typePath, "field \"type\" must be a string, got \(typeValue.typeName)")
+        }
+        guard let i = index[type] else {
+            throw CoreError(.unknownType, "unknown \(name) type \"\(type)\"", field: typePath)
+        }
+        return try members[i].decode(object, path: path)
+    }
+
+    /// A copy of `object` with the secret fields of its member replaced by
+    /// `"[redacted]"`, for logs.
+    public func redact(_ object: JSONObject) -> JSONObject {
+        guard case .string(let type)? = object["type"], let spec = spec(for: type) else { return object }
+        return Redaction.redact(object, fields: spec.fields)
+    }
+}
+
+/// Replaces secret values before anything is logged.
+public enum Redaction {
+    public static let placeholder: JSONValue = "[redacted]"
+
+    public static func redact(_ object: JSONObject, fields: [FieldSpec]) -> JSONObject {
+        var copy = object
+        for field in fields {
+            if field.secret {
+                if let value = copy[field.name], !value.isNull { copy[field.name] = placeholder }
+            } else if case .record(let nested) = field.type, case .object(let inner)? = copy[field.name] {
+                copy[field.name] = .object(redact(inner, fields: nested))
+            }
+        }
+        return copy
+    }
+}

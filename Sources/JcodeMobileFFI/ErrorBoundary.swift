@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import JcodeMobileCore
+
+/// Turns C arguments into checked Swift values and Swift results into C
+/// strings. Every failure becomes a JSON error object; nothing here traps on
+/// bad input.
+enum ErrorBoundary {
+    /// The largest input read from a C string. One byte more than the JSON
+    /// limit is scanned, so an oversized input is detected without reading
+    /// all of it.
+    static let maxInputBytes = JSONLimits.defaultMaxBytes
+
+    /// The bytes of a NUL-terminated C string, or `null_argument` / `too_large`.
+    static func bytes(
+        of pointer: UnsafePointer<CChar>?, argument: String
+    ) -> Result<UnsafeBufferPointer<UInt8>, CoreError> {
+        guard let pointer else {
+            return .failure(CoreError(.nullArgument, "\(argument) is NULL", field: argument))
+        }
+        let length = strnlen(pointer, maxInputBytes + 1)
+        if length > maxInputBytes {
+            return .failure(CoreError(.tooLarge, "\(argument) is larger than \(maxInputBytes) bytes", field: argument))
+        }
+        let raw = UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self)
+        return .success(UnsafeBufferPointer(start: raw, count: length))
+    }
+
+    /// A malloc'd, NUL-terminated copy of `bytes`, owned by the caller
+    /// (released with `jcode_mobile_string_free`). NULL only if memory is exhausted.
+    static func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
+        guard let out = malloc(bytes.count + 1)?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        bytes.withUnsafeBufferPointer { buffer in
+            if let base = buffer.baseAddress { out.initialize(from: base, count: buffer.count) }
+        }
+        out[bytes.count] = 0
+        return UnsafeMutableRawPointer(out).assumingMemoryBound(to: CChar.self)
+    }
+
+    static func cString(_ error: CoreError) -> UnsafeMutablePointer<CChar>? {
+        cString(JcodeMobileApp.errorBytes(error))
+    }
+
+    static func invalidHandle(_ handle: UnsafeMutableRawPointer?) -> CoreError {
+        handle == nil
+            ? CoreError(.nullArgument, "app is NULL", field: "app")
+            : CoreError(.invalidHandle, "app is not a live handle (freed, never issued, or not a handle)", field: "app")
+    }
+
+    /// Runs `body` on the app behind `handle` with its lock held.
+    static func withApp(
+        _ handle: UnsafeMutableRawPointer?, _ body: (JcodeMobileApp) -> [UInt8]
+    ) -> UnsafeMutablePointer<CChar>? {
+        guard let handle else { return cString(invalidHandle(nil)) }
+        let key = UInt(bitPattern: handle)
+        guard let slot = handles.withLock({ $0.slot(key) }) else { return cString(invalidHandle(handle)) }
+        let bytes = slot.app.withLock { body($0) }
+        return cString(bytes)
+    }
+}
+
+/// The per-thread last error of `jcode_mobile_app_new`.
+enum LastError {
+    /// A pthread key whose destructor frees the thread's message when the thread exits.
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { free($0) }
+        return key
+    }()
+
+    static func set(_ bytes: [UInt8]?) {
+        free(pthread_getspecific(key))
+        pthread_setspecific(key, bytes.flatMap { ErrorBoundary.cString($0) }.map { UnsafeMutableRawPointer($0) })
+    }
+
+    /// A caller-owned copy of the message, or `{"ok":true}` when the last
+    /// `app_new` on this thread succeeded or none was made.
+    static func copy() -> UnsafeMutablePointer<CChar>? {
+        guard let stored = pthread_getspecific(key) else { return ErrorBoundary.cString(Array(#"{"ok":true}"#.utf8)) }
+        return strdup(stored.assumingMemoryBound(to: CChar.self))
+    }
+}

@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import JcodeMobileCore
+
+// The C ABI of include/jcode_mobile.h. Plumbing only: every function checks
+// its arguments, finds the app, and hands bytes to JcodeMobileApp.
+
+/// The library version, "MAJOR.MINOR.PATCH", NUL-terminated in static storage.
+let versionLiteral: StaticString = "0.1.0\u{0}"
+
+@_cdecl("jcode_mobile_version")
+public func jcode_mobile_version() -> UnsafePointer<CChar>? {
+    UnsafeRawPointer(versionLiteral.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+@_cdecl("jcode_mobile_abi_version")
+public func jcode_mobile_abi_version() -> UInt32 { 1 }
+
+@_cdecl("jcode_mobile_app_new")
+public func jcode_mobile_app_new(_ optionsJSON: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer? {
+    let bytes: UnsafeBufferPointer<UInt8>?
+    if let optionsJSON {
+        switch ErrorBoundary.bytes(of: optionsJSON, argument: "initial_scenario_json") {
+        case .success(let b): bytes = b
+        case .failure(let error):
+            LastError.set(JcodeMobileApp.errorBytes(error))
+            return nil
+        }
+    } else {
+        bytes = nil
+    }
+    let options: AppOptions
+    do throws(CoreError) {
+        options = try AppOptions.parse(bytes)
+    } catch {
+        LastError.set(JcodeMobileApp.errorBytes(error))
+        return nil
+    }
+    let slot = AppSlot(options: options)
+    let handle = handles.withLock { $0.insert(slot) }
+    LastError.set(nil)
+    return UnsafeMutableRawPointer(bitPattern: handle)
+}
+
+@_cdecl("jcode_mobile_last_error")
+public func jcode_mobile_last_error() -> UnsafeMutablePointer<CChar>? {
+    LastError.copy()
+}
+
+@_cdecl("jcode_mobile_app_free")
+public func jcode_mobile_app_free(_ app: UnsafeMutableRawPointer?) {
+    guard let app else { return }
+    let key = UInt(bitPattern: app)
+    // The slot is released outside the table lock; a call still running on
+    // another thread keeps its own reference and finishes normally.
+    let removed = handles.withLock { $0.remove(key) }
+    _ = removed
+}
+
+@_cdecl("jcode_mobile_dispatch")
+public func jcode_mobile_dispatch(
+    _ app: UnsafeMutableRawPointer?, _ actionJSON: UnsafePointer<CChar>?
+) -> UnsafeMutablePointer<CChar>? {
+    input(app, actionJSON, argument: "action_json") { $0.dispatch($1) }
+}
+
+@_cdecl("jcode_mobile_platform_event")
+public func jcode_mobile_platform_event(
+    _ app: UnsafeMutableRawPointer?, _ eventJSON: UnsafePointer<CChar>?
+) -> UnsafeMutablePointer<CChar>? {
+    input(app, eventJSON, argument: "event_json") { $0.platformEvent($1) }
+}
+
+private func input(
+    _ app: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, argument: String,
+    _ body: (JcodeMobileApp, UnsafeBufferPointer<UInt8>) -> [UInt8]
+) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { instance in
+        switch ErrorBoundary.bytes(of: json, argument: argument) {
+        case .success(let bytes): return body(instance, bytes)
+        case .failure(let error): return JcodeMobileApp.errorBytes(error)
+        }
+    }
+}
+
+@_cdecl("jcode_mobile_state")
+public func jcode_mobile_state(_ app: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { $0.stateJSON() }
+}
+
+@_cdecl("jcode_mobile_tree")
+public func jcode_mobile_tree(_ app: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { $0.treeJSON() }
+}
+
+@_cdecl("jcode_mobile_logs")
+public func jcode_mobile_logs(_ app: UnsafeMutableRawPointer?, _ limit: UInt32) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { $0.logsJSON(limit: Int(limit)) }
+}
+
+@_cdecl("jcode_mobile_string_free")
+public func jcode_mobile_string_free(_ ptr: UnsafeMutablePointer<CChar>?) {
+    free(ptr)
+}
