@@ -21,10 +21,9 @@ public enum DeviceEffect: Equatable, Sendable {
         }
     }
 
-    var expectsAnswer: Bool {
-        if case .haptic = self { return false }
-        return true
-    }
+    /// Device answers are matched by their type, not by effect id (a QR
+    /// code can also arrive from a deep link), so none is kept pending.
+    var expectsAnswer: Bool { false }
 
     func encode(into fields: inout JSONObject, redacted: Bool) {
         if case .haptic(let style) = self { fields.append("style", .string(style.rawValue)) }

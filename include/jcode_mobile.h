@@ -1,0 +1,299 @@
+/*
+** jcode_mobile.h — the C ABI of the jcode mobile application core.
+**
+** The core is the whole behaviour of the jcode mobile app (pairing, the
+** connection to a jcode gateway, chat, tools, approvals, sessions, the
+** semantic UI tree) behind an opaque handle. It never performs I/O: it asks
+** the host to do things by returning *effects* and learns their outcome from
+** *platform events*. Everything crosses this boundary as UTF-8 JSON text.
+**
+** A session with the core:
+**
+**     void *app = jcode_mobile_app_new(NULL);             // first launch
+**     char *r = jcode_mobile_dispatch(app, "{\"type\":\"set_host\",\"value\":\"devbox.local\"}");
+**     // r: {"ok":true,"revision":1,"effects":[]}
+**     jcode_mobile_string_free(r);
+**     ...
+**     jcode_mobile_app_free(app);
+**
+** The actions, effects and platform events are listed in docs/ABI.md.
+**
+** CONVENTIONS (every function below follows them)
+**
+**   Strings.  Every string argument is UTF-8 and NUL-terminated. Every
+**   `char *` returned is one JSON object, NUL-terminated, allocated by the
+**   library and OWNED BY THE CALLER, who releases it with
+**   jcode_mobile_string_free(). `const char *` results are static and must
+**   not be freed. A function returns NULL only when memory is exhausted.
+**
+**   Errors.  Failures come back as JSON, never as a crash:
+**
+**       {"ok":false,"error":{"code":"invalid_json","message":"…","offset":12}}
+**
+**   `code` is stable and machine-readable (the table below); `message` is for
+**   people and may change. `offset` (a byte offset into the input) comes with
+**   invalid_utf8 and invalid_json; `field` (a path such as "event.text" or
+**   "images[1].media_type") comes with invalid_field, unknown_type,
+**   null_argument and too_large. New codes may be added in later versions:
+**   treat a code you do not know like "internal".
+**
+**   Input that is well-formed but not allowed *now* (Send while
+**   disconnected, a tap on a disabled button) is not an error: it is product
+**   behaviour and shows in the state (a banner, an outbox entry).
+**
+**   Handles.  A handle is an opaque number, not a pointer to memory. A NULL,
+**   freed, never-issued or garbage handle is reported as null_argument or
+**   invalid_handle; it is never dereferenced.
+**
+**   Threads.  A handle may be used from any thread. Calls on one handle are
+**   serialised by the library (a call waits for the one before it); calls on
+**   different handles run in parallel. The library never calls back into the
+**   host and starts no threads.
+**
+**   Limits.  Inputs larger than JCODE_MOBILE_MAX_INPUT_BYTES are rejected with
+**   too_large (the library reads at most one byte past the limit). JSON
+**   nested deeper than JCODE_MOBILE_MAX_DEPTH is rejected with too_deep.
+**
+**   Secrets.  Auth tokens and used pairing codes appear only in the effects
+**   that need them (http_pair, secure_store_write, websocket_connect); never
+**   in the state, the tree or the logs.
+**
+** ERROR CODES
+**
+**   null_argument      a required pointer argument was NULL
+**   invalid_handle     the handle is freed, never issued, or not a handle
+**   invalid_utf8       the input is not valid UTF-8 (offset: first bad byte)
+**   invalid_json       the input is not valid JSON (offset: where parsing stopped)
+**   too_large          the input exceeds JCODE_MOBILE_MAX_INPUT_BYTES
+**   too_deep           the input nests deeper than JCODE_MOBILE_MAX_DEPTH
+**   unknown_type       the "type" of an action or event is unknown
+**   invalid_field      a field is missing, has the wrong type or a bad value
+**   invalid_scenario   app_new: unknown scenario or option, or an unsupported snapshot
+**   internal           a bug in the library, reported instead of crashing
+*/
+#ifndef JCODE_MOBILE_H
+#define JCODE_MOBILE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  define JCODE_MOBILE_API __declspec(dllimport)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define JCODE_MOBILE_API __attribute__((visibility("default")))
+#else
+#  define JCODE_MOBILE_API
+#endif
+
+/* ------------------------------------------------------------------------
+** VERSIONS
+**
+** The library version (MAJOR.MINOR.PATCH) and the ABI version. The ABI
+** version changes only when a function changes incompatibly; functions
+** added later say "Since ABI n". Compare the macros (what you compiled
+** against) with jcode_mobile_version() / jcode_mobile_abi_version() (what
+** you loaded) to detect a mismatch.
+*/
+#define JCODE_MOBILE_VERSION_MAJOR 0
+#define JCODE_MOBILE_VERSION_MINOR 1
+#define JCODE_MOBILE_VERSION_PATCH 0
+#define JCODE_MOBILE_VERSION "0.1.0"
+#define JCODE_MOBILE_VERSION_NUMBER \
+    (JCODE_MOBILE_VERSION_MAJOR * 1000000 + JCODE_MOBILE_VERSION_MINOR * 1000 + JCODE_MOBILE_VERSION_PATCH)
+#define JCODE_MOBILE_VERSION_CHECK(major, minor, patch) \
+    (JCODE_MOBILE_VERSION_NUMBER >= ((major) * 1000000 + (minor) * 1000 + (patch)))
+#define JCODE_MOBILE_ABI_VERSION 1
+
+/* Largest accepted input, in bytes (16 MiB). */
+#define JCODE_MOBILE_MAX_INPUT_BYTES (16 * 1024 * 1024)
+/* Deepest accepted JSON nesting. */
+#define JCODE_MOBILE_MAX_DEPTH 128
+
+/*
+** jcode_mobile_version — the library version string.
+**
+** Role: library function (no handle).
+** Returns: a static, NUL-terminated string such as "0.1.0"; never NULL;
+**          never free it.
+** Threads: safe from any thread.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API const char *jcode_mobile_version(void);
+
+/*
+** jcode_mobile_abi_version — the ABI version of the loaded library.
+**
+** Role: library function (no handle).
+** Returns: JCODE_MOBILE_ABI_VERSION of the library that is loaded.
+** Threads: safe from any thread.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API uint32_t jcode_mobile_abi_version(void);
+
+/* ------------------------------------------------------------------------
+** jcode_mobile_app_new — create an app.
+**
+** Role: constructor of the app handle.
+**
+** initial_scenario_json: NULL, "" or "{}" start the first-launch state (the
+**   pairing form). Otherwise a JSON object with any of:
+**     "scenario":     a named fixture ("connected_chat", … see docs/ABI.md)
+**     "log_capacity": transitions kept by jcode_mobile_logs (1…100000, default 256)
+**     "viewport":     {"width":W,"height":H}, the screen size the tree's bounds assume
+**     "device_id":    identifies this device to servers (sent with http_pair)
+**     "device_name":  prefills the device name field
+**     "snapshot":     reserved for persisted snapshots (not available yet)
+**   The string is read during the call only.
+**
+** Returns: a new handle, or NULL on failure. On failure,
+**   jcode_mobile_last_error() on the same thread says why:
+**     invalid_utf8, invalid_json, too_large, too_deep  the argument is malformed
+**     invalid_scenario  unknown scenario or option, a non-object, or a snapshot
+**     invalid_field     an option has the wrong type or range
+** Ownership: release the handle with jcode_mobile_app_free().
+** Threads: safe from any thread; handles are independent of each other.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API void *jcode_mobile_app_new(const char *initial_scenario_json);
+
+/*
+** jcode_mobile_last_error — why the last jcode_mobile_app_new on this thread
+** returned NULL.
+**
+** Role: library function (no handle).
+** Returns: a JSON object owned by the caller (free it with
+**   jcode_mobile_string_free): the error object of the last failed
+**   jcode_mobile_app_new on the calling thread, or {"ok":true} when the last
+**   call on this thread succeeded or there was none. Read it on the thread
+**   that called jcode_mobile_app_new.
+** Threads: per-thread; safe from any thread.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API char *jcode_mobile_last_error(void);
+
+/*
+** jcode_mobile_app_free — destroy an app.
+**
+** Role: destructor of the app handle.
+**
+** app: a handle from jcode_mobile_app_new. NULL, an already freed handle and
+**   a value that is not a handle are ignored: freeing twice is harmless.
+** After the call the handle is invalid: later calls with it return
+** invalid_handle. A call on the same handle already running on another
+** thread finishes normally first.
+** Threads: safe from any thread.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API void jcode_mobile_app_free(void *app);
+
+/*
+** jcode_mobile_dispatch — tell the app what the person wants (an action).
+**
+** Role: method of the app handle.
+**
+** action_json: one action, {"type":"send_message","text":"hi"}; read during
+**   the call only. Unknown extra fields are ignored.
+** Returns (owned by the caller) the dispatch report:
+**     {"ok":true,"revision":17,"effects":[{"effect_id":9,"type":"websocket_send","line":"…"}]}
+**   `revision` is the state's revision after the action (it grows by one
+**   when the state changed). Execute every effect; answer those that expect
+**   an answer with jcode_mobile_platform_event, quoting their effect_id.
+** Errors: null_argument (app or action_json is NULL), invalid_handle,
+**   invalid_utf8, invalid_json, too_large, too_deep, unknown_type,
+**   invalid_field, invalid_scenario (load_scenario with an unknown name).
+**   A rejected input changes nothing (it is still recorded in the logs).
+** Threads: serialised with every other call on `app`.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API char *jcode_mobile_dispatch(void *app, const char *action_json);
+
+/*
+** jcode_mobile_platform_event — tell the app what the platform did (an
+** effect's result, a server frame, a lifecycle change).
+**
+** Role: method of the app handle.
+**
+** event_json: one platform event, e.g.
+**     {"type":"pair_finished","effect_id":3,"ok":true,"token":"…"}
+**     {"type":"websocket_event","effect_id":5,"line":"{\"type\":\"text_delta\",\"text\":\"Hi\"}"}
+**   read during the call only. An answer quoting an effect_id the app is not
+**   waiting for (already answered, never issued, or from a replaced socket)
+**   is recorded in the logs and changes nothing.
+** Returns (owned by the caller) the dispatch report, as jcode_mobile_dispatch.
+** Errors: null_argument, invalid_handle, invalid_utf8, invalid_json,
+**   too_large, too_deep, unknown_type, invalid_field.
+**   A malformed or unknown *server* event inside a websocket_event is not an
+**   error: it is logged and dropped, and the rest of the frame still applies.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API char *jcode_mobile_platform_event(void *app, const char *event_json);
+
+/*
+** jcode_mobile_state — the app's domain state.
+**
+** Role: method of the app handle.
+** Returns (owned by the caller) {"ok":true,"state":{…}}: revision, screen,
+**   connection, pairing form, saved servers, session, transcript, soft
+**   interrupts, outbox, pending requests, notices, banners, draft,
+**   attachments, lifecycle, pending effects (docs/ABI.md lists every member).
+** Errors: null_argument, invalid_handle.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API char *jcode_mobile_state(void *app);
+
+/*
+** jcode_mobile_tree — the semantic UI tree of the current screen.
+**
+** Role: method of the app handle.
+** Returns (owned by the caller) {"ok":true,"revision":R,"tree":{…}}; every node
+**   has id, role, label, value, placeholder, visible, enabled, focused,
+**   accessibility_label, accessibility_value, supported_actions, bounds
+**   {x,y,width,height} and children. Ids are stable ("pair.submit",
+**   "message.m12", "permission.<request_id>.approve"); a node whose
+**   supported_actions contains "tap" can be tapped with the action
+**   {"type":"tap_node","node_id":…}.
+** Errors: null_argument, invalid_handle.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API char *jcode_mobile_tree(void *app);
+
+/*
+** jcode_mobile_logs — the most recent transitions.
+**
+** Role: method of the app handle.
+** limit: how many of the most recent entries to return; 0 returns all that
+**   are kept (at most the log capacity).
+** Returns (owned by the caller)
+**     {"ok":true,"capacity":256,"next_seq":42,"entries":[{"seq","revision","kind","type","payload","effects","notes"}…]}
+**   oldest first. kind is "action", "event" or "rejected" (an input the ABI
+**   refused, with its "error" code). Payloads and effects are redacted:
+**   secrets read "[redacted]"; inputs over 4 KiB are summarised.
+** Errors: null_argument, invalid_handle.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API char *jcode_mobile_logs(void *app, uint32_t limit);
+
+/*
+** jcode_mobile_string_free — release a string returned by this library.
+**
+** Role: library function (no handle).
+** ptr: a `char *` returned by any jcode_mobile_* function, or NULL (ignored).
+**   Passing anything else, or the same string twice, is undefined behaviour,
+**   as with free().
+** Threads: safe from any thread.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API void jcode_mobile_string_free(char *ptr);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* JCODE_MOBILE_H */
