@@ -187,6 +187,12 @@ public struct FieldReader {
         return try decode(&reader)
     }
 
+    /// A required array of strings.
+    public mutating func strings(_ name: String) throws(CoreError) -> [String] {
+        guard let values = try optionalStrings(name) else { throw missing(name) }
+        return values
+    }
+
     /// An optional array of strings.
     public mutating func optionalStrings(_ name: String) throws(CoreError) -> [String]? {
         guard let array = try optionalArray(name) else { return nil }

@@ -57,6 +57,7 @@ public struct ChatInteractor: Interactor {
     /// Puts a message in the transcript and sends it.
     private func deliver(_ state: inout AppState, _ message: OutboxMessage) -> Emission {
         state.transcript.finishStreaming()
+        state.transcript.beginTurn()
         state.transcript.append(role: .user, text: message.text, imageCount: message.attachments.count)
         state.session.isProcessing = true
         state.session.tokens = nil

@@ -139,6 +139,11 @@ public struct Transcript: Sendable {
 
     // MARK: - Tool calls
 
+    /// A new turn starts: `tool_input` only ever extends a call of this turn.
+    public mutating func beginTurn() {
+        latestToolCallID = nil
+    }
+
     /// Adds a tool call to the entry at `index`.
     public mutating func addToolCall(_ call: ToolCall, at index: Int) {
         entries[index].toolCalls.append(call)
@@ -227,10 +232,7 @@ public struct Transcript: Sendable {
         toolOwners.removeAll(keepingCapacity: true)
         latestToolCallID = nil
         for entry in entries {
-            for call in entry.toolCalls {
-                toolOwners[call.id] = entry.serial
-                latestToolCallID = call.id
-            }
+            for call in entry.toolCalls { toolOwners[call.id] = entry.serial }
         }
         changes.append(.reset(entries))
     }

@@ -133,12 +133,13 @@ public struct SessionInteractor: Interactor {
             if let effort = history.reasoningEffort { state.session.reasoningEffort = effort }
             return .none
 
-        case .modelChanged(_, let model, let error):
+        case .modelChanged(_, let model, let provider, let error):
             state.session.pendingModel = nil
             if let error {
                 state.showError("Couldn't switch model: \(error)")
             } else {
                 state.session.model = model
+                if let provider { state.session.provider = provider }
             }
             return .none
 

@@ -90,10 +90,12 @@ public enum WebSocketResult: Equatable, Sendable {
             ]
         ) { r throws(CoreError) in
             let effectID = try r.optionalInt("effect_id").map(EffectID.init)
-            if let event = try r.optionalObject("event") {
+            let event = try r.optionalObject("event")
+            let line = try r.optionalString("line")
+            if let event {
                 return .webSocket(.event(effectID: effectID, payload: .event(event)))
             }
-            if let line = try r.optionalString("line") {
+            if let line {
                 return .webSocket(.event(effectID: effectID, payload: .line(line)))
             }
             throw CoreError.invalidField(r.fieldPath("event"), "websocket_event needs \"event\" (an object) or \"line\" (a string)")

@@ -23,7 +23,7 @@ public enum ServerEvent: Equatable, Sendable {
     case session(sessionID: String)
     case sessionRenamed(sessionID: String, displayTitle: String)
     case history(History)
-    case modelChanged(id: Int?, model: String, error: String?)
+    case modelChanged(id: Int?, model: String, providerName: String?, error: String?)
     case reasoningEffortChanged(id: Int?, effort: String?, error: String?)
     case availableModelsUpdated(models: [String], providerModel: String?)
     case compactResult(id: Int?, message: String, success: Bool)
@@ -102,7 +102,10 @@ public enum ServerEvent: Equatable, Sendable {
         MessageSpec(
             "tool_input", doc: "More input for the latest tool call.",
             fields: [FieldSpec("delta", .string), .optional("id", .string)]
-        ) { r throws(CoreError) in .toolInput(delta: try r.string("delta")) },
+        ) { r throws(CoreError) in
+            _ = try r.optionalString("id")
+            return .toolInput(delta: try r.string("delta"))
+        },
         MessageSpec("tool_exec", doc: "A tool call is running.", fields: [FieldSpec("id", .string), FieldSpec("name", .string)]) {
             r throws(CoreError) in .toolExec(id: try r.string("id"), name: try r.string("name"))
         },
@@ -118,7 +121,9 @@ public enum ServerEvent: Equatable, Sendable {
                 error: try r.optionalString("error"))
         },
         MessageSpec("message_end", doc: "The current assistant entry is complete.", fields: [.optional("stop_reason", .string)]) {
-            _ throws(CoreError) in .messageEnd
+            r throws(CoreError) in
+            _ = try r.optionalString("stop_reason")
+            return .messageEnd
         },
         MessageSpec("done", doc: "The turn finished.", fields: [id]) { r throws(CoreError) in
             .done(id: try r.optionalInt("id"))
@@ -175,7 +180,8 @@ public enum ServerEvent: Equatable, Sendable {
             "session_renamed", doc: "A session got a new title.",
             fields: [FieldSpec("session_id", .string), FieldSpec("display_title", .string), .optional("title", .string)]
         ) { r throws(CoreError) in
-            .sessionRenamed(sessionID: try r.string("session_id"), displayTitle: try r.string("display_title"))
+            _ = try r.optionalString("title")
+            return .sessionRenamed(sessionID: try r.string("session_id"), displayTitle: try r.string("display_title"))
         },
         MessageSpec(
             "history", doc: "The server's authoritative transcript and session metadata; replaces the transcript.",
@@ -191,13 +197,16 @@ public enum ServerEvent: Equatable, Sendable {
                 .optional("activity", .record([.optional("is_processing", .boolean), .optional("current_tool_name", .string)])),
             ]
         ) { r throws(CoreError) in
-            .history(try decodeHistory(&r))
+            _ = try r.optionalInt("id")
+            return .history(try decodeHistory(&r))
         },
         MessageSpec(
             "model_changed", doc: "Answer to set_model; error keeps the old model.",
             fields: [id, FieldSpec("model", .string), .optional("error", .string), .optional("provider_name", .string)]
         ) { r throws(CoreError) in
-            .modelChanged(id: try r.optionalInt("id"), model: try r.string("model"), error: try r.optionalString("error"))
+            .modelChanged(
+                id: try r.optionalInt("id"), model: try r.string("model"), providerName: try r.optionalString("provider_name"),
+                error: try r.optionalString("error"))
         },
         MessageSpec(
             "reasoning_effort_changed", doc: "Answer to set_reasoning_effort; error keeps the old effort.",
@@ -211,7 +220,7 @@ public enum ServerEvent: Equatable, Sendable {
             fields: [FieldSpec("available_models", .array(.string)), .optional("provider_model", .string)]
         ) { r throws(CoreError) in
             .availableModelsUpdated(
-                models: try r.optionalStrings("available_models") ?? [],
+                models: try r.strings("available_models"),
                 providerModel: try r.optionalString("provider_model"))
         },
         MessageSpec(

@@ -1,0 +1,139 @@
+import XCTest
+@testable import JcodeMobileCore
+
+final class JSONParserTests: XCTestCase {
+    private func parse(_ text: String, limits: JSONLimits = .default) -> Result<JSONValue, CoreError> {
+        do throws(CoreError) {
+            return .success(try JSONParser.parse(text, limits: limits))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func parseBytes(_ bytes: [UInt8]) -> Result<JSONValue, CoreError> {
+        bytes.withUnsafeBufferPointer { buffer in
+            do throws(CoreError) {
+                return .success(try JSONParser.parse(buffer))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    private func error(_ text: String, limits: JSONLimits = .default) -> CoreError? {
+        if case .failure(let e) = parse(text, limits: limits) { return e }
+        return nil
+    }
+
+    func testParsesEveryKindOfValue() {
+        XCTAssertEqual(
+            try parse(#" {"a": [1, -2, 3.5, 1e3, true, false, null, "x"], "b": {}} "#).get(),
+            ["a": [1, -2, 3.5, 1000.0, true, false, nil, "x"], "b": .object(JSONObject())])
+    }
+
+    func testKeepsObjectKeysInOrderAndLastDuplicateWins() {
+        let value = try? parse(#"{"z":1,"a":2,"z":3}"#).get()
+        XCTAssertEqual(value?.objectValue?.keys, ["z", "a", "z"])
+        XCTAssertEqual(value?["z"], 3)
+    }
+
+    func testIntegersStayExactAcrossTheWhole64BitRange() {
+        XCTAssertEqual(try parse("9223372036854775807").get(), .int(Int64.max))
+        XCTAssertEqual(try parse("-9223372036854775808").get(), .int(Int64.min))
+        XCTAssertEqual(try parse("9223372036854775808").get(), .double(9223372036854775808.0), "beyond Int64: a double")
+        XCTAssertEqual(try parse("-0").get(), .int(0))
+        XCTAssertEqual(try parse("0.5e-3").get(), .double(0.0005))
+    }
+
+    func testDecodesEveryEscapeIncludingSurrogatePairs() {
+        XCTAssertEqual(try parse(#""\"\\\/\b\f\n\r\t""#).get(), .string("\"\\/\u{8}\u{c}\n\r\t"))
+        XCTAssertEqual(try parse(#""\u00e9\u4e2d\ud83d\ude00""#).get(), .string("é中😀"))
+        XCTAssertEqual(try parse(#""a\u0000b""#).get(), .string("a\u{0}b"))
+    }
+
+    func testRejectsLoneSurrogatesWithTheirOffset() {
+        XCTAssertEqual(error(#""\ud83d""#)?.code, .invalidJSON)
+        XCTAssertEqual(error(#""\ude00x""#)?.offset, 1)
+        XCTAssertEqual(error(#""\ud83d\u0041""#)?.code, .invalidJSON)
+    }
+
+    func testReportsTheByteOffsetOfInvalidJSON() {
+        let cases: [(String, Int)] = [
+            ("", 0), ("{", 1), (#"{"a" 1}"#, 5), ("[1,]", 3), ("[1 2]", 3), ("tru", 0), ("01", 1), ("1.", 2),
+            ("{\"a\":1}x", 7), ("\"a\tb\"", 2), (#"{"a":1,}"#, 7), (#"{1:2}"#, 1), ("-", 1), (#""\x""#, 2),
+        ]
+        for (text, offset) in cases {
+            let e = error(text)
+            XCTAssertEqual(e?.code, .invalidJSON, "\(text)")
+            XCTAssertEqual(e?.offset, offset, "offset for \(text)")
+        }
+    }
+
+    func testValidatesUTF8StrictlyWithTheOffsetOfTheFirstBadByte() {
+        let prefix = Array(#"{"a":""#.utf8)
+        let bad: [[UInt8]] = [
+            [0xFF], [0xC0, 0x80] /* overlong */, [0xED, 0xA0, 0x80] /* surrogate */, [0xF4, 0x90, 0x80, 0x80] /* > U+10FFFF */,
+            [0xE2, 0x82] /* truncated */, [0x80] /* stray continuation */,
+        ]
+        for sequence in bad {
+            guard case .failure(let e) = parseBytes(prefix + sequence + Array("\"}".utf8)) else {
+                XCTFail("accepted \(sequence)")
+                continue
+            }
+            XCTAssertEqual(e.code, .invalidUTF8, "\(sequence)")
+            XCTAssertEqual(e.offset, prefix.count, "\(sequence)")
+        }
+        XCTAssertEqual(try parseBytes(prefix + [0xF0, 0x9F, 0x98, 0x80] + Array("\"}".utf8)).get(), ["a": "😀"])
+    }
+
+    func testDepthAndSizeLimitsAnswerWithoutRecursing() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        XCTAssertEqual(error(deep)?.code, .tooDeep)
+        let objects = String(repeating: "{\"a\":", count: 100_000)
+        XCTAssertEqual(error(objects)?.code, .tooDeep)
+        let atLimit = String(repeating: "[", count: 128) + String(repeating: "]", count: 128)
+        XCTAssertNotNil(try? parse(atLimit).get(), "128 levels are allowed")
+        XCTAssertEqual(error(String(repeating: " ", count: 33), limits: JSONLimits(maxBytes: 32))?.code, .tooLarge)
+    }
+
+    func testLongStringsWithEscapesRoundTrip() {
+        let text = String(repeating: "abc\"def\\ghi\n", count: 1000) + "é😀"
+        let encoded = JSONValue.string(text).jsonString
+        XCTAssertEqual(try parse(encoded).get(), .string(text))
+    }
+}
+
+final class JSONWriterTests: XCTestCase {
+    func testWritesCompactJSONInInsertionOrder() {
+        let value: JSONValue = ["ok": true, "n": -42, "d": 1.5, "s": "x", "a": [nil, false], "o": ["z": 1, "a": 2]]
+        XCTAssertEqual(value.jsonString, #"{"ok":true,"n":-42,"d":1.5,"s":"x","a":[null,false],"o":{"z":1,"a":2}}"#)
+    }
+
+    func testEscapesQuotesBackslashesAndControlCharacters() {
+        XCTAssertEqual(JSONValue.string("a\"b\\c\n\r\t\u{8}\u{c}\u{1}\u{1f}").jsonString, #""a\"b\\c\n\r\t\b\f\u0001\u001f""#)
+        XCTAssertEqual(JSONValue.string("é😀\u{7f}").jsonString, "\"é😀\u{7f}\"")
+        XCTAssertEqual(JSONValue.string("a\u{0}b").jsonString, #""a\u0000b""#)
+    }
+
+    func testWritesNumbersExactly() {
+        XCTAssertEqual(JSONValue.int(Int64.min).jsonString, "-9223372036854775808")
+        XCTAssertEqual(JSONValue.int(Int64.max).jsonString, "9223372036854775807")
+        XCTAssertEqual(JSONValue.int(0).jsonString, "0")
+        XCTAssertEqual(JSONValue.double(2).jsonString, "2.0")
+        XCTAssertEqual(JSONValue.double(0.1).jsonString, "0.1")
+        XCTAssertEqual(JSONValue.double(1e300).jsonString, "1e+300")
+        XCTAssertEqual(JSONValue.double(.infinity).jsonString, "null", "JSON has no infinity")
+        XCTAssertEqual(JSONValue.double(.nan).jsonString, "null")
+    }
+
+    func testEveryWrittenDocumentParsesBackToTheSameValue() {
+        let values: [JSONValue] = [
+            ["nested": [["deep": [1, 2, ["x": "y\u{2028}"]]]], "unicode": "中文 ✓", "empty": [], "null": nil],
+            .array((0..<100).map { .int(Int64($0) * 987_654_321) }),
+            .double(-123.456e-7),
+        ]
+        for value in values {
+            XCTAssertEqual(try JSONParser.parse(value.jsonString), value)
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// The wire definitions drive decoding, redaction and the docs; these tests
+/// prove each decoder agrees with its declared fields.
+final class WireSpecTests: XCTestCase {
+    /// A value of the declared type.
+    private func sample(_ type: WireType) -> JSONValue {
+        switch type {
+        case .string: return "text"
+        case .integer: return 7
+        case .number: return 1.5
+        case .boolean: return true
+        case .object: return .object(JSONObject())
+        case .any: return "anything"
+        case .stringOrInteger: return "12"
+        case .array(let element): return .array([sample(element)])
+        case .enumeration(let values): return .string(values[0])
+        case .record(let fields): return .object(sampleObject(fields))
+        }
+    }
+
+    /// A value of another JSON type than the declared one.
+    private func wrong(_ type: WireType) -> JSONValue? {
+        switch type {
+        case .string, .enumeration: return 1
+        case .integer, .number, .stringOrInteger: return true
+        case .boolean: return "yes"
+        case .object, .record: return [1]
+        case .array: return "not an array"
+        case .any: return nil
+        }
+    }
+
+    private func sampleObject(_ fields: [FieldSpec], type: String? = nil) -> JSONObject {
+        var o = JSONObject()
+        if let type { o.append("type", .string(type)) }
+        for field in fields { o.append(field.name, sample(field.type)) }
+        return o
+    }
+
+    private func check<Value>(_ union: WireUnion<Value>, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(Set(union.members.map(\.type)).count, union.members.count, "\(union.name) types are unique", file: file, line: line)
+        for spec in union.members {
+            let full = sampleObject(spec.fields, type: spec.type)
+            do throws(CoreError) {
+                _ = try union.decode(.object(full))
+            } catch {
+                XCTFail("\(spec.type): a sample with every declared field does not decode: \(error.message)", file: file, line: line)
+            }
+            for field in spec.fields {
+                var without = full
+                without[field.name] = nil
+                let missing = Result { () throws(CoreError) in try union.decode(.object(without)) }
+                if field.required {
+                    guard case .failure(let e) = missing else {
+                        XCTFail("\(spec.type): missing required \(field.name) decoded", file: file, line: line)
+                        continue
+                    }
+                    XCTAssertEqual(e.code, .invalidField, "\(spec.type).\(field.name)", file: file, line: line)
+                    XCTAssertEqual(e.field, field.name, "\(spec.type).\(field.name)", file: file, line: line)
+                } else if case .failure(let e) = missing {
+                    XCTFail("\(spec.type): optional \(field.name) is required after all: \(e.message)", file: file, line: line)
+                }
+                guard let bad = wrong(field.type) else { continue }
+                var mistyped = full
+                mistyped[field.name] = bad
+                if case .success = Result(catching: { () throws(CoreError) in try union.decode(.object(mistyped)) }) {
+                    XCTFail("\(spec.type): \(field.name) of the wrong type decoded", file: file, line: line)
+                }
+            }
+        }
+    }
+
+    func testEveryActionDecodesExactlyItsDeclaredFields() { check(Action.wire) }
+    func testEveryPlatformEventDecodesExactlyItsDeclaredFields() { check(PlatformEvent.wire) }
+    func testEveryServerEventDecodesExactlyItsDeclaredFields() { check(ServerEvent.wire) }
+
+    func testActionsAndPlatformEventsCannotBeConfused() {
+        let actions = Set(Action.wire.members.map(\.type))
+        let events = Set(PlatformEvent.wire.members.map(\.type))
+        XCTAssertEqual(actions.intersection(events), [], "dispatch and platform_event accept disjoint types")
+    }
+
+    func testMissingOrMistypedTypeAndUnknownTypesAreNamed() {
+        func error(_ text: String) -> CoreError? {
+            if case .failure(let e) = Result(catching: { () throws(CoreError) in try Action.wire.decode(try JSONParser.parse(text)) }) { return e }
+            return nil
+        }
+        XCTAssertEqual(error("{}"), CoreError(.invalidField, "missing required field \"type\"", field: "type"))
+        XCTAssertEqual(error(#"{"type":3}"#)?.field, "type")
+        XCTAssertEqual(error(#"{"type":"fly"}"#)?.code, .unknownType)
+        XCTAssertEqual(error("[]")?.code, .invalidField)
+        XCTAssertEqual(error(#"{"type":"set_host","value":42}"#), CoreError(.invalidField, "field \"value\" must be a string, got integer", field: "value"))
+    }
+
+    func testNestedFieldErrorsNameTheElementPath() {
+        let text = #"{"type":"history","session_id":"s","messages":[{"role":"user","content":"a"},{"role":5}]}"#
+        let result = Result(catching: { () throws(CoreError) in try ServerEvent.wire.decode(try JSONParser.parse(text)) })
+        guard case .failure(let e) = result else { return XCTFail("decoded") }
+        XCTAssertEqual(e.field, "messages[1].role")
+    }
+
+    /// One effect of every kind.
+    static let sampleEffects: [Effect] = [
+        .http(.health(host: "h", port: 1, useTLS: false)),
+        .http(.pair(host: "h", port: 1, useTLS: true, code: "123456", deviceID: "d", deviceName: "n", apnsToken: "apns")),
+        .secureStore(.write(key: "k", value: "secret")), .secureStore(.read(key: "k")), .secureStore(.delete(key: "k")),
+        .storage(.write(key: "k", value: [1])),
+        .webSocket(.connect(url: "ws://h:1/ws", authToken: "secret")), .webSocket(.send("{}")), .webSocket(.close),
+        .timer(.schedule(timerID: "t", afterMS: 5, purpose: "p")), .timer(.cancel(timerID: "t")),
+        .device(.registerPushNotifications), .device(.requestCameraQRScan), .device(.requestSpeechTranscript),
+        .device(.requestImagePicker), .device(.haptic(style: .success)),
+    ]
+
+    func testEveryEffectEncodesExactlyItsDeclaredFields() {
+        XCTAssertEqual(Set(Self.sampleEffects.map(\.type)), Set(Effect.specs.map(\.type)), "every declared effect has a sample")
+        for effect in Self.sampleEffects {
+            guard let spec = Effect.specs.first(where: { $0.type == effect.type }) else {
+                XCTFail("no spec for \(effect.type)")
+                continue
+            }
+            let keys = effect.fields(redacted: false).keys
+            XCTAssertEqual(keys, spec.fields.map(\.name).filter { keys.contains($0) }, "\(effect.type) writes declared fields in order")
+            for field in spec.fields where field.required {
+                XCTAssertTrue(keys.contains(field.name), "\(effect.type) writes \(field.name)")
+            }
+        }
+    }
+
+    func testSecretsAreRedactedInEveryEffectMarkedSecret() {
+        for effect in Self.sampleEffects {
+            let redacted = effect.json(id: EffectID(1), redacted: true).jsonString
+            XCTAssertFalse(redacted.contains("secret") || redacted.contains("123456"), "\(effect.type): \(redacted)")
+        }
+        let send = Effect.webSocket(.send(line: GatewayRequest.stdinResponse(requestID: "r", input: "hunter2").line(id: 1), containsSecret: true))
+        XCTAssertFalse(send.json(id: EffectID(1), redacted: true).jsonString.contains("hunter2"))
+        XCTAssertTrue(send.json(id: EffectID(1)).jsonString.contains("hunter2"), "the host gets the real line")
+    }
+
+    func testLogRedactionUsesTheSpecsSecretFields() {
+        let object = json(#"{"type":"pair_finished","effect_id":1,"ok":true,"token":"tok-1"}"#).objectValue!
+        XCTAssertEqual(PlatformEvent.wire.redact(object)["token"], "[redacted]")
+        let code = json(#"{"type":"set_pair_code","value":"123456"}"#).objectValue!
+        XCTAssertEqual(Action.wire.redact(code)["value"], "[redacted]")
+        let host = json(#"{"type":"set_host","value":"devbox"}"#).objectValue!
+        XCTAssertEqual(Action.wire.redact(host)["value"], "devbox")
+    }
+
+    func testGatewayRequestLinesPutIdAndTypeFirst() {
+        XCTAssertEqual(GatewayRequest.message(content: "hi", images: []).line(id: 4), #"{"id":4,"type":"message","content":"hi"}"#)
+        XCTAssertEqual(
+            GatewayRequest.message(content: "look", images: [.init(mediaType: "image/png", dataBase64: "AAAA")]).line(id: 5),
+            #"{"id":5,"type":"message","content":"look","images":[["image/png","AAAA"]]}"#)
+        XCTAssertEqual(GatewayRequest.subscribe(targetSessionID: nil).line(id: 1), #"{"id":1,"type":"subscribe"}"#)
+        XCTAssertEqual(GatewayRequest.subscribe(targetSessionID: "s").line(id: 1), #"{"id":1,"type":"subscribe","target_session_id":"s"}"#)
+        XCTAssertEqual(
+            GatewayRequest.permissionResponse(requestID: "p", approved: true, remember: false).line(id: 9),
+            #"{"id":9,"type":"permission_response","request_id":"p","approved":true,"remember":false}"#)
+        XCTAssertEqual(Set(GatewayRequest.specs.map(\.type)).count, GatewayRequest.specs.count)
+    }
+}
