@@ -48,12 +48,15 @@ struct WholeAppInteractor: Interactor {
         if let timer = state.connection.reconnectTimerID { emission.append(.effect(.timer(.cancel(timerID: timer)))) }
         let revision = state.revision
         let nextEffectID = state.effects.nextID
+        let nextSerial = state.transcript.nextSerial
         let deviceID = state.lifecycle.deviceID
+        let transcriptChanged = replacement.transcript.entries != state.transcript.entries
         state = replacement
         state.revision = revision
         state.lifecycle.deviceID = deviceID
         state.effects.advance(atLeast: nextEffectID)
-        state.transcript.recordReset()
+        state.transcript.advanceSerial(atLeast: nextSerial)
+        if transcriptChanged { state.transcript.recordReset() }
         return emission
     }
 }

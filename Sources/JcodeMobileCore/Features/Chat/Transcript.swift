@@ -239,6 +239,12 @@ public struct Transcript: Sendable {
 
     public mutating func removeAll() { replaceAll(with: []) }
 
+    /// Makes sure entries created from now on get serials of at least
+    /// `next` (a replaced state must not reuse ids a host has seen).
+    public mutating func advanceSerial(atLeast next: Int) {
+        nextSerial = max(nextSerial, next)
+    }
+
     /// Records that the whole transcript was swapped in from elsewhere (a
     /// fixture replacing the state), so the change feed resends it.
     public mutating func recordReset() {
