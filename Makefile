@@ -24,7 +24,7 @@ SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-python header-check demo install clean deps
+.PHONY: all lib test test-swift test-c test-python header-check demo docs install clean deps
 
 all: lib
 
@@ -69,6 +69,10 @@ test-python: lib deps
 
 demo: lib
 	cd harness/python && $(PYTHON) -m jcode_mobile.demo
+
+# Regenerates the reference part of docs/ABI.md from the wire definitions.
+docs:
+	JCODE_UPDATE_DOCS=1 $(SWIFT) test --filter DocumentationTests
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

@@ -25,7 +25,6 @@ public enum Action: Equatable, Sendable {
     case disconnect
     // Session and model
     case resumeSession(id: String)
-    case newSession
     case setModel(String)
     case setReasoningEffort(String)
     case compact
@@ -115,9 +114,6 @@ public enum Action: Equatable, Sendable {
             "resume_session", doc: "Switch to another session of the server.", fields: [FieldSpec("session_id", .string)]
         ) { r throws(CoreError) in
             .resumeSession(id: try r.string("session_id"))
-        },
-        MessageSpec("new_session", doc: "Start a new session on the connected server.") { _ throws(CoreError) in
-            .newSession
         },
         MessageSpec("set_model", doc: "Switch the session's model.", fields: [FieldSpec("model", .string)]) {
             r throws(CoreError) in
