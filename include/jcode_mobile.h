@@ -281,6 +281,35 @@ JCODE_MOBILE_API char *jcode_mobile_tree(void *app);
 JCODE_MOBILE_API char *jcode_mobile_logs(void *app, uint32_t limit);
 
 /*
+** jcode_mobile_changes — what changed in the state after a revision.
+**
+** Role: method of the app handle.
+**
+** A host that keeps a copy of the state (from jcode_mobile_state) can keep
+** it current from this feed, in bytes proportional to what changed: a
+** streamed text delta is one operation of a few dozen bytes, whatever the
+** length of the conversation.
+**
+** since_revision: the revision of the host's copy.
+** Returns (owned by the caller) either the changes
+**     {"ok":true,"revision":12,"since":10,"changes":[
+**       {"revision":11,"ops":[{"op":"append","path":"/transcript/4/text","value":"lo"}]},
+**       {"revision":12,"ops":[…]}]}
+**   (empty when since_revision is current), or, when the feed cannot describe
+**   the way from since_revision (too old, unknown, or across a replacement of
+**   a long transcript),
+**     {"ok":true,"revision":12,"since":3,"resync":true,"state":{…}}
+**   Operations are JSON Patch (RFC 6902) "add", "remove" and "replace" with
+**   JSON Pointer paths into the state object, plus "append", which appends
+**   "value" to the string at "path". Apply each record's ops in order, then
+**   set the copy's "revision" member to the record's revision.
+** Errors: null_argument, invalid_handle.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1.
+*/
+JCODE_MOBILE_API char *jcode_mobile_changes(void *app, uint64_t since_revision);
+
+/*
 ** jcode_mobile_string_free — release a string returned by this library.
 **
 ** Role: library function (no handle).

@@ -101,6 +101,11 @@ public func jcode_mobile_logs(_ app: UnsafeMutableRawPointer?, _ limit: UInt32) 
     ErrorBoundary.withApp(app) { $0.logsJSON(limit: Int(limit)) }
 }
 
+@_cdecl("jcode_mobile_changes")
+public func jcode_mobile_changes(_ app: UnsafeMutableRawPointer?, _ sinceRevision: UInt64) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { $0.changesJSON(since: sinceRevision) }
+}
+
 @_cdecl("jcode_mobile_string_free")
 public func jcode_mobile_string_free(_ ptr: UnsafeMutablePointer<CChar>?) {
     free(ptr)

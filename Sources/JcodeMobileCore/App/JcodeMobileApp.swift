@@ -136,6 +136,42 @@ public final class JcodeMobileApp {
         return w.bytes
     }
 
+    /// `jcode_mobile_changes`: what changed after revision `since`, or the
+    /// whole state when the feed cannot say.
+    ///
+    ///     {"ok":true,"revision":12,"since":10,"changes":[{"revision":11,"ops":[…]},{"revision":12,"ops":[…]}]}
+    ///     {"ok":true,"revision":12,"since":3,"resync":true,"state":{…}}
+    public func changesJSON(since: UInt64) -> [UInt8] {
+        let current = store.state.revision
+        let answer = since > UInt64(Int.max) ? .resync : store.feed.changes(since: Int(since), current: current)
+        var w = JSONWriter(capacity: 256)
+        w.objectStart()
+        w.key("ok"); w.bool(true)
+        w.key("revision"); w.int(current)
+        w.key("since"); w.int(Int64(truncatingIfNeeded: since))
+        switch answer {
+        case .changes(let records):
+            w.key("changes")
+            w.arrayStart()
+            for record in records {
+                w.objectStart()
+                w.key("revision"); w.int(record.revision)
+                w.key("ops")
+                w.arrayStart()
+                for op in record.ops ?? [] { op.write(to: &w) }
+                w.arrayEnd()
+                w.objectEnd()
+            }
+            w.arrayEnd()
+        case .resync:
+            w.key("resync"); w.bool(true)
+            w.key("state")
+            store.state.writeJSON(to: &w)
+        }
+        w.objectEnd()
+        return w.bytes
+    }
+
     /// The tree as a value (tests and tools).
     public func tree() -> SemanticNode { SemanticTree.build(store.state, viewport: options.viewport) }
 }

@@ -4,6 +4,8 @@
 public struct Store: Sendable {
     public private(set) var state: AppState
     public private(set) var log: TransitionLog
+    /// What changed at each revision (`jcode_mobile_changes`).
+    public private(set) var feed: ChangeFeed
     let interactor: any Interactor
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
@@ -15,6 +17,7 @@ public struct Store: Sendable {
         self.state = state
         self.interactor = interactor
         self.log = TransitionLog(capacity: logCapacity)
+        self.feed = ChangeFeed(state: state)
     }
 
     /// What one input did.
@@ -50,8 +53,11 @@ public struct Store: Sendable {
         var after = state
         after.transcript = Transcript()
         let changed = state.transcript.hasChanges || after != before
-        if changed { state.revision &+= 1 }
-        _ = state.transcript.drainChanges()
+        let transcriptChanges = state.transcript.drainChanges()
+        if changed {
+            state.revision &+= 1
+            feed.record(before: before, after: state, transcript: transcriptChanges)
+        }
 
         let revision = state.revision
         log.append { seq in
@@ -71,12 +77,6 @@ public struct Store: Sendable {
                 seq: seq, revision: revision, kind: .rejected, type: type.isEmpty ? kind.rawValue : type, payload: nil,
                 effects: [], notes: [error.message], errorCode: error.code.rawValue)
         }
-    }
-
-    /// Replaces the whole state (load_scenario, reset), keeping the effect-id
-    /// counter and the revision moving forward.
-    mutating func replaceState(with newState: AppState) {
-        state = newState
     }
 
     private mutating func run(

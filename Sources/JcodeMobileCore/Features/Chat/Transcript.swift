@@ -234,7 +234,7 @@ public struct Transcript: Sendable {
         for entry in entries {
             for call in entry.toolCalls { toolOwners[call.id] = entry.serial }
         }
-        changes.append(.reset(entries))
+        changes.append(.reset)
     }
 
     public mutating func removeAll() { replaceAll(with: []) }
@@ -248,13 +248,15 @@ public struct Transcript: Sendable {
     /// Records that the whole transcript was swapped in from elsewhere (a
     /// fixture replacing the state), so the change feed resends it.
     public mutating func recordReset() {
-        changes.append(.reset(entries))
+        changes.append(.reset)
     }
 
     /// Returns and forgets the changes recorded since the last call.
     public mutating func drainChanges() -> [TranscriptChange] {
-        defer { changes.removeAll(keepingCapacity: true) }
-        return changes
+        guard !changes.isEmpty else { return [] }
+        let drained = changes
+        changes = []
+        return drained
     }
 
     public var hasChanges: Bool { !changes.isEmpty }
@@ -291,5 +293,6 @@ public enum TranscriptChange: Equatable, Sendable {
     case insertToolCall(index: Int, call: Int, value: ToolCall)
     case setToolCall(index: Int, call: Int, value: ToolCall)
     case appendToolInput(index: Int, call: Int, text: String)
-    case reset([TranscriptEntry])
+    /// Replaced whole (history, clear, a fixture): the feed asks hosts to resync.
+    case reset
 }

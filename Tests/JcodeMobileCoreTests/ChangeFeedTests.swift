@@ -1,0 +1,186 @@
+import XCTest
+@testable import JcodeMobileCore
+
+final class ChangeFeedTests: XCTestCase {
+    /// A mirror kept only from the change feed must equal the state after every step.
+    private struct Mirror {
+        var document: JSONValue
+        var revision: Int
+        var resyncs = 0
+        var opBytes = 0
+
+        init(_ app: JcodeMobileApp) {
+            document = app.state.json
+            revision = app.state.revision
+        }
+
+        mutating func update(from app: JcodeMobileApp, file: StaticString = #filePath, line: UInt = #line) {
+            let answer = json(app.changesJSON(since: UInt64(revision)).string)
+            if answer["resync"] == true {
+                resyncs += 1
+                document = answer["state"] ?? .null
+            } else {
+                for record in answer["changes"]?.arrayValue ?? [] {
+                    let ops = (record["ops"]?.arrayValue ?? []).compactMap(Self.op)
+                    opBytes += record.jsonString.utf8.count
+                    XCTAssertTrue(JSONDiff.apply(ops, to: &document), "ops apply: \(record.jsonString)", file: file, line: line)
+                    if case .object(var o) = document {
+                        o["revision"] = record["revision"] ?? .null
+                        document = .object(o)
+                    }
+                }
+            }
+            revision = Int(answer["revision"]?.int64Value ?? -1)
+            XCTAssertEqual(revision, app.state.revision, file: file, line: line)
+            if document != app.state.json {
+                let actual = app.state.json
+                for section in AppState.Section.allCases where document[section.rawValue] != actual[section.rawValue] {
+                    XCTFail("mirror differs in \(section.rawValue):\n mirror: \(document[section.rawValue]?.jsonString ?? "nil")\n state:  \(actual[section.rawValue]?.jsonString ?? "nil")", file: file, line: line)
+                }
+            }
+        }
+
+        static func op(_ value: JSONValue) -> JSONPatchOp? {
+            guard let kind = value["op"]?.stringValue, let pathText = value["path"]?.stringValue else { return nil }
+            let path = JSONPath(pathText.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { part in
+                let key = part.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+                return Int(key).map(JSONPath.Component.index) ?? .key(key)
+            })
+            switch kind {
+            case "add": return .add(path: path, value: value["value"] ?? .null)
+            case "remove": return .remove(path: path)
+            case "replace": return .replace(path: path, value: value["value"] ?? .null)
+            case "append": return .append(path: path, text: value["value"]?.stringValue ?? "")
+            default: return nil
+            }
+        }
+    }
+
+    private func app(_ scenario: Scenario) -> JcodeMobileApp {
+        var options = AppOptions()
+        options.scenario = scenario
+        return JcodeMobileApp(options: options)
+    }
+
+    private func server(_ app: JcodeMobileApp, _ event: String) {
+        _ = app.platformEvent(json: #"{"type":"websocket_event","event":\#(event)}"#)
+    }
+
+    func testOneDeltaIsOneSmallAppend() {
+        let app = app(.connectedChat)
+        _ = app.dispatch(json: #"{"type":"send_message","text":"go"}"#)
+        server(app, #"{"type":"text_delta","text":"Hello "}"#)
+        let revision = app.state.revision
+        server(app, #"{"type":"text_delta","text":"world!"}"#)
+        let answer = app.changesJSON(since: UInt64(revision)).string
+        XCTAssertEqual(answer, #"{"ok":true,"revision":\#(revision + 1),"since":\#(revision),"changes":[{"revision":\#(revision + 1),"ops":[{"op":"append","path":"/transcript/4/text","value":"world!"}]}]}"#)
+    }
+
+    func testAnswersForTheCurrentAFutureAndATooOldRevision() {
+        let app = app(.connectedChat)
+        XCTAssertEqual(json(app.changesJSON(since: 0).string)["changes"], [])
+        XCTAssertEqual(json(app.changesJSON(since: 7).string)["resync"], true, "a revision the app never had")
+        XCTAssertEqual(json(app.changesJSON(since: UInt64.max).string)["resync"], true)
+        _ = app.dispatch(json: #"{"type":"set_draft","value":"a"}"#)
+        XCTAssertEqual(json(app.changesJSON(since: 0).string)["changes"]?.arrayValue?.count, 1)
+    }
+
+    func testTheFeedIsBoundedAndOldRevisionsResync() {
+        var options = AppOptions()
+        options.scenario = .connectedChat
+        let app = JcodeMobileApp(options: options)
+        for i in 0..<(ChangeFeed.defaultCapacity + 10) { _ = app.dispatch(json: #"{"type":"set_draft","value":"\#(i)"}"#) }
+        XCTAssertEqual(json(app.changesJSON(since: 1).string)["resync"], true)
+        let recent = UInt64(app.state.revision - 5)
+        XCTAssertEqual(json(app.changesJSON(since: recent).string)["changes"]?.arrayValue?.count, 5)
+    }
+
+    func testAMirrorFollowsALongSessionStepByStep() {
+        let app = app(.onboarding)
+        var mirror = Mirror(app)
+        var rng = SplitMix(seed: 42)
+        func step(_ body: () -> Void, file: StaticString = #filePath, line: UInt = #line) {
+            body()
+            mirror.update(from: app, file: file, line: line)
+        }
+        // Pair and connect.
+        step { _ = app.dispatch(json: #"{"type":"set_host","value":"devbox.local"}"#) }
+        step { _ = app.dispatch(json: #"{"type":"set_pair_code","value":"123456"}"#) }
+        step { _ = app.dispatch(json: #"{"type":"set_device_name","value":"Phone"}"#) }
+        step { _ = app.dispatch(json: #"{"type":"submit_pairing"}"#) }
+        let pair = app.state.effects.pending.last!.id.rawValue
+        step { _ = app.platformEvent(json: #"{"type":"pair_finished","effect_id":\#(pair),"ok":true,"token":"t"}"#) }
+        let socket = app.state.effects.pending.last { $0.effect.type == "websocket_connect" }!.id.rawValue
+        step { _ = app.platformEvent(json: #"{"type":"websocket_opened","effect_id":\#(socket)}"#) }
+        step { self.server(app, #"{"type":"history","session_id":"s1","messages":[{"role":"user","content":"old"}],"all_sessions":["s1","s2"]}"#) }
+        // Many turns with everything a turn can hold.
+        var request = 3
+        for turn in 0..<60 {
+            step { _ = app.dispatch(json: #"{"type":"set_draft","value":"question \#(turn)"}"#) }
+            step { _ = app.dispatch(json: #"{"type":"send_message"}"#) }
+            let id = request
+            request += 1
+            for _ in 0..<rng.next(upTo: 4) { step { self.server(app, #"{"type":"reasoning_delta","text":"hm \#(rng.next(upTo: 100))"}"#) } }
+            step { self.server(app, #"{"type":"reasoning_done","duration_secs":1.5}"#) }
+            for k in 0..<rng.next(upTo: 8) { step { self.server(app, #"{"type":"text_delta","text":"w\#(k) é😀 "}"#) } }
+            if rng.next(upTo: 2) == 0 {
+                let tool = "t\(turn)"
+                step { self.server(app, #"{"type":"tool_start","id":"\#(tool)","name":"bash"}"#) }
+                step { self.server(app, #"{"type":"tool_input","delta":"{\"cmd\":"}"#) }
+                step { self.server(app, #"{"type":"message_end"}"#) }
+                step { self.server(app, #"{"type":"tool_exec","id":"\#(tool)","name":"bash"}"#) }
+                step { self.server(app, #"{"type":"tool_done","id":"\#(tool)","name":"bash","output":"ok","error":\#(rng.next(upTo: 2) == 0 ? "null" : "\"boom\"")}"#) }
+            }
+            if rng.next(upTo: 3) == 0 {
+                step { _ = app.dispatch(json: #"{"type":"queue_interrupt","text":"also \#(turn)"}"#) }
+                request += 1
+                if rng.next(upTo: 2) == 0 { step { self.server(app, #"{"type":"soft_interrupt_injected","content":"also \#(turn)","point":"C"}"#) } }
+            }
+            if rng.next(upTo: 5) == 0 { step { self.server(app, #"{"type":"retry_rollback","attempt":1,"max":3}"#) } }
+            step { self.server(app, #"{"type":"tokens","input":\#(turn * 10),"output":\#(turn)}"#) }
+            step { self.server(app, #"{"type":"status_detail","detail":"step \#(turn)"}"#) }
+            if rng.next(upTo: 6) == 0 { step { self.server(app, #"{"type":"notification","from_name":"ci","message":"build \#(turn)"}"#) } }
+            if rng.next(upTo: 7) == 0 { step { self.server(app, #"{"type":"permission_request","request_id":"p\#(turn)","action":"bash","detail":"ls","tier":"low"}"#) } }
+            if rng.next(upTo: 9) == 0 { step { _ = app.dispatch(json: #"{"type":"dismiss_notice","notice_id":"n1"}"#) } }
+            step { self.server(app, rng.next(upTo: 8) == 0 ? #"{"type":"interrupted"}"# : #"{"type":"done","id":\#(id)}"#) }
+            if rng.next(upTo: 10) == 0 { step { self.server(app, #"{"type":"session_renamed","session_id":"s1","display_title":"Title \#(turn)"}"#) } }
+            if rng.next(upTo: 15) == 0 {
+                let socketID = app.state.connection.socketEffectID!.rawValue
+                step { _ = app.platformEvent(json: #"{"type":"websocket_closed","effect_id":\#(socketID)}"#) }
+                step { _ = app.dispatch(json: #"{"type":"send_message","text":"offline \#(turn)"}"#) }
+                let timer = app.state.connection.reconnectTimerID!
+                step { _ = app.platformEvent(json: #"{"type":"timer_fired","timer_id":"\#(timer)"}"#) }
+                let next = app.state.effects.pending.last { $0.effect.type == "websocket_connect" }!.id.rawValue
+                step { _ = app.platformEvent(json: #"{"type":"websocket_opened","effect_id":\#(next)}"#) }
+                step { self.server(app, #"{"type":"history","session_id":"s1","messages":[{"role":"user","content":"reloaded"}]}"#) }
+                request = 3 + (app.state.session.isProcessing ? 1 : 0)
+                if app.state.session.isProcessing { step { self.server(app, #"{"type":"done","id":3}"#) } }
+                request = app.state.connection.nextRequestID
+            }
+        }
+        XCTAssertGreaterThan(app.state.revision, 500)
+        XCTAssertLessThan(mirror.resyncs, 5, "history reloads are the only resyncs")
+    }
+
+    func testJSONDiffProducesMinimalOps() {
+        XCTAssertEqual(JSONDiff.ops(from: ["a": "hi", "b": 1], to: ["a": "hi there", "b": 1]), [.append(path: JSONPath([.key("a")]), text: " there")])
+        XCTAssertEqual(JSONDiff.ops(from: [1, 2], to: [1, 2, 3]), [.add(path: JSONPath([.index(2)]), value: 3)])
+        XCTAssertEqual(JSONDiff.ops(from: [1, 2, 3], to: [2, 3]), [.remove(path: JSONPath([.index(0)]))])
+        XCTAssertEqual(JSONDiff.ops(from: ["a": 1], to: ["b": 1]), [.replace(path: JSONPath(), value: ["b": 1])])
+        XCTAssertEqual(JSONPath([.key("a/b~c"), .index(3)]).description, "/a~1b~0c/3")
+    }
+}
+
+/// A small deterministic generator for reproducible sessions.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(upTo n: Int) -> Int { Int(next() % UInt64(n)) }
+}
