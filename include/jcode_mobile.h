@@ -143,7 +143,9 @@ JCODE_MOBILE_API uint32_t jcode_mobile_abi_version(void);
 **     "scenario":     a named fixture ("connected_chat", … see docs/ABI.md)
 **     "log_capacity": transitions kept by jcode_mobile_logs (1…100000, default 256)
 **     "viewport":     {"width":W,"height":H}, the screen size the tree's bounds assume
-**     "device_id":    identifies this device to servers (sent with http_pair)
+**     "device_id":    identifies this device to servers (sent with http_pair);
+**                     pass a stable per-device id: the default is the same for
+**                     every app ("jcode-mobile-device")
 **     "device_name":  prefills the device name field
 **     "snapshot":     reserved for persisted snapshots (not available yet)
 **   The string is read during the call only.

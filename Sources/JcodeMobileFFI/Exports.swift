@@ -64,24 +64,24 @@ public func jcode_mobile_app_free(_ app: UnsafeMutableRawPointer?) {
 public func jcode_mobile_dispatch(
     _ app: UnsafeMutableRawPointer?, _ actionJSON: UnsafePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
-    input(app, actionJSON, argument: "action_json") { $0.dispatch($1) }
+    input(app, actionJSON, argument: "action_json", kind: .action) { $0.dispatch($1) }
 }
 
 @_cdecl("jcode_mobile_platform_event")
 public func jcode_mobile_platform_event(
     _ app: UnsafeMutableRawPointer?, _ eventJSON: UnsafePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
-    input(app, eventJSON, argument: "event_json") { $0.platformEvent($1) }
+    input(app, eventJSON, argument: "event_json", kind: .event) { $0.platformEvent($1) }
 }
 
 private func input(
-    _ app: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, argument: String,
+    _ app: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, argument: String, kind: LogEntry.Kind,
     _ body: (JcodeMobileApp, UnsafeBufferPointer<UInt8>) -> [UInt8]
 ) -> UnsafeMutablePointer<CChar>? {
     ErrorBoundary.withApp(app) { instance in
         switch ErrorBoundary.bytes(of: json, argument: argument) {
         case .success(let bytes): return body(instance, bytes)
-        case .failure(let error): return JcodeMobileApp.errorBytes(error)
+        case .failure(let error): return instance.reject(error, kind: kind)
         }
     }
 }

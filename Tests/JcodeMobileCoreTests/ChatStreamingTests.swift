@@ -53,6 +53,25 @@ final class ChatStreamingTests: XCTestCase {
         XCTAssertEqual(store.state.transcript.entries.last?.isStreaming, false)
     }
 
+    func testDurationsAndDelaysTheAppCannotShowAreTreatedAsAbsent() {
+        var store = TestStore.turnRunning()
+        store.server(#"{"type":"reasoning_delta","text":"x"}"#) {
+            $0.transcript.appendReasoning("x", at: $0.transcript.streamingAssistant())
+            $0.session.isReasoning = true
+        }
+        store.server(#"{"type":"reasoning_done","duration_secs":-5}"#) { $0.session.isReasoning = false }
+        XCTAssertEqual(SemanticTree.build(store.state).find("message.\(store.state.transcript.entries.last!.id).reasoning")?.label, "Thinking…")
+        store.server(#"{"type":"reasoning_done","duration_secs":1e300}"#) { $0.transcript.setReasoningSecs(1e300, at: $0.transcript.streamingIndex!) }
+        XCTAssertEqual(SemanticTree.build(store.state).find("message.\(store.state.transcript.entries.last!.id).reasoning")?.label, "Thought for a long time")
+        store.server(#"{"type":"error","message":"overloaded","retry_after_secs":-9223372036854775808}"#) {
+            $0.endTurnLocally()
+            $0.errorBanner = ErrorBanner(message: "overloaded")
+        }
+        XCTAssertEqual(ChatScreen.formatSeconds(1e19), "a long time")
+        XCTAssertEqual(ChatScreen.formatSeconds(125), "2 min 5 s")
+        XCTAssertEqual(ChatScreen.formatSeconds(.infinity), "a while")
+    }
+
     func testTextReplaceReplacesTheStreamedTextOfTheCurrentEntry() {
         var store = TestStore.turnRunning()
         store.server(#"{"type":"text_delta","text":"garbled <tool"}"#) {

@@ -7,6 +7,8 @@ final class ConnectionTests: XCTestCase {
         var store = TestStore(.pairingReady)
         store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
             $0.pairing.isSubmitting = true
+            $0.pairing.code = ""
+            $0.pairing.heldCode = "123456"
             $0.connection.phase = .pairing
         }
         let id = store.pendingID("http_pair")
@@ -17,7 +19,7 @@ final class ConnectionTests: XCTestCase {
             .device(.haptic(style: .success)), .device(.registerPushNotifications),
         ]) {
             $0.pairing.isSubmitting = false
-            $0.pairing.code = ""
+            $0.pairing.heldCode = nil
             $0.servers = [SavedServer(address: ServerAddress(host: "devbox.local", port: 7643, useTLS: false), name: "devbox")]
             $0.selectedServerID = "devbox.local:7643"
             $0.credentials["devbox.local:7643"] = "tok"

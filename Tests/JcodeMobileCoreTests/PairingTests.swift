@@ -42,6 +42,8 @@ final class PairingTests: XCTestCase {
             effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]
         ) {
             $0.pairing.isSubmitting = true
+            $0.pairing.code = ""
+            $0.pairing.heldCode = "123456"
             $0.connection.phase = .pairing
         }
         store.send(.submitPairing) { _ in }
@@ -52,6 +54,8 @@ final class PairingTests: XCTestCase {
         var store = TestStore(.pairingReady)
         store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
             $0.pairing.isSubmitting = true
+            $0.pairing.code = ""
+            $0.pairing.heldCode = "123456"
             $0.connection.phase = .pairing
         }
         let pairID = store.pendingID("http_pair")
@@ -67,7 +71,7 @@ final class PairingTests: XCTestCase {
             ]
         ) {
             $0.pairing.isSubmitting = false
-            $0.pairing.code = ""
+            $0.pairing.heldCode = nil
             $0.servers = [server]
             $0.selectedServerID = "devbox.local:7643"
             $0.credentials["devbox.local:7643"] = "tok-secret"
@@ -83,21 +87,25 @@ final class PairingTests: XCTestCase {
         var store = TestStore(.pairingReady)
         store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
             $0.pairing.isSubmitting = true
+            $0.pairing.code = ""
+            $0.pairing.heldCode = "123456"
             $0.connection.phase = .pairing
         }
         let id = store.pendingID("http_pair")
         store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":401,"error":"Invalid or expired pairing code"}"#, effects: [.device(.haptic(style: .error))]) {
             $0.pairing.isSubmitting = false
-            $0.pairing.code = ""
+            $0.pairing.heldCode = nil
             $0.connection.phase = .disconnected
             $0.errorBanner = ErrorBanner(message: "Invalid or expired pairing code")
         }
     }
 
-    func testUnreachableServerSaysItCouldNotBeReachedAndKeepsTheCodeForARetry() {
+    func testUnreachableServerSaysItCouldNotBeReachedAndKeepsTheCodeOutOfStateForARetry() {
         var store = TestStore(.pairingReady)
         store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
             $0.pairing.isSubmitting = true
+            $0.pairing.code = ""
+            $0.pairing.heldCode = "123456"
             $0.connection.phase = .pairing
         }
         let id = store.pendingID("http_pair")
@@ -107,12 +115,25 @@ final class PairingTests: XCTestCase {
             $0.errorBanner = ErrorBanner(
                 message: "Could not reach devbox.local:7643 (Connection refused). Check that jcode is running there with the gateway enabled and that this device is on the same network.")
         }
+        XCTAssertFalse(store.state.json.jsonString.contains("123456"), "a used code is not in the state")
+        XCTAssertEqual(SemanticTree.build(store.state).find("pair.code")?.placeholder, "Code kept from the last try")
+        store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
+            $0.pairing.isSubmitting = true
+            $0.connection.phase = .pairing
+            $0.errorBanner = nil
+        }
+        store.send(.setPairCode("999999")) {
+            $0.pairing.code = "999999"
+            $0.pairing.heldCode = nil
+        }
     }
 
     func testAServerErrorStatusIsReportedWithItsCode() {
         var store = TestStore(.pairingReady)
         store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
             $0.pairing.isSubmitting = true
+            $0.pairing.code = ""
+            $0.pairing.heldCode = "123456"
             $0.connection.phase = .pairing
         }
         let id = store.pendingID("http_pair")
@@ -140,7 +161,7 @@ final class PairingTests: XCTestCase {
         ) {
             $0.pairing.host = "https://devbox.example.com"
             $0.pairing.port = "8443"
-            $0.pairing.code = "654321"
+            $0.pairing.heldCode = "654321"
             $0.pairing.isSubmitting = true
             $0.connection.phase = .pairing
         }

@@ -70,6 +70,13 @@ public final class JcodeMobileApp {
         return Self.report(transition)
     }
 
+    /// Records an input refused before it could be read (NULL, too large)
+    /// and returns its error: every call on a handle is accounted for in the log.
+    public func reject(_ error: CoreError, kind: LogEntry.Kind) -> [UInt8] {
+        store.logRejected(kind: kind, type: "", error: error)
+        return Self.errorBytes(error)
+    }
+
     /// The input's `type`, when it can be read, for logging a rejected input.
     private static func typeName(in bytes: UnsafeBufferPointer<UInt8>) -> String {
         guard bytes.count <= loggedPayloadLimit, let value = try? JSONParser.parse(bytes),

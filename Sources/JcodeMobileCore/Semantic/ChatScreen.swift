@@ -187,9 +187,14 @@ enum ChatScreen {
         return SemanticNode("chat.composer", .group, label: "", children: children)
     }
 
+    /// "1.4 s", "12 s", "3 min 20 s". Any finite, non-negative duration;
+    /// the decoder drops the others.
     static func formatSeconds(_ secs: Double) -> String {
+        guard secs.isFinite, secs >= 0 else { return "a while" }
         if secs < 10 { return "\(Double(Int(secs * 10)) / 10) s" }
-        return "\(Int(secs.rounded())) s"
+        guard secs < 86_400 * 365 else { return "a long time" }
+        let whole = Int(secs.rounded())
+        return whole < 60 ? "\(whole) s" : "\(whole / 60) min \(whole % 60) s"
     }
 
     static func formatBytes(_ n: Int) -> String {

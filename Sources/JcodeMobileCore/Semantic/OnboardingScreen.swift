@@ -15,7 +15,8 @@ enum OnboardingScreen {
                 "pair.port", "Port", value: form.port, placeholder: String(ServerAddress.defaultPort), editAction: "set_port",
                 focusedID: focus, error: errors.port?.text),
             .field(
-                "pair.code", "Pairing code", value: form.code, placeholder: "6-digit code", editAction: "set_pair_code",
+                "pair.code", "Pairing code", value: form.code,
+                placeholder: form.heldCode == nil ? "6-digit code" : "Code kept from the last try", editAction: "set_pair_code",
                 focusedID: focus, error: errors.code?.text),
             .field(
                 "pair.device_name", "Device name", value: form.deviceName, placeholder: "My iPhone", editAction: "set_device_name",

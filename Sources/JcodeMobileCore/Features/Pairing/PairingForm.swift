@@ -2,9 +2,13 @@
 public struct PairingForm: Equatable, Sendable {
     public var host = ""
     public var port = ""
-    /// The 6-digit code while it is being typed. Cleared once it has been
-    /// used (pairing succeeded, or the server rejected it).
+    /// The 6-digit code while it is being typed. It leaves the form (and the
+    /// state JSON) as soon as it is used.
     public var code = ""
+    /// A code that was sent but not consumed (the server was unreachable),
+    /// kept out of the state JSON so "Pair" can retry without retyping it.
+    /// Forgotten on success, on rejection, and when a new code is typed.
+    public var heldCode: String?
     public var deviceName = ""
     /// Validation messages show for every field after a submit attempt, and
     /// for a field as soon as it has been edited to something non-empty.
@@ -40,7 +44,7 @@ public struct PairingForm: Equatable, Sendable {
         if !port.trimmingSpaces().isEmpty && ServerAddress.parsePort(port) == nil { errors.port = .portInvalid }
         let digits = PairingForm.normalizedCode(code)
         if code.trimmingSpaces().isEmpty {
-            errors.code = .codeMissing
+            if heldCode == nil { errors.code = .codeMissing }
         } else if digits == nil {
             errors.code = .codeInvalid
         }
@@ -56,7 +60,7 @@ public struct PairingForm: Equatable, Sendable {
     /// The form as a pairing request, when every field is valid.
     public var validated: Validated? {
         guard case .success(let host) = ServerAddress.parseHost(host), errors.isEmpty,
-              let code = PairingForm.normalizedCode(code)
+              let code = code.trimmingSpaces().isEmpty ? heldCode : PairingForm.normalizedCode(code)
         else { return nil }
         let typedPort = ServerAddress.parsePort(port)
         let address = ServerAddress(
@@ -97,6 +101,7 @@ public struct PairingForm: Equatable, Sendable {
         o.append("host", .string(host))
         o.append("port", .string(port))
         o.append("pair_code", .string(code))
+        o.append("has_held_code", .bool(heldCode != nil))
         o.append("device_name", .string(deviceName))
         o.append("is_submitting", .bool(isSubmitting))
         o.append("can_submit", .bool(validated != nil && !isSubmitting))

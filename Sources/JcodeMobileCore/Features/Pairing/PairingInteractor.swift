@@ -21,6 +21,7 @@ public struct PairingInteractor: Interactor {
             return .none
         case .action(.setPairCode(let value)):
             state.pairing.code = value
+            if !value.isEmpty { state.pairing.heldCode = nil }
             return .none
         case .action(.setDeviceName(let value)):
             state.pairing.deviceName = value
@@ -51,6 +52,9 @@ public struct PairingInteractor: Interactor {
             return .note("pairing form is incomplete")
         }
         state.pairing.isSubmitting = true
+        // The code is used now: it leaves the state, kept aside for a retry.
+        state.pairing.code = ""
+        state.pairing.heldCode = form.code
         state.errorBanner = nil
         if state.connection.phase != .connected { state.connection.phase = .pairing }
         return .effect(
@@ -94,7 +98,7 @@ public struct PairingInteractor: Interactor {
         }
         guard result.ok else {
             if result.status == 401 {
-                state.pairing.code = ""
+                state.pairing.heldCode = nil
                 return failed(Self.invalidCode)
             }
             if let status = result.status {
@@ -106,6 +110,7 @@ public struct PairingInteractor: Interactor {
                 "Could not reach \(address.host):\(address.port)\(detail). Check that jcode is running there with the gateway enabled and that this device is on the same network.")
         }
         guard let token = result.token, !token.isEmpty else {
+            state.pairing.heldCode = nil
             return failed("The server accepted the code but sent no token. Run `jcode pair` again and retry.")
         }
         let server = SavedServer(address: address, name: result.serverName ?? address.display, serverVersion: result.serverVersion)
@@ -120,7 +125,7 @@ public struct PairingInteractor: Interactor {
         }
         state.selectedServerID = server.id
         state.credentials[server.id] = token
-        state.pairing.code = ""
+        state.pairing.heldCode = nil
         state.pairing.showAllErrors = false
         state.pairing.health = nil
         state.session.serverVersion = result.serverVersion

@@ -94,7 +94,10 @@ public enum ServerEvent: Equatable, Sendable {
             r throws(CoreError) in .reasoningDelta(try r.string("text"))
         },
         MessageSpec("reasoning_done", doc: "Reasoning finished.", fields: [.optional("duration_secs", .number)]) {
-            r throws(CoreError) in .reasoningDone(durationSecs: try r.optionalDouble("duration_secs"))
+            r throws(CoreError) in
+            // A duration the app cannot show (negative, infinite) is treated as absent.
+            let secs = try r.optionalDouble("duration_secs").flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+            return .reasoningDone(durationSecs: secs)
         },
         MessageSpec("tool_start", doc: "A tool call began.", fields: [FieldSpec("id", .string), FieldSpec("name", .string)]) {
             r throws(CoreError) in .toolStart(id: try r.string("id"), name: try r.string("name"))
@@ -135,7 +138,7 @@ public enum ServerEvent: Equatable, Sendable {
         ) { r throws(CoreError) in
             .error(
                 id: try r.optionalInt("id"), message: try r.string("message"),
-                retryAfterSecs: try r.optionalInt("retry_after_secs"))
+                retryAfterSecs: try r.optionalInt("retry_after_secs").flatMap { $0 >= 0 ? $0 : nil })
         },
         MessageSpec(
             "tokens", doc: "Token usage of the turn so far.",

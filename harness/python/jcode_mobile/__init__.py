@@ -1,0 +1,33 @@
+"""Python harness of the jcode mobile core.
+
+- :mod:`jcode_mobile.binding`: the ctypes binding (:class:`App`, errors, versions, tree helpers)
+- :mod:`jcode_mobile.fake_gateway`: a fake jcode server and a host that executes effects
+- :mod:`jcode_mobile.render`: the semantic tree as plain text
+- :mod:`jcode_mobile.demo`: ``python -m jcode_mobile.demo``, a scripted session
+"""
+
+from .binding import (
+    App,
+    JcodeMobileError,
+    abi_version,
+    encode_input,
+    find_node,
+    iter_nodes,
+    last_error,
+    library_path,
+    load_library,
+    version,
+)
+
+__all__ = [
+    "App",
+    "JcodeMobileError",
+    "abi_version",
+    "encode_input",
+    "find_node",
+    "iter_nodes",
+    "last_error",
+    "library_path",
+    "load_library",
+    "version",
+]

@@ -1,0 +1,299 @@
+"""ctypes binding of the jcode mobile core (``include/jcode_mobile.h``).
+
+The core speaks JSON over a C ABI. This module hides the ctypes plumbing:
+every ``char *`` the library returns is copied, released with
+``jcode_mobile_string_free`` and parsed, so callers only see Python dicts.
+
+    from jcode_mobile import App
+
+    with App({"scenario": "connected_chat"}) as app:
+        report = app.dispatch({"type": "set_draft", "value": "hi"})
+        print(report["revision"], app.state()["draft"])
+
+Errors the library reports (``{"ok":false,"error":{...}}``) become
+:class:`JcodeMobileError`; the ``*_raw`` methods return the parsed report
+without raising, which is what the ABI tests use.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterator, Optional, Union
+
+__all__ = [
+    "JcodeMobileError",
+    "App",
+    "load_library",
+    "library_path",
+    "version",
+    "abi_version",
+    "encode_input",
+    "find_node",
+    "iter_nodes",
+]
+
+#: What the library accepts as an action, an event or app_new options.
+JSONInput = Union[None, dict, list, str, bytes, bytearray]
+
+_ENV_VAR = "JCODE_MOBILE_LIB"
+_lock = threading.Lock()
+_library: Optional[ctypes.CDLL] = None
+
+
+class JcodeMobileError(Exception):
+    """An error object reported by the library.
+
+    Attributes mirror ``{"ok":false,"error":{"code","message","offset"?,"field"?}}``:
+    ``code`` is the stable machine-readable code (``invalid_json``…),
+    ``message`` is for people, ``offset`` (a byte offset) and ``field`` (a
+    path such as ``"event.text"``) are present for some codes, and
+    ``payload`` is the whole parsed JSON object the library returned.
+    """
+
+    def __init__(self, payload: dict):
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if not isinstance(error, dict):
+            error = {"code": "internal", "message": f"malformed error object: {payload!r}"}
+        self.payload = payload
+        self.code: str = error.get("code", "internal")
+        self.message: str = error.get("message", "")
+        self.offset: Optional[int] = error.get("offset")
+        self.field: Optional[str] = error.get("field")
+        detail = self.message
+        if self.field is not None:
+            detail += f" (field {self.field})"
+        if self.offset is not None:
+            detail += f" (offset {self.offset})"
+        super().__init__(f"{self.code}: {detail}")
+
+
+def library_path() -> Path:
+    """Where :func:`load_library` looks: ``$JCODE_MOBILE_LIB`` or ``<repo>/lib/libjcode_mobile.so``."""
+    env = os.environ.get(_ENV_VAR)
+    if env:
+        return Path(env)
+    # jcode_mobile/ -> python/ -> harness/ -> the repository
+    return Path(__file__).resolve().parents[3] / "lib" / "libjcode_mobile.so"
+
+
+def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
+    """Load the library once and declare every function's signature.
+
+    ``path`` overrides :func:`library_path`. Returned ``char *`` are declared
+    ``c_void_p`` so they can be handed back to ``jcode_mobile_string_free``.
+    """
+    global _library
+    with _lock:
+        if _library is not None and path is None:
+            return _library
+        target = Path(path) if path is not None else library_path()
+        if not target.exists():
+            raise OSError(f"{target} not found: run `make lib` in the repository (or set {_ENV_VAR})")
+        lib = ctypes.CDLL(str(target))
+        c_char_p, c_void_p = ctypes.c_char_p, ctypes.c_void_p
+        signatures = {
+            "jcode_mobile_version": ([], c_char_p),  # static: never freed
+            "jcode_mobile_abi_version": ([], ctypes.c_uint32),
+            "jcode_mobile_app_new": ([c_char_p], c_void_p),
+            "jcode_mobile_last_error": ([], c_void_p),
+            "jcode_mobile_app_free": ([c_void_p], None),
+            "jcode_mobile_dispatch": ([c_void_p, c_char_p], c_void_p),
+            "jcode_mobile_platform_event": ([c_void_p, c_char_p], c_void_p),
+            "jcode_mobile_state": ([c_void_p], c_void_p),
+            "jcode_mobile_tree": ([c_void_p], c_void_p),
+            "jcode_mobile_logs": ([c_void_p, ctypes.c_uint32], c_void_p),
+            "jcode_mobile_string_free": ([c_void_p], None),
+        }
+        for name, (argtypes, restype) in signatures.items():
+            fn = getattr(lib, name)
+            fn.argtypes = argtypes
+            fn.restype = restype
+        if path is None:
+            _library = lib
+        return lib
+
+
+def take_string(lib: ctypes.CDLL, ptr: Optional[int]) -> bytes:
+    """Copy a caller-owned ``char *`` returned by the library, then free it."""
+    if not ptr:
+        raise MemoryError("the library returned NULL (out of memory)")
+    try:
+        return ctypes.string_at(ptr)
+    finally:
+        lib.jcode_mobile_string_free(ptr)
+
+
+def take_json(lib: ctypes.CDLL, ptr: Optional[int]) -> dict:
+    """Copy, free and parse a returned JSON object (strict UTF-8)."""
+    return json.loads(take_string(lib, ptr).decode("utf-8"))
+
+
+def encode_input(value: JSONInput) -> Optional[bytes]:
+    """The bytes passed to the library: dicts/lists are JSON-encoded, str is
+    UTF-8 encoded, bytes pass through untouched (so tests can send invalid
+    UTF-8), None stays None (a NULL pointer)."""
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def version() -> str:
+    """The loaded library's version string, e.g. ``"0.1.0"``."""
+    return load_library().jcode_mobile_version().decode("utf-8")
+
+
+def abi_version() -> int:
+    """The loaded library's ABI version."""
+    return int(load_library().jcode_mobile_abi_version())
+
+
+def last_error() -> dict:
+    """The parsed ``jcode_mobile_last_error()`` of the calling thread."""
+    lib = load_library()
+    return take_json(lib, lib.jcode_mobile_last_error())
+
+
+class App:
+    """One app handle. Use as a context manager, or call :meth:`close`.
+
+    ``options`` is what ``jcode_mobile_app_new`` takes: None (first launch),
+    a dict such as ``{"scenario": "connected_chat", "log_capacity": 64}``
+    (JSON-encoded), or a str/bytes passed as is. Raises
+    :class:`JcodeMobileError` (built from ``jcode_mobile_last_error``) when
+    the library refuses the options.
+
+    After :meth:`close` the handle is kept, so later calls reach the library
+    and come back as ``invalid_handle`` errors, as the ABI promises.
+    """
+
+    def __init__(self, options: JSONInput = None, *, library: Optional[ctypes.CDLL] = None):
+        self._lib = library or load_library()
+        self._closed = True
+        handle = self._lib.jcode_mobile_app_new(encode_input(options))
+        if not handle:
+            raise JcodeMobileError(take_json(self._lib, self._lib.jcode_mobile_last_error()))
+        self._handle: int = handle
+        self._closed = False
+
+    # -- lifetime ---------------------------------------------------------
+
+    @property
+    def handle(self) -> int:
+        """The opaque handle (a number), for tests that call the C functions directly."""
+        return self._handle
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Free the handle. Calling it again does nothing."""
+        if not self._closed:
+            self._closed = True
+            self._lib.jcode_mobile_app_free(self._handle)
+
+    def __enter__(self) -> "App":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+    # -- inputs -----------------------------------------------------------
+
+    def dispatch_raw(self, action: JSONInput) -> dict:
+        """``jcode_mobile_dispatch``; returns the parsed report, ok or not."""
+        return take_json(self._lib, self._lib.jcode_mobile_dispatch(self._handle, encode_input(action)))
+
+    def platform_event_raw(self, event: JSONInput) -> dict:
+        """``jcode_mobile_platform_event``; returns the parsed report, ok or not."""
+        return take_json(self._lib, self._lib.jcode_mobile_platform_event(self._handle, encode_input(event)))
+
+    def dispatch(self, action: JSONInput) -> dict:
+        """Dispatch an action; returns ``{"ok":true,"revision":N,"effects":[…]}``
+        or raises :class:`JcodeMobileError`."""
+        return _checked(self.dispatch_raw(action))
+
+    def platform_event(self, event: JSONInput) -> dict:
+        """Report a platform event; returns the dispatch report or raises."""
+        return _checked(self.platform_event_raw(event))
+
+    # -- outputs ----------------------------------------------------------
+
+    def state_raw(self) -> dict:
+        return take_json(self._lib, self._lib.jcode_mobile_state(self._handle))
+
+    def tree_raw(self) -> dict:
+        return take_json(self._lib, self._lib.jcode_mobile_tree(self._handle))
+
+    def logs_raw(self, limit: int = 0) -> dict:
+        return take_json(self._lib, self._lib.jcode_mobile_logs(self._handle, limit))
+
+    def state(self) -> dict:
+        """The domain state (the ``state`` member of ``jcode_mobile_state``)."""
+        return _checked(self.state_raw())["state"]
+
+    def tree(self) -> dict:
+        """The root node of the semantic UI tree."""
+        return _checked(self.tree_raw())["tree"]
+
+    def logs(self, limit: int = 0) -> dict:
+        """``{"ok","capacity","next_seq","entries"}``; ``limit`` 0 returns all kept."""
+        return _checked(self.logs_raw(limit))
+
+    @property
+    def revision(self) -> int:
+        """The state's current revision."""
+        return _checked(self.tree_raw())["revision"]
+
+
+def _checked(report: dict) -> dict:
+    if not isinstance(report, dict) or report.get("ok") is not True:
+        raise JcodeMobileError(report)
+    return report
+
+
+# -- the semantic tree --------------------------------------------------------
+
+
+def _root(tree: dict) -> dict:
+    """Accept either a root node or a whole ``jcode_mobile_tree`` response."""
+    if "id" not in tree and isinstance(tree.get("tree"), dict):
+        return tree["tree"]
+    return tree
+
+
+def iter_nodes(tree: dict, *, visible_only: bool = False) -> Iterator[dict]:
+    """Every node of the tree, depth-first, parents before children.
+
+    With ``visible_only`` a hidden node and its whole subtree are skipped
+    (a node is shown only when it and all its ancestors are visible).
+    """
+    stack = [_root(tree)]
+    while stack:
+        node = stack.pop()
+        if visible_only and not node.get("visible", True):
+            continue
+        yield node
+        stack.extend(reversed(node.get("children") or []))
+
+
+def find_node(tree: dict, node_id: str) -> Optional[dict]:
+    """The node with ``id == node_id`` (first depth-first), or None."""
+    for node in iter_nodes(tree):
+        if node.get("id") == node_id:
+            return node
+    return None

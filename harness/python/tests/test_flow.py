@@ -1,0 +1,323 @@
+"""The whole flow through Host + FakeJcodeServer: pairing, connecting, the
+history, sending a message and the streamed reply (parsed and raw frames)."""
+
+import json
+
+import pytest
+
+from jcode_mobile import App, find_node
+from jcode_mobile.fake_gateway import FakeJcodeServer, Host, Reply
+
+from helpers import fill_pairing_form, steps_with, without_effect_id
+
+TOKEN = "tok-flow-0042"
+HISTORY = [
+    {"role": "user", "content": "Why does test_reconnect fail on CI?"},
+    {"role": "assistant", "content": "It sleeps a fixed 100 ms and races the server."},
+]
+REPLY = Reply(text="All 42 tests pass now.", chunks=["All ", "42 tests ", "pass ", "now."])
+
+
+def make_host(**host_options) -> Host:
+    server = FakeJcodeServer(token=TOKEN, history=HISTORY, replies=[REPLY])
+    return Host(App({"device_id": "device-under-test"}), server, **host_options)
+
+
+def connect(host: Host) -> None:
+    fill_pairing_form(host)
+    host.dispatch({"type": "submit_pairing"})
+
+
+def test_pairing_form_is_reflected_in_state_and_tree():
+    host = make_host()
+    fill_pairing_form(host)
+    state = host.app.state()
+    assert state["screen"] == "onboarding"
+    assert state["pairing"]["host"] == "devbox.local"
+    assert state["pairing"]["port"] == "7643"
+    assert state["pairing"]["device_name"] == "Test iPhone"
+    assert state["pairing"]["can_submit"] is True
+    tree = host.app.tree()
+    assert find_node(tree, "pair.host")["value"] == "devbox.local"
+    assert find_node(tree, "pair.device_name")["value"] == "Test iPhone"
+    assert find_node(tree, "pair.submit")["enabled"] is True
+    assert host.effects == []  # editing the form asks nothing of the host
+
+
+def test_pairing_effects_are_exact():
+    host = make_host()
+    fill_pairing_form(host)
+    report = host.dispatch({"type": "submit_pairing"})
+
+    # submit_pairing: one http_pair with the form's fields.
+    assert [without_effect_id(e) for e in report["effects"]] == [
+        {
+            "type": "http_pair", "host": "devbox.local", "port": 7643, "use_tls": False, "code": "123456",
+            "device_id": "device-under-test", "device_name": "Test iPhone",
+        }
+    ]
+    assert host.server.pair_requests == [
+        {"code": "123456", "device_id": "device-under-test", "device_name": "Test iPhone"}
+    ]
+
+    # pair_finished ok: store the token, persist the server, connect.
+    (paired,) = steps_with(host, "pair_finished")
+    assert paired.input == {
+        "type": "pair_finished", "effect_id": report["effects"][0]["effect_id"], "ok": True,
+        "token": TOKEN, "server_name": "devbox", "server_version": "0.9.2",
+    }
+    effects = paired.report["effects"]
+    assert [e["type"] for e in effects] == [
+        "secure_store_write", "storage_write", "websocket_connect", "haptic", "register_push_notifications",
+    ]
+    assert without_effect_id(effects[0]) == {
+        "type": "secure_store_write", "key": "jcode.token.devbox.local:7643", "value": TOKEN,
+    }
+    assert without_effect_id(effects[1]) == {
+        "type": "storage_write", "key": "servers",
+        "value": [{"id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643,
+                   "use_tls": False, "server_version": "0.9.2"}],
+    }
+    assert without_effect_id(effects[2]) == {
+        "type": "websocket_connect", "url": "ws://devbox.local:7643/ws", "auth_token": TOKEN,
+    }
+    assert without_effect_id(effects[3]) == {"type": "haptic", "style": "success"}
+
+    # websocket_opened: subscribe (id 1) then get_history (id 2).
+    (opened,) = steps_with(host, "websocket_opened")
+    assert opened.input["effect_id"] == effects[2]["effect_id"]
+    lines = opened.report["effects"]
+    assert [e["type"] for e in lines] == ["websocket_send", "websocket_send"]
+    assert [json.loads(e["line"]) for e in lines] == [
+        {"id": 1, "type": "subscribe"},
+        {"id": 2, "type": "get_history"},
+    ]
+
+    # Effect ids are unique and increasing across the whole session.
+    ids = [e["effect_id"] for e in host.effects]
+    assert ids == sorted(set(ids))
+    assert host.keychain == {"jcode.token.devbox.local:7643": TOKEN}
+    assert host.storage["servers"][0]["id"] == "devbox.local:7643"
+
+
+def test_connected_chat_shows_the_history():
+    host = make_host()
+    connect(host)
+    state = host.app.state()
+    assert state["screen"] == "chat"
+    assert state["connection"]["phase"] == "connected"
+    assert state["selected_server_id"] == "devbox.local:7643"
+    session = state["session"]
+    assert session["id"] == "session-fox"
+    assert session["title"] == "Fix the flaky test"
+    assert session["model"] == "claude-sonnet-4"
+    assert session["available_models"] == ["claude-sonnet-4", "claude-opus-4", "gpt-5"]
+    assert session["history_loaded"] is True and session["is_processing"] is False
+    assert [(m["role"], m["text"]) for m in state["transcript"]] == [(m["role"], m["content"]) for m in HISTORY]
+    assert state["banners"] == {"error": None, "status": None}
+
+    tree = host.app.tree()
+    assert tree["value"] == "chat" and tree["label"] == "Fix the flaky test"
+    messages = find_node(tree, "chat.messages")["children"]
+    assert [(n["id"], n["label"], n["value"]) for n in messages] == [
+        ("message." + m["id"], "You" if m["role"] == "user" else "jcode", m["text"]) for m in state["transcript"]
+    ]
+    assert find_node(tree, "chat.send")["enabled"] is False  # empty draft
+    assert find_node(tree, "chat.interrupt")["visible"] is False
+    assert find_node(tree, "banner.error")["visible"] is False
+    # The server saw exactly the two opening requests.
+    assert host.server.requests == [{"id": 1, "type": "subscribe"}, {"id": 2, "type": "get_history"}]
+
+
+def stream_reply_step_by_step(host: Host):
+    """Send a message with frames held, then deliver them one at a time,
+    checking the transcript after each; returns the delivered events."""
+    host.hold_frames = True
+    report = host.dispatch({"type": "send_message", "text": "Run the tests"})
+    assert [without_effect_id(e) for e in report["effects"]] == [
+        {"type": "websocket_send", "line": json.dumps({"id": 3, "type": "message", "content": "Run the tests"}, separators=(",", ":"))}
+    ]
+    assert json.loads(report["effects"][0]["line"]) == {"id": 3, "type": "message", "content": "Run the tests"}
+    state = host.app.state()
+    assert state["transcript"][-1]["role"] == "user" and state["transcript"][-1]["text"] == "Run the tests"
+    assert state["session"]["is_processing"] is True
+    tree = host.app.tree()
+    assert find_node(tree, "chat.interrupt")["visible"] is True
+    assert find_node(tree, "chat.activity")["visible"] is True
+
+    delivered = []
+    text = ""
+    while host.deliver_next():
+        step = host.steps[-1]
+        assert step.input["type"] == "websocket_event"
+        assert step.report["effects"] == []
+        delivered.append(step.input)
+        state = host.app.state()
+        last = state["transcript"][-1]
+        events = [step.input["event"]] if "event" in step.input else [json.loads(l) for l in step.input["line"].split("\n")]
+        text += "".join(e["text"] for e in events if e["type"] == "text_delta")
+        if any(e["type"] == "done" for e in events):
+            assert last["is_streaming"] is False
+            assert state["session"]["is_processing"] is False
+        else:
+            assert last["role"] == "assistant" and last["is_streaming"] is True
+            assert state["session"]["is_processing"] is True
+            node = find_node(host.app.tree(), "message." + last["id"])
+            assert node["label"] == "jcode (typing)"
+        assert last["text"] == text
+    return delivered
+
+
+def final_conversation(host: Host):
+    return [(m["role"], m["text"], m["is_streaming"]) for m in host.app.state()["transcript"]]
+
+
+EXPECTED_CONVERSATION = [
+    ("user", HISTORY[0]["content"], False),
+    ("assistant", HISTORY[1]["content"], False),
+    ("user", "Run the tests", False),
+    ("assistant", "All 42 tests pass now.", False),
+]
+
+
+def test_streamed_reply_parsed_events():
+    host = make_host()
+    connect(host)
+    delivered = stream_reply_step_by_step(host)
+    assert [e["event"]["type"] for e in delivered] == ["text_delta"] * 4 + ["done"]
+    assert delivered[-1]["event"] == {"type": "done", "id": 3}
+    assert all(e["effect_id"] == host.socket_id for e in delivered)
+    assert final_conversation(host) == EXPECTED_CONVERSATION
+    tree = host.app.tree()
+    last = host.app.state()["transcript"][-1]
+    assert find_node(tree, "message." + last["id"])["label"] == "jcode"
+    assert find_node(tree, "chat.activity")["visible"] is False
+    assert host.server.requests[-1] == {"id": 3, "type": "message", "content": "Run the tests"}
+
+
+def test_streamed_reply_raw_lines_one_event_per_frame():
+    host = make_host(delivery="raw")
+    connect(host)
+    assert host.app.state()["screen"] == "chat"  # subscribe/history also went through raw frames
+    assert all("line" in s.input for s in steps_with(host, "websocket_event"))
+    delivered = stream_reply_step_by_step(host)
+    assert len(delivered) == 5 and all("\n" not in e["line"] for e in delivered)
+    assert final_conversation(host) == EXPECTED_CONVERSATION
+
+
+def test_streamed_reply_raw_frames_with_several_events():
+    host = make_host(delivery="raw", frame_events=3)
+    connect(host)
+    delivered = stream_reply_step_by_step(host)
+    # 5 events in frames of 3: one frame holds three newline-separated events.
+    assert [len(e["line"].split("\n")) for e in delivered] == [3, 2]
+    assert final_conversation(host) == EXPECTED_CONVERSATION
+
+
+def test_one_raw_frame_applies_every_event_and_skips_a_malformed_line():
+    host = make_host()
+    connect(host)
+    host.hold_frames = True
+    host.dispatch({"type": "send_message", "text": "hi"})
+    host.inbox.clear()  # the test plays the server by hand
+    frame = "\n".join([
+        json.dumps({"type": "text_delta", "text": "Hel"}),
+        "",
+        "{not json",
+        json.dumps({"type": "no_such_event", "x": 1}),
+        json.dumps({"type": "text_delta", "text": "lo"}),
+        json.dumps({"type": "done", "id": 3}),
+    ])
+    before = host.app.revision
+    report = host.app.platform_event({"type": "websocket_event", "effect_id": host.socket_id, "line": frame})
+    assert report["ok"] is True and report["revision"] > before
+    state = host.app.state()
+    assert state["transcript"][-1]["text"] == "Hello"
+    assert state["transcript"][-1]["is_streaming"] is False
+    assert state["session"]["is_processing"] is False
+    notes = host.app.logs(1)["entries"][0]["notes"]
+    assert any("line 3" in n for n in notes), notes  # the malformed line is logged by number
+    assert any("no_such_event" in n for n in notes), notes
+
+
+def test_frames_from_a_replaced_socket_are_ignored():
+    host = make_host()
+    connect(host)
+    old = host.socket_id
+    before = host.app.state()
+    report = host.app.platform_event(
+        {"type": "websocket_event", "effect_id": old + 1000, "event": {"type": "text_delta", "text": "ghost"}})
+    assert report["effects"] == []
+    assert host.app.state() == before
+
+
+def test_reconnect_after_a_drop_resumes_the_session():
+    host = make_host()
+    connect(host)
+    mark = host.mark()
+    host.drop_connection(code=1006, reason="network lost")
+    state = host.app.state()
+    assert state["connection"]["phase"] == "reconnecting"
+    assert state["connection"]["attempt"] == 1
+    (timer,) = host.effects_of("schedule_timer", mark)
+    assert without_effect_id(timer) == {"type": "schedule_timer", "timer_id": timer["timer_id"], "after_ms": 1000, "purpose": "reconnect"}
+    assert list(host.timers) == [timer["timer_id"]]
+    assert find_node(host.app.tree(), "connection.retry")["visible"] is True
+
+    mark = host.mark()
+    assert host.fire_timers() == [timer["timer_id"]]
+    (connect_effect,) = host.effects_of("websocket_connect", mark)
+    assert connect_effect["url"] == "ws://devbox.local:7643/ws" and connect_effect["auth_token"] == TOKEN
+    assert host.sent_requests(mark) == [
+        {"id": 1, "type": "subscribe", "target_session_id": "session-fox"},
+        {"id": 2, "type": "get_history"},
+    ]
+    state = host.app.state()
+    assert state["connection"]["phase"] == "connected" and state["connection"]["attempt"] == 0
+    assert [(m["role"], m["text"]) for m in state["transcript"]] == [(m["role"], m["content"]) for m in HISTORY]
+
+
+def test_message_sent_while_offline_waits_in_the_outbox():
+    host = make_host()
+    connect(host)
+    host.app.platform_event({"type": "network_reachability_changed", "reachable": False})
+    host.drop_connection()
+    assert host.app.state()["connection"]["phase"] == "offline"
+    mark = host.mark()
+    host.dispatch({"type": "send_message", "text": "later"})
+    assert host.effects_of("websocket_send", mark) == []
+    state = host.app.state()
+    assert [m["text"] for m in state["outbox"]] == ["later"]
+    assert find_node(host.app.tree(), "outbox." + state["outbox"][0]["id"])["label"] == "You (waiting to send)"
+
+    host.platform_event({"type": "network_reachability_changed", "reachable": True})
+    state = host.app.state()
+    assert state["connection"]["phase"] == "connected"
+    assert state["outbox"] == []
+    assert [r["type"] for r in host.sent_requests(mark)] == ["subscribe", "get_history", "message"]
+    assert host.sent_requests(mark)[-1]["content"] == "later"
+    assert state["transcript"][-1]["role"] == "assistant" and state["transcript"][-1]["is_streaming"] is False
+
+
+def test_reply_with_reasoning_and_a_tool_call():
+    reply = Reply(
+        text="Fixed.", reasoning="Look at the test first.", reasoning_secs=2.5,
+        tools=[{"id": "call_1", "name": "bash", "input": '{"command":"make test"}', "output": "", "error": "exit 2"}],
+    )
+    server = FakeJcodeServer(replies=[reply])
+    host = Host(server=server)
+    fill_pairing_form(host)
+    host.dispatch({"type": "submit_pairing"})
+    host.dispatch({"type": "send_message", "text": "fix it"})
+    transcript = host.app.state()["transcript"]
+    tool_entry, text_entry = transcript[-2], transcript[-1]
+    assert tool_entry["reasoning"] == "Look at the test first." and tool_entry["reasoning_secs"] == 2.5
+    (call,) = tool_entry["tool_calls"]
+    assert (call["id"], call["name"], call["input"], call["status"], call["error"]) == (
+        "call_1", "bash", '{"command":"make test"}', "failed", "exit 2")
+    assert text_entry["text"] == "Fixed."
+    tree = host.app.tree()
+    card = find_node(tree, "tool.call_1")
+    assert (card["role"], card["label"], card["value"]) == ("tool_call", "bash", "Failed")
+    assert find_node(tree, "tool.call_1.error")["value"] == "exit 2"
+    assert find_node(tree, f"message.{tool_entry['id']}.reasoning")["label"] == "Thought for 2.5 s"
