@@ -269,3 +269,34 @@ final class ChatStreamingTests: XCTestCase {
         XCTAssertTrue(store.state.transcript.isEmpty)
     }
 }
+
+/// The streaming inputs skip the features that ignore them; this proves
+/// the features really do ignore them.
+final class RoutingTests: XCTestCase {
+    func testRoutedInputsDoWhatEveryFeatureWouldDo() {
+        let hot: [String] = [
+            #"{"type":"websocket_event","event":{"type":"text_delta","text":"a"}}"#,
+            #"{"type":"websocket_event","line":"{\"type\":\"text_delta\",\"text\":\"b\"}\n{\"type\":\"done\",\"id\":3}"}"#,
+            #"{"type":"websocket_event","event":{"type":"text_replace","text":"c"}}"#,
+            #"{"type":"websocket_event","event":{"type":"reasoning_delta","text":"d"}}"#,
+            #"{"type":"websocket_event","event":{"type":"tool_input","delta":"e"}}"#,
+            #"{"type":"websocket_event","effect_id":999,"event":{"type":"text_delta","text":"stale"}}"#,
+        ]
+        for scenario in Scenario.allCases {
+            for json in hot {
+                let event = try! PlatformEvent.wire.decode(try! JSONParser.parse(json))
+                var routed = Store(state: scenario.state())
+                var everyFeature = Store(state: scenario.state(), interactor: EveryFeature())
+                let a = routed.send(.platform(event))
+                let b = everyFeature.send(.platform(event))
+                XCTAssertEqual(a, b, "\(scenario.rawValue): \(json)")
+                XCTAssertEqual(routed.state, everyFeature.state, "\(scenario.rawValue): \(json)")
+            }
+        }
+    }
+
+    private struct EveryFeature: Interactor {
+        let app = AppInteractor()
+        func interact(_ state: inout AppState, _ input: Input) -> Emission { app.interactWithEveryFeature(&state, input) }
+    }
+}

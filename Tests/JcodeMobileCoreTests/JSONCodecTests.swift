@@ -31,6 +31,26 @@ final class JSONParserTests: XCTestCase {
             ["a": [1, -2, 3.5, 1000.0, true, false, nil, "x"], "b": .object(JSONObject())])
     }
 
+    func testNestedContainersKeepTheirKeys() {
+        let text = #"{"a":{"b":{"c":1}},"d":[{"e":2},[3,{"f":[]}]],"g":{}}"#
+        XCTAssertEqual(try parse(text).get(), ["a": ["b": ["c": 1]], "d": [["e": 2], [3, ["f": []]]], "g": .object(JSONObject())])
+        XCTAssertEqual(try parse(text).get().jsonString, text)
+    }
+
+    func testAReusedWorkspaceGivesTheSameResults() {
+        var workspace = JSONParser.Workspace()
+        for text in [#"{"a":[1,{"b":"é"}]}"#, "[", #"{"x":"y"}"#, #"[[[]]]"#] {
+            var copy = text
+            let reused = copy.withUTF8 { b in Result { () throws(CoreError) in try JSONParser.parse(b, workspace: &workspace) } }
+            let fresh = parse(text)
+            switch (reused, fresh) {
+            case (.success(let a), .success(let b)): XCTAssertEqual(a, b, text)
+            case (.failure(let a), .failure(let b)): XCTAssertEqual(a, b, text)
+            default: XCTFail(text)
+            }
+        }
+    }
+
     func testKeepsObjectKeysInOrderAndLastDuplicateWins() {
         let value = try? parse(#"{"z":1,"a":2,"z":3}"#).get()
         XCTAssertEqual(value?.objectValue?.keys, ["z", "a", "z"])
@@ -124,6 +144,17 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(JSONValue.double(1e300).jsonString, "1e+300")
         XCTAssertEqual(JSONValue.double(.infinity).jsonString, "null", "JSON has no infinity")
         XCTAssertEqual(JSONValue.double(.nan).jsonString, "null")
+    }
+
+    func testEscapesAreFoundAtEveryOffsetOfTheEightByteScan() {
+        for offset in 0..<24 {
+            for special in ["\"", "\\", "\n", "\u{1}", "é", "😀", "\u{7f}"] {
+                let text = String(repeating: "a", count: offset) + special + String(repeating: "b", count: offset % 9) + special
+                let written = JSONValue.string(text).jsonString
+                XCTAssertEqual(try JSONParser.parse(written), .string(text), "offset \(offset) \(special.debugDescription)")
+                XCTAssertEqual(try JSONParser.parse(#"{"k":\#(written)}"#)["k"], .string(text))
+            }
+        }
     }
 
     func testEveryWrittenDocumentParsesBackToTheSameValue() {

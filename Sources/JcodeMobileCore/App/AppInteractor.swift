@@ -4,7 +4,14 @@
 /// sends the next outbox message, so the message lands after them; the
 /// connection feature runs before the chat so a frame's events see the
 /// socket state they arrived on.
+///
+/// The inputs that arrive hundreds of times a second while a reply streams
+/// go straight to the one feature that owns them instead of through every
+/// feature (`route`); a test runs them through every feature too and checks
+/// the result is the same.
 public struct AppInteractor: Interactor {
+    let chat = ChatInteractor()
+    let connection = ConnectionInteractor()
     let features = Interactors.Merge([
         WholeAppInteractor(),
         NavigationInteractor(),
@@ -22,6 +29,31 @@ public struct AppInteractor: Interactor {
     public init() {}
 
     public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+        switch Self.route(input) {
+        case .chat: return chat.interact(&state, input)
+        case .connection: return connection.interact(&state, input)
+        case .everyFeature: return features.interact(&state, input)
+        }
+    }
+
+    /// Which features an input needs.
+    enum Route: Equatable {
+        case chat, connection, everyFeature
+    }
+
+    static func route(_ input: Input) -> Route {
+        switch input {
+        case .server(.textDelta), .server(.textReplace), .server(.reasoningDelta), .server(.toolInput):
+            return .chat
+        case .platform(.webSocket(.event)):
+            return .connection
+        default:
+            return .everyFeature
+        }
+    }
+
+    /// Every feature, whatever the route (the routing test compares the two).
+    func interactWithEveryFeature(_ state: inout AppState, _ input: Input) -> Emission {
         features.interact(&state, input)
     }
 }

@@ -8,11 +8,11 @@ public struct AppState: Equatable, Sendable {
     public var screen: Screen = .onboarding
     /// The node that has keyboard focus (a text field tapped last).
     public var focusedNodeID: String?
-    public var pairing = PairingForm()
+    @Shared public var pairing = PairingForm()
     public var servers: [SavedServer] = []
     public var selectedServerID: String?
-    public var connection = ConnectionState()
-    public var session = SessionState()
+    @Shared public var connection = ConnectionState()
+    @Shared public var session = SessionState()
     public var transcript = Transcript()
     public var softInterrupts: [SoftInterrupt] = []
     public var outbox: [OutboxMessage] = []
@@ -23,9 +23,9 @@ public struct AppState: Equatable, Sendable {
     public var draft = ""
     public var attachments: [Attachment] = []
     public var voice = VoiceInput()
-    public var lifecycle = LifecycleState()
+    @Shared public var lifecycle = LifecycleState()
     /// Unanswered effects (maintained by the store).
-    public var effects = EffectLedger()
+    @Shared public var effects = EffectLedger()
     /// Counters for the ids the core hands out.
     public var nextNoticeID = 1
     public var nextAttachmentID = 1

@@ -7,6 +7,8 @@
 public final class JcodeMobileApp {
     public private(set) var store: Store
     public let options: AppOptions
+    /// Parser stacks reused across calls (calls on an app are serialised).
+    private var workspace = JSONParser.Workspace()
 
     /// Inputs larger than this are logged as a summary instead of in full.
     static let loggedPayloadLimit = 4096
@@ -54,7 +56,7 @@ public final class JcodeMobileApp {
         let value: JSONValue
         let decoded: Value
         do throws(CoreError) {
-            value = try JSONParser.parse(bytes)
+            value = try JSONParser.parse(bytes, workspace: &workspace)
             decoded = try union.decode(value)
         } catch {
             store.logRejected(kind: kind, type: Self.typeName(in: bytes), error: error)

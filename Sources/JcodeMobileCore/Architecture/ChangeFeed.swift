@@ -47,9 +47,10 @@ public struct ChangeFeed: Sendable {
         reported = AppState.Section.allCases.map { $0 == .transcript || $0 == .revision ? .null : state.json(of: $0) }
     }
 
-    /// Records revision `after.revision`: the transcript's own changes, then
-    /// a diff of every other section whose value changed since `before`.
-    mutating func record(before: AppState, after: AppState, transcript: [TranscriptChange]) {
+    /// The operations from `before` to `after`: the transcript's own changes,
+    /// then a diff of every other section whose value changed. nil means
+    /// "too much to describe" (resync). Remembers what it reported.
+    mutating func ops(before: AppState, after: AppState, transcript: [TranscriptChange]) -> [JSONPatchOp]? {
         var ops: [JSONPatchOp]? = []
         if transcript.contains(where: { if case .reset = $0 { return true } else { return false } }) {
             if after.transcript.count <= ChangeFeed.inlineResetLimit {
@@ -68,7 +69,12 @@ public struct ChangeFeed: Sendable {
                 reported[i] = json
             }
         }
-        append(Record(revision: after.revision, ops: ops, weight: 64 + (ops?.reduce(0) { $0 + $1.weight } ?? 0)))
+        return ops
+    }
+
+    /// Keeps the operations of `revision`.
+    mutating func record(revision: Int, ops: [JSONPatchOp]?) {
+        append(Record(revision: revision, ops: ops, weight: 64 + (ops?.reduce(0) { $0 + $1.weight } ?? 0)))
     }
 
     private mutating func append(_ record: Record) {
@@ -145,11 +151,11 @@ extension AppState {
         case .revision, .transcript: return false
         case .screen: return screen != before.screen
         case .focusedNodeID: return focusedNodeID != before.focusedNodeID
-        case .connection: return connection != before.connection
-        case .pairing: return pairing != before.pairing
+        case .connection: return $connection != before.$connection
+        case .pairing: return $pairing != before.$pairing
         case .servers: return servers != before.servers
         case .selectedServerID: return selectedServerID != before.selectedServerID
-        case .session: return session != before.session
+        case .session: return $session != before.$session
         case .softInterrupts: return softInterrupts != before.softInterrupts
         case .outbox: return outbox != before.outbox
         case .permissionRequests: return permissionRequests != before.permissionRequests
@@ -157,14 +163,14 @@ extension AppState {
         case .notices: return notices != before.notices
         case .banners:
             // The status banner is derived from these.
-            return errorBanner != before.errorBanner || connection != before.connection || servers != before.servers
-                || selectedServerID != before.selectedServerID || pairing != before.pairing
+            return errorBanner != before.errorBanner || $connection != before.$connection || servers != before.servers
+                || selectedServerID != before.selectedServerID || $pairing != before.$pairing
                 || session.historyLoaded != before.session.historyLoaded
         case .draft: return draft != before.draft
         case .attachments: return attachments != before.attachments
         case .voice: return voice != before.voice
-        case .lifecycle: return lifecycle != before.lifecycle
-        case .pendingEffects: return effects != before.effects
+        case .lifecycle: return $lifecycle != before.$lifecycle
+        case .pendingEffects: return $effects != before.$effects
         }
     }
 }

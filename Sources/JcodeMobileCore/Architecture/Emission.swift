@@ -6,7 +6,9 @@
 ///     return .action(.submitPairing)           // a follow-up
 ///     return .merge([.effect(a), .effect(b)])
 public struct Emission: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable {
+    /// Indirect: an emission is one word however large the effect or input it
+    /// carries, so the common `.none` costs nothing to return or drop.
+    public indirect enum Kind: Equatable, Sendable {
         case none
         case effect(Effect)
         case input(Input)

@@ -33,7 +33,8 @@ public struct Store: Sendable {
         }
     }
 
-    /// Applies `input` and everything it leads to.
+    /// Applies `input` and everything it leads to. The revision moves when
+    /// the state's JSON changed, and the change feed records how.
     ///
     /// - Parameters:
     ///   - kind, type, payload: how the transition is logged (payload already redacted).
@@ -50,13 +51,12 @@ public struct Store: Sendable {
         var notes: [String] = []
         run(input, effects: &effects, notes: &notes, depth: 0)
 
-        var after = state
-        after.transcript = Transcript()
-        let changed = state.transcript.hasChanges || after != before
         let transcriptChanges = state.transcript.drainChanges()
+        let ops = feed.ops(before: before, after: state, transcript: transcriptChanges)
+        let changed = ops.map { !$0.isEmpty } ?? true
         if changed {
             state.revision &+= 1
-            feed.record(before: before, after: state, transcript: transcriptChanges)
+            feed.record(revision: state.revision, ops: ops)
         }
 
         let revision = state.revision

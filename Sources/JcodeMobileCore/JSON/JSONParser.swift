@@ -35,22 +35,46 @@ public struct JSONParser {
     private let end: Int
     private let limits: JSONLimits
     private var pos = 0
-    private var scratch: [UInt8] = []
-    // Values of open containers, flattened: a container's elements are the
-    // tail of `values` starting at its frame's `valueStart`.
-    private var values: [JSONValue] = []
-    private var keys: [String] = []
-    private var frames: [Frame] = []
+    private var w: Workspace
 
-    private struct Frame {
+    /// The parser's stacks, kept between parses by a caller that parses
+    /// often (each app keeps one), so a parse allocates only its result.
+    public struct Workspace: Sendable {
+        /// Values of open containers, flattened: a container's members are
+        /// the tail starting at its frame's `start` (keys are "" in arrays).
+        var members: [(key: String, value: JSONValue)] = []
+        var frames: [Frame] = []
+        var scratch: [UInt8] = []
+        var pendingKey = ""
+
+        public init() {}
+
+        /// Drops storage grown by an unusually large document.
+        mutating func trim() {
+            if members.capacity > 4096 { members = [] }
+            if scratch.capacity > 1 << 20 { scratch = [] }
+            if frames.capacity > 256 { frames = [] }
+        }
+    }
+
+    struct Frame {
         var isObject: Bool
-        var valueStart: Int
-        var keyStart: Int
+        var start: Int
+        /// The key this container goes under in its parent ("" in an array).
+        var key: String
     }
 
     /// Parses one JSON document from `buffer`.
     public static func parse(
         _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default
+    ) throws(CoreError) -> JSONValue {
+        var workspace = Workspace()
+        return try parse(buffer, limits: limits, workspace: &workspace)
+    }
+
+    /// Parses one JSON document from `buffer`, reusing `workspace`.
+    public static func parse(
+        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, workspace: inout Workspace
     ) throws(CoreError) -> JSONValue {
         if buffer.count > limits.maxBytes {
             throw CoreError(
@@ -62,7 +86,16 @@ public struct JSONParser {
         guard let base = buffer.baseAddress, buffer.count > 0 else {
             throw CoreError(.invalidJSON, "empty input: expected a JSON value", offset: 0)
         }
-        var parser = JSONParser(base: base, end: buffer.count, limits: limits)
+        var parser = JSONParser(base: base, end: buffer.count, limits: limits, workspace: Workspace())
+        // The parser owns the stacks while it runs (uniquely, so appends never copy).
+        swap(&parser.w, &workspace)
+        defer {
+            parser.w.members.removeAll(keepingCapacity: true)
+            parser.w.frames.removeAll(keepingCapacity: true)
+            parser.w.pendingKey = ""
+            parser.w.trim()
+            swap(&parser.w, &workspace)
+        }
         return try parser.parseDocument()
     }
 
@@ -79,10 +112,11 @@ public struct JSONParser {
         return try result.get()
     }
 
-    private init(base: UnsafePointer<UInt8>, end: Int, limits: JSONLimits) {
+    private init(base: UnsafePointer<UInt8>, end: Int, limits: JSONLimits, workspace: Workspace) {
         self.base = base
         self.end = end
         self.limits = limits
+        self.w = workspace
     }
 
     // MARK: - Driver
@@ -93,12 +127,13 @@ public struct JSONParser {
         while true {
             if let finished = value {
                 // A value is complete: hand it to the enclosing container.
-                guard let frame = frames.last else {
+                guard let frame = w.frames.last else {
                     skipWhitespace()
                     if pos < end { throw error("unexpected trailing characters after the JSON value") }
                     return finished
                 }
-                values.append(finished)
+                w.members.append((w.pendingKey, finished))
+                w.pendingKey = ""
                 skipWhitespace()
                 guard pos < end else { throw error("unexpected end of input inside \(frame.isObject ? "an object" : "an array")") }
                 let c = base[pos]
@@ -136,7 +171,8 @@ public struct JSONParser {
                 pos &+= 1
                 return .object(JSONObject())
             }
-            frames.append(Frame(isObject: true, valueStart: values.count, keyStart: keys.count))
+            w.frames.append(Frame(isObject: true, start: w.members.count, key: w.pendingKey))
+            w.pendingKey = ""
             try parseKeyAndColon()
             return try parseValueOrOpen()
         case UInt8(ascii: "["):
@@ -147,7 +183,8 @@ public struct JSONParser {
                 pos &+= 1
                 return .array([])
             }
-            frames.append(Frame(isObject: false, valueStart: values.count, keyStart: keys.count))
+            w.frames.append(Frame(isObject: false, start: w.members.count, key: w.pendingKey))
+            w.pendingKey = ""
             skipWhitespace()
             return try parseValueOrOpen()
         case UInt8(ascii: "\""):
@@ -169,7 +206,7 @@ public struct JSONParser {
     }
 
     private mutating func checkDepth() throws(CoreError) {
-        if frames.count >= limits.maxDepth {
+        if w.frames.count >= limits.maxDepth {
             throw CoreError(
                 .tooDeep, "nesting deeper than \(limits.maxDepth) levels at byte \(pos)", offset: pos)
         }
@@ -179,7 +216,7 @@ public struct JSONParser {
         guard pos < end, base[pos] == UInt8(ascii: "\"") else {
             throw error(pos < end ? "expected a string key in an object" : "unexpected end of input: expected a key")
         }
-        keys.append(try parseString())
+        w.pendingKey = try parseString()
         skipWhitespace()
         guard pos < end, base[pos] == UInt8(ascii: ":") else { throw error("expected ':' after an object key") }
         pos &+= 1
@@ -187,22 +224,20 @@ public struct JSONParser {
     }
 
     private mutating func closeArray() -> JSONValue {
-        let frame = frames.removeLast()
-        let elements = Array(values[frame.valueStart...])
-        values.removeSubrange(frame.valueStart...)
+        let frame = w.frames.removeLast()
+        var elements: [JSONValue] = []
+        elements.reserveCapacity(w.members.count &- frame.start)
+        for i in frame.start..<w.members.count { elements.append(w.members[i].value) }
+        w.members.removeSubrange(frame.start...)
+        w.pendingKey = frame.key
         return .array(elements)
     }
 
     private mutating func closeObject() -> JSONValue {
-        let frame = frames.removeLast()
-        var object = JSONObject(capacity: values.count &- frame.valueStart)
-        var k = frame.keyStart
-        for i in frame.valueStart..<values.count {
-            object.entries.append((keys[k], values[i]))
-            k &+= 1
-        }
-        values.removeSubrange(frame.valueStart...)
-        keys.removeSubrange(frame.keyStart...)
+        let frame = w.frames.removeLast()
+        let object = JSONObject(Array(w.members[frame.start...]))
+        w.members.removeSubrange(frame.start...)
+        w.pendingKey = frame.key
         return .object(object)
     }
 
@@ -236,15 +271,21 @@ public struct JSONParser {
         var usedScratch = false
         let raw = UnsafeRawPointer(base)
         while true {
-            // Eight bytes at a time: stop at '"', '\\' or a control character.
+            // Eight bytes at a time: jump to the first '"', '\\' or control
+            // character. (The lowest flagged byte is always a real match:
+            // false flags only ever follow a true one.)
             while pos &+ 8 <= end {
-                let w = raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self)
+                let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self))
                 let quote = w ^ 0x2222_2222_2222_2222
                 let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
                 let hasQuote = (quote &- 0x0101_0101_0101_0101) & ~quote
                 let hasSlash = (slash &- 0x0101_0101_0101_0101) & ~slash
                 let hasControl = (w &- 0x2020_2020_2020_2020) & ~w
-                if (hasQuote | hasSlash | hasControl) & 0x8080_8080_8080_8080 != 0 { break }
+                let hits = (hasQuote | hasSlash | hasControl) & 0x8080_8080_8080_8080
+                if hits != 0 {
+                    pos &+= hits.trailingZeroBitCount &>> 3
+                    break
+                }
                 pos &+= 8
             }
             guard pos < end else { throw error("unexpected end of input inside a string") }
@@ -253,14 +294,14 @@ public struct JSONParser {
                 let run = UnsafeBufferPointer(start: base + runStart, count: pos &- runStart)
                 pos &+= 1
                 if !usedScratch { return String(decoding: run, as: UTF8.self) }
-                scratch.append(contentsOf: run)
-                return String(decoding: scratch, as: UTF8.self)
+                w.scratch.append(contentsOf: run)
+                return String(decoding: w.scratch, as: UTF8.self)
             } else if c == UInt8(ascii: "\\") {
                 if !usedScratch {
                     usedScratch = true
-                    scratch.removeAll(keepingCapacity: true)
+                    w.scratch.removeAll(keepingCapacity: true)
                 }
-                scratch.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: pos &- runStart))
+                w.scratch.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: pos &- runStart))
                 try parseEscape()
                 runStart = pos
             } else if c < 0x20 {
@@ -277,14 +318,14 @@ public struct JSONParser {
         let c = base[pos]
         pos &+= 1
         switch c {
-        case UInt8(ascii: "\""): scratch.append(0x22)
-        case UInt8(ascii: "\\"): scratch.append(0x5C)
-        case UInt8(ascii: "/"): scratch.append(0x2F)
-        case UInt8(ascii: "b"): scratch.append(0x08)
-        case UInt8(ascii: "f"): scratch.append(0x0C)
-        case UInt8(ascii: "n"): scratch.append(0x0A)
-        case UInt8(ascii: "r"): scratch.append(0x0D)
-        case UInt8(ascii: "t"): scratch.append(0x09)
+        case UInt8(ascii: "\""): w.scratch.append(0x22)
+        case UInt8(ascii: "\\"): w.scratch.append(0x5C)
+        case UInt8(ascii: "/"): w.scratch.append(0x2F)
+        case UInt8(ascii: "b"): w.scratch.append(0x08)
+        case UInt8(ascii: "f"): w.scratch.append(0x0C)
+        case UInt8(ascii: "n"): w.scratch.append(0x0A)
+        case UInt8(ascii: "r"): w.scratch.append(0x0D)
+        case UInt8(ascii: "t"): w.scratch.append(0x09)
         case UInt8(ascii: "u"):
             var scalar = try parseHex4()
             if scalar >= 0xD800 && scalar <= 0xDBFF {
@@ -331,19 +372,19 @@ public struct JSONParser {
     private mutating func appendUTF8(_ scalar: UInt32) {
         switch scalar {
         case 0..<0x80:
-            scratch.append(UInt8(scalar))
+            w.scratch.append(UInt8(scalar))
         case 0x80..<0x800:
-            scratch.append(UInt8(0xC0 | scalar >> 6))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
+            w.scratch.append(UInt8(0xC0 | scalar >> 6))
+            w.scratch.append(UInt8(0x80 | scalar & 0x3F))
         case 0x800..<0x10000:
-            scratch.append(UInt8(0xE0 | scalar >> 12))
-            scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
+            w.scratch.append(UInt8(0xE0 | scalar >> 12))
+            w.scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            w.scratch.append(UInt8(0x80 | scalar & 0x3F))
         default:
-            scratch.append(UInt8(0xF0 | scalar >> 18))
-            scratch.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            scratch.append(UInt8(0x80 | scalar & 0x3F))
+            w.scratch.append(UInt8(0xF0 | scalar >> 18))
+            w.scratch.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+            w.scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            w.scratch.append(UInt8(0x80 | scalar & 0x3F))
         }
     }
 

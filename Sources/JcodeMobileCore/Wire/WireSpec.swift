@@ -98,18 +98,32 @@ public struct MessageSpec<Value>: Sendable {
 public struct WireUnion<Value>: Sendable {
     public let name: String
     public let members: [MessageSpec<Value>]
-    private let index: [String: Int]
+    private let index: [[Int]]
 
     public init(_ name: String, _ members: [MessageSpec<Value>]) {
         self.name = name
         self.members = members
-        var index: [String: Int] = [:]
-        for (i, member) in members.enumerated() { index[member.type] = i }
-        self.index = index
+        var buckets = [[Int]](repeating: [], count: WireUnion.bucketCount)
+        for (i, member) in members.enumerated() { buckets[WireUnion.bucket(of: member.type)].append(i) }
+        self.index = buckets
+    }
+
+    /// Types are looked up in a small table keyed by length and the last
+    /// byte: a handful of comparisons, no string hashing, on the hot path.
+    private static var bucketCount: Int { 64 }
+
+    private static func bucket(of type: String) -> Int {
+        let utf8 = type.utf8
+        return (utf8.count &* 7 &+ Int(utf8.last ?? 0)) & (bucketCount - 1)
+    }
+
+    private func position(of type: String) -> Int? {
+        for i in index[WireUnion.bucket(of: type)] where members[i].type == type { return i }
+        return nil
     }
 
     public func spec(for type: String) -> MessageSpec<Value>? {
-        index[type].map { members[$0] }
+        position(of: type).map { members[$0] }
     }
 
     /// Decodes a JSON value that must be an object with a known `type`.
@@ -128,7 +142,7 @@ public struct WireUnion<Value>: Sendable {
         guard case .string(let type) = typeValue else {
             throw CoreError.invalidField(typePath, "field \"type\" must be a string, got \(typeValue.typeName)")
         }
-        guard let i = index[type] else {
+        guard let i = position(of: type) else {
             throw CoreError(.unknownType, "unknown \(name) type \"\(type)\"", field: typePath)
         }
         return try members[i].decode(object, path: path)
