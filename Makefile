@@ -24,7 +24,7 @@ SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-python header-check demo docs install clean deps
+.PHONY: all lib test test-swift test-c test-python header-check demo docs bench install clean deps
 
 all: lib
 
@@ -36,7 +36,9 @@ $(LIB): $(SOURCES)
 		-Xlinker --version-script=$(CURDIR)/linker/jcode_mobile.map \
 		-Xlinker -soname=$(LIB_NAME).$(SOVERSION)
 	mkdir -p $(LIB_DIR)
-	cp $(RELEASE_DIR)/$(LIB_NAME) $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
+	# Replace by rename, never in place: a process using the old file keeps it.
+	cp $(RELEASE_DIR)/$(LIB_NAME) $(LIB_DIR)/.$(LIB_NAME).$(SOVERSION).tmp
+	mv -f $(LIB_DIR)/.$(LIB_NAME).$(SOVERSION).tmp $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 	ln -sf $(LIB_NAME).$(SOVERSION) $(LIB)
 	@echo "built $(LIB); it needs:"; readelf -d $(LIB) | grep NEEDED
 
@@ -63,6 +65,15 @@ $(C_BUILD)/harness: harness/c/harness.c include/jcode_mobile.h $(LIB) | $(C_BUIL
 
 test-c: header-check $(C_BUILD)/harness
 	./$(C_BUILD)/harness
+
+$(C_BUILD)/bench: harness/c/bench.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/bench.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
+
+# Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead.
+bench: $(C_BUILD)/bench deps
+	./$(C_BUILD)/bench
+	cd harness/python && $(PYTHON) -m jcode_mobile.bench
 
 test-python: lib deps
 	cd harness/python && $(PYTHON) -m pytest -q tests

@@ -32,7 +32,7 @@
 **
 **   `code` is stable and machine-readable (the table below); `message` is for
 **   people and may change. `offset` (a byte offset into the input) comes with
-**   invalid_utf8 and invalid_json; `field` (a path such as "event.text" or
+**   invalid_utf8, invalid_json and too_deep; `field` (a path such as "event.text" or
 **   "images[1].media_type") comes with invalid_field, unknown_type,
 **   null_argument and too_large. New codes may be added in later versions:
 **   treat a code you do not know like "internal".

@@ -162,6 +162,19 @@ final class ChangeFeedTests: XCTestCase {
         XCTAssertLessThan(mirror.resyncs, 5, "history reloads are the only resyncs")
     }
 
+    func testAUsedPairingCodeLeavesTheFeedAndHostsBehindItResync() {
+        let app = app(.onboarding)
+        _ = app.dispatch(json: #"{"type":"set_host","value":"devbox.local"}"#)
+        _ = app.dispatch(json: #"{"type":"set_pair_code","value":"731904"}"#)
+        _ = app.dispatch(json: #"{"type":"set_device_name","value":"Phone"}"#)
+        XCTAssertTrue(app.changesJSON(since: 0).string.contains("731904"), "while typed, the mirror shows it")
+        let beforeSubmit = app.state.revision
+        _ = app.dispatch(json: #"{"type":"submit_pairing"}"#)
+        XCTAssertFalse(app.changesJSON(since: 0).string.contains("731904"))
+        XCTAssertEqual(json(app.changesJSON(since: 0).string)["resync"], true)
+        XCTAssertEqual(json(app.changesJSON(since: UInt64(beforeSubmit)).string)["changes"]?.arrayValue?.count, 1, "later hosts are unaffected")
+    }
+
     func testJSONDiffProducesMinimalOps() {
         XCTAssertEqual(JSONDiff.ops(from: ["a": "hi", "b": 1], to: ["a": "hi there", "b": 1]), [.append(path: JSONPath([.key("a")]), text: " there")])
         XCTAssertEqual(JSONDiff.ops(from: [1, 2], to: [1, 2, 3]), [.add(path: JSONPath([.index(2)]), value: 3)])

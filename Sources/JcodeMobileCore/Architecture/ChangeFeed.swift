@@ -27,8 +27,10 @@ public struct ChangeFeed: Sendable {
 
     public let capacity: Int
     public let byteBudget: Int
+    /// A ring: `count` records starting at `head`, oldest first.
     private var ring: [Record] = []
     private var head = 0
+    private var count = 0
     private var bytes = 0
     /// Changes since this revision (or later) can be answered.
     public private(set) var baseRevision: Int
@@ -50,16 +52,18 @@ public struct ChangeFeed: Sendable {
     /// The operations from `before` to `after`: the transcript's own changes,
     /// then a diff of every other section whose value changed. nil means
     /// "too much to describe" (resync). Remembers what it reported.
-    mutating func ops(before: AppState, after: AppState, transcript: [TranscriptChange]) -> [JSONPatchOp]? {
+    mutating func ops(
+        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool)
+    ) -> [JSONPatchOp]? {
         var ops: [JSONPatchOp]? = []
-        if transcript.contains(where: { if case .reset = $0 { return true } else { return false } }) {
+        if transcript.reset {
             if after.transcript.count <= ChangeFeed.inlineResetLimit {
                 ops?.append(.replace(path: JSONPath([.key("transcript")]), value: after.json(of: .transcript)))
             } else {
                 ops = nil
             }
         } else {
-            for change in transcript { ops?.append(Self.op(for: change)) }
+            for change in transcript.changes { ops?.append(Self.op(for: change)) }
         }
         for (i, section) in AppState.Section.allCases.enumerated()
         where section != .transcript && section != .revision && after.sectionChanged(section, from: before) {
@@ -72,51 +76,66 @@ public struct ChangeFeed: Sendable {
         return ops
     }
 
+    /// Forgets every retained operation that wrote a non-empty string at or
+    /// under `path`, or replaced an ancestor of it: a secret typed into the
+    /// state (a pairing code) leaves the trace once it has been used. Hosts
+    /// behind those revisions are told to resync.
+    mutating func scrub(_ path: JSONPath) {
+        for i in 0..<count {
+            let slot = (head &+ i) % ring.count
+            guard let ops = ring[slot].ops, ops.contains(where: { $0.touches(path) }) else { continue }
+            bytes &-= ring[slot].weight
+            ring[slot].ops = nil
+            ring[slot].weight = 64
+            bytes &+= 64
+        }
+    }
+
     /// Keeps the operations of `revision`.
     mutating func record(revision: Int, ops: [JSONPatchOp]?) {
         append(Record(revision: revision, ops: ops, weight: 64 + (ops?.reduce(0) { $0 + $1.weight } ?? 0)))
     }
 
     private mutating func append(_ record: Record) {
-        if ring.count < capacity {
-            ring.append(record)
+        if count == capacity { dropOldest() }
+        if ring.count < capacity && count == ring.count {
+            ring.append(record)  // still growing to capacity
         } else {
-            bytes -= ring[head].weight
-            baseRevision = ring[head].revision
-            ring[head] = record
-            head = (head + 1) % capacity
+            ring[(head &+ count) % ring.count] = record
         }
-        bytes += record.weight
-        while bytes > byteBudget && ring.count > 1 { dropOldest() }
+        count &+= 1
+        bytes &+= record.weight
+        while bytes > byteBudget && count > 1 { dropOldest() }
     }
 
     private mutating func dropOldest() {
-        let oldest = ring.count < capacity ? 0 : head
-        baseRevision = ring[oldest].revision
-        bytes -= ring[oldest].weight
-        if ring.count < capacity {
-            ring.removeFirst()
-        } else {
-            // Compact the ring into order, then drop the first.
-            ring = Array(ring[head...] + ring[..<head])
-            head = 0
-            ring.removeFirst()
-        }
+        let oldest = ring[head]
+        baseRevision = oldest.revision
+        bytes &-= oldest.weight
+        ring[head] = Record(revision: 0, ops: [], weight: 0)  // release what it held
+        head = (head &+ 1) % ring.count
+        count &-= 1
     }
 
-    private var ordered: [Record] {
-        ring.count < capacity ? ring : Array(ring[head...] + ring[..<head])
+    /// The record at position `i` from the oldest.
+    private func record(at i: Int) -> Record {
+        ring[(head &+ i) % ring.count]
     }
 
     /// The records after `revision`, or `.resync` when the feed cannot
-    /// describe the way from there.
+    /// describe the way from there. Walks back from the newest record, so
+    /// a host that is a few revisions behind costs a few steps.
     public func changes(since revision: Int, current: Int) -> Answer {
         if revision == current { return .changes([]) }
         guard revision >= baseRevision && revision < current else { return .resync }
+        var first = count
+        while first > 0 && record(at: first &- 1).revision > revision { first &-= 1 }
         var result: [Record] = []
-        for record in ordered where record.revision > revision {
-            guard record.ops != nil else { return .resync }
-            result.append(record)
+        result.reserveCapacity(count &- first)
+        for i in first..<count {
+            let r = record(at: i)
+            guard r.ops != nil else { return .resync }
+            result.append(r)
         }
         return .changes(result)
     }
@@ -137,8 +156,6 @@ public struct ChangeFeed: Sendable {
             return .replace(path: path(index, .key("tool_calls"), .index(call)), value: value.json)
         case .appendToolInput(let index, let call, let text):
             return .append(path: path(index, .key("tool_calls"), .index(call), .key("input")), text: text)
-        case .reset:
-            return .replace(path: JSONPath([.key("transcript")]), value: .null)  // never used: resets are handled whole
         }
     }
 }

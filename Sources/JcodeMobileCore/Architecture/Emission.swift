@@ -13,6 +13,9 @@ public struct Emission: Equatable, Sendable {
         case effect(Effect)
         case input(Input)
         case note(String)
+        /// A secret that was in the state has been used: drop it from every
+        /// retained trace (the change feed).
+        case scrub(JSONPath)
         case merge([Emission])
     }
 
@@ -24,6 +27,7 @@ public struct Emission: Equatable, Sendable {
     public static func action(_ action: Action) -> Emission { Emission(kind: .input(.action(action))) }
     /// A line for the transition log (why an input changed nothing, say).
     public static func note(_ text: String) -> Emission { Emission(kind: .note(text)) }
+    public static func scrub(_ path: JSONPath) -> Emission { Emission(kind: .scrub(path)) }
 
     /// Several emissions, in order; nested merges flatten and `.none` drops out.
     public static func merge(_ emissions: [Emission]) -> Emission {

@@ -49,7 +49,8 @@ public struct Store: Sendable {
 
         var effects: [(id: EffectID, effect: Effect)] = []
         var notes: [String] = []
-        run(input, effects: &effects, notes: &notes, depth: 0)
+        var scrubs: [JSONPath] = []
+        run(input, effects: &effects, notes: &notes, scrubs: &scrubs, depth: 0)
 
         let transcriptChanges = state.transcript.drainChanges()
         let ops = feed.ops(before: before, after: state, transcript: transcriptChanges)
@@ -58,6 +59,7 @@ public struct Store: Sendable {
             state.revision &+= 1
             feed.record(revision: state.revision, ops: ops)
         }
+        for path in scrubs { feed.scrub(path) }
 
         let revision = state.revision
         log.append { seq in
@@ -80,14 +82,16 @@ public struct Store: Sendable {
     }
 
     private mutating func run(
-        _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], depth: Int
+        _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], scrubs: inout [JSONPath],
+        depth: Int
     ) {
         let emission = interactor.interact(&state, input)
-        apply(emission, effects: &effects, notes: &notes, depth: depth)
+        apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, depth: depth)
     }
 
     private mutating func apply(
-        _ emission: Emission, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], depth: Int
+        _ emission: Emission, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], scrubs: inout [JSONPath],
+        depth: Int
     ) {
         switch emission.kind {
         case .none:
@@ -97,14 +101,16 @@ public struct Store: Sendable {
             effects.append((id, effect))
         case .note(let text):
             notes.append(text)
+        case .scrub(let path):
+            scrubs.append(path)
         case .input(let next):
             guard depth < Store.followUpDepthLimit else {
                 notes.append("follow-ups nested too deep; dropped one")
                 return
             }
-            run(next, effects: &effects, notes: &notes, depth: depth &+ 1)
+            run(next, effects: &effects, notes: &notes, scrubs: &scrubs, depth: depth &+ 1)
         case .merge(let list):
-            for e in list { apply(e, effects: &effects, notes: &notes, depth: depth) }
+            for e in list { apply(e, effects: &effects, notes: &notes, scrubs: &scrubs, depth: depth) }
         }
     }
 }

@@ -30,6 +30,20 @@ public enum JSONPatchOp: Equatable, Sendable {
         w.objectEnd()
     }
 
+    /// Whether the operation wrote something (not an empty string) at or
+    /// under `target`, or replaced one of its ancestors.
+    func touches(_ target: JSONPath) -> Bool {
+        switch self {
+        case .remove: return false
+        case .append(let path, let text): return !text.isEmpty && path.hasPrefix(target)
+        case .add(let path, let value), .replace(let path, let value):
+            if target.hasPrefix(path) && path.components.count < target.components.count { return true }
+            guard path.hasPrefix(target) else { return false }
+            if case .string(let s) = value { return !s.isEmpty }
+            return value != .null
+        }
+    }
+
     /// Roughly how many bytes the operation holds (for the feed's memory budget).
     var weight: Int {
         switch self {
@@ -58,6 +72,11 @@ public struct JSONPath: Equatable, Sendable, CustomStringConvertible {
     }
 
     public func appending(key: String) -> JSONPath { appending(.key(key)) }
+
+    /// Whether `prefix`'s components begin this path.
+    public func hasPrefix(_ prefix: JSONPath) -> Bool {
+        prefix.components.count <= components.count && zip(prefix.components, components).allSatisfy { $0 == $1 }
+    }
     public func appending(index: Int) -> JSONPath { appending(.index(index)) }
 
     /// `/transcript/3/text`; `~` and `/` in keys are escaped as `~0` and `~1`.

@@ -22,6 +22,8 @@ public struct Transcript: Sendable {
     private var toolOwners: [String: Int] = [:]
     /// Changes since the last `drainChanges()`.
     public private(set) var changes: [TranscriptChange] = []
+    /// Whether the transcript was replaced whole since the last drain.
+    public private(set) var wasReset = false
 
     public init() {}
 
@@ -234,7 +236,8 @@ public struct Transcript: Sendable {
         for entry in entries {
             for call in entry.toolCalls { toolOwners[call.id] = entry.serial }
         }
-        changes.append(.reset)
+        changes.removeAll()
+        wasReset = true
     }
 
     public mutating func removeAll() { replaceAll(with: []) }
@@ -248,18 +251,22 @@ public struct Transcript: Sendable {
     /// Records that the whole transcript was swapped in from elsewhere (a
     /// fixture replacing the state), so the change feed resends it.
     public mutating func recordReset() {
-        changes.append(.reset)
+        changes.removeAll()
+        wasReset = true
     }
 
-    /// Returns and forgets the changes recorded since the last call.
-    public mutating func drainChanges() -> [TranscriptChange] {
-        guard !changes.isEmpty else { return [] }
+    /// Returns and forgets the changes recorded since the last call. After
+    /// a reset only the reset is reported (the whole transcript is resent).
+    public mutating func drainChanges() -> (changes: [TranscriptChange], reset: Bool) {
+        let reset = wasReset
+        wasReset = false
+        guard !changes.isEmpty else { return ([], reset) }
         let drained = changes
         changes = []
-        return drained
+        return (reset ? [] : drained, reset)
     }
 
-    public var hasChanges: Bool { !changes.isEmpty }
+    public var hasChanges: Bool { wasReset || !changes.isEmpty }
 
     private mutating func takeSerial() -> Int {
         defer { nextSerial &+= 1 }
@@ -293,6 +300,4 @@ public enum TranscriptChange: Equatable, Sendable {
     case insertToolCall(index: Int, call: Int, value: ToolCall)
     case setToolCall(index: Int, call: Int, value: ToolCall)
     case appendToolInput(index: Int, call: Int, text: String)
-    /// Replaced whole (history, clear, a fixture): the feed asks hosts to resync.
-    case reset
 }

@@ -20,6 +20,10 @@ public struct PairingForm: Equatable, Sendable {
 
     public init() {}
 
+    /// Where the typed code is in the state JSON (scrubbed from the change
+    /// feed once the code is used).
+    public static let codePath = JSONPath([.key("pairing"), .key("pair_code")])
+
     /// The result of `check_server` for the address in the form.
     public struct HealthCheck: Equatable, Sendable {
         public enum Status: String, Sendable { case checking, reachable, unreachable, failed }

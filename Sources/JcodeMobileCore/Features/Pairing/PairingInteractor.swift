@@ -57,7 +57,7 @@ public struct PairingInteractor: Interactor {
         state.pairing.heldCode = form.code
         state.errorBanner = nil
         if state.connection.phase != .connected { state.connection.phase = .pairing }
-        return .effect(
+        return .scrub(PairingForm.codePath) + .effect(
             .http(
                 .pair(
                     host: form.address.host, port: form.address.port, useTLS: form.address.useTLS, code: form.code,
