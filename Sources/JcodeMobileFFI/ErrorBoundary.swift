@@ -41,7 +41,7 @@ enum ErrorBoundary {
     }
 
     static func cString(_ error: CoreError) -> UnsafeMutablePointer<CChar>? {
-        cString(JcodeMobileApp.errorBytes(error))
+        JcodeMobileApp.errorDocument(error).cString()
     }
 
     static func invalidHandle(_ handle: UnsafeMutableRawPointer?) -> CoreError {
@@ -50,15 +50,15 @@ enum ErrorBoundary {
             : CoreError(.invalidHandle, "app is not a live handle (freed, never issued, or not a handle)", field: "app")
     }
 
-    /// Runs `body` on the app behind `handle` with its lock held.
+    /// Runs `body` on the app behind `handle` with its lock held; the
+    /// document it returns becomes the C string, without another copy.
     static func withApp(
-        _ handle: UnsafeMutableRawPointer?, _ body: (JcodeMobileApp) -> [UInt8]
+        _ handle: UnsafeMutableRawPointer?, _ body: (JcodeMobileApp) -> JSONWriter
     ) -> UnsafeMutablePointer<CChar>? {
         guard let handle else { return cString(invalidHandle(nil)) }
         let key = UInt(bitPattern: handle)
         guard let slot = handles.withLock({ $0.slot(key) }) else { return cString(invalidHandle(handle)) }
-        let bytes = slot.app.withLock { body($0) }
-        return cString(bytes)
+        return slot.app.withLock { app in body(app).cString() }
     }
 }
 

@@ -64,19 +64,19 @@ public func jcode_mobile_app_free(_ app: UnsafeMutableRawPointer?) {
 public func jcode_mobile_dispatch(
     _ app: UnsafeMutableRawPointer?, _ actionJSON: UnsafePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
-    input(app, actionJSON, argument: "action_json", kind: .action) { $0.dispatch($1) }
+    input(app, actionJSON, argument: "action_json", kind: .action) { $0.dispatchDocument($1) }
 }
 
 @_cdecl("jcode_mobile_platform_event")
 public func jcode_mobile_platform_event(
     _ app: UnsafeMutableRawPointer?, _ eventJSON: UnsafePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
-    input(app, eventJSON, argument: "event_json", kind: .event) { $0.platformEvent($1) }
+    input(app, eventJSON, argument: "event_json", kind: .event) { $0.platformEventDocument($1) }
 }
 
 private func input(
     _ app: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, argument: String, kind: LogEntry.Kind,
-    _ body: (JcodeMobileApp, UnsafeBufferPointer<UInt8>) -> [UInt8]
+    _ body: (JcodeMobileApp, UnsafeBufferPointer<UInt8>) -> JSONWriter
 ) -> UnsafeMutablePointer<CChar>? {
     ErrorBoundary.withApp(app) { instance in
         switch ErrorBoundary.bytes(of: json, argument: argument) {
@@ -88,22 +88,22 @@ private func input(
 
 @_cdecl("jcode_mobile_state")
 public func jcode_mobile_state(_ app: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
-    ErrorBoundary.withApp(app) { $0.stateJSON() }
+    ErrorBoundary.withApp(app) { $0.stateDocument() }
 }
 
 @_cdecl("jcode_mobile_tree")
 public func jcode_mobile_tree(_ app: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
-    ErrorBoundary.withApp(app) { $0.treeJSON() }
+    ErrorBoundary.withApp(app) { $0.treeDocument() }
 }
 
 @_cdecl("jcode_mobile_logs")
 public func jcode_mobile_logs(_ app: UnsafeMutableRawPointer?, _ limit: UInt32) -> UnsafeMutablePointer<CChar>? {
-    ErrorBoundary.withApp(app) { $0.logsJSON(limit: Int(limit)) }
+    ErrorBoundary.withApp(app) { $0.logsDocument(limit: Int(limit)) }
 }
 
 @_cdecl("jcode_mobile_changes")
 public func jcode_mobile_changes(_ app: UnsafeMutableRawPointer?, _ sinceRevision: UInt64) -> UnsafeMutablePointer<CChar>? {
-    ErrorBoundary.withApp(app) { $0.changesJSON(since: sinceRevision) }
+    ErrorBoundary.withApp(app) { $0.changesDocument(since: sinceRevision) }
 }
 
 @_cdecl("jcode_mobile_string_free")

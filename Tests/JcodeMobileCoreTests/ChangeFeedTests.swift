@@ -197,3 +197,11 @@ struct SplitMix {
     }
     mutating func next(upTo n: Int) -> Int { Int(next() % UInt64(n)) }
 }
+
+final class SectionOrderTests: XCTestCase {
+    func testSectionOrdinalsMatchTheirOrder() {
+        for (i, section) in AppState.Section.allCases.enumerated() {
+            XCTAssertEqual(AppState.Section.ordinal(section), i, section.rawValue)
+        }
+    }
+}

@@ -39,19 +39,38 @@ final class WireSpecTests: XCTestCase {
         return o
     }
 
+    /// Decodes `object` both ways (from a `JSONObject` and from the bytes on
+    /// a tape) and checks the two agree on success or on the exact error.
+    private func decodeBothWays<Value>(
+        _ union: WireUnion<Value>, _ object: JSONObject, file: StaticString = #filePath, line: UInt = #line
+    ) -> Result<Value, CoreError> {
+        let fromObject = Result { () throws(CoreError) in try union.decode(.object(object)) }
+        var text = JSONValue.object(object).jsonString
+        var workspace = JSONParser.Workspace()
+        let fromTape = text.withUTF8 { bytes in
+            Result { () throws(CoreError) in
+                try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) in try union.decode(tape: tape) }
+            }
+        }
+        switch (fromObject, fromTape) {
+        case (.success, .success): break
+        case (.failure(let a), .failure(let b)): XCTAssertEqual(a, b, "tape and object decoding fail alike", file: file, line: line)
+        default: XCTFail("tape and object decoding disagree on \(text)", file: file, line: line)
+        }
+        return fromObject
+    }
+
     private func check<Value>(_ union: WireUnion<Value>, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(Set(union.members.map(\.type)).count, union.members.count, "\(union.name) types are unique", file: file, line: line)
         for spec in union.members {
             let full = sampleObject(spec.fields, type: spec.type)
-            do throws(CoreError) {
-                _ = try union.decode(.object(full))
-            } catch {
+            if case .failure(let error) = decodeBothWays(union, full, file: file, line: line) {
                 XCTFail("\(spec.type): a sample with every declared field does not decode: \(error.message)", file: file, line: line)
             }
             for field in spec.fields {
                 var without = full
                 without[field.name] = nil
-                let missing = Result { () throws(CoreError) in try union.decode(.object(without)) }
+                let missing = decodeBothWays(union, without, file: file, line: line)
                 if field.required {
                     guard case .failure(let e) = missing else {
                         XCTFail("\(spec.type): missing required \(field.name) decoded", file: file, line: line)
@@ -65,7 +84,7 @@ final class WireSpecTests: XCTestCase {
                 guard let bad = wrong(field.type) else { continue }
                 var mistyped = full
                 mistyped[field.name] = bad
-                if case .success = Result(catching: { () throws(CoreError) in try union.decode(.object(mistyped)) }) {
+                if case .success = decodeBothWays(union, mistyped, file: file, line: line) {
                     XCTFail("\(spec.type): \(field.name) of the wrong type decoded", file: file, line: line)
                 }
             }

@@ -9,6 +9,9 @@ public final class JcodeMobileApp {
     public let options: AppOptions
     /// Parser stacks reused across calls (calls on an app are serialised).
     private var workspace = JSONParser.Workspace()
+    /// The buffer reports are written into, reused across calls: the caller
+    /// copies the bytes out before the next call, so it is never shared then.
+    private var reportWriter = JSONWriter(capacity: 256)
 
     /// Inputs larger than this are logged as a summary instead of in full.
     static let loggedPayloadLimit = 4096
@@ -30,15 +33,21 @@ public final class JcodeMobileApp {
 
     // MARK: - Inputs
 
+    // Every output is a `JSONWriter`: one malloc'd buffer the FFI hands to C
+    // as is. The `[UInt8]`-returning forms are conveniences for Swift callers.
+
     /// `jcode_mobile_dispatch`: one action → the dispatch report or an error.
-    public func dispatch(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    public func dispatchDocument(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONWriter {
         handle(bytes, kind: .action, union: Action.wire) { Input.action($0) }
     }
 
     /// `jcode_mobile_platform_event`: one platform event → the dispatch report or an error.
-    public func platformEvent(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    public func platformEventDocument(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONWriter {
         handle(bytes, kind: .event, union: PlatformEvent.wire) { Input.platform($0) }
     }
+
+    public func dispatch(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] { dispatchDocument(bytes).bytes }
+    public func platformEvent(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] { platformEventDocument(bytes).bytes }
 
     public func dispatch(json: String) -> [UInt8] {
         var json = json
@@ -52,31 +61,35 @@ public final class JcodeMobileApp {
 
     private func handle<Value>(
         _ bytes: UnsafeBufferPointer<UInt8>, kind: LogEntry.Kind, union: WireUnion<Value>, input: (Value) -> Input
-    ) -> [UInt8] {
-        let value: JSONValue
-        let decoded: Value
+    ) -> JSONWriter {
+        let decoded: (value: Value, type: String, payload: LogPayload)
         do throws(CoreError) {
-            value = try JSONParser.parse(bytes, workspace: &workspace)
-            decoded = try union.decode(value)
+            decoded = try JSONParser.withTape(bytes, workspace: &workspace) {
+                (tape) throws(CoreError) -> (value: Value, type: String, payload: LogPayload) in
+                let (value, spec) = try union.decodeMember(tape: tape)
+                let payload: LogPayload
+                if bytes.count > Self.loggedPayloadLimit {
+                    payload = .json(["type": .string(spec.type), "summary": .string("\(bytes.count) bytes, not kept in the log")])
+                } else if spec.hasSecrets, case .object(let object) = tape.value(at: 0) {
+                    payload = .json(.object(Redaction.redact(object, fields: spec.fields)))
+                } else {
+                    payload = .raw(Array(bytes))
+                }
+                return (value, spec.type, payload)
+            }
         } catch {
             store.logRejected(kind: kind, type: Self.typeName(in: bytes), error: error)
-            return Self.errorBytes(error)
+            return Self.errorDocument(error)
         }
-        guard case .object(let object) = value else { return Self.errorBytes(CoreError(.internal, "decoded a non-object")) }
-        let type = object["type"]?.stringValue ?? ""
-        let payload: JSONValue =
-            bytes.count > Self.loggedPayloadLimit
-            ? ["type": .string(type), "summary": .string("\(bytes.count) bytes, not kept in the log")]
-            : .object(union.redact(object))
-        let transition = store.send(input(decoded), logKind: kind, logType: type, logPayload: payload)
-        return Self.report(transition)
+        let transition = store.send(input(decoded.value), logKind: kind, logType: decoded.type, logPayload: decoded.payload)
+        return report(transition)
     }
 
     /// Records an input refused before it could be read (NULL, too large)
     /// and returns its error: every call on a handle is accounted for in the log.
-    public func reject(_ error: CoreError, kind: LogEntry.Kind) -> [UInt8] {
+    public func reject(_ error: CoreError, kind: LogEntry.Kind) -> JSONWriter {
         store.logRejected(kind: kind, type: "", error: error)
-        return Self.errorBytes(error)
+        return Self.errorDocument(error)
     }
 
     /// The input's `type`, when it can be read, for logging a rejected input.
@@ -89,35 +102,52 @@ public final class JcodeMobileApp {
 
     // MARK: - Outputs
 
-    /// `{"ok":true,"revision":…,"effects":[…]}`
-    static func report(_ transition: Store.Transition) -> [UInt8] {
-        var w = JSONWriter(capacity: 64)
-        w.objectStart()
-        w.key("ok"); w.bool(true)
-        w.key("revision"); w.int(transition.revision)
-        w.key("effects")
-        w.arrayStart()
-        for (id, effect) in transition.effects { w.value(effect.json(id: id)) }
-        w.arrayEnd()
-        w.objectEnd()
-        return w.bytes
+    /// `{"ok":true,"revision":…,"effects":[…]}`, written into the reused
+    /// buffer and copied out once, at its exact size.
+    func report(_ transition: Store.Transition) -> JSONWriter {
+        if transition.effects.isEmpty {
+            // The common case (a streamed delta): assembled from fixed pieces.
+            var w = JSONWriter(capacity: 48)
+            w.beginFragment()
+            w.fragment(#"{"ok":true,"revision":"#)
+            w.fragment(integer: transition.revision)
+            w.fragment(#","effects":[]}"#)
+            w.endFragment()
+            return w
+        }
+        reportWriter.reset()
+        reportWriter.objectStart()
+        reportWriter.key("ok"); reportWriter.bool(true)
+        reportWriter.key("revision"); reportWriter.int(transition.revision)
+        reportWriter.key("effects")
+        reportWriter.arrayStart()
+        for (id, effect) in transition.effects { reportWriter.value(effect.json(id: id)) }
+        reportWriter.arrayEnd()
+        reportWriter.objectEnd()
+        return JSONWriter(copying: reportWriter)
+    }
+
+    public static func errorDocument(_ error: CoreError) -> JSONWriter {
+        var w = JSONWriter(capacity: 128)
+        w.value(error.json)
+        return w
     }
 
     public static func errorBytes(_ error: CoreError) -> [UInt8] { error.json.jsonBytes }
 
     /// `jcode_mobile_state`: `{"ok":true,"state":{…}}`.
-    public func stateJSON() -> [UInt8] {
+    public func stateDocument() -> JSONWriter {
         var w = JSONWriter(capacity: 4096)
         w.objectStart()
         w.key("ok"); w.bool(true)
         w.key("state")
         store.state.writeJSON(to: &w)
         w.objectEnd()
-        return w.bytes
+        return w
     }
 
     /// `jcode_mobile_tree`: `{"ok":true,"revision":…,"tree":{…}}`.
-    public func treeJSON() -> [UInt8] {
+    public func treeDocument() -> JSONWriter {
         let root = SemanticTree.build(store.state, viewport: options.viewport)
         var w = JSONWriter(capacity: 8192)
         w.objectStart()
@@ -126,11 +156,11 @@ public final class JcodeMobileApp {
         w.key("tree")
         root.write(to: &w)
         w.objectEnd()
-        return w.bytes
+        return w
     }
 
     /// `jcode_mobile_logs`: the last `limit` transitions (0: all retained), oldest first.
-    public func logsJSON(limit: Int) -> [UInt8] {
+    public func logsDocument(limit: Int) -> JSONWriter {
         let entries = store.log.recent(limit == 0 ? store.log.capacity : limit)
         var w = JSONWriter(capacity: 1024)
         w.objectStart()
@@ -139,10 +169,10 @@ public final class JcodeMobileApp {
         w.key("next_seq"); w.int(store.log.nextSeq)
         w.key("entries")
         w.arrayStart()
-        for entry in entries { w.value(entry.json) }
+        for entry in entries { entry.write(to: &w) }
         w.arrayEnd()
         w.objectEnd()
-        return w.bytes
+        return w
     }
 
     /// `jcode_mobile_changes`: what changed after revision `since`, or the
@@ -150,7 +180,7 @@ public final class JcodeMobileApp {
     ///
     ///     {"ok":true,"revision":12,"since":10,"changes":[{"revision":11,"ops":[…]},{"revision":12,"ops":[…]}]}
     ///     {"ok":true,"revision":12,"since":3,"resync":true,"state":{…}}
-    public func changesJSON(since: UInt64) -> [UInt8] {
+    public func changesDocument(since: UInt64) -> JSONWriter {
         let current = store.state.revision
         let answer = since > UInt64(Int.max) ? .resync : store.feed.changes(since: Int(since), current: current)
         var w = JSONWriter(capacity: 256)
@@ -166,9 +196,7 @@ public final class JcodeMobileApp {
                 w.objectStart()
                 w.key("revision"); w.int(record.revision)
                 w.key("ops")
-                w.arrayStart()
-                for op in record.ops ?? [] { op.write(to: &w) }
-                w.arrayEnd()
+                w.raw(record.ops ?? [])
                 w.objectEnd()
             }
             w.arrayEnd()
@@ -178,8 +206,13 @@ public final class JcodeMobileApp {
             store.state.writeJSON(to: &w)
         }
         w.objectEnd()
-        return w.bytes
+        return w
     }
+
+    public func stateJSON() -> [UInt8] { stateDocument().bytes }
+    public func treeJSON() -> [UInt8] { treeDocument().bytes }
+    public func logsJSON(limit: Int) -> [UInt8] { logsDocument(limit: limit).bytes }
+    public func changesJSON(since: UInt64) -> [UInt8] { changesDocument(since: since).bytes }
 
     /// The tree as a value (tests and tools).
     public func tree() -> SemanticNode { SemanticTree.build(store.state, viewport: options.viewport) }

@@ -13,9 +13,11 @@
 public struct ChangeFeed: Sendable {
     public struct Record: Sendable {
         public var revision: Int
+        /// The operations as a JSON array, encoded once when recorded (so
+        /// answering a host is a copy, and forgetting a record one free).
         /// nil: this revision replaced too much to describe; resync.
-        public var ops: [JSONPatchOp]?
-        var weight: Int
+        public var ops: [UInt8]?
+        var weight: Int { 64 &+ (ops?.count ?? 0) }
     }
 
     public enum Answer: Sendable {
@@ -49,51 +51,105 @@ public struct ChangeFeed: Sendable {
         reported = AppState.Section.allCases.map { $0 == .transcript || $0 == .revision ? .null : state.json(of: $0) }
     }
 
-    /// The operations from `before` to `after`: the transcript's own changes,
-    /// then a diff of every other section whose value changed. nil means
-    /// "too much to describe" (resync). Remembers what it reported.
-    mutating func ops(
-        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool)
-    ) -> [JSONPatchOp]? {
-        var ops: [JSONPatchOp]? = []
-        if transcript.reset {
-            if after.transcript.count <= ChangeFeed.inlineResetLimit {
-                ops?.append(.replace(path: JSONPath([.key("transcript")]), value: after.json(of: .transcript)))
-            } else {
-                ops = nil
-            }
-        } else {
-            for change in transcript.changes { ops?.append(Self.op(for: change)) }
-        }
-        for (i, section) in AppState.Section.allCases.enumerated()
-        where section != .transcript && section != .revision && after.sectionChanged(section, from: before) {
-            let json = after.json(of: section)
-            if json != reported[i] {
-                ops?.append(contentsOf: JSONDiff.ops(from: reported[i], to: json, at: JSONPath([.key(section.rawValue)])))
-                reported[i] = json
-            }
-        }
-        return ops
+    /// What one transition changed, encoded.
+    enum Encoded {
+        /// Nothing in the state JSON changed.
+        case nothing
+        /// The operations, as a JSON array.
+        case ops([UInt8])
+        /// Too much to describe (a long transcript replaced): resync.
+        case resync
     }
 
-    /// Forgets every retained operation that wrote a non-empty string at or
-    /// under `path`, or replaced an ancestor of it: a secret typed into the
-    /// state (a pairing code) leaves the trace once it has been used. Hosts
-    /// behind those revisions are told to resync.
+    /// Encodes the operations from `before` to `after`: the transcript's own
+    /// changes, then a diff of every other section whose value changed.
+    /// Remembers what it reported.
+    mutating func encode(
+        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool)
+    ) -> Encoded {
+        var w = JSONWriter(capacity: 160)
+        w.arrayStart()
+        if transcript.reset {
+            guard after.transcript.count <= ChangeFeed.inlineResetLimit else {
+                diffSections(before: before, after: after, into: nil)
+                return .resync
+            }
+            JSONPatchOp.replace(path: JSONPath([.key("transcript")]), value: after.json(of: .transcript)).write(to: &w)
+        } else {
+            for change in transcript.changes { change.write(to: &w) }
+        }
+        let wroteTranscript = transcript.reset || !transcript.changes.isEmpty
+        let wroteSections = diffSections(before: before, after: after, into: &w)
+        guard wroteTranscript || wroteSections else { return .nothing }
+        w.arrayEnd()
+        return .ops(w.bytes)
+    }
+
+    /// Diffs every section whose value changed against what was last
+    /// reported, writing the operations (when given a writer); true when any
+    /// were written.
+    @discardableResult
+    private mutating func diffSections(before: AppState, after: AppState, into w: UnsafeMutablePointer<JSONWriter>?) -> Bool {
+        var wrote = false
+        var changed = after.changedSections(from: before)
+        while changed != 0 {
+            let i = changed.trailingZeroBitCount
+            changed &= changed &- 1
+            let section = AppState.Section.allCases[i]
+            let json = after.json(of: section)
+            guard json != reported[i] else { continue }
+            let ops = JSONDiff.ops(from: reported[i], to: json, at: JSONPath([.key(section.rawValue)]))
+            if let w {
+                for op in ops { op.write(to: &w.pointee) }
+            }
+            wrote = wrote || !ops.isEmpty
+            reported[i] = json
+        }
+        return wrote
+    }
+
+    private mutating func diffSections(before: AppState, after: AppState, into w: inout JSONWriter) -> Bool {
+        withUnsafeMutablePointer(to: &w) { diffSections(before: before, after: after, into: $0) }
+    }
+
+    /// Forgets every retained record with an operation that wrote something
+    /// at or under `path`, or replaced an ancestor of it: a secret typed into
+    /// the state (a pairing code) leaves the trace once it has been used.
+    /// Hosts behind those revisions are told to resync. Rare, so it reads the
+    /// encoded records back.
     mutating func scrub(_ path: JSONPath) {
+        let target = path.description
         for i in 0..<count {
             let slot = (head &+ i) % ring.count
-            guard let ops = ring[slot].ops, ops.contains(where: { $0.touches(path) }) else { continue }
+            guard let ops = ring[slot].ops, let parsed = try? ops.withUnsafeBufferPointer({ b throws(CoreError) in try JSONParser.parse(b) }),
+                  let list = parsed.arrayValue, list.contains(where: { Self.touches($0, target) })
+            else { continue }
             bytes &-= ring[slot].weight
             ring[slot].ops = nil
-            ring[slot].weight = 64
-            bytes &+= 64
+            bytes &+= ring[slot].weight
         }
     }
 
-    /// Keeps the operations of `revision`.
-    mutating func record(revision: Int, ops: [JSONPatchOp]?) {
-        append(Record(revision: revision, ops: ops, weight: 64 + (ops?.reduce(0) { $0 + $1.weight } ?? 0)))
+    /// Whether the encoded operation `op` wrote a non-empty value at or under
+    /// `target`, or added or replaced one of its ancestors.
+    static func touches(_ op: JSONValue, _ target: String) -> Bool {
+        guard let kind = op["op"]?.stringValue, let path = op["path"]?.stringValue, kind != "remove" else { return false }
+        if target.hasPrefix(path == "" ? "/" : path + "/") || path.isEmpty { return true }
+        guard path == target || path.hasPrefix(target + "/") else { return false }
+        switch op["value"] {
+        case .string(let s)?: return !s.isEmpty
+        case .null?, nil: return false
+        default: return true
+        }
+    }
+
+    /// Keeps what revision `revision` changed.
+    mutating func record(revision: Int, _ encoded: Encoded) {
+        switch encoded {
+        case .nothing: return
+        case .ops(let bytes): append(Record(revision: revision, ops: bytes))
+        case .resync: append(Record(revision: revision, ops: nil))
+        }
     }
 
     private mutating func append(_ record: Record) {
@@ -112,7 +168,7 @@ public struct ChangeFeed: Sendable {
         let oldest = ring[head]
         baseRevision = oldest.revision
         bytes &-= oldest.weight
-        ring[head] = Record(revision: 0, ops: [], weight: 0)  // release what it held
+        ring[head].ops = nil  // release what it held
         head = (head &+ 1) % ring.count
         count &-= 1
     }
@@ -140,54 +196,70 @@ public struct ChangeFeed: Sendable {
         return .changes(result)
     }
 
-    /// The transcript mutation as a patch operation on `/transcript`.
-    static func op(for change: TranscriptChange) -> JSONPatchOp {
-        func path(_ index: Int, _ rest: JSONPath.Component...) -> JSONPath {
-            JSONPath([.key("transcript"), .index(index)] + rest)
-        }
-        switch change {
-        case .insert(let index, let entry): return .add(path: path(index), value: entry.json)
-        case .remove(let index): return .remove(path: path(index))
-        case .set(let index, let field, let value): return .replace(path: path(index, .key(field.rawValue)), value: value)
-        case .appendText(let index, let field, let text): return .append(path: path(index, .key(field.rawValue)), text: text)
-        case .insertToolCall(let index, let call, let value):
-            return .add(path: path(index, .key("tool_calls"), .index(call)), value: value.json)
-        case .setToolCall(let index, let call, let value):
-            return .replace(path: path(index, .key("tool_calls"), .index(call)), value: value.json)
-        case .appendToolInput(let index, let call, let text):
-            return .append(path: path(index, .key("tool_calls"), .index(call), .key("input")), text: text)
-        }
-    }
 }
 
 extension AppState {
-    /// Whether the values a section is written from differ from `before`
-    /// (cheap: equal arrays and strings compare by identity first).
-    func sectionChanged(_ section: Section, from before: AppState) -> Bool {
+    /// The sections whose values differ from `before`, as a bit set indexed
+    /// like `Section.allCases` (never `revision` or `transcript`, which are
+    /// tracked otherwise). Straight-line and cheap: equal arrays, strings and
+    /// shared sections compare by identity first.
+    func changedSections(from before: AppState) -> UInt32 {
+        var set: UInt32 = 0
+        func mark(_ section: Section, _ changed: Bool) {
+            if changed { set |= 1 << Section.ordinal(section) }
+        }
+        mark(.screen, screen != before.screen)
+        mark(.focusedNodeID, focusedNodeID != before.focusedNodeID)
+        mark(.connection, $connection != before.$connection)
+        mark(.pairing, $pairing != before.$pairing)
+        mark(.servers, servers != before.servers)
+        mark(.selectedServerID, selectedServerID != before.selectedServerID)
+        mark(.session, $session != before.$session)
+        mark(.softInterrupts, softInterrupts != before.softInterrupts)
+        mark(.outbox, outbox != before.outbox)
+        mark(.permissionRequests, permissionRequests != before.permissionRequests)
+        mark(.stdinRequests, stdinRequests != before.stdinRequests)
+        mark(.notices, notices != before.notices)
+        // The status banner is derived from the connection, the servers, the form and the session.
+        mark(.banners, errorBanner != before.errorBanner || set & Section.bannerInputs != 0)
+        mark(.draft, draft != before.draft)
+        mark(.attachments, attachments != before.attachments)
+        mark(.voice, voice != before.voice)
+        mark(.lifecycle, $lifecycle != before.$lifecycle)
+        mark(.pendingEffects, $effects != before.$effects)
+        return set
+    }
+}
+
+extension AppState.Section {
+    /// The section's position in `allCases` (its bit in `changedSections`).
+    static func ordinal(_ section: AppState.Section) -> Int {
         switch section {
-        case .revision, .transcript: return false
-        case .screen: return screen != before.screen
-        case .focusedNodeID: return focusedNodeID != before.focusedNodeID
-        case .connection: return $connection != before.$connection
-        case .pairing: return $pairing != before.$pairing
-        case .servers: return servers != before.servers
-        case .selectedServerID: return selectedServerID != before.selectedServerID
-        case .session: return $session != before.$session
-        case .softInterrupts: return softInterrupts != before.softInterrupts
-        case .outbox: return outbox != before.outbox
-        case .permissionRequests: return permissionRequests != before.permissionRequests
-        case .stdinRequests: return stdinRequests != before.stdinRequests
-        case .notices: return notices != before.notices
-        case .banners:
-            // The status banner is derived from these.
-            return errorBanner != before.errorBanner || $connection != before.$connection || servers != before.servers
-                || selectedServerID != before.selectedServerID || $pairing != before.$pairing
-                || session.historyLoaded != before.session.historyLoaded
-        case .draft: return draft != before.draft
-        case .attachments: return attachments != before.attachments
-        case .voice: return voice != before.voice
-        case .lifecycle: return $lifecycle != before.$lifecycle
-        case .pendingEffects: return $effects != before.$effects
+        case .revision: return 0
+        case .screen: return 1
+        case .focusedNodeID: return 2
+        case .connection: return 3
+        case .pairing: return 4
+        case .servers: return 5
+        case .selectedServerID: return 6
+        case .session: return 7
+        case .transcript: return 8
+        case .softInterrupts: return 9
+        case .outbox: return 10
+        case .permissionRequests: return 11
+        case .stdinRequests: return 12
+        case .notices: return 13
+        case .banners: return 14
+        case .draft: return 15
+        case .attachments: return 16
+        case .voice: return 17
+        case .lifecycle: return 18
+        case .pendingEffects: return 19
         }
     }
+
+    /// The sections the status banner is derived from.
+    static let bannerInputs: UInt32 =
+        1 << ordinal(.connection) | 1 << ordinal(.servers) | 1 << ordinal(.selectedServerID) | 1 << ordinal(.pairing)
+        | 1 << ordinal(.session)
 }

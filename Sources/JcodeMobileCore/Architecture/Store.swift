@@ -40,7 +40,7 @@ public struct Store: Sendable {
     ///   - kind, type, payload: how the transition is logged (payload already redacted).
     @discardableResult
     public mutating func send(
-        _ input: Input, logKind: LogEntry.Kind = .action, logType: String = "", logPayload: JSONValue? = nil
+        _ input: Input, logKind: LogEntry.Kind = .action, logType: String = "", logPayload: LogPayload? = nil
     ) -> Transition {
         // Keep a copy of everything but the transcript (which records its own
         // changes), so streaming into a long transcript never copies it.
@@ -53,11 +53,12 @@ public struct Store: Sendable {
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, depth: 0)
 
         let transcriptChanges = state.transcript.drainChanges()
-        let ops = feed.ops(before: before, after: state, transcript: transcriptChanges)
-        let changed = ops.map { !$0.isEmpty } ?? true
+        let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges)
+        let changed: Bool
+        if case .nothing = encoded { changed = false } else { changed = true }
         if changed {
             state.revision &+= 1
-            feed.record(revision: state.revision, ops: ops)
+            feed.record(revision: state.revision, encoded)
         }
         for path in scrubs { feed.scrub(path) }
 

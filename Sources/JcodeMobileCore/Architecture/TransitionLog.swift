@@ -15,7 +15,7 @@ public struct LogEntry: Equatable, Sendable {
     public var kind: Kind
     public var type: String
     /// The input with secrets replaced; large inputs are summarised.
-    public var payload: JSONValue?
+    public var payload: LogPayload?
     public var effects: [EffectRecord]
     public var notes: [String]
     public var errorCode: String?
@@ -26,18 +26,39 @@ public struct LogEntry: Equatable, Sendable {
         public var effect: Effect
     }
 
-    var json: JSONValue {
-        var o = JSONObject(capacity: 8)
-        o.append("seq", .int(Int64(seq)))
-        o.append("revision", .int(Int64(revision)))
-        o.append("kind", .string(kind.rawValue))
-        o.append("type", .string(type))
-        o.append("payload", payload ?? .null)
-        o.append("effects", .array(effects.map { $0.effect.json(id: $0.id, redacted: true) }))
-        o.append("notes", .array(notes.map(JSONValue.string)))
-        if let errorCode { o.append("error", .string(errorCode)) }
-        return .object(o)
+    func write(to w: inout JSONWriter) {
+        w.objectStart()
+        w.key("seq"); w.int(seq)
+        w.key("revision"); w.int(revision)
+        w.key("kind"); w.string(kind.rawValue)
+        w.key("type"); w.string(type)
+        w.key("payload")
+        switch payload {
+        case .none: w.null()
+        case .json(let value)?: w.value(value)
+        case .raw(let bytes)?: w.raw(bytes)
+        }
+        w.key("effects")
+        w.arrayStart()
+        for record in effects { w.value(record.effect.json(id: record.id, redacted: true)) }
+        w.arrayEnd()
+        w.key("notes")
+        w.arrayStart()
+        for note in notes { w.string(note) }
+        w.arrayEnd()
+        if let errorCode {
+            w.key("error"); w.string(errorCode)
+        }
+        w.objectEnd()
     }
+}
+
+/// An input as the log keeps it.
+public enum LogPayload: Equatable, Sendable {
+    /// Redacted (or summarised) JSON.
+    case json(JSONValue)
+    /// The input exactly as received: valid JSON with nothing secret in it.
+    case raw([UInt8])
 }
 
 /// The most recent transitions, in a ring of fixed capacity: memory stays

@@ -22,63 +22,42 @@ public struct JSONLimits: Sendable, Equatable {
 /// The core's JSON parser: RFC 8259, strict.
 ///
 /// - Validates UTF-8 first (`invalid_utf8` with the offset of the first bad byte).
-/// - Decodes every escape, including surrogate pairs; a lone surrogate is
+/// - Validates every escape, including surrogate pairs; a lone surrogate is
 ///   `invalid_json`.
 /// - Integers that fit in Int64 are exact; other numbers are doubles.
 /// - Reports `invalid_json` with the byte offset where parsing stopped.
-/// - Never recurses and never allocates per character: string bodies are
-///   scanned eight bytes at a time and copied once.
+/// - Never recurses and never allocates per character.
+///
+/// Parsing produces a `JSONTape`: the document validated into a flat list of
+/// tokens over the input bytes. Decoders read the fields they need straight
+/// from the tape (`withTape`), so only values actually used become Swift
+/// strings; `parse` builds the whole `JSONValue` when a value is wanted.
 ///
 ///     let value = try JSONParser.parse(#"{"type":"ping"}"#)
-public struct JSONParser {
-    private let base: UnsafePointer<UInt8>
-    private let end: Int
-    private let limits: JSONLimits
-    private var pos = 0
-    private var w: Workspace
-
-    /// The parser's stacks, kept between parses by a caller that parses
-    /// often (each app keeps one), so a parse allocates only its result.
+public enum JSONParser {
+    /// The token storage, kept between parses by a caller that parses often
+    /// (each app keeps one), so a parse allocates only what it returns.
     public struct Workspace: Sendable {
-        /// Values of open containers, flattened: a container's members are
-        /// the tail starting at its frame's `start` (keys are "" in arrays).
-        var members: [(key: String, value: JSONValue)] = []
-        var frames: [Frame] = []
-        var scratch: [UInt8] = []
-        var pendingKey = ""
+        var tokens: [JSONTape.Token] = []
+        var open: [Int] = []
 
         public init() {}
 
         /// Drops storage grown by an unusually large document.
         mutating func trim() {
-            if members.capacity > 4096 { members = [] }
-            if scratch.capacity > 1 << 20 { scratch = [] }
-            if frames.capacity > 256 { frames = [] }
+            if tokens.capacity > 1 << 16 { tokens = [] } else { tokens.removeAll(keepingCapacity: true) }
+            if open.capacity > 256 { open = [] } else { open.removeAll(keepingCapacity: true) }
         }
     }
 
-    struct Frame {
-        var isObject: Bool
-        var start: Int
-        /// The key this container goes under in its parent ("" in an array).
-        var key: String
-    }
-
-    /// Parses one JSON document from `buffer`.
-    public static func parse(
-        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default
-    ) throws(CoreError) -> JSONValue {
-        var workspace = Workspace()
-        return try parse(buffer, limits: limits, workspace: &workspace)
-    }
-
-    /// Parses one JSON document from `buffer`, reusing `workspace`.
-    public static func parse(
-        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, workspace: inout Workspace
-    ) throws(CoreError) -> JSONValue {
+    /// Validates `buffer` and hands its tape to `body`. The tape (and the
+    /// bytes it points into) is valid only inside `body`.
+    public static func withTape<R>(
+        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, workspace: inout Workspace,
+        _ body: (JSONTape) throws(CoreError) -> R
+    ) throws(CoreError) -> R {
         if buffer.count > limits.maxBytes {
-            throw CoreError(
-                .tooLarge, "input is \(buffer.count) bytes; the limit is \(limits.maxBytes)")
+            throw CoreError(.tooLarge, "input is \(buffer.count) bytes; the limit is \(limits.maxBytes)")
         }
         if let bad = UTF8Validation.firstInvalidOffset(buffer) {
             throw CoreError(.invalidUTF8, "invalid UTF-8 at byte \(bad)", offset: bad)
@@ -86,17 +65,33 @@ public struct JSONParser {
         guard let base = buffer.baseAddress, buffer.count > 0 else {
             throw CoreError(.invalidJSON, "empty input: expected a JSON value", offset: 0)
         }
-        var parser = JSONParser(base: base, end: buffer.count, limits: limits, workspace: Workspace())
-        // The parser owns the stacks while it runs (uniquely, so appends never copy).
-        swap(&parser.w, &workspace)
+        var tokenizer = Tokenizer(base: base, end: buffer.count, maxDepth: limits.maxDepth)
+        // The tokenizer owns the storage while it runs, so appends never copy.
+        swap(&tokenizer.tokens, &workspace.tokens)
+        swap(&tokenizer.open, &workspace.open)
         defer {
-            parser.w.members.removeAll(keepingCapacity: true)
-            parser.w.frames.removeAll(keepingCapacity: true)
-            parser.w.pendingKey = ""
-            parser.w.trim()
-            swap(&parser.w, &workspace)
+            swap(&tokenizer.tokens, &workspace.tokens)
+            swap(&tokenizer.open, &workspace.open)
+            workspace.trim()
         }
-        return try parser.parseDocument()
+        try tokenizer.run()
+        let tape = JSONTape(tokens: tokenizer.tokens, base: base)
+        return try body(tape)
+    }
+
+    /// Parses one JSON document from `buffer`, reusing `workspace`.
+    public static func parse(
+        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, workspace: inout Workspace
+    ) throws(CoreError) -> JSONValue {
+        try withTape(buffer, limits: limits, workspace: &workspace) { (tape) throws(CoreError) -> JSONValue in
+            tape.value(at: 0)
+        }
+    }
+
+    /// Parses one JSON document from `buffer`.
+    public static func parse(_ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default) throws(CoreError) -> JSONValue {
+        var workspace = Workspace()
+        return try parse(buffer, limits: limits, workspace: &workspace)
     }
 
     /// Parses one JSON document from a Swift string.
@@ -111,137 +106,114 @@ public struct JSONParser {
         }
         return try result.get()
     }
+}
 
-    private init(base: UnsafePointer<UInt8>, end: Int, limits: JSONLimits, workspace: Workspace) {
+/// Validates a document into tokens.
+struct Tokenizer {
+    let base: UnsafePointer<UInt8>
+    let end: Int
+    let maxDepth: Int
+    var pos = 0
+    var tokens: [JSONTape.Token] = []
+    /// Indices of the containers still open.
+    var open: [Int] = []
+
+    init(base: UnsafePointer<UInt8>, end: Int, maxDepth: Int) {
         self.base = base
         self.end = end
-        self.limits = limits
-        self.w = workspace
+        self.maxDepth = maxDepth
     }
 
-    // MARK: - Driver
-
-    private mutating func parseDocument() throws(CoreError) -> JSONValue {
+    mutating func run() throws(CoreError) {
         skipWhitespace()
-        var value = try parseValueOrOpen()
+        var completed = try valueOrOpen()
         while true {
-            if let finished = value {
-                // A value is complete: hand it to the enclosing container.
-                guard let frame = w.frames.last else {
+            if completed {
+                guard let container = open.last else {
                     skipWhitespace()
                     if pos < end { throw error("unexpected trailing characters after the JSON value") }
-                    return finished
+                    return
                 }
-                w.members.append((w.pendingKey, finished))
-                w.pendingKey = ""
+                let isObject = tokens[container].kind == .object
                 skipWhitespace()
-                guard pos < end else { throw error("unexpected end of input inside \(frame.isObject ? "an object" : "an array")") }
+                guard pos < end else { throw error("unexpected end of input inside \(isObject ? "an object" : "an array")") }
                 let c = base[pos]
                 if c == UInt8(ascii: ",") {
                     pos &+= 1
                     skipWhitespace()
-                    if frame.isObject { try parseKeyAndColon() }
-                    value = try parseValueOrOpen()
-                } else if frame.isObject && c == UInt8(ascii: "}") {
+                    if isObject { try keyAndColon() }
+                    completed = try valueOrOpen()
+                } else if c == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                     pos &+= 1
-                    value = closeObject()
-                } else if !frame.isObject && c == UInt8(ascii: "]") {
-                    pos &+= 1
-                    value = closeArray()
+                    close(container)
+                    completed = true
                 } else {
-                    throw error(frame.isObject ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array")
+                    throw error(isObject ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array")
                 }
             } else {
                 // A container was opened and its first value is due.
-                value = try parseValueOrOpen()
+                completed = try valueOrOpen()
             }
         }
     }
 
-    /// Parses a scalar, an empty container, or opens a container (returning
-    /// nil, with the key of a first object member already consumed).
-    private mutating func parseValueOrOpen() throws(CoreError) -> JSONValue? {
+    /// Reads a scalar or an empty container (true), or opens a container
+    /// (false, with the key of a first object member already read).
+    private mutating func valueOrOpen() throws(CoreError) -> Bool {
         guard pos < end else { throw error("unexpected end of input: expected a value") }
+        let start = pos
         switch base[pos] {
-        case UInt8(ascii: "{"):
-            try checkDepth()
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let isObject = base[pos] == UInt8(ascii: "{")
+            if open.count >= maxDepth {
+                throw CoreError(.tooDeep, "nesting deeper than \(maxDepth) levels at byte \(pos)", offset: pos)
+            }
             pos &+= 1
             skipWhitespace()
-            if pos < end && base[pos] == UInt8(ascii: "}") {
+            let index = tokens.count
+            tokens.append(JSONTape.Token(kind: isObject ? .object : .array, start: start, end: pos, next: index &+ 1))
+            if pos < end && base[pos] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                 pos &+= 1
-                return .object(JSONObject())
+                return true
             }
-            w.frames.append(Frame(isObject: true, start: w.members.count, key: w.pendingKey))
-            w.pendingKey = ""
-            try parseKeyAndColon()
-            return try parseValueOrOpen()
-        case UInt8(ascii: "["):
-            try checkDepth()
-            pos &+= 1
-            skipWhitespace()
-            if pos < end && base[pos] == UInt8(ascii: "]") {
-                pos &+= 1
-                return .array([])
-            }
-            w.frames.append(Frame(isObject: false, start: w.members.count, key: w.pendingKey))
-            w.pendingKey = ""
-            skipWhitespace()
-            return try parseValueOrOpen()
+            open.append(index)
+            if isObject { try keyAndColon() }
+            return false
         case UInt8(ascii: "\""):
-            return .string(try parseString())
+            try string()
+            return true
         case UInt8(ascii: "t"):
-            try expectLiteral("true")
-            return .bool(true)
+            try literal("true", .trueValue)
+            return true
         case UInt8(ascii: "f"):
-            try expectLiteral("false")
-            return .bool(false)
+            try literal("false", .falseValue)
+            return true
         case UInt8(ascii: "n"):
-            try expectLiteral("null")
-            return .null
+            try literal("null", .null)
+            return true
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return try parseNumber()
+            try number()
+            return true
         default:
             throw error("unexpected character \(describe(base[pos])): expected a value")
         }
     }
 
-    private mutating func checkDepth() throws(CoreError) {
-        if w.frames.count >= limits.maxDepth {
-            throw CoreError(
-                .tooDeep, "nesting deeper than \(limits.maxDepth) levels at byte \(pos)", offset: pos)
-        }
+    private mutating func close(_ container: Int) {
+        open.removeLast()
+        tokens[container].nextIndex = tokens.count
     }
 
-    private mutating func parseKeyAndColon() throws(CoreError) {
+    private mutating func keyAndColon() throws(CoreError) {
         guard pos < end, base[pos] == UInt8(ascii: "\"") else {
             throw error(pos < end ? "expected a string key in an object" : "unexpected end of input: expected a key")
         }
-        w.pendingKey = try parseString()
+        try string()
         skipWhitespace()
         guard pos < end, base[pos] == UInt8(ascii: ":") else { throw error("expected ':' after an object key") }
         pos &+= 1
         skipWhitespace()
     }
-
-    private mutating func closeArray() -> JSONValue {
-        let frame = w.frames.removeLast()
-        var elements: [JSONValue] = []
-        elements.reserveCapacity(w.members.count &- frame.start)
-        for i in frame.start..<w.members.count { elements.append(w.members[i].value) }
-        w.members.removeSubrange(frame.start...)
-        w.pendingKey = frame.key
-        return .array(elements)
-    }
-
-    private mutating func closeObject() -> JSONValue {
-        let frame = w.frames.removeLast()
-        let object = JSONObject(Array(w.members[frame.start...]))
-        w.members.removeSubrange(frame.start...)
-        w.pendingKey = frame.key
-        return .object(object)
-    }
-
-    // MARK: - Scalars
 
     @inline(__always)
     private mutating func skipWhitespace() {
@@ -252,7 +224,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(CoreError) {
+    private mutating func literal(_ literal: StaticString, _ kind: JSONTape.Kind) throws(CoreError) {
         let count = literal.utf8CodeUnitCount
         guard end &- pos >= count else { throw error("unexpected end of input in a literal") }
         let bytes = literal.utf8Start
@@ -260,15 +232,16 @@ public struct JSONParser {
             pos &+= i
             throw error("invalid literal: expected '\(literal)'")
         }
+        tokens.append(JSONTape.Token(kind: kind, start: pos, end: pos &+ count, next: tokens.count &+ 1))
         pos &+= count
     }
 
-    /// Scans a string starting at the opening quote. The common case (no
-    /// escapes) is one SWAR scan and one copy.
-    private mutating func parseString() throws(CoreError) -> String {
+    /// A string token spans its content (between the quotes); escapes are
+    /// validated here and decoded when the string is read.
+    private mutating func string() throws(CoreError) {
         pos &+= 1  // opening quote
-        var runStart = pos
-        var usedScratch = false
+        let start = pos
+        var escaped = false
         let raw = UnsafeRawPointer(base)
         while true {
             // Eight bytes at a time: jump to the first '"', '\\' or control
@@ -291,19 +264,14 @@ public struct JSONParser {
             guard pos < end else { throw error("unexpected end of input inside a string") }
             let c = base[pos]
             if c == UInt8(ascii: "\"") {
-                let run = UnsafeBufferPointer(start: base + runStart, count: pos &- runStart)
+                var token = JSONTape.Token(kind: .string, start: start, end: pos, next: tokens.count &+ 1)
+                token.flag = escaped
+                tokens.append(token)
                 pos &+= 1
-                if !usedScratch { return String(decoding: run, as: UTF8.self) }
-                w.scratch.append(contentsOf: run)
-                return String(decoding: w.scratch, as: UTF8.self)
+                return
             } else if c == UInt8(ascii: "\\") {
-                if !usedScratch {
-                    usedScratch = true
-                    w.scratch.removeAll(keepingCapacity: true)
-                }
-                w.scratch.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: pos &- runStart))
-                try parseEscape()
-                runStart = pos
+                escaped = true
+                try escape()
             } else if c < 0x20 {
                 throw error("unescaped control character \(describe(c)) inside a string")
             } else {
@@ -312,89 +280,55 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseEscape() throws(CoreError) {
+    private mutating func escape() throws(CoreError) {
         pos &+= 1  // backslash
         guard pos < end else { throw error("unexpected end of input in an escape sequence") }
         let c = base[pos]
         pos &+= 1
         switch c {
-        case UInt8(ascii: "\""): w.scratch.append(0x22)
-        case UInt8(ascii: "\\"): w.scratch.append(0x5C)
-        case UInt8(ascii: "/"): w.scratch.append(0x2F)
-        case UInt8(ascii: "b"): w.scratch.append(0x08)
-        case UInt8(ascii: "f"): w.scratch.append(0x0C)
-        case UInt8(ascii: "n"): w.scratch.append(0x0A)
-        case UInt8(ascii: "r"): w.scratch.append(0x0D)
-        case UInt8(ascii: "t"): w.scratch.append(0x09)
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return
         case UInt8(ascii: "u"):
-            var scalar = try parseHex4()
+            let scalar = try hex4()
             if scalar >= 0xD800 && scalar <= 0xDBFF {
                 // A high surrogate must be followed by an escaped low surrogate.
                 guard end &- pos >= 6, base[pos] == UInt8(ascii: "\\"), base[pos &+ 1] == UInt8(ascii: "u") else {
                     throw error("unpaired surrogate \\u\(hex(scalar)) in a string")
                 }
                 pos &+= 2
-                let low = try parseHex4()
+                let low = try hex4()
                 guard low >= 0xDC00 && low <= 0xDFFF else {
                     pos &-= 6
                     throw error("unpaired surrogate \\u\(hex(scalar)) in a string")
                 }
-                scalar = 0x10000 &+ ((scalar &- 0xD800) << 10) &+ (low &- 0xDC00)
             } else if scalar >= 0xDC00 && scalar <= 0xDFFF {
                 pos &-= 6
                 throw error("unpaired surrogate \\u\(hex(scalar)) in a string")
             }
-            appendUTF8(scalar)
         default:
             pos &-= 1
             throw error("invalid escape sequence \\\(describe(c))")
         }
     }
 
-    private mutating func parseHex4() throws(CoreError) -> UInt32 {
+    private mutating func hex4() throws(CoreError) -> UInt32 {
         guard end &- pos >= 4 else { throw error("unexpected end of input in a \\u escape") }
-        var v: UInt32 = 0
-        for _ in 0..<4 {
-            let c = base[pos]
-            let d: UInt32
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(c &- 0x30)
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(c &- 0x57)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(c &- 0x37)
-            default: throw error("invalid hex digit \(describe(c)) in a \\u escape")
-            }
-            v = v << 4 | d
-            pos &+= 1
+        guard let v = JSONTape.hex4(base + pos) else {
+            var i = pos
+            while JSONTape.hexValue(base[i]) != nil { i &+= 1 }
+            pos = i
+            throw error("invalid hex digit \(describe(base[i])) in a \\u escape")
         }
+        pos &+= 4
         return v
     }
 
-    private mutating func appendUTF8(_ scalar: UInt32) {
-        switch scalar {
-        case 0..<0x80:
-            w.scratch.append(UInt8(scalar))
-        case 0x80..<0x800:
-            w.scratch.append(UInt8(0xC0 | scalar >> 6))
-            w.scratch.append(UInt8(0x80 | scalar & 0x3F))
-        case 0x800..<0x10000:
-            w.scratch.append(UInt8(0xE0 | scalar >> 12))
-            w.scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            w.scratch.append(UInt8(0x80 | scalar & 0x3F))
-        default:
-            w.scratch.append(UInt8(0xF0 | scalar >> 18))
-            w.scratch.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            w.scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            w.scratch.append(UInt8(0x80 | scalar & 0x3F))
-        }
-    }
-
-    private mutating func parseNumber() throws(CoreError) -> JSONValue {
+    /// A number token; `flag` marks an integer short enough for the exact
+    /// fast path (no fraction, no exponent, at most 19 digits).
+    private mutating func number() throws(CoreError) {
         let start = pos
-        var negative = false
-        if base[pos] == UInt8(ascii: "-") {
-            negative = true
-            pos &+= 1
-        }
+        if base[pos] == UInt8(ascii: "-") { pos &+= 1 }
         guard pos < end, isDigit(base[pos]) else { throw error("expected a digit in a number") }
         let intStart = pos
         if base[pos] == UInt8(ascii: "0") {
@@ -403,7 +337,7 @@ public struct JSONParser {
         } else {
             while pos < end && isDigit(base[pos]) { pos &+= 1 }
         }
-        let intEnd = pos
+        let intDigits = pos &- intStart
         var isInteger = true
         if pos < end && base[pos] == UInt8(ascii: ".") {
             isInteger = false
@@ -418,33 +352,10 @@ public struct JSONParser {
             guard pos < end, isDigit(base[pos]) else { throw error("expected a digit in an exponent") }
             while pos < end && isDigit(base[pos]) { pos &+= 1 }
         }
-        if isInteger && intEnd &- intStart <= 19 {
-            // Accumulate negatively so Int64.min is representable.
-            var v: Int64 = 0
-            var overflow = false
-            for i in intStart..<intEnd {
-                let (m, o1) = v.multipliedReportingOverflow(by: 10)
-                let (s, o2) = m.subtractingReportingOverflow(Int64(base[i] &- 0x30))
-                if o1 || o2 {
-                    overflow = true
-                    break
-                }
-                v = s
-            }
-            if !overflow {
-                if negative { return .int(v) }
-                if v != Int64.min { return .int(-v) }
-            }
-        }
-        let text = String(decoding: UnsafeBufferPointer(start: base + start, count: pos &- start), as: UTF8.self)
-        guard let d = Double(text) else {
-            pos = start
-            throw error("number out of range")
-        }
-        return .double(d)
+        var token = JSONTape.Token(kind: .number, start: start, end: pos, next: tokens.count &+ 1)
+        token.flag = isInteger && intDigits <= 19
+        tokens.append(token)
     }
-
-    // MARK: - Errors
 
     @inline(__always) private func isDigit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
 

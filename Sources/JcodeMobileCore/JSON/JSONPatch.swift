@@ -30,28 +30,6 @@ public enum JSONPatchOp: Equatable, Sendable {
         w.objectEnd()
     }
 
-    /// Whether the operation wrote something (not an empty string) at or
-    /// under `target`, or replaced one of its ancestors.
-    func touches(_ target: JSONPath) -> Bool {
-        switch self {
-        case .remove: return false
-        case .append(let path, let text): return !text.isEmpty && path.hasPrefix(target)
-        case .add(let path, let value), .replace(let path, let value):
-            if target.hasPrefix(path) && path.components.count < target.components.count { return true }
-            guard path.hasPrefix(target) else { return false }
-            if case .string(let s) = value { return !s.isEmpty }
-            return value != .null
-        }
-    }
-
-    /// Roughly how many bytes the operation holds (for the feed's memory budget).
-    var weight: Int {
-        switch self {
-        case .add(_, let v), .replace(_, let v): return 32 + v.weight
-        case .remove: return 32
-        case .append(_, let text): return 32 + text.utf8.count
-        }
-    }
 }
 
 /// A JSON Pointer (RFC 6901): a list of object keys and array indices.
@@ -73,10 +51,6 @@ public struct JSONPath: Equatable, Sendable, CustomStringConvertible {
 
     public func appending(key: String) -> JSONPath { appending(.key(key)) }
 
-    /// Whether `prefix`'s components begin this path.
-    public func hasPrefix(_ prefix: JSONPath) -> Bool {
-        prefix.components.count <= components.count && zip(prefix.components, components).allSatisfy { $0 == $1 }
-    }
     public func appending(index: Int) -> JSONPath { appending(.index(index)) }
 
     /// `/transcript/3/text`; `~` and `/` in keys are escaped as `~0` and `~1`.
@@ -99,19 +73,7 @@ public struct JSONPath: Equatable, Sendable, CustomStringConvertible {
         return text
     }
 
-    func write(to w: inout JSONWriter) { w.string(description) }
-}
-
-extension JSONValue {
-    /// Roughly how many bytes the value holds.
-    var weight: Int {
-        switch self {
-        case .null, .bool, .int, .double: return 8
-        case .string(let s): return 16 + s.utf8.count
-        case .array(let a): return a.reduce(16) { $0 + $1.weight }
-        case .object(let o): return o.entries.reduce(16) { $0 + $1.key.utf8.count + $1.value.weight }
-        }
-    }
+    func write(to w: inout JSONWriter) { w.pointer(components) }
 }
 
 /// The smallest practical patch from one JSON value to another.

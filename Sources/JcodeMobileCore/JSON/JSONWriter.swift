@@ -1,4 +1,10 @@
-/// Writes compact JSON into a byte buffer.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes compact JSON into a byte buffer it owns.
 ///
 /// Keys are written in the order the caller writes them, so every encoder in
 /// the core produces byte-identical output for equal values. Strings are
@@ -6,41 +12,140 @@
 /// text is written as UTF-8. Non-finite doubles, which JSON cannot express,
 /// are written as `null`.
 ///
+/// The buffer is plain `malloc` memory, so a finished document can be handed
+/// to C as its return value without another copy (`cString()`). The writer
+/// is noncopyable: there is exactly one owner of the buffer.
+///
 ///     var w = JSONWriter()
 ///     w.objectStart(); w.key("ok"); w.bool(true); w.objectEnd()
 ///     w.bytes   // {"ok":true}
-public struct JSONWriter {
-    public var bytes: [UInt8]
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// Bytes written so far.
+    public private(set) var count = 0
     // Whether the next value in the current container needs a comma first.
     private var needsComma = false
 
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 16)
+        base = JSONWriter.allocate(self.capacity)
     }
+
+    /// A writer holding a copy of `other`'s document.
+    public init(copying other: borrowing JSONWriter) {
+        capacity = max(other.count &+ 1, 16)
+        base = JSONWriter.allocate(capacity)
+        base.initialize(from: other.base, count: other.count)
+        count = other.count
+    }
+
+    deinit { free(base) }
+
+    private static func allocate(_ bytes: Int) -> UnsafeMutablePointer<UInt8> {
+        guard let p = malloc(bytes) else { fatalError("out of memory") }
+        return p.assumingMemoryBound(to: UInt8.self)
+    }
+
+    /// Empties the writer for a new document; a buffer grown beyond
+    /// `keepingUpTo` bytes is released.
+    public mutating func reset(keepingUpTo limit: Int = 1 << 20) {
+        count = 0
+        needsComma = false
+        if capacity > limit {
+            free(base)
+            capacity = 256
+            base = JSONWriter.allocate(capacity)
+        }
+    }
+
+    // MARK: - The document
+
+    /// A copy of the bytes written.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// The document as text.
+    public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
+
+    /// Calls `body` with the bytes written (valid only inside `body`).
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        body(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// Hands the buffer over as a NUL-terminated C string, owned by the
+    /// caller and released with `free` (what `jcode_mobile_string_free` does).
+    public consuming func cString() -> UnsafeMutablePointer<CChar> {
+        reserve(1)
+        base[count] = 0
+        let result = UnsafeMutableRawPointer(base).assumingMemoryBound(to: CChar.self)
+        discard self
+        return result
+    }
+
+    // MARK: - Raw bytes
+
+    @inline(__always) private mutating func reserve(_ n: Int) {
+        if capacity &- count < n { grow(n) }
+    }
+
+    private mutating func grow(_ n: Int) {
+        var newCapacity = capacity &* 2
+        while newCapacity &- count < n { newCapacity &*= 2 }
+        guard let p = realloc(base, newCapacity) else { fatalError("out of memory") }
+        base = p.assumingMemoryBound(to: UInt8.self)
+        capacity = newCapacity
+    }
+
+    @inline(__always) private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count &+= 1
+    }
+
+    @inline(__always) private mutating func put(_ bytes: UnsafePointer<UInt8>, _ n: Int) {
+        reserve(n)
+        (base + count).initialize(from: bytes, count: n)
+        count &+= n
+    }
+
+    @inline(__always) private mutating func put(_ literal: StaticString) {
+        put(literal.utf8Start, literal.utf8CodeUnitCount)
+    }
+
+    // MARK: - Fragments
+
+    /// Hand-assembled output for hot paths: `beginFragment()` writes the
+    /// separator a value needs, `fragment` appends text verbatim (the caller
+    /// guarantees it is valid JSON), `valueFollows()` lets the next value be
+    /// written without a comma, and `endFragment()` closes the value.
+    public mutating func beginFragment() { separator() }
+    public mutating func fragment(_ text: StaticString) { put(text) }
+    public mutating func fragment(integer: Int) { writeInteger(Int64(integer)) }
+    public mutating func valueFollows() { needsComma = false }
+    public mutating func endFragment() { needsComma = true }
 
     // MARK: - Structure
 
     @inline(__always) private mutating func separator() {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        if needsComma { put(UInt8(ascii: ",")) }
     }
 
     public mutating func objectStart() {
         separator()
-        bytes.append(UInt8(ascii: "{"))
+        put(UInt8(ascii: "{"))
         needsComma = false
     }
     public mutating func objectEnd() {
-        bytes.append(UInt8(ascii: "}"))
+        put(UInt8(ascii: "}"))
         needsComma = true
     }
     public mutating func arrayStart() {
         separator()
-        bytes.append(UInt8(ascii: "["))
+        put(UInt8(ascii: "["))
         needsComma = false
     }
     public mutating func arrayEnd() {
-        bytes.append(UInt8(ascii: "]"))
+        put(UInt8(ascii: "]"))
         needsComma = true
     }
     /// Writes `"key":` for a key computed at run time (escaped as needed);
@@ -48,16 +153,22 @@ public struct JSONWriter {
     public mutating func key(string key: String) {
         separator()
         writeEscaped(key)
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: ":"))
         needsComma = false
     }
     /// Writes `"key":` for a key known to need no escaping.
     public mutating func key(_ key: StaticString) {
-        separator()
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        let n = key.utf8CodeUnitCount
+        reserve(n &+ 4)
+        if needsComma {
+            base[count] = UInt8(ascii: ",")
+            count &+= 1
+        }
+        base[count] = UInt8(ascii: "\"")
+        (base + (count &+ 1)).initialize(from: key.utf8Start, count: n)
+        base[count &+ 1 &+ n] = UInt8(ascii: "\"")
+        base[count &+ 2 &+ n] = UInt8(ascii: ":")
+        count &+= n &+ 3
         needsComma = false
     }
 
@@ -65,12 +176,12 @@ public struct JSONWriter {
 
     public mutating func null() {
         separator()
-        bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+        put("null")
         needsComma = true
     }
     public mutating func bool(_ b: Bool) {
         separator()
-        if b { bytes.append(contentsOf: [0x74, 0x72, 0x75, 0x65]) } else { bytes.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65]) }
+        if b { put("true") } else { put("false") }
         needsComma = true
     }
     public mutating func int(_ value: Int64) {
@@ -86,12 +197,13 @@ public struct JSONWriter {
             if value == value.rounded(.towardZero), abs(value) < 1e15 {
                 // Integral doubles keep a fractional part so they read back as numbers of the same kind.
                 writeInteger(Int64(value))
-                bytes.append(contentsOf: [0x2E, 0x30])
+                put(".0")
             } else {
-                bytes.append(contentsOf: value.description.utf8)
+                var text = value.description
+                text.withUTF8 { put($0.baseAddress!, $0.count) }
             }
         } else {
-            bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+            put("null")
         }
         needsComma = true
     }
@@ -109,7 +221,9 @@ public struct JSONWriter {
     /// Writes bytes that are already a complete JSON value.
     public mutating func raw(_ json: [UInt8]) {
         separator()
-        bytes.append(contentsOf: json)
+        json.withUnsafeBufferPointer { b in
+            if let p = b.baseAddress { put(p, b.count) }
+        }
         needsComma = true
     }
 
@@ -140,38 +254,76 @@ public struct JSONWriter {
 
     private mutating func writeInteger(_ value: Int64) {
         if value >= 0 && value < 10 {
-            bytes.append(UInt8(truncatingIfNeeded: value) &+ 0x30)
+            put(UInt8(truncatingIfNeeded: value) &+ 0x30)
             return
         }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch, enough for 20 digits
+        reserve(20)
+        if value < 0 {
+            base[count] = UInt8(ascii: "-")
+            count &+= 1
+        }
         var magnitude = value.magnitude
-        let count = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
-            var i = 24
-            repeat {
-                i -= 1
-                buffer[i] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
-                magnitude /= 10
-            } while magnitude != 0
-            return i
-        }
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        withUnsafeBytes(of: &digits) { buffer in
-            bytes.append(contentsOf: buffer[count..<24])
-        }
+        var digits = 0
+        var probe = magnitude
+        repeat {
+            digits &+= 1
+            probe /= 10
+        } while probe != 0
+        var i = count &+ digits
+        repeat {
+            i &-= 1
+            base[i] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
+            magnitude /= 10
+        } while magnitude != 0
+        count &+= digits
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    private static let hexDigits: StaticString = "0123456789abcdef"
 
     private mutating func writeEscaped(_ s: String) {
+        put(UInt8(ascii: "\""))
+        writeEscapedContent(s)
+        put(UInt8(ascii: "\""))
+    }
+
+    /// Writes a JSON Pointer (RFC 6901) as a string, straight from its
+    /// components: `"/transcript/4/text"`.
+    public mutating func pointer(_ components: [JSONPath.Component]) {
+        separator()
+        put(UInt8(ascii: "\""))
+        for component in components {
+            put(UInt8(ascii: "/"))
+            switch component {
+            case .index(let i):
+                writeInteger(Int64(i))
+            case .key(let key):
+                if key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
+                    var escaped = ""
+                    for c in key.unicodeScalars {
+                        switch c {
+                        case "~": escaped += "~0"
+                        case "/": escaped += "~1"
+                        default: escaped.unicodeScalars.append(c)
+                        }
+                    }
+                    writeEscapedContent(escaped)
+                } else {
+                    writeEscapedContent(key)
+                }
+            }
+        }
+        put(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Writes the escaped content of a string, without quotes.
+    private mutating func writeEscapedContent(_ s: String) {
         var s = s
         s.withUTF8 { utf8 in
-            bytes.append(UInt8(ascii: "\""))
-            guard let base = utf8.baseAddress else {
-                bytes.append(UInt8(ascii: "\""))
-                return
-            }
+            guard let source = utf8.baseAddress, utf8.count > 0 else { return }
             let n = utf8.count
-            let raw = UnsafeRawPointer(base)
+            reserve(n)
+            let raw = UnsafeRawPointer(source)
             var runStart = 0
             var i = 0
             while i < n {
@@ -190,31 +342,29 @@ public struct JSONWriter {
                     i &+= 8
                 }
                 guard i < n else { break }
-                let c = base[i]
+                let c = source[i]
                 if c >= 0x20 && c != 0x22 && c != 0x5C {
                     i &+= 1
                     continue
                 }
-                bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i &- runStart))
-                bytes.append(UInt8(ascii: "\\"))
+                put(source + runStart, i &- runStart)
                 switch c {
-                case 0x22: bytes.append(0x22)
-                case 0x5C: bytes.append(0x5C)
-                case 0x0A: bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
-                case 0x08: bytes.append(UInt8(ascii: "b"))
-                case 0x0C: bytes.append(UInt8(ascii: "f"))
+                case 0x22: put("\\\"")
+                case 0x5C: put("\\\\")
+                case 0x0A: put("\\n")
+                case 0x0D: put("\\r")
+                case 0x09: put("\\t")
+                case 0x08: put("\\b")
+                case 0x0C: put("\\f")
                 default:
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
-                    bytes.append(JSONWriter.hexDigits[Int(c >> 4)])
-                    bytes.append(JSONWriter.hexDigits[Int(c & 0xF)])
+                    put("\\u00")
+                    put(JSONWriter.hexDigits.utf8Start[Int(c >> 4)])
+                    put(JSONWriter.hexDigits.utf8Start[Int(c & 0xF)])
                 }
                 i &+= 1
                 runStart = i
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: n &- runStart))
-            bytes.append(UInt8(ascii: "\""))
+            put(source + runStart, n &- runStart)
         }
     }
 }
@@ -226,5 +376,9 @@ extension JSONValue {
         w.value(self)
         return w.bytes
     }
-    public var jsonString: String { String(decoding: jsonBytes, as: UTF8.self) }
+    public var jsonString: String {
+        var w = JSONWriter()
+        w.value(self)
+        return w.text
+    }
 }

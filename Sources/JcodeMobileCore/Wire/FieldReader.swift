@@ -4,13 +4,28 @@
 /// is an `invalid_field` error naming its path (`event.text`,
 /// `images[1].media_type`). Only declared fields may be read: reading an
 /// undeclared one is a programming error that the spec tests catch.
+///
+/// The object is either a `JSONObject` or an object on a `JSONTape`; on a
+/// tape, fields are found by comparing bytes and only the values read are
+/// copied out, which is what keeps a streamed delta cheap.
 public struct FieldReader {
-    public let object: JSONObject
+    enum Source {
+        case object(JSONObject)
+        case tape(JSONTape, Int)
+    }
+
+    let source: Source
     public let path: String
     let declared: [FieldSpec]
 
     public init(_ object: JSONObject, path: String, declared: [FieldSpec]) {
-        self.object = object
+        self.source = .object(object)
+        self.path = path
+        self.declared = declared
+    }
+
+    init(tape: JSONTape, object: Int, path: String, declared: [FieldSpec]) {
+        self.source = .tape(tape, object)
         self.path = path
         self.declared = declared
     }
@@ -21,27 +36,115 @@ public struct FieldReader {
 
     public func fieldPath(_ name: String) -> String { FieldReader.join(path, name) }
 
-    private mutating func lookup(_ name: String) throws(CoreError) -> JSONValue? {
-        guard declared.contains(where: { $0.name == name }) else {
-            throw CoreError(.internal, "decoder read undeclared field \"\(name)\"", field: fieldPath(name))
+    /// A value found in the object, wherever it lives.
+    enum Found {
+        case json(JSONValue)
+        case token(JSONTape, Int)
+
+        var typeName: String {
+            switch self {
+            case .json(let v): return v.typeName
+            case .token(let t, let i): return t.typeName(at: i)
+            }
         }
-        guard let value = object[name], !value.isNull else { return nil }
-        return value
+
+        var string: String? {
+            switch self {
+            case .json(let v): return v.stringValue
+            case .token(let t, let i): return t.kind(at: i) == .string ? t.string(at: i) : nil
+            }
+        }
+
+        /// An exact integer (`3` or `3.0`), nil for anything else.
+        var int64: Int64? {
+            switch self {
+            case .json(let v): return v.int64Value
+            case .token(let t, let i): return t.kind(at: i) == .number ? t.number(at: i).int64Value : nil
+            }
+        }
+
+        var double: Double? {
+            switch self {
+            case .json(let v): return v.doubleValue
+            case .token(let t, let i): return t.kind(at: i) == .number ? t.number(at: i).doubleValue : nil
+            }
+        }
+
+        var bool: Bool? {
+            switch self {
+            case .json(let v): return v.boolValue
+            case .token(let t, let i):
+                switch t.kind(at: i) {
+                case .trueValue: return true
+                case .falseValue: return false
+                default: return nil
+                }
+            }
+        }
+
+        var value: JSONValue {
+            switch self {
+            case .json(let v): return v
+            case .token(let t, let i): return t.value(at: i)
+            }
+        }
+
+        var isObject: Bool {
+            switch self {
+            case .json(let v): return v.objectValue != nil
+            case .token(let t, let i): return t.kind(at: i) == .object
+            }
+        }
+
+        /// A reader over this value when it is an object.
+        func reader(path: String, declared: [FieldSpec]) -> FieldReader? {
+            switch self {
+            case .json(.object(let o)): return FieldReader(o, path: path, declared: declared)
+            case .json: return nil
+            case .token(let t, let i): return t.kind(at: i) == .object ? FieldReader(tape: t, object: i, path: path, declared: declared) : nil
+            }
+        }
+
+        /// The elements when this value is an array.
+        var elements: [Found]? {
+            switch self {
+            case .json(.array(let a)): return a.map(Found.json)
+            case .json: return nil
+            case .token(let t, let i): return t.kind(at: i) == .array ? t.elements(of: i).map { .token(t, $0) } : nil
+            }
+        }
     }
+
+    private func lookup(_ name: String) throws(CoreError) -> Found? {
+        // Decoders read only declared fields; WireSpecTests prove it for every
+        // member, so release builds skip the check on the hot path.
+        assert(declared.contains(where: { $0.name == name }), "decoder read undeclared field \"\(name)\"")
+        switch source {
+        case .object(let object):
+            guard let value = object[name], !value.isNull else { return nil }
+            return .json(value)
+        case .tape(let tape, let index):
+            guard let i = tape.member(name, of: index), tape.kind(at: i) != .null else { return nil }
+            return .token(tape, i)
+        }
+    }
+
+    /// Whether the field is present and not null.
+    public func has(_ name: String) throws(CoreError) -> Bool { try lookup(name) != nil }
 
     private func missing(_ name: String) -> CoreError {
         CoreError.invalidField(fieldPath(name), "missing required field \"\(name)\"")
     }
 
-    private func mistyped(_ name: String, _ expected: String, _ got: JSONValue) -> CoreError {
+    private func mistyped(_ name: String, _ expected: String, _ got: Found) -> CoreError {
         CoreError.invalidField(fieldPath(name), "field \"\(name)\" must be \(expected), got \(got.typeName)")
     }
 
     // MARK: - Strings
 
     public mutating func optionalString(_ name: String) throws(CoreError) -> String? {
-        guard let value = try lookup(name) else { return nil }
-        guard case .string(let s) = value else { throw mistyped(name, "a string", value) }
+        guard let found = try lookup(name) else { return nil }
+        guard let s = found.string else { throw mistyped(name, "a string", found) }
         return s
     }
 
@@ -56,14 +159,10 @@ public struct FieldReader {
 
     /// A string, or an integer converted to its decimal text.
     public mutating func optionalStringOrInteger(_ name: String) throws(CoreError) -> String? {
-        guard let value = try lookup(name) else { return nil }
-        switch value {
-        case .string(let s): return s
-        case .int(let i): return String(i)
-        default:
-            if let i = value.int64Value { return String(i) }
-            throw mistyped(name, "a string or an integer", value)
-        }
+        guard let found = try lookup(name) else { return nil }
+        if let s = found.string { return s }
+        if let i = found.int64 { return String(i) }
+        throw mistyped(name, "a string or an integer", found)
     }
 
     public mutating func stringOrInteger(_ name: String) throws(CoreError) -> String {
@@ -85,16 +184,16 @@ public struct FieldReader {
     /// input arrives as an object): strings as they are, anything else as its
     /// compact JSON text.
     public mutating func optionalText(_ name: String) throws(CoreError) -> String? {
-        guard let value = try lookup(name) else { return nil }
-        if case .string(let s) = value { return s }
-        return value.jsonString
+        guard let found = try lookup(name) else { return nil }
+        if let s = found.string { return s }
+        return found.value.jsonString
     }
 
     // MARK: - Numbers and booleans
 
     public mutating func optionalInt(_ name: String) throws(CoreError) -> Int? {
-        guard let value = try lookup(name) else { return nil }
-        guard let i = value.int64Value else { throw mistyped(name, "an integer", value) }
+        guard let found = try lookup(name) else { return nil }
+        guard let i = found.int64 else { throw mistyped(name, "an integer", found) }
         guard let exact = Int(exactly: i) else {
             throw CoreError.invalidField(fieldPath(name), "field \"\(name)\" is out of range")
         }
@@ -111,14 +210,14 @@ public struct FieldReader {
     }
 
     public mutating func optionalDouble(_ name: String) throws(CoreError) -> Double? {
-        guard let value = try lookup(name) else { return nil }
-        guard let d = value.doubleValue else { throw mistyped(name, "a number", value) }
+        guard let found = try lookup(name) else { return nil }
+        guard let d = found.double else { throw mistyped(name, "a number", found) }
         return d
     }
 
     public mutating func optionalBool(_ name: String) throws(CoreError) -> Bool? {
-        guard let value = try lookup(name) else { return nil }
-        guard case .bool(let b) = value else { throw mistyped(name, "a boolean", value) }
+        guard let found = try lookup(name) else { return nil }
+        guard let b = found.bool else { throw mistyped(name, "a boolean", found) }
         return b
     }
 
@@ -135,19 +234,34 @@ public struct FieldReader {
 
     /// Any JSON value (nil when missing or null).
     public mutating func optionalValue(_ name: String) throws(CoreError) -> JSONValue? {
-        try lookup(name)
+        try lookup(name)?.value
     }
 
     public mutating func optionalObject(_ name: String) throws(CoreError) -> JSONObject? {
-        guard let value = try lookup(name) else { return nil }
-        guard case .object(let o) = value else { throw mistyped(name, "an object", value) }
+        guard let found = try lookup(name) else { return nil }
+        guard found.isObject, case .object(let o) = found.value else { throw mistyped(name, "an object", found) }
         return o
     }
 
     public mutating func optionalArray(_ name: String) throws(CoreError) -> [JSONValue]? {
-        guard let value = try lookup(name) else { return nil }
-        guard case .array(let a) = value else { throw mistyped(name, "an array", value) }
+        guard let found = try lookup(name) else { return nil }
+        guard case .array(let a) = found.value else { throw mistyped(name, "an array", found) }
         return a
+    }
+
+    /// A nested tagged object (`{"type":…}`) decoded with `union`. A nested
+    /// value that is not an object is an error of this field; what goes wrong
+    /// decoding the object itself is returned, not thrown, for the caller to
+    /// handle (a bad server event inside a frame is not an error of the frame).
+    public mutating func optionalNested<T>(
+        _ name: String, _ union: WireUnion<T>
+    ) throws(CoreError) -> Result<T, CoreError>? {
+        guard let found = try lookup(name) else { return nil }
+        guard found.isObject else { throw mistyped(name, "an object", found) }
+        switch found {
+        case .json(let value): return Result { () throws(CoreError) in try union.decode(value) }
+        case .token(let tape, let i): return Result { () throws(CoreError) in try union.decode(tape: tape, at: i) }
+        }
     }
 
     /// An optional array of records, each decoded with `decode`; errors name
@@ -155,20 +269,20 @@ public struct FieldReader {
     public mutating func optionalRecords<T>(
         _ name: String, _ decode: (inout FieldReader) throws(CoreError) -> T
     ) throws(CoreError) -> [T]? {
-        guard let array = try optionalArray(name) else { return nil }
+        guard let found = try lookup(name) else { return nil }
+        guard let elements = found.elements else { throw mistyped(name, "an array", found) }
         guard case .array(let fields)? = declared.first(where: { $0.name == name })?.type,
               case .record(let elementFields) = fields
         else {
             throw CoreError(.internal, "field \"\(name)\" is not declared as an array of records", field: fieldPath(name))
         }
         var result: [T] = []
-        result.reserveCapacity(array.count)
-        for (i, element) in array.enumerated() {
+        result.reserveCapacity(elements.count)
+        for (i, element) in elements.enumerated() {
             let elementPath = "\(fieldPath(name))[\(i)]"
-            guard case .object(let object) = element else {
+            guard var reader = element.reader(path: elementPath, declared: elementFields) else {
                 throw CoreError.invalidField(elementPath, "element \(i) of \"\(name)\" must be an object, got \(element.typeName)")
             }
-            var reader = FieldReader(object, path: elementPath, declared: elementFields)
             result.append(try decode(&reader))
         }
         return result
@@ -179,11 +293,13 @@ public struct FieldReader {
     public mutating func optionalRecord<T>(
         _ name: String, _ decode: (inout FieldReader) throws(CoreError) -> T
     ) throws(CoreError) -> T? {
-        guard let object = try optionalObject(name) else { return nil }
+        guard let found = try lookup(name) else { return nil }
         guard case .record(let fields)? = declared.first(where: { $0.name == name })?.type else {
             throw CoreError(.internal, "field \"\(name)\" is not declared as a record", field: fieldPath(name))
         }
-        var reader = FieldReader(object, path: fieldPath(name), declared: fields)
+        guard var reader = found.reader(path: fieldPath(name), declared: fields) else {
+            throw mistyped(name, "an object", found)
+        }
         return try decode(&reader)
     }
 
@@ -195,11 +311,12 @@ public struct FieldReader {
 
     /// An optional array of strings.
     public mutating func optionalStrings(_ name: String) throws(CoreError) -> [String]? {
-        guard let array = try optionalArray(name) else { return nil }
+        guard let found = try lookup(name) else { return nil }
+        guard let elements = found.elements else { throw mistyped(name, "an array", found) }
         var result: [String] = []
-        result.reserveCapacity(array.count)
-        for (i, element) in array.enumerated() {
-            guard case .string(let s) = element else {
+        result.reserveCapacity(elements.count)
+        for (i, element) in elements.enumerated() {
+            guard let s = element.string else {
                 throw CoreError.invalidField(
                     "\(fieldPath(name))[\(i)]", "element \(i) of \"\(name)\" must be a string, got \(element.typeName)")
             }

@@ -92,6 +92,14 @@ public struct MessageSpec<Value>: Sendable {
         var reader = FieldReader(object, path: path, declared: fields)
         return try decoder(&reader)
     }
+
+    func decode(tape: JSONTape, at index: Int, path: String = "") throws(CoreError) -> Value {
+        var reader = FieldReader(tape: tape, object: index, path: path, declared: fields)
+        return try decoder(&reader)
+    }
+
+    /// Whether any field of this member is a secret (its log payload must be redacted).
+    public var hasSecrets: Bool { fields.contains { $0.secret } }
 }
 
 /// A `"type"`-tagged union: every message a channel accepts.
@@ -122,6 +130,19 @@ public struct WireUnion<Value>: Sendable {
         return nil
     }
 
+    /// The member whose type is the string token `i` of `tape`, compared as
+    /// bytes (no String is made on the hot path).
+    private func position(ofTypeAt i: Int, in tape: JSONTape) -> Int? {
+        let raw = tape.rawBytes(at: i)
+        let bucket = (raw.count &* 7 &+ Int(raw.last ?? 0)) & (WireUnion.bucketCount - 1)
+        for m in index[bucket] {
+            var type = members[m].type
+            if type.withUTF8({ tape.stringEquals(i, $0) }) { return m }
+        }
+        // An escaped type name ("text\u005fdelta") is rare: compare it decoded.
+        return position(of: tape.string(at: i))
+    }
+
     public func spec(for type: String) -> MessageSpec<Value>? {
         position(of: type).map { members[$0] }
     }
@@ -146,6 +167,41 @@ public struct WireUnion<Value>: Sendable {
             throw CoreError(.unknownType, "unknown \(name) type \"\(type)\"", field: typePath)
         }
         return try members[i].decode(object, path: path)
+    }
+
+    /// Decodes the object at token `index` of `tape`; the same errors as
+    /// `decode(_:path:)`.
+    public func decode(tape: JSONTape, at index: Int = 0, path: String = "") throws(CoreError) -> Value {
+        try decodeMember(tape: tape, at: index, path: path).value
+    }
+
+    /// Decodes the object at token `index` of `tape` and says which member it was.
+    public func decodeMember(
+        tape: JSONTape, at index: Int = 0, path: String = ""
+    ) throws(CoreError) -> (value: Value, spec: MessageSpec<Value>) {
+        guard tape.kind(at: index) == .object else {
+            throw CoreError.invalidField(
+                path.isEmpty ? "$" : path, "expected \(name) to be a JSON object, got \(tape.typeName(at: index))")
+        }
+        let typePath = FieldReader.join(path, "type")
+        guard let typeToken = tape.member("type", of: index) else {
+            throw CoreError.invalidField(typePath, "missing required field \"type\"")
+        }
+        guard tape.kind(at: typeToken) == .string else {
+            throw CoreError.invalidField(typePath, "field \"type\" must be a string, got \(tape.typeName(at: typeToken))")
+        }
+        guard let i = position(ofTypeAt: typeToken, in: tape) else {
+            throw CoreError(.unknownType, "unknown \(name) type \"\(tape.string(at: typeToken))\"", field: typePath)
+        }
+        return (try members[i].decode(tape: tape, at: index, path: path), members[i])
+    }
+
+    /// The spec of the member the object at `index` of `tape` claims to be.
+    public func spec(ofObjectAt index: Int, in tape: JSONTape) -> MessageSpec<Value>? {
+        guard tape.kind(at: index) == .object, let t = tape.member("type", of: index), tape.kind(at: t) == .string,
+              let i = position(ofTypeAt: t, in: tape)
+        else { return nil }
+        return members[i]
     }
 
     /// A copy of `object` with the secret fields of its member replaced by

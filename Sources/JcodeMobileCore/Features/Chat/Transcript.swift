@@ -283,7 +283,8 @@ extension Transcript: Equatable {
 }
 
 /// One recorded mutation of the transcript, with the values it wrote, in the
-/// order it happened. Turned into change-feed operations on `/transcript`.
+/// order it happened. Written to the change feed as an operation on
+/// `/transcript` (assembled from fixed pieces: this runs for every delta).
 public enum TranscriptChange: Equatable, Sendable {
     public enum Field: String, Sendable {
         case text
@@ -300,4 +301,76 @@ public enum TranscriptChange: Equatable, Sendable {
     case insertToolCall(index: Int, call: Int, value: ToolCall)
     case setToolCall(index: Int, call: Int, value: ToolCall)
     case appendToolInput(index: Int, call: Int, text: String)
+}
+
+extension TranscriptChange.Field {
+    /// `/<field>"`: the end of the operation's path.
+    var pathTail: StaticString {
+        switch self {
+        case .text: return "/text\""
+        case .reasoning: return "/reasoning\""
+        case .reasoningSecs: return "/reasoning_secs\""
+        case .isStreaming: return "/is_streaming\""
+        case .isQueued: return "/is_queued\""
+        }
+    }
+}
+
+extension TranscriptChange {
+    /// `{"op":…,"path":"/transcript/…","value":…}`
+    func write(to w: inout JSONWriter) {
+        w.beginFragment()
+        switch self {
+        case .insert(let index, let entry):
+            w.fragment(#"{"op":"add","path":"/transcript/"#)
+            w.fragment(integer: index)
+            w.fragment(#"","value":"#)
+            w.valueFollows()
+            entry.write(to: &w)
+        case .remove(let index):
+            w.fragment(#"{"op":"remove","path":"/transcript/"#)
+            w.fragment(integer: index)
+            w.fragment("\"")
+        case .set(let index, let field, let value):
+            w.fragment(#"{"op":"replace","path":"/transcript/"#)
+            w.fragment(integer: index)
+            w.fragment(field.pathTail)
+            w.fragment(#","value":"#)
+            w.valueFollows()
+            w.value(value)
+        case .appendText(let index, let field, let text):
+            w.fragment(#"{"op":"append","path":"/transcript/"#)
+            w.fragment(integer: index)
+            w.fragment(field.pathTail)
+            w.fragment(#","value":"#)
+            w.valueFollows()
+            w.string(text)
+        case .insertToolCall(let index, let call, let value):
+            w.fragment(#"{"op":"add","path":"/transcript/"#)
+            w.fragment(integer: index)
+            w.fragment("/tool_calls/")
+            w.fragment(integer: call)
+            w.fragment(#"","value":"#)
+            w.valueFollows()
+            value.write(to: &w)
+        case .setToolCall(let index, let call, let value):
+            w.fragment(#"{"op":"replace","path":"/transcript/"#)
+            w.fragment(integer: index)
+            w.fragment("/tool_calls/")
+            w.fragment(integer: call)
+            w.fragment(#"","value":"#)
+            w.valueFollows()
+            value.write(to: &w)
+        case .appendToolInput(let index, let call, let text):
+            w.fragment(#"{"op":"append","path":"/transcript/"#)
+            w.fragment(integer: index)
+            w.fragment("/tool_calls/")
+            w.fragment(integer: call)
+            w.fragment(#"/input","value":"#)
+            w.valueFollows()
+            w.string(text)
+        }
+        w.fragment("}")
+        w.endFragment()
+    }
 }

@@ -82,17 +82,13 @@ public struct ConnectionInteractor: Interactor {
             state.connection.historyRequestID = state.nextRequestID
             return subscribe + state.request(.getHistory)
 
-        case .event(let id, let payload):
+        case .event(let id, let items):
             if let id, id != state.connection.socketEffectID {
                 return .note("websocket_event for effect \(id), which is not the current socket; ignored")
             }
             guard state.connection.isSocketOpen else { return .note("websocket_event with no open socket; ignored") }
-            switch payload {
-            case .event(let object):
-                return Self.decode(object)
-            case .line(let frame):
-                return Self.decodeFrame(frame)
-            }
+            if items.count == 1 { return Self.emission(for: items[0]) }
+            return .merge(items.map(Self.emission))
 
         case .closed(let id, let code, let reason):
             guard case .webSocket(.connect)? = state.effects.resolve(id) else {
@@ -189,52 +185,11 @@ public struct ConnectionInteractor: Interactor {
 
     // MARK: - Frames
 
-    /// One parsed server event, or a logged reason it was dropped.
-    static func decode(_ object: JSONObject) -> Emission {
-        do throws(CoreError) {
-            return .input(.server(try ServerEvent.wire.decode(.object(object))))
-        } catch {
-            if error.code == .unknownType {
-                let type = object["type"]?.stringValue ?? "?"
-                return .note("unknown server event type \"\(type)\" ignored")
-            }
-            return .note("malformed server event dropped: \(error.message)")
-        }
-    }
-
-    /// A raw frame: newline-separated JSON events, each decoded in order.
-    /// Blank lines are skipped; a malformed line is dropped with a note and
-    /// the lines after it still count.
-    static func decodeFrame(_ frame: String) -> Emission {
-        var frame = frame
-        return frame.withUTF8 { bytes -> Emission in
-            var emissions: [Emission] = []
-            var lineNumber = 0
-            var start = 0
-            var i = 0
-            while i <= bytes.count {
-                if i == bytes.count || bytes[i] == UInt8(ascii: "\n") {
-                    let line = UnsafeBufferPointer(rebasing: bytes[start..<i])
-                    start = i &+ 1
-                    lineNumber &+= 1
-                    if !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) {
-                        emissions.append(decodeLine(line, number: lineNumber))
-                    }
-                }
-                i &+= 1
-            }
-            return .merge(emissions)
-        }
-    }
-
-    private static func decodeLine(_ line: UnsafeBufferPointer<UInt8>, number: Int) -> Emission {
-        do throws(CoreError) {
-            guard case .object(let object) = try JSONParser.parse(line) else {
-                return .note("malformed line \(number) dropped: not a JSON object")
-            }
-            return decode(object)
-        } catch {
-            return .note("malformed line \(number) dropped: \(error.message)")
+    /// A decoded server event becomes a follow-up input; a dropped one, a log note.
+    static func emission(for item: FrameItem) -> Emission {
+        switch item {
+        case .event(let event): return .input(.server(event))
+        case .dropped(let reason): return .note(reason)
         }
     }
 

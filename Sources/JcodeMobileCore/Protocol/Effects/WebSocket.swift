@@ -60,16 +60,26 @@ public enum WebSocketEffect: Equatable, Sendable {
     ]
 }
 
-/// What a `websocket_event` carries: one parsed server event, or a raw text
-/// frame that may hold several newline-separated events.
-public enum WebSocketPayload: Equatable, Sendable {
-    case event(JSONObject)
-    case line(String)
+/// One server event of a `websocket_event`, decoded at the boundary: the
+/// event, or why it was dropped (logged as a note; a bad server event is
+/// never an error of the call that carried it).
+public enum FrameItem: Equatable, Sendable {
+    case event(ServerEvent)
+    case dropped(String)
+
+    init(_ result: Result<ServerEvent, CoreError>) {
+        switch result {
+        case .success(let event): self = .event(event)
+        case .failure(let error) where error.code == .unknownType: self = .dropped("\(error.message) ignored")
+        case .failure(let error): self = .dropped("malformed server event dropped: \(error.message)")
+        }
+    }
 }
 
 public enum WebSocketResult: Equatable, Sendable {
     case opened(effectID: EffectID)
-    case event(effectID: EffectID?, payload: WebSocketPayload)
+    /// The events of one text frame, in order.
+    case event(effectID: EffectID?, items: [FrameItem])
     case closed(effectID: EffectID, code: Int?, reason: String?)
     case failed(effectID: EffectID, error: String, status: Int?)
 
@@ -90,13 +100,13 @@ public enum WebSocketResult: Equatable, Sendable {
             ]
         ) { r throws(CoreError) in
             let effectID = try r.optionalInt("effect_id").map(EffectID.init)
-            let event = try r.optionalObject("event")
+            let event = try r.optionalNested("event", ServerEvent.wire)
             let line = try r.optionalString("line")
             if let event {
-                return .webSocket(.event(effectID: effectID, payload: .event(event)))
+                return .webSocket(.event(effectID: effectID, items: [FrameItem(event)]))
             }
             if let line {
-                return .webSocket(.event(effectID: effectID, payload: .line(line)))
+                return .webSocket(.event(effectID: effectID, items: ServerFrame.items(of: line)))
             }
             throw CoreError.invalidField(r.fieldPath("event"), "websocket_event needs \"event\" (an object) or \"line\" (a string)")
         },

@@ -1,0 +1,276 @@
+/// A validated JSON document: a flat list of tokens over the input bytes,
+/// in document order. A container's token is followed by its members (an
+/// object's as key, value, key, value…), and `next` is the index just past
+/// a value's whole subtree, so skipping a value is one step.
+///
+/// A tape points into the input buffer and is valid only while that buffer
+/// is (inside `JSONParser.withTape`). Reading a value copies it out.
+public struct JSONTape {
+    public enum Kind: UInt8, Sendable {
+        case object, array, string, number, trueValue, falseValue, null
+    }
+
+    public struct Token: Sendable {
+        public var kind: Kind
+        /// Strings: the content has escapes. Numbers: an exact integer fits the fast path.
+        public var flag = false
+        /// Byte range of a string's content (between the quotes) or of a scalar.
+        public var start: UInt32
+        public var end: UInt32
+        /// The index just past this value's subtree.
+        public var next: UInt32
+
+        init(kind: Kind, start: Int, end: Int, next: Int) {
+            self.kind = kind
+            self.start = UInt32(truncatingIfNeeded: start)
+            self.end = UInt32(truncatingIfNeeded: end)
+            self.next = UInt32(truncatingIfNeeded: next)
+        }
+
+        var startIndex: Int { Int(start) }
+        var endIndex: Int { Int(end) }
+        var nextIndex: Int {
+            get { Int(next) }
+            set { next = UInt32(truncatingIfNeeded: newValue) }
+        }
+    }
+
+    let tokens: [Token]
+    let base: UnsafePointer<UInt8>
+
+    init(tokens: [Token], base: UnsafePointer<UInt8>) {
+        self.tokens = tokens
+        self.base = base
+    }
+
+    public func kind(at i: Int) -> Kind { tokens[i].kind }
+
+    /// The JSON type name used in error messages ("string", "object", …).
+    public func typeName(at i: Int) -> String {
+        switch tokens[i].kind {
+        case .object: return "object"
+        case .array: return "array"
+        case .string: return "string"
+        case .number: return tokens[i].flag ? "integer" : "number"
+        case .trueValue, .falseValue: return "boolean"
+        case .null: return "null"
+        }
+    }
+
+    // MARK: - Navigation
+
+    /// The value of the last member named `name` of the object at `object`
+    /// (the last wins, as in `JSONObject`), compared byte by byte.
+    public func member(_ name: String, of object: Int) -> Int? {
+        var name = name
+        return name.withUTF8 { key -> Int? in
+            var found: Int?
+            var i = object &+ 1
+            let end = tokens[object].nextIndex
+            while i < end {
+                let value = i &+ 1
+                if keyEquals(i, key) { found = value }
+                i = tokens[value].nextIndex
+            }
+            return found
+        }
+    }
+
+    /// The members of the object at `object`, as (key token, value token).
+    public func members(of object: Int) -> [(key: Int, value: Int)] {
+        var result: [(key: Int, value: Int)] = []
+        var i = object &+ 1
+        let end = tokens[object].nextIndex
+        while i < end {
+            result.append((i, i &+ 1))
+            i = tokens[i &+ 1].nextIndex
+        }
+        return result
+    }
+
+    /// The element tokens of the array at `array`.
+    public func elements(of array: Int) -> [Int] {
+        var result: [Int] = []
+        var i = array &+ 1
+        let end = tokens[array].nextIndex
+        while i < end {
+            result.append(i)
+            i = tokens[i].nextIndex
+        }
+        return result
+    }
+
+    private func keyEquals(_ i: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        let token = tokens[i]
+        if token.flag { return string(at: i).utf8.elementsEqual(key) }
+        let count = token.endIndex &- token.startIndex
+        guard count == key.count else { return false }
+        guard let keyBase = key.baseAddress else { return count == 0 }
+        return memcmpEqual(base + token.startIndex, keyBase, count)
+    }
+
+    /// Whether the string at `i` is exactly `bytes` (no String is made for unescaped content).
+    public func stringEquals(_ i: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool { keyEquals(i, bytes) }
+
+    /// The raw content bytes of a string token (escapes not decoded).
+    func rawBytes(at i: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: base + tokens[i].startIndex, count: tokens[i].endIndex &- tokens[i].startIndex)
+    }
+
+    // MARK: - Reading values
+
+    /// The string at `i`, with escapes decoded.
+    public func string(at i: Int) -> String {
+        let token = tokens[i]
+        let raw = UnsafeBufferPointer(start: base + token.startIndex, count: token.endIndex &- token.startIndex)
+        guard token.flag else { return String(decoding: raw, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: raw.count) { out in JSONTape.unescape(raw, into: out) }
+    }
+
+    /// The number at `i`: exact when it is an integer that fits in 64 bits.
+    public func number(at i: Int) -> JSONValue {
+        let token = tokens[i]
+        if token.flag, let exact = exactInteger(token) { return .int(exact) }
+        let text = String(decoding: UnsafeBufferPointer(start: base + token.startIndex, count: token.endIndex &- token.startIndex), as: UTF8.self)
+        return .double(Double(text) ?? .nan)
+    }
+
+    private func exactInteger(_ token: Token) -> Int64? {
+        var p = token.startIndex
+        let negative = base[p] == UInt8(ascii: "-")
+        if negative { p &+= 1 }
+        // Accumulate negatively so Int64.min is representable.
+        var v: Int64 = 0
+        while p < token.endIndex {
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.subtractingReportingOverflow(Int64(base[p] &- 0x30))
+            if o1 || o2 { return nil }
+            v = s
+            p &+= 1
+        }
+        if negative { return v }
+        return v == Int64.min ? nil : -v
+    }
+
+    /// The whole value at `i` as a `JSONValue`. Recursion is bounded by the
+    /// tokenizer's depth limit.
+    public func value(at i: Int) -> JSONValue {
+        switch tokens[i].kind {
+        case .null: return .null
+        case .trueValue: return .bool(true)
+        case .falseValue: return .bool(false)
+        case .number: return number(at: i)
+        case .string: return .string(string(at: i))
+        case .array:
+            var elements: [JSONValue] = []
+            var j = i &+ 1
+            let end = tokens[i].nextIndex
+            while j < end {
+                elements.append(value(at: j))
+                j = tokens[j].nextIndex
+            }
+            return .array(elements)
+        case .object:
+            var object = JSONObject()
+            var j = i &+ 1
+            let end = tokens[i].nextIndex
+            while j < end {
+                object.append(string(at: j), value(at: j &+ 1))
+                j = tokens[j &+ 1].nextIndex
+            }
+            return .object(object)
+        }
+    }
+
+    // MARK: - Escapes
+
+    static func hexValue(_ c: UInt8) -> UInt32? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(c &- 0x30)
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt32(c &- 0x57)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt32(c &- 0x37)
+        default: return nil
+        }
+    }
+
+    static func hex4(_ p: UnsafePointer<UInt8>) -> UInt32? {
+        var v: UInt32 = 0
+        for k in 0..<4 {
+            guard let d = hexValue(p[k]) else { return nil }
+            v = v << 4 | d
+        }
+        return v
+    }
+
+    /// Decodes validated escaped content into `out` (never longer than the
+    /// input: every escape is at least as long as what it stands for).
+    static func unescape(_ raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        guard let rb = raw.baseAddress else { return 0 }
+        var r = 0
+        var o = 0
+        let n = raw.count
+        func put(_ byte: UInt8) {
+            out[o] = byte
+            o &+= 1
+        }
+        while r < n {
+            let c = raw[r]
+            guard c == UInt8(ascii: "\\") else {
+                put(c)
+                r &+= 1
+                continue
+            }
+            let e = raw[r &+ 1]
+            r &+= 2
+            switch e {
+            case UInt8(ascii: "b"): put(0x08)
+            case UInt8(ascii: "f"): put(0x0C)
+            case UInt8(ascii: "n"): put(0x0A)
+            case UInt8(ascii: "r"): put(0x0D)
+            case UInt8(ascii: "t"): put(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = hex4(rb + r) ?? 0xFFFD
+                r &+= 4
+                if scalar >= 0xD800 && scalar <= 0xDBFF, let low = hex4(rb + (r &+ 2)) {
+                    scalar = 0x10000 &+ ((scalar &- 0xD800) << 10) &+ (low &- 0xDC00)
+                    r &+= 6
+                }
+                switch scalar {
+                case 0..<0x80:
+                    put(UInt8(scalar))
+                case 0x80..<0x800:
+                    put(UInt8(0xC0 | scalar >> 6))
+                    put(UInt8(0x80 | scalar & 0x3F))
+                case 0x800..<0x10000:
+                    put(UInt8(0xE0 | scalar >> 12))
+                    put(UInt8(0x80 | scalar >> 6 & 0x3F))
+                    put(UInt8(0x80 | scalar & 0x3F))
+                default:
+                    put(UInt8(0xF0 | scalar >> 18))
+                    put(UInt8(0x80 | scalar >> 12 & 0x3F))
+                    put(UInt8(0x80 | scalar >> 6 & 0x3F))
+                    put(UInt8(0x80 | scalar & 0x3F))
+                }
+            default: put(e)  // '"', '\\', '/'
+            }
+        }
+        return o
+    }
+}
+
+/// Byte equality of two ranges of `count` bytes.
+@inline(__always)
+func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    var i = 0
+    while i &+ 8 <= count {
+        if UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self) {
+            return false
+        }
+        i &+= 8
+    }
+    while i < count {
+        if a[i] != b[i] { return false }
+        i &+= 1
+    }
+    return true
+}
