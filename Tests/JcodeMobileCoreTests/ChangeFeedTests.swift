@@ -205,3 +205,9 @@ final class SectionOrderTests: XCTestCase {
         }
     }
 }
+
+final class MemoryLayoutTests: XCTestCase {
+    func testATranscriptEntryPacksIntoSixtyFourBytes() {
+        XCTAssertLessThanOrEqual(MemoryLayout<TranscriptEntry>.stride, 64)
+    }
+}

@@ -106,6 +106,7 @@ def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
             "jcode_mobile_state": ([c_void_p], c_void_p),
             "jcode_mobile_tree": ([c_void_p], c_void_p),
             "jcode_mobile_logs": ([c_void_p, ctypes.c_uint32], c_void_p),
+            "jcode_mobile_changes": ([c_void_p, ctypes.c_uint64], c_void_p),
             "jcode_mobile_string_free": ([c_void_p], None),
         }
         for name, (argtypes, restype) in signatures.items():
@@ -241,6 +242,18 @@ class App:
 
     def logs_raw(self, limit: int = 0) -> dict:
         return take_json(self._lib, self._lib.jcode_mobile_logs(self._handle, limit))
+
+    def changes_bytes(self, since: int) -> bytes:
+        """The change feed's answer as the library wrote it (for measuring its size)."""
+        return take_string(self._lib, self._lib.jcode_mobile_changes(self._handle, since))
+
+    def changes_raw(self, since: int) -> dict:
+        return json.loads(self.changes_bytes(since).decode("utf-8"))
+
+    def changes(self, since: int) -> dict:
+        """What changed after revision ``since``: ``{"revision","since","changes":[{"revision","ops"}]}``,
+        or ``{"revision","since","resync":true,"state"}`` when the feed cannot say."""
+        return _checked(self.changes_raw(since))
 
     def state(self) -> dict:
         """The domain state (the ``state`` member of ``jcode_mobile_state``)."""

@@ -4,20 +4,26 @@ public struct TranscriptEntry: Equatable, Sendable {
         case user, assistant, system
     }
 
-    /// Serial number, unique within the app's lifetime; `id` on the wire is `"m<serial>"`.
-    public var serial: Int
-    public var role: Role
+    // Stored in this order so an entry packs into 64 bytes: a transcript of
+    // 100 000 entries costs its texts plus little more.
     public var text: String
     /// The model's reasoning, kept apart from the text.
     public var reasoning: String
-    public var reasoningSecs: Double?
     public var toolCalls: [ToolCall]
+    /// Serial number, unique within the app's lifetime; `id` on the wire is `"m<serial>"`.
+    public var serial: Int
+    public var reasoningSecs: Double?
+    public var role: Role
     /// Still receiving streamed output.
     public var isStreaming: Bool
     /// A soft interrupt the agent has not received yet.
     public var isQueued: Bool
+    private var storedImageCount: UInt16
     /// Number of images sent with the message.
-    public var imageCount: Int
+    public var imageCount: Int {
+        get { Int(storedImageCount) }
+        set { storedImageCount = UInt16(clamping: newValue) }
+    }
 
     public init(
         serial: Int, role: Role, text: String = "", reasoning: String = "", reasoningSecs: Double? = nil,
@@ -31,7 +37,7 @@ public struct TranscriptEntry: Equatable, Sendable {
         self.toolCalls = toolCalls
         self.isStreaming = isStreaming
         self.isQueued = isQueued
-        self.imageCount = imageCount
+        self.storedImageCount = UInt16(clamping: imageCount)
     }
 
     public var id: String { "m" + String(serial) }
