@@ -24,7 +24,8 @@ SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-python header-check demo docs bench install clean deps
+.PHONY: all lib test test-swift test-c test-python header-check demo docs bench fuzz fuzz-build install clean deps \
+	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
 
@@ -46,7 +47,13 @@ $(LIB): $(SOURCES)
 deps:
 	@$(PYTHON) -c "import pytest" 2>/dev/null || $(PYTHON) -m pip install --quiet pytest
 
-test: test-swift test-c test-python
+test: test-swift test-c test-python sanitize
+
+# Everything that checks the library is safe to embed: the Swift suite under
+# AddressSanitizer and ThreadSanitizer, the C harness and the stress test
+# against ASan (+UBSan in the C code) and TSan builds of the library, valgrind
+# on the C harness, a million-call soak, and a short run of every fuzzer.
+sanitize: test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 test-swift:
 	$(SWIFT) test
@@ -66,6 +73,72 @@ $(C_BUILD)/harness: harness/c/harness.c include/jcode_mobile.h $(LIB) | $(C_BUIL
 test-c: header-check $(C_BUILD)/harness
 	./$(C_BUILD)/harness
 
+# ---------------------------------------------------------------- sanitizers
+# The C side is compiled with the Swift toolchain's clang, whose sanitizer
+# runtimes match the ones the instrumented library was built against.
+SWIFT_BIN     := $(dir $(realpath $(shell command -v $(SWIFT))))
+SWIFT_RUNTIME := $(realpath $(SWIFT_BIN)/../lib/swift/linux)
+SAN_CC        := $(SWIFT_BIN)clang
+SAN_CFLAGS    := -g -O1 -fno-omit-frame-pointer $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude
+ASAN_LIB      := .build-asan-lib/release
+TSAN_LIB      := .build-tsan-lib/release
+SMOKE_FUZZ_SECONDS ?= 10
+# (In variables: a literal comma would split the arguments of $(call).)
+ASAN_UBSAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+RPATH         := -Wl,-rpath,
+
+$(ASAN_LIB)/$(LIB_NAME): $(SOURCES)
+	$(SWIFT) build -c release --product jcode_mobile --scratch-path .build-asan-lib -Xswiftc -sanitize=address
+
+$(TSAN_LIB)/$(LIB_NAME): $(SOURCES)
+	$(SWIFT) build -c release --product jcode_mobile --scratch-path .build-tsan-lib -Xswiftc -sanitize=thread
+
+$(C_BUILD)/%-asan: harness/c/%.c include/jcode_mobile.h $(ASAN_LIB)/$(LIB_NAME) | $(C_BUILD)
+	@echo "$(SAN_CC) -fsanitize=address,undefined $< -o $@"
+	@$(call QUIET_LINK,$(SAN_CC) $(ASAN_UBSAN) $(SAN_CFLAGS) $< \
+		-L$(ASAN_LIB) -ljcode_mobile $(RPATH)$(CURDIR)/$(ASAN_LIB) $(RPATH)$(SWIFT_RUNTIME) -lpthread -o $@)
+
+$(C_BUILD)/%-tsan: harness/c/%.c include/jcode_mobile.h $(TSAN_LIB)/$(LIB_NAME) | $(C_BUILD)
+	@echo "$(SAN_CC) -fsanitize=thread $< -o $@"
+	@$(call QUIET_LINK,$(SAN_CC) -fsanitize=thread $(SAN_CFLAGS) $< -L$(TSAN_LIB) -ljcode_mobile \
+		-L$(SWIFT_RUNTIME) -ldispatch -lBlocksRuntime $(RPATH)$(CURDIR)/$(TSAN_LIB) $(RPATH)$(SWIFT_RUNTIME) -lpthread -o $@)
+
+# XCTest's own runner objects are reported as leaks under ASan; leaks are
+# checked by valgrind and by the fuzzers' LeakSanitizer instead.
+test-swift-asan:
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --scratch-path .build-asan-tests
+
+test-swift-tsan:
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan-tests
+
+test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/stress-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp ./$(C_BUILD)/harness-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
+		./$(C_BUILD)/stress-asan 1000
+
+test-c-tsan: $(C_BUILD)/harness-tsan $(C_BUILD)/stress-tsan
+	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/harness-tsan
+	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/stress-tsan 2000
+
+valgrind: $(C_BUILD)/harness
+	@command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
+	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+		--error-exitcode=9 --suppressions=harness/c/valgrind.supp ./$(C_BUILD)/harness
+
+$(C_BUILD)/stress: harness/c/stress.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/stress.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -lpthread -o $@
+
+stress: $(C_BUILD)/stress
+	./$(C_BUILD)/stress 4000
+
+soak: $(C_BUILD)/stress
+	./$(C_BUILD)/stress --soak 1000000
+
+smoke-fuzz:
+	$(MAKE) fuzz FUZZ_SECONDS=$(SMOKE_FUZZ_SECONDS)
+
 $(C_BUILD)/bench: harness/c/bench.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/bench.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
@@ -81,6 +154,53 @@ test-python: lib deps
 demo: lib
 	cd harness/python && $(PYTHON) -m jcode_mobile.demo
 
+# ---------------------------------------------------------------- fuzzing
+# libFuzzer targets (harness/fuzz/FuzzTargets.swift), built with swiftc
+# -sanitize=fuzzer,address against an instrumented static core. Each runs for
+# FUZZ_SECONDS on a working corpus seeded from harness/fuzz/corpus, after
+# replaying every saved regression input. Crashes land in fuzz-out/crashes/.
+SWIFTC       ?= swiftc
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := .build-fuzz
+FUZZ_TARGETS := json app_new dispatch platform_event session
+CORE_SOURCES := $(shell find Sources/JcodeMobileCore -name '*.swift')
+FFI_SOURCES  := $(wildcard Sources/JcodeMobileFFI/*.swift)
+FUZZ_FLAGS   := -sanitize=fuzzer,address -parse-as-library -O -g
+# Runs a link, hiding the sanitizer runtime's harmless "Cannot export local
+# symbol" notes but keeping the command's exit status.
+QUIET_LINK    = log=$$(mktemp); if $(1) > $$log 2>&1; then s=0; else s=1; fi; \
+	grep -v "Cannot export local symbol" $$log || true; rm -f $$log; exit $$s
+
+$(FUZZ_BUILD)/libJcodeMobileCore.a: $(CORE_SOURCES)
+	@mkdir -p $(FUZZ_BUILD)
+	@echo "swiftc $(FUZZ_FLAGS) … (the core, instrumented for fuzzing)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -emit-library -static -emit-module -module-name JcodeMobileCore \
+		-emit-module-path $(FUZZ_BUILD)/JcodeMobileCore.swiftmodule $(CORE_SOURCES) -o $@
+
+$(FUZZ_BUILD)/fuzz_%: harness/fuzz/FuzzTargets.swift $(FFI_SOURCES) $(FUZZ_BUILD)/libJcodeMobileCore.a
+	@echo "swiftc … -D FUZZ_$(shell echo $* | tr a-z A-Z) -o $@"
+	@$(call QUIET_LINK,$(SWIFTC) $(FUZZ_FLAGS) -D FUZZ_$(shell echo $* | tr a-z A-Z) -module-name JcodeMobileFuzz \
+		-I $(FUZZ_BUILD) -L $(FUZZ_BUILD) -lJcodeMobileCore $(FFI_SOURCES) harness/fuzz/FuzzTargets.swift -o $@)
+
+fuzz-build: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz-out/corpus/$$t fuzz-out/crashes harness/fuzz/regressions/$$t; \
+		echo "== fuzz $$t: saved regressions"; \
+		if ls harness/fuzz/regressions/$$t/* >/dev/null 2>&1; then \
+			LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
+			$(FUZZ_BUILD)/fuzz_$$t -runs=0 harness/fuzz/regressions/$$t/* > fuzz-out/$$t-regressions.log 2>&1 \
+			|| { tail -40 fuzz-out/$$t-regressions.log; exit 1; }; fi; \
+		echo "== fuzz $$t: $(FUZZ_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
+		$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -dict=harness/fuzz/jcode.dict -max_len=4096 \
+			-artifact_prefix=fuzz-out/crashes/$$t- -print_final_stats=1 \
+			fuzz-out/corpus/$$t harness/fuzz/corpus/$$t > fuzz-out/$$t.log 2>&1 \
+			|| { tail -40 fuzz-out/$$t.log; exit 1; }; \
+		grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" fuzz-out/$$t.log | tr '\n' ' '; echo; \
+	done
+
 # Regenerates the reference part of docs/ABI.md from the wire definitions.
 docs:
 	JCODE_UPDATE_DOCS=1 $(SWIFT) test --filter DocumentationTests
@@ -94,5 +214,5 @@ install: lib
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/jcode_mobile.pc
 
 clean:
-	rm -rf .build $(LIB_DIR) $(C_BUILD) harness/python/.pytest_cache
+	rm -rf .build .build-* fuzz-out $(LIB_DIR) $(C_BUILD) harness/python/.pytest_cache
 	find harness/python -name __pycache__ -type d -exec rm -rf {} +

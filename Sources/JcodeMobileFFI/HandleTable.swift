@@ -1,12 +1,11 @@
 import JcodeMobileCore
-import Synchronization
 
 /// One app and the lock that serialises every call on its handle.
 final class AppSlot: Sendable {
-    let app: Mutex<JcodeMobileApp>
+    let app: Locked<JcodeMobileApp>
 
     init(options: AppOptions) {
-        self.app = Mutex(JcodeMobileApp(options: options))
+        self.app = Locked(JcodeMobileApp(options: options))
     }
 }
 
@@ -16,7 +15,7 @@ final class AppSlot: Sendable {
 /// garbage handle is simply not in the table (`invalid_handle`), so it can
 /// never be dereferenced. Numbers are never reused, so a stale handle cannot
 /// reach a newer app.
-struct HandleTable: ~Copyable {
+struct HandleTable {
     private var slots: [UInt: AppSlot] = [:]
     private var issued: UInt = 0
 
@@ -40,4 +39,4 @@ struct HandleTable: ~Copyable {
 /// Every live app of the process. The table lock is held only to look a
 /// handle up; the app's own lock is taken after it is released, so calls on
 /// different handles never wait for each other.
-let handles = Mutex(HandleTable())
+let handles = Locked(HandleTable())

@@ -40,8 +40,15 @@ public enum Scenario: String, Sendable, CaseIterable {
         }
     }
 
-    /// The fixture's state (revision 0).
-    public func state() -> AppState { build().state }
+    /// The fixture's state (revision 0). Fixtures are built once per
+    /// process (they are deterministic) and copied from then on.
+    public func state() -> AppState { Scenario.built[self] ?? build().state }
+
+    private static let built: [Scenario: AppState] = {
+        var table: [Scenario: AppState] = [:]
+        for scenario in Scenario.allCases { table[scenario] = scenario.build().state }
+        return table
+    }()
 
     /// The state, and anything in the script that did not go as written (a
     /// fixture bug; the tests require none).

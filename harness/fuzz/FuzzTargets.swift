@@ -1,0 +1,281 @@
+// libFuzzer targets for the core, compiled with the FFI sources into one
+// executable per target (`-D FUZZ_<TARGET>`, see the Makefile's `fuzz`):
+//
+//   FUZZ_JSON            the JSON codec: parse, write, parse again
+//   FUZZ_APP_NEW         jcode_mobile_app_new with any options text
+//   FUZZ_DISPATCH        jcode_mobile_dispatch on a connected chat
+//   FUZZ_PLATFORM_EVENT  jcode_mobile_platform_event: as given, as a raw
+//                        websocket frame (multi-line), as a parsed server event
+//   FUZZ_SESSION         a sequence of calls on one handle, with a mirror kept
+//                        from the change feed checked against the state
+//
+// Every answer must be one JSON object with "ok"; an error must carry a
+// known code. A violated invariant traps, which libFuzzer reports as a crash.
+
+import JcodeMobileCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Takes a returned string: checks it is one JSON object with "ok", frees it, returns it parsed.
+@discardableResult
+func take(_ pointer: UnsafeMutablePointer<CChar>?, _ what: String) -> JSONObject {
+    guard let pointer else { fatalError("\(what): NULL") }
+    defer { jcode_mobile_string_free(pointer) }
+    let length = strlen(pointer)
+    let value: JSONValue
+    do throws(CoreError) {
+        value = try JSONParser.parse(
+            UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: length),
+            limits: JSONLimits(maxBytes: Int.max, maxDepth: 4096))
+    } catch {
+        fatalError("\(what): the library returned invalid JSON: \(error.message)")
+    }
+    guard case .object(let object) = value, case .bool(let ok)? = object["ok"] else {
+        fatalError("\(what): not an object with \"ok\"")
+    }
+    if !ok {
+        guard let code = object["error"]?["code"]?.stringValue, ErrorCode(rawValue: code) != nil,
+              object["error"]?["message"]?.stringValue != nil
+        else { fatalError("\(what): malformed error object") }
+    }
+    return object
+}
+
+/// `bytes` as a NUL-terminated C string (cut at an embedded NUL, as C would read it).
+func withCString<R>(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafePointer<CChar>) -> R) -> R {
+    var copy = [CChar](repeating: 0, count: bytes.count + 1)
+    for (i, b) in bytes.enumerated() { copy[i] = CChar(bitPattern: b) }
+    return copy.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+func withCString<R>(_ text: String, _ body: (UnsafePointer<CChar>) -> R) -> R {
+    text.withCString(body)
+}
+
+/// A connected chat whose socket is open (the fixture most inputs can act on).
+func connectedChat() -> UnsafeMutableRawPointer {
+    guard let app = jcode_mobile_app_new(#"{"scenario":"connected_chat","log_capacity":16}"#) else {
+        fatalError("app_new(connected_chat) failed")
+    }
+    return app
+}
+
+/// Checks every read-only call answers well.
+func inspect(_ app: UnsafeMutableRawPointer) {
+    take(jcode_mobile_state(app), "state")
+    take(jcode_mobile_tree(app), "tree")
+    take(jcode_mobile_logs(app, 0), "logs")
+    take(jcode_mobile_changes(app, 0), "changes")
+}
+
+#if FUZZ_JSON
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = UnsafeBufferPointer(start: data, count: size)
+    guard let value = try? JSONParser.parse(input) else { return 0 }
+    // What the writer writes parses back to the same value, and writing that
+    // again gives the same bytes.
+    let written = value.jsonBytes
+    let again: JSONValue
+    do throws(CoreError) {
+        again = try written.withUnsafeBufferPointer { b throws(CoreError) in
+            try JSONParser.parse(b, limits: JSONLimits(maxBytes: Int.max, maxDepth: 4096))
+        }
+    } catch {
+        fatalError("written JSON does not parse: \(error.message)")
+    }
+    if case .double(let d) = value, !d.isFinite { return 0 }  // written as null by design
+    if !containsNonFinite(value) {
+        precondition(again == value, "round trip changed the value")
+    }
+    precondition(again.jsonBytes == written, "writing is not stable")
+    return 0
+}
+
+func containsNonFinite(_ v: JSONValue) -> Bool {
+    switch v {
+    case .double(let d): return !d.isFinite
+    case .array(let a): return a.contains(where: containsNonFinite)
+    case .object(let o): return o.entries.contains { containsNonFinite($0.value) }
+    default: return false
+    }
+}
+#endif
+
+#if FUZZ_APP_NEW
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    withCString(UnsafeBufferPointer(start: data, count: size)) { options in
+        if let app = jcode_mobile_app_new(options) {
+            precondition(take(jcode_mobile_last_error(), "last_error")["ok"] == true)
+            inspect(app)
+            jcode_mobile_app_free(app)
+        } else {
+            precondition(take(jcode_mobile_last_error(), "last_error")["ok"] == false, "NULL without an error")
+        }
+    }
+    return 0
+}
+#endif
+
+#if FUZZ_DISPATCH
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let app = connectedChat()
+    defer { jcode_mobile_app_free(app) }
+    let revision = take(jcode_mobile_state(app), "state")["state"]?["revision"]
+    let report = withCString(UnsafeBufferPointer(start: data, count: size)) { take(jcode_mobile_dispatch(app, $0), "dispatch") }
+    if report["ok"] == false {
+        precondition(take(jcode_mobile_state(app), "state")["state"]?["revision"] == revision, "a rejected action changed the state")
+    }
+    inspect(app)
+    return 0
+}
+#endif
+
+#if FUZZ_PLATFORM_EVENT
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size > 0 else { return 0 }
+    let app = connectedChat()
+    defer { jcode_mobile_app_free(app) }
+    _ = take(jcode_mobile_dispatch(app, #"{"type":"send_message","text":"go"}"#), "dispatch")
+    let body = UnsafeBufferPointer(start: data + 1, count: size - 1)
+    switch data[0] % 3 {
+    case 0:
+        // The input is the platform event.
+        withCString(body) { _ = take(jcode_mobile_platform_event(app, $0), "platform_event") }
+    case 1:
+        // The input is a raw text frame from the gateway (several lines, any bytes).
+        let line = JSONValue.string(String(decoding: body, as: UTF8.self)).jsonString
+        withCString(#"{"type":"websocket_event","line":\#(line)}"#) {
+            let report = take(jcode_mobile_platform_event(app, $0), "platform_event(line)")
+            precondition(report["ok"] == true, "a frame of any content is never an error of the call")
+        }
+    default:
+        // The input is one parsed server event.
+        let event = String(decoding: body, as: UTF8.self)
+        withCString(#"{"type":"websocket_event","event":\#(event)}"#) { _ = take(jcode_mobile_platform_event(app, $0), "platform_event(event)") }
+    }
+    inspect(app)
+    return 0
+}
+#endif
+
+#if FUZZ_SESSION
+/// A mirror of the state kept only from the change feed.
+struct Mirror {
+    var document: JSONValue
+    var revision: Int64
+
+    init(_ app: UnsafeMutableRawPointer) {
+        document = take(jcode_mobile_state(app), "state")["state"] ?? .null
+        revision = document["revision"]?.int64Value ?? 0
+    }
+
+    mutating func check(_ app: UnsafeMutableRawPointer) {
+        let answer = take(jcode_mobile_changes(app, UInt64(revision)), "changes")
+        if answer["resync"] == true {
+            document = answer["state"] ?? .null
+        } else {
+            for record in answer["changes"]?.arrayValue ?? [] {
+                let ops = (record["ops"]?.arrayValue ?? []).map(Mirror.op)
+                precondition(JSONDiff.apply(ops, to: &document), "a change-feed operation does not apply")
+                if case .object(var o) = document {
+                    o["revision"] = record["revision"] ?? .null
+                    document = .object(o)
+                }
+            }
+        }
+        revision = answer["revision"]?.int64Value ?? -1
+        let state = take(jcode_mobile_state(app), "state")["state"] ?? .null
+        precondition(document == state, "the mirror kept from the change feed differs from the state")
+    }
+
+    static func op(_ value: JSONValue) -> JSONPatchOp {
+        let pathText = value["path"]?.stringValue ?? ""
+        let components: [JSONPath.Component] = pathText.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { part in
+            var key = ""
+            var escape = false
+            for c in part {
+                if escape { key.append(c == "1" ? "/" : "~"); escape = false } else if c == "~" { escape = true } else { key.append(c) }
+            }
+            if let i = Int(key), String(i) == key { return .index(i) }
+            return .key(key)
+        }
+        let path = JSONPath(components)
+        switch value["op"]?.stringValue {
+        case "add": return .add(path: path, value: value["value"] ?? .null)
+        case "remove": return .remove(path: path)
+        case "replace": return .replace(path: path, value: value["value"] ?? .null)
+        case "append": return .append(path: path, text: value["value"]?.stringValue ?? "")
+        default: fatalError("unknown change-feed op")
+        }
+    }
+}
+
+/// Reads the input as steps: a byte choosing the call, a byte of length, then that many bytes.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    var app = connectedChat()
+    defer { jcode_mobile_app_free(app) }
+    var mirror = Mirror(app)
+    var i = 0
+    var steps = 0
+    while i < size && steps < 64 {
+        let op = data[i]
+        let length = i + 1 < size ? Int(data[i + 1]) : 0
+        let start = min(i + 2, size)
+        let end = min(start + length, size)
+        let body = UnsafeBufferPointer(start: data + start, count: end - start)
+        let text = String(decoding: body, as: UTF8.self)
+        i = end
+        steps += 1
+        switch op % 12 {
+        case 0: withCString(body) { _ = take(jcode_mobile_dispatch(app, $0), "dispatch") }
+        case 1: withCString(body) { _ = take(jcode_mobile_platform_event(app, $0), "platform_event") }
+        case 2:
+            let line = JSONValue.string(text).jsonString
+            withCString(#"{"type":"websocket_event","line":\#(line)}"#) { _ = take(jcode_mobile_platform_event(app, $0), "frame") }
+        case 3: withCString(#"{"type":"websocket_event","event":{"type":"text_delta","text":\#(JSONValue.string(text).jsonString)}}"#) {
+            _ = take(jcode_mobile_platform_event(app, $0), "text_delta")
+        }
+        case 4: withCString(#"{"type":"send_message","text":\#(JSONValue.string(text).jsonString)}"#) { _ = take(jcode_mobile_dispatch(app, $0), "send") }
+        case 5: withCString(#"{"type":"set_draft","value":\#(JSONValue.string(text).jsonString)}"#) { _ = take(jcode_mobile_dispatch(app, $0), "draft") }
+        case 6: withCString(#"{"type":"tap_node","node_id":\#(JSONValue.string(text).jsonString)}"#) { _ = take(jcode_mobile_dispatch(app, $0), "tap") }
+        case 7:
+            let events = ["done", "interrupted", "message_end", "reasoning_done", "retry_rollback", "history"]
+            let kind = events[Int(op / 12) % events.count]
+            let event: String
+            switch kind {
+            case "retry_rollback": event = #"{"type":"retry_rollback","attempt":1,"max":3}"#
+            case "history": event = #"{"type":"history","session_id":"s","messages":[{"role":"user","content":\#(JSONValue.string(text).jsonString)}]}"#
+            default: event = #"{"type":"\#(kind)"}"#
+            }
+            withCString(#"{"type":"websocket_event","event":\#(event)}"#) { _ = take(jcode_mobile_platform_event(app, $0), kind) }
+        case 8:
+            let tools = ["tool_start", "tool_exec", "tool_done"]
+            let kind = tools[Int(op / 12) % tools.count]
+            withCString(#"{"type":"websocket_event","event":{"type":"\#(kind)","id":\#(JSONValue.string(text).jsonString),"name":"bash","output":"x"}}"#) {
+                _ = take(jcode_mobile_platform_event(app, $0), kind)
+            }
+        case 9: withCString(#"{"type":"queue_interrupt","text":\#(JSONValue.string(text).jsonString)}"#) { _ = take(jcode_mobile_dispatch(app, $0), "queue") }
+        case 10:
+            take(jcode_mobile_tree(app), "tree")
+            take(jcode_mobile_logs(app, UInt32(length)), "logs")
+            take(jcode_mobile_changes(app, UInt64(length)), "changes")
+        default:
+            // A fresh app: freeing twice is harmless and the old handle is dead.
+            jcode_mobile_app_free(app)
+            jcode_mobile_app_free(app)
+            precondition(take(jcode_mobile_state(app), "state")["error"]?["code"] == "invalid_handle")
+            app = connectedChat()
+            mirror = Mirror(app)
+        }
+        mirror.check(app)
+    }
+    return 0
+}
+#endif
