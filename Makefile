@@ -207,7 +207,7 @@ docs:
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 $(LIB_DIR)/$(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 -s $(LIB_DIR)/$(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/$(LIB_NAME)
 	install -m 0644 include/jcode_mobile.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' jcode_mobile.pc.in \

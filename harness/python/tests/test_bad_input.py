@@ -72,6 +72,7 @@ def test_null_app_for_every_handle_function(lib):
         "state": lambda: lib.jcode_mobile_state(None),
         "tree": lambda: lib.jcode_mobile_tree(None),
         "logs": lambda: lib.jcode_mobile_logs(None, 0),
+        "changes": lambda: lib.jcode_mobile_changes(None, 0),
     }
     for name, call in calls.items():
         report = take_json(lib, call())
@@ -260,6 +261,7 @@ def handle_calls(lib, handle):
         "state": lambda: lib.jcode_mobile_state(handle),
         "tree": lambda: lib.jcode_mobile_tree(handle),
         "logs": lambda: lib.jcode_mobile_logs(handle, 0),
+        "changes": lambda: lib.jcode_mobile_changes(handle, 0),
     }
 
 
