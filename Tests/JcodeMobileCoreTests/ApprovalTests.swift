@@ -64,18 +64,7 @@ final class ApprovalTests: XCTestCase {
         var store = TestStore(.toolApprovalRequired)
         store.send(.respondPermission(requestID: "nope", approved: true, remember: false)) { _ in }
         XCTAssertEqual(store.lastNotes, ["respond_permission: no pending request nope"])
-        let socket = store.state.connection.socketEffectID!.rawValue
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 1000, purpose: "reconnect"))]) {
-            $0.endTurnLocally()
-            $0.connection.phase = .reconnecting
-            $0.connection.attempt = 1
-            $0.connection.reason = "Connection closed"
-            $0.connection.socketEffectID = nil
-            $0.connection.isSocketOpen = false
-            $0.connection.reconnectTimerID = "reconnect.1"
-            $0.connection.reconnectDelayMS = 1000
-            $0.connection.nextTimerSerial = 2
-        }
+        store.loseTheConnection()
         store.send(.respondPermission(requestID: "perm-1", approved: true, remember: false)) {
             $0.errorBanner = ErrorBanner(message: "Not connected: your answer was not sent. It will be waiting when the connection is back.")
         }

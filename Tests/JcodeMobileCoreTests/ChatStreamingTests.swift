@@ -244,18 +244,7 @@ final class ChatStreamingTests: XCTestCase {
         store.server(#"{"type":"text_delta","text":"half an ans"}"#) {
             $0.transcript.appendText("half an ans", at: $0.transcript.streamingAssistant())
         }
-        let socket = store.state.connection.socketEffectID!.rawValue
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 1000, purpose: "reconnect"))]) {
-            $0.endTurnLocally()
-            $0.connection.phase = .reconnecting
-            $0.connection.attempt = 1
-            $0.connection.reason = "Connection closed"
-            $0.connection.socketEffectID = nil
-            $0.connection.isSocketOpen = false
-            $0.connection.reconnectTimerID = "reconnect.1"
-            $0.connection.reconnectDelayMS = 1000
-            $0.connection.nextTimerSerial = 2
-        }
+        store.loseTheConnection()
         XCTAssertEqual(store.state.transcript.entries.last?.text, "half an ans")
         XCTAssertEqual(store.state.transcript.entries.last?.isStreaming, false)
     }

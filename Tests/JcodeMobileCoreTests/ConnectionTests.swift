@@ -5,12 +5,7 @@ final class ConnectionTests: XCTestCase {
     /// Paired with devbox and waiting for the socket to open.
     private func paired() -> TestStore {
         var store = TestStore(.pairingReady)
-        store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
-            $0.pairing.isSubmitting = true
-            $0.pairing.code = ""
-            $0.pairing.heldCode = "123456"
-            $0.connection.phase = .pairing
-        }
+        store.submitTheReadyForm()
         let id = store.pendingID("http_pair")
         store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":true,"token":"tok","server_name":"devbox"}"#, effects: [
             .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok")),

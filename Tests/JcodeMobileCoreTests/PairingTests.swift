@@ -52,12 +52,7 @@ final class PairingTests: XCTestCase {
 
     func testSuccessfulPairingStoresTheTokenOnlyInTheKeychainAndConnects() {
         var store = TestStore(.pairingReady)
-        store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
-            $0.pairing.isSubmitting = true
-            $0.pairing.code = ""
-            $0.pairing.heldCode = "123456"
-            $0.connection.phase = .pairing
-        }
+        store.submitTheReadyForm()
         let pairID = store.pendingID("http_pair")
         let server = SavedServer(address: devbox, name: "devbox", serverVersion: "0.9.2")
         store.event(
@@ -85,12 +80,7 @@ final class PairingTests: XCTestCase {
 
     func testRejectedCodeSaysSoAndClearsTheCode() {
         var store = TestStore(.pairingReady)
-        store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
-            $0.pairing.isSubmitting = true
-            $0.pairing.code = ""
-            $0.pairing.heldCode = "123456"
-            $0.connection.phase = .pairing
-        }
+        store.submitTheReadyForm()
         let id = store.pendingID("http_pair")
         store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":401,"error":"Invalid or expired pairing code"}"#, effects: [.device(.haptic(style: .error))]) {
             $0.pairing.isSubmitting = false
@@ -102,12 +92,7 @@ final class PairingTests: XCTestCase {
 
     func testUnreachableServerSaysItCouldNotBeReachedAndKeepsTheCodeOutOfStateForARetry() {
         var store = TestStore(.pairingReady)
-        store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
-            $0.pairing.isSubmitting = true
-            $0.pairing.code = ""
-            $0.pairing.heldCode = "123456"
-            $0.connection.phase = .pairing
-        }
+        store.submitTheReadyForm()
         let id = store.pendingID("http_pair")
         store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"error":"Connection refused"}"#, effects: [.device(.haptic(style: .error))]) {
             $0.pairing.isSubmitting = false
@@ -130,12 +115,7 @@ final class PairingTests: XCTestCase {
 
     func testAServerErrorStatusIsReportedWithItsCode() {
         var store = TestStore(.pairingReady)
-        store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
-            $0.pairing.isSubmitting = true
-            $0.pairing.code = ""
-            $0.pairing.heldCode = "123456"
-            $0.connection.phase = .pairing
-        }
+        store.submitTheReadyForm()
         let id = store.pendingID("http_pair")
         store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":500}"#, effects: [.device(.haptic(style: .error))]) {
             $0.pairing.isSubmitting = false

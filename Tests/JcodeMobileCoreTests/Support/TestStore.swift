@@ -83,6 +83,43 @@ struct TestStore {
     }
 }
 
+extension TestStore {
+    /// From `pairing_ready`: submits the form; the code leaves the state and
+    /// `http_pair` carries it.
+    mutating func submitTheReadyForm(file: StaticString = #filePath, line: UInt = #line) {
+        send(
+            .submitPairing,
+            effects: [
+                .http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))
+            ], file: file, line: line
+        ) {
+            $0.pairing.isSubmitting = true
+            $0.pairing.code = ""
+            $0.pairing.heldCode = "123456"
+            $0.connection.phase = .pairing
+        }
+    }
+
+    /// The open socket closes; a reconnect is scheduled after 1 s.
+    mutating func loseTheConnection(file: StaticString = #filePath, line: UInt = #line) {
+        guard let socket = state.connection.socketEffectID?.rawValue else { return XCTFail("no open socket", file: file, line: line) }
+        event(
+            #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
+            effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 1000, purpose: "reconnect"))], file: file, line: line
+        ) {
+            $0.endTurnLocally()
+            $0.connection.phase = .reconnecting
+            $0.connection.attempt = 1
+            $0.connection.reason = "Connection closed"
+            $0.connection.socketEffectID = nil
+            $0.connection.isSocketOpen = false
+            $0.connection.reconnectTimerID = "reconnect.1"
+            $0.connection.reconnectDelayMS = 1000
+            $0.connection.nextTimerSerial = 2
+        }
+    }
+}
+
 /// Fails with the sections that differ, as JSON, when two states differ.
 func assertStatesEqual(_ actual: AppState, _ expected: AppState, file: StaticString = #filePath, line: UInt = #line) {
     guard actual != expected else { return }

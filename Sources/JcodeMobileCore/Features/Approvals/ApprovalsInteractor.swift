@@ -4,45 +4,27 @@
 public struct ApprovalsInteractor: Interactor {
     public init() {}
 
+    static let notSent = "Not connected: your answer was not sent. It will be waiting when the connection is back."
+
     public func interact(_ state: inout AppState, _ input: Input) -> Emission {
         switch input {
         case .server(.permissionRequest(let request)):
-            if let i = state.permissionRequests.firstIndex(where: { $0.requestID == request.requestID }) {
-                state.permissionRequests[i] = request
-                return .none
-            }
-            state.permissionRequests.append(request)
-            return .effect(.device(.haptic(style: .warning)))
+            let isNew = Self.keep(request, in: &state.permissionRequests)
+            return isNew ? .effect(.device(.haptic(style: .warning))) : .none
 
         case .server(.stdinRequest(let request)):
-            if let i = state.stdinRequests.firstIndex(where: { $0.requestID == request.requestID }) {
-                state.stdinRequests[i] = request
-                return .none
-            }
-            state.stdinRequests.append(request)
+            Self.keep(request, in: &state.stdinRequests)
             return .none
 
         case .action(.respondPermission(let requestID, let approved, let remember)):
-            guard let i = state.permissionRequests.firstIndex(where: { $0.requestID == requestID }) else {
-                return .note("respond_permission: no pending request \(requestID)")
+            return Self.answer(requestID, at: \.permissionRequests, in: &state, what: "respond_permission") {
+                .permissionResponse(requestID: requestID, approved: approved, remember: remember)
             }
-            guard state.connection.canSend else {
-                state.showError("Not connected: your answer was not sent. It will be waiting when the connection is back.")
-                return .none
-            }
-            state.permissionRequests.remove(at: i)
-            return state.request(.permissionResponse(requestID: requestID, approved: approved, remember: remember))
 
         case .action(.respondStdin(let requestID, let text)):
-            guard let i = state.stdinRequests.firstIndex(where: { $0.requestID == requestID }) else {
-                return .note("respond_stdin: no pending request \(requestID)")
+            return Self.answer(requestID, at: \.stdinRequests, in: &state, what: "respond_stdin") {
+                .stdinResponse(requestID: requestID, input: text)
             }
-            guard state.connection.canSend else {
-                state.showError("Not connected: your answer was not sent. It will be waiting when the connection is back.")
-                return .none
-            }
-            state.stdinRequests.remove(at: i)
-            return state.request(.stdinResponse(requestID: requestID, input: text))
 
         case .server(.done(let id)) where id == nil || id != state.connection.subscribeRequestID:
             // The turn is over: no tool is waiting any more.
@@ -57,4 +39,40 @@ public struct ApprovalsInteractor: Interactor {
             return .none
         }
     }
+
+    /// Adds a request, or refreshes the one with the same id; true when it is new.
+    @discardableResult
+    private static func keep<R: AgentRequest>(_ request: R, in requests: inout [R]) -> Bool {
+        if let i = requests.firstIndex(where: { $0.requestID == request.requestID }) {
+            requests[i] = request
+            return false
+        }
+        requests.append(request)
+        return true
+    }
+
+    /// Sends the answer to a pending request and closes it. While offline
+    /// the request stays (nothing the person decided is lost).
+    private static func answer<R: AgentRequest>(
+        _ requestID: String, at requests: WritableKeyPath<AppState, [R]>, in state: inout AppState, what: String,
+        _ response: () -> GatewayRequest
+    ) -> Emission {
+        guard let i = state[keyPath: requests].firstIndex(where: { $0.requestID == requestID }) else {
+            return .note("\(what): no pending request \(requestID)")
+        }
+        guard state.connection.canSend else {
+            state.showError(notSent)
+            return .none
+        }
+        state[keyPath: requests].remove(at: i)
+        return state.request(response())
+    }
 }
+
+/// A request from the agent that waits for the person's answer.
+protocol AgentRequest {
+    var requestID: String { get }
+}
+
+extension PermissionRequest: AgentRequest {}
+extension StdinRequest: AgentRequest {}

@@ -319,58 +319,46 @@ extension TranscriptChange.Field {
 extension TranscriptChange {
     /// `{"op":…,"path":"/transcript/…","value":…}`
     func write(to w: inout JSONWriter) {
-        w.beginFragment()
         switch self {
         case .insert(let index, let entry):
-            w.fragment(#"{"op":"add","path":"/transcript/"#)
-            w.fragment(integer: index)
-            w.fragment(#"","value":"#)
-            w.valueFollows()
+            begin(&w, #"{"op":"add","path":"/transcript/"#, index, tail: #"","value":"#)
             entry.write(to: &w)
         case .remove(let index):
-            w.fragment(#"{"op":"remove","path":"/transcript/"#)
-            w.fragment(integer: index)
-            w.fragment("\"")
+            begin(&w, #"{"op":"remove","path":"/transcript/"#, index, tail: "\"")
         case .set(let index, let field, let value):
-            w.fragment(#"{"op":"replace","path":"/transcript/"#)
-            w.fragment(integer: index)
-            w.fragment(field.pathTail)
+            begin(&w, #"{"op":"replace","path":"/transcript/"#, index, tail: field.pathTail)
             w.fragment(#","value":"#)
             w.valueFollows()
             w.value(value)
         case .appendText(let index, let field, let text):
-            w.fragment(#"{"op":"append","path":"/transcript/"#)
-            w.fragment(integer: index)
-            w.fragment(field.pathTail)
+            begin(&w, #"{"op":"append","path":"/transcript/"#, index, tail: field.pathTail)
             w.fragment(#","value":"#)
             w.valueFollows()
             w.string(text)
         case .insertToolCall(let index, let call, let value):
-            w.fragment(#"{"op":"add","path":"/transcript/"#)
-            w.fragment(integer: index)
-            w.fragment("/tool_calls/")
-            w.fragment(integer: call)
-            w.fragment(#"","value":"#)
-            w.valueFollows()
+            begin(&w, #"{"op":"add","path":"/transcript/"#, index, call: call, tail: #"","value":"#)
             value.write(to: &w)
         case .setToolCall(let index, let call, let value):
-            w.fragment(#"{"op":"replace","path":"/transcript/"#)
-            w.fragment(integer: index)
-            w.fragment("/tool_calls/")
-            w.fragment(integer: call)
-            w.fragment(#"","value":"#)
-            w.valueFollows()
+            begin(&w, #"{"op":"replace","path":"/transcript/"#, index, call: call, tail: #"","value":"#)
             value.write(to: &w)
         case .appendToolInput(let index, let call, let text):
-            w.fragment(#"{"op":"append","path":"/transcript/"#)
-            w.fragment(integer: index)
-            w.fragment("/tool_calls/")
-            w.fragment(integer: call)
-            w.fragment(#"/input","value":"#)
-            w.valueFollows()
+            begin(&w, #"{"op":"append","path":"/transcript/"#, index, call: call, tail: #"/input","value":"#)
             w.string(text)
         }
         w.fragment("}")
         w.endFragment()
+    }
+
+    /// Writes the operation up to its value: `{"op":…,"path":"/transcript/<index>[/tool_calls/<call>]<tail>`.
+    private func begin(_ w: inout JSONWriter, _ head: StaticString, _ index: Int, call: Int? = nil, tail: StaticString) {
+        w.beginFragment()
+        w.fragment(head)
+        w.fragment(integer: index)
+        if let call {
+            w.fragment("/tool_calls/")
+            w.fragment(integer: call)
+        }
+        w.fragment(tail)
+        w.valueFollows()
     }
 }
