@@ -97,7 +97,7 @@ typedef struct {
     double bytes_per_entry, text_per_entry;
 } result_t;
 
-#define ROUNDS 31
+#define ROUNDS 101
 /* Average characters per transcript entry (a short chat message). */
 #define TEXT_LENGTH 96
 
@@ -172,7 +172,7 @@ static result_t run(int entries) {
 
     /* state and tree: whole documents, fewer calls for big sizes */
     int reps = entries >= 100000 ? 1 : entries >= 10000 ? 3 : 50;
-    int rounds = entries >= 100000 ? 7 : ROUNDS;
+    int rounds = entries >= 100000 ? 7 : entries >= 10000 ? 15 : 31;
     for (int round = 0; round < rounds; round++) {
         double t0 = now_ns();
         for (int i = 0; i < reps; i++) r.state_bytes = consume("state", jcode_mobile_state(app));
