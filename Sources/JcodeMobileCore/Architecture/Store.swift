@@ -26,9 +26,12 @@ public struct Store: Sendable {
         public var changed: Bool
         public var effects: [(id: EffectID, effect: Effect)]
         public var notes: [String]
+        /// The inputs the features emitted and the store ran after the
+        /// host's (server events unpacked from a frame excepted), in order.
+        public var followUps: [Input]
 
         public static func == (lhs: Transition, rhs: Transition) -> Bool {
-            lhs.revision == rhs.revision && lhs.changed == rhs.changed && lhs.notes == rhs.notes
+            lhs.revision == rhs.revision && lhs.changed == rhs.changed && lhs.notes == rhs.notes && lhs.followUps == rhs.followUps
                 && lhs.effects.elementsEqual(rhs.effects, by: { $0.id == $1.id && $0.effect == $1.effect })
         }
     }
@@ -50,7 +53,8 @@ public struct Store: Sendable {
         var effects: [(id: EffectID, effect: Effect)] = []
         var notes: [String] = []
         var scrubs: [JSONPath] = []
-        run(input, effects: &effects, notes: &notes, scrubs: &scrubs, depth: 0)
+        var followUps: [Input] = []
+        run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
 
         let transcriptChanges = state.transcript.drainChanges()
         let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges)
@@ -69,7 +73,7 @@ public struct Store: Sendable {
                 effects: effects.map { LogEntry.EffectRecord(id: $0.id, effect: $0.effect.redacted) }, notes: notes,
                 errorCode: nil)
         }
-        return Transition(revision: revision, changed: changed, effects: effects, notes: notes)
+        return Transition(revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps)
     }
 
     /// Records an input the ABI rejected, so the log accounts for every call.
@@ -84,15 +88,15 @@ public struct Store: Sendable {
 
     private mutating func run(
         _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], scrubs: inout [JSONPath],
-        depth: Int
+        followUps: inout [Input], depth: Int
     ) {
         let emission = interactor.interact(&state, input)
-        apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, depth: depth)
+        apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth)
     }
 
     private mutating func apply(
         _ emission: Emission, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], scrubs: inout [JSONPath],
-        depth: Int
+        followUps: inout [Input], depth: Int
     ) {
         switch emission.kind {
         case .none:
@@ -109,9 +113,10 @@ public struct Store: Sendable {
                 notes.append("follow-ups nested too deep; dropped one")
                 return
             }
-            run(next, effects: &effects, notes: &notes, scrubs: &scrubs, depth: depth &+ 1)
+            if case .server = next {} else { followUps.append(next) }
+            run(next, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth &+ 1)
         case .merge(let list):
-            for e in list { apply(e, effects: &effects, notes: &notes, scrubs: &scrubs, depth: depth) }
+            for e in list { apply(e, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth) }
         }
     }
 }
