@@ -1,18 +1,16 @@
 import XCTest
 @testable import JcodeMobileCore
 
-final class SpecStoreSelfTests: XCTestCase {
-    func testASpecStepStatesTheDraftAsAJSONFact() {
-        var store = SpecStore(.connectedChat)
-        store.send(.setDraft("hi")) { $0["/draft"] = "hi" }
-        store.send(.sendMessage(text: nil), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"hi"}"#))]) {
-            $0["/draft"] = ""
-            $0.append("/transcript", entryJSON("m4", "user", text: "hi"))
-            $0["/session/is_processing"] = true
-        }
-        store.server(#"{"type":"text_delta","text":"Hel"}"#) {
+final class SharedStepsTests: XCTestCase {
+    func testTheSharedStepsHoldAsWritten() {
+        var chat = SpecStore.turnRunning()
+        chat.server(#"{"type":"text_delta","text":"Hel"}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", text: "Hel", isStreaming: true))
         }
-        XCTAssertEqual(store["/transcript/4/text"], "Hel")
+        XCTAssertEqual(chat["/transcript/4/text"], "Hel")
+        var pairing = SpecStore(.pairingReady)
+        pairing.submitTheReadyForm()
+        var connected = SpecStore(.connectedChat)
+        connected.loseTheConnection()
     }
 }

@@ -1,0 +1,50 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// Steps several specifications share, each stated as facts.
+extension SpecStore {
+    /// `connected_chat` with "go" sent: a turn is running (the message went
+    /// out as request 3; the user entry is `m4`).
+    static func turnRunning(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = SpecStore(.connectedChat, file: file, line: line)
+        store.send(.sendMessage(text: "go"), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))], file: file, line: line) {
+            $0.append("/transcript", entryJSON("m4", "user", text: "go"))
+            $0["/session/is_processing"] = true
+        }
+        return store
+    }
+
+    /// From `pairing_ready`: submits the form; the code leaves the state and
+    /// `http_pair` carries it.
+    mutating func submitTheReadyForm(file: StaticString = #filePath, line: UInt = #line) {
+        send(
+            .submitPairing,
+            effects: [
+                .http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))
+            ], file: file, line: line
+        ) {
+            $0["/pairing/is_submitting"] = true
+            $0["/pairing/pair_code"] = ""
+            $0["/pairing/has_held_code"] = true
+            $0["/pairing/can_submit"] = false
+            $0["/connection/phase"] = "pairing"
+            $0["/banners/status"] = "Pairing with devbox.local…"
+        }
+    }
+
+    /// The open socket of `connected_chat` closes; a reconnect is scheduled after 1 s.
+    mutating func loseTheConnection(file: StaticString = #filePath, line: UInt = #line) {
+        guard let socket = state.connection.socketEffectID?.rawValue else { return XCTFail("no open socket", file: file, line: line) }
+        event(
+            #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
+            effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 1000, purpose: "reconnect"))], file: file, line: line
+        ) {
+            $0["/connection/phase"] = "reconnecting"
+            $0["/connection/attempt"] = 1
+            $0["/connection/reason"] = "Connection closed"
+            $0["/connection/socket_open"] = false
+            $0["/connection/reconnect_delay_ms"] = 1000
+            $0["/banners/status"] = "Connection lost, retrying in 1 s (attempt 1)"
+        }
+    }
+}
