@@ -27,12 +27,21 @@ final class AppTests: XCTestCase {
         }
     }
 
-    func testOptionsDefaultsAndErrors() {
-        XCTAssertEqual(app().state.screen, .onboarding)
-        XCTAssertEqual(app("").state.screen, .onboarding)
-        XCTAssertEqual(app("  {} ").state.screen, .onboarding)
-        XCTAssertEqual(app(#"{"scenario":"connected_chat","device_id":"dev-42","device_name":"Pixel"}"#).state.lifecycle.deviceID, "dev-42")
-        XCTAssertEqual(app(#"{"device_name":"Pixel"}"#).state.pairing.deviceName, "Pixel")
+    /// The state JSON of an app, parsed (`{"ok":true,"state":{…}}`).
+    private func stateJSON(_ app: JcodeMobileApp, file: StaticString = #filePath, line: UInt = #line) -> JSONValue {
+        json(app.stateJSON().string, file: file, line: line)
+    }
+
+    func testOptionsDefaultToAFirstLaunchAndRejectWhatTheyDoNotKnow() {
+        XCTAssertEqual(stateJSON(app()).at("/state/screen"), "onboarding")
+        XCTAssertEqual(stateJSON(app("")).at("/state/screen"), "onboarding")
+        XCTAssertEqual(stateJSON(app("  {} ")).at("/state/screen"), "onboarding")
+        XCTAssertEqual(stateJSON(app()).at("/state/lifecycle/device_id"), "jcode-mobile-device")
+        let chat = stateJSON(app(#"{"scenario":"connected_chat","device_id":"dev-42","device_name":"Pixel"}"#))
+        XCTAssertEqual(chat.at("/state/screen"), "chat")
+        XCTAssertEqual(chat.at("/state/lifecycle/device_id"), "dev-42")
+        XCTAssertEqual(chat.at("/state/pairing/device_name"), "Test iPhone", "the fixture's device name is kept")
+        XCTAssertEqual(stateJSON(app(#"{"device_name":"Pixel"}"#)).at("/state/pairing/device_name"), "Pixel")
         XCTAssertEqual(optionsError(#"{"scenario":"nope"}"#)?.code, .invalidScenario)
         XCTAssertEqual(optionsError(#"{"colour":"red"}"#)?.code, .invalidScenario)
         XCTAssertEqual(optionsError(#"{"snapshot":{}}"#)?.code, .invalidScenario)
@@ -105,24 +114,32 @@ final class AppTests: XCTestCase {
         XCTAssertEqual(entry?["payload"], ["type": "set_draft", "summary": .string("\(input.utf8.count) bytes, not kept in the log")])
     }
 
-    func testStateAndTreeAreEnvelopedJSON() {
+    func testStateAndTreeAreEnvelopedJSONWithTheSectionsInOrder() {
         let app = app(#"{"scenario":"connected_chat","viewport":{"width":320,"height":640}}"#)
         let state = json(app.stateJSON().string)
         XCTAssertEqual(state["ok"], true)
         XCTAssertEqual(state["state"]?["screen"], "chat")
-        XCTAssertEqual(state["state"]?.objectValue?.keys, AppState.Section.allCases.map(\.rawValue))
+        XCTAssertEqual(
+            state["state"]?.objectValue?.keys,
+            [
+                "revision", "screen", "focused_node_id", "connection", "pairing", "servers", "selected_server_id", "session", "transcript",
+                "soft_interrupts", "outbox", "permission_requests", "stdin_requests", "notices", "banners", "draft", "attachments", "voice",
+                "lifecycle", "pending_effects",
+            ])
         let tree = json(app.treeJSON().string)
         XCTAssertEqual(tree["revision"], 0)
         XCTAssertEqual(tree["tree"]?["bounds"], ["x": 0, "y": 0, "width": 320, "height": 640])
-        XCTAssertEqual(state["state"], app.state.json, "the direct writer and the section encoder agree")
+        XCTAssertEqual(state["state"], SpecStore(.connectedChat).json, "the direct writer and the section encoder agree")
     }
 
-    func testARawFrameThroughTheABIStreamsText() {
+    func testARawFrameOfSeveralLinesThroughTheABIStreamsText() {
         let app = app(#"{"scenario":"connected_chat"}"#)
         _ = app.dispatch(json: #"{"type":"send_message","text":"hi"}"#)
         let frame = JSONValue.string("{\"type\":\"text_delta\",\"text\":\"Hel\"}\n{\"type\":\"text_delta\",\"text\":\"lo\"}\n").jsonString
         let report = app.platformEvent(json: #"{"type":"websocket_event","line":\#(frame)}"#).string
         XCTAssertEqual(report, #"{"ok":true,"revision":2,"effects":[]}"#)
-        XCTAssertEqual(app.state.transcript.entries.last?.text, "Hello")
+        let state = stateJSON(app)
+        XCTAssertEqual(state.at("/state/revision"), 2)
+        XCTAssertEqual(state.at("/state/transcript/4"), entryJSON("m5", "assistant", text: "Hello", isStreaming: true))
     }
 }

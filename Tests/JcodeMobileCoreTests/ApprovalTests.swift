@@ -2,12 +2,15 @@ import XCTest
 @testable import JcodeMobileCore
 
 final class ApprovalTests: XCTestCase {
-    let bashRequest = PermissionRequest(requestID: "perm-1", sessionID: "session-fox", action: "bash", detail: "cargo test -p jcode-mobile-core", tier: "medium")
+    /// The request of `tool_approval_required`, as the state JSON writes it.
+    let bashRequest: JSONValue = [
+        "request_id": "perm-1", "session_id": "session-fox", "action": "bash", "detail": "cargo test -p jcode-mobile-core", "tier": "medium",
+    ]
 
     func testAPermissionRequestShowsTheApprovalSheet() {
-        let state = Scenario.toolApprovalRequired.state()
-        XCTAssertEqual(state.permissionRequests, [bashRequest])
-        let sheet = SemanticTree.build(state).find("permission.perm-1")
+        let store = SpecStore(.toolApprovalRequired)
+        XCTAssertEqual(store["/permission_requests"], [bashRequest])
+        let sheet = store.node("permission.perm-1")
         XCTAssertEqual(sheet?.label, "Allow bash?")
         XCTAssertEqual(sheet?.value, "cargo test -p jcode-mobile-core")
         XCTAssertEqual(sheet?.children.map(\.id), [
@@ -17,64 +20,62 @@ final class ApprovalTests: XCTestCase {
     }
 
     func testApprovingSendsPermissionResponseAndClosesTheSheet() {
-        var store = TestStore(.toolApprovalRequired)
+        var store = SpecStore(.toolApprovalRequired)
         store.send(.tapNode(id: "permission.perm-1.approve"), effects: [
             .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-1","approved":true,"remember":false}"#)),
-        ]) {
-            $0.permissionRequests = []
-            $0.connection.nextRequestID = 5
+        ], followUps: ["respond_permission", "send"]) {
+            $0["/permission_requests"] = []
         }
     }
 
     func testAlwaysAllowRemembersAndDenyDenies() {
-        var store = TestStore(.toolApprovalRequired)
+        var store = SpecStore(.toolApprovalRequired)
         store.send(.tapNode(id: "permission.perm-1.always"), effects: [
             .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-1","approved":true,"remember":true}"#)),
-        ]) {
-            $0.permissionRequests = []
-            $0.connection.nextRequestID = 5
+        ], followUps: ["respond_permission", "send"]) {
+            $0["/permission_requests"] = []
         }
-        var other = TestStore(.toolApprovalRequired)
+        var other = SpecStore(.toolApprovalRequired)
         other.send(.respondPermission(requestID: "perm-1", approved: false, remember: false), effects: [
             .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-1","approved":false,"remember":false}"#)),
-        ]) {
-            $0.permissionRequests = []
-            $0.connection.nextRequestID = 5
+        ], followUps: ["send"]) {
+            $0["/permission_requests"] = []
         }
     }
 
     func testSeveralRequestsAreKeptInOrderAndShownOneAtATime() {
-        var store = TestStore(.toolApprovalRequired)
-        let second = PermissionRequest(requestID: "perm-2", sessionID: nil, action: "write_file", detail: "src/lib.rs", tier: "high")
+        var store = SpecStore(.toolApprovalRequired)
         store.server(#"{"type":"permission_request","request_id":"perm-2","action":"write_file","detail":"src/lib.rs","tier":"high"}"#,
                      effects: [.device(.haptic(style: .warning))]) {
-            $0.permissionRequests.append(second)
+            $0.append("/permission_requests", ["request_id": "perm-2", "session_id": nil, "action": "write_file", "detail": "src/lib.rs", "tier": "high"])
         }
-        XCTAssertEqual(SemanticTree.build(store.state).find("permission.perm-1")?.label, "Allow bash? (1 of 2)")
+        XCTAssertEqual(store.node("permission.perm-1")?.label, "Allow bash? (1 of 2)")
         store.send(.respondPermission(requestID: "perm-1", approved: true, remember: false), effects: [
             .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-1","approved":true,"remember":false}"#)),
-        ]) {
-            $0.permissionRequests = [second]
-            $0.connection.nextRequestID = 5
+        ], followUps: ["send"]) {
+            $0.remove("/permission_requests/0")
         }
-        XCTAssertNotNil(SemanticTree.build(store.state).find("permission.perm-2.approve"))
+        XCTAssertNotNil(store.node("permission.perm-2.approve"))
     }
 
     func testAnswersToUnknownRequestsAreIgnoredAndAnswersWhileOfflineWait() {
-        var store = TestStore(.toolApprovalRequired)
-        store.send(.respondPermission(requestID: "nope", approved: true, remember: false)) { _ in }
-        XCTAssertEqual(store.lastNotes, ["respond_permission: no pending request nope"])
-        store.loseTheConnection()
-        store.send(.respondPermission(requestID: "perm-1", approved: true, remember: false)) {
-            $0.errorBanner = ErrorBanner(message: "Not connected: your answer was not sent. It will be waiting when the connection is back.")
+        var store = SpecStore(.toolApprovalRequired)
+        store.send(.respondPermission(requestID: "nope", approved: true, remember: false), notes: ["respond_permission: no pending request nope"])
+        // The turn that asked ends with the connection, but its request stays.
+        store.loseTheConnectionMidTurn { $0["/transcript/4/is_streaming"] = false }
+        // Nothing the person decided is lost: perm-1 stays pending.
+        store.send(.respondPermission(requestID: "perm-1", approved: true, remember: false), followUps: ["show_error"]) {
+            let message = "Not connected: your answer was not sent. It will be waiting when the connection is back."
+            $0["/banners/error"] = ["message": .string(message), "retry_after_secs": nil, "text": .string(message)]
         }
-        XCTAssertEqual(store.state.permissionRequests, [bashRequest], "nothing the person decided is lost")
     }
 
     func testAStdinRequestShowsAPromptMaskedForPasswords() {
-        let state = Scenario.stdinRequestPending.state()
-        XCTAssertEqual(state.stdinRequests, [StdinRequest(requestID: "stdin-1", prompt: "[sudo] password for dev:", isPassword: true, toolCallID: "call_apt")])
-        let input = SemanticTree.build(state).find("stdin.stdin-1.input")
+        let store = SpecStore(.stdinRequestPending)
+        XCTAssertEqual(store["/stdin_requests"], [
+            ["request_id": "stdin-1", "prompt": "[sudo] password for dev:", "is_password": true, "tool_call_id": "call_apt"],
+        ])
+        let input = store.node("stdin.stdin-1.input")
         XCTAssertEqual(input?.role, .secureField)
         XCTAssertEqual(input?.supportedActions, ["tap", "respond_stdin"])
         XCTAssertEqual(input?.accessibilityLabel, "[sudo] password for dev: (hidden input)")
@@ -82,19 +83,20 @@ final class ApprovalTests: XCTestCase {
 
     func testAnsweringAStdinRequestSendsStdinResponseAndNeverLogsTheAnswer() {
         let app = JcodeMobileApp(options: { var o = AppOptions(); o.scenario = .stdinRequestPending; return o }())
-        let report = app.dispatch(json: #"{"type":"respond_stdin","request_id":"stdin-1","input":"hunter2"}"#).string
+        let report = String(decoding: app.dispatch(json: #"{"type":"respond_stdin","request_id":"stdin-1","input":"hunter2"}"#), as: UTF8.self)
         XCTAssertTrue(report.contains(#"stdin_response"#) && report.contains("hunter2"), "the host gets the answer: \(report)")
-        XCTAssertEqual(app.state.stdinRequests, [])
-        let logs = app.logsJSON(limit: 0).string
+        let state = try? JSONParser.parse(String(decoding: app.stateJSON(), as: UTF8.self))
+        XCTAssertEqual(state?.at("/state/stdin_requests"), [])
+        let logs = String(decoding: app.logsJSON(limit: 0), as: UTF8.self)
         XCTAssertFalse(logs.contains("hunter2"), logs)
     }
 
     func testATurnThatEndsClosesWhatItWasAsking() {
-        var store = TestStore(.toolApprovalRequired)
-        store.server(#"{"type":"done","id":3}"#) {
-            $0.permissionRequests = []
-            $0.session.isProcessing = false
-            $0.transcript.finishStreaming()
+        var store = SpecStore(.toolApprovalRequired)
+        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+            $0["/permission_requests"] = []
+            $0["/session/is_processing"] = false
+            $0["/transcript/4/is_streaming"] = false
         }
     }
 }

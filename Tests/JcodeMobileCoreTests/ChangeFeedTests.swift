@@ -110,7 +110,7 @@ final class ChangeFeedTests: XCTestCase {
         step { _ = app.dispatch(json: #"{"type":"submit_pairing"}"#) }
         let pair = app.state.effects.pending.last!.id.rawValue
         step { _ = app.platformEvent(json: #"{"type":"pair_finished","effect_id":\#(pair),"ok":true,"token":"t"}"#) }
-        let socket = app.state.effects.pending.last { $0.effect.type == "websocket_connect" }!.id.rawValue
+        let socket = app.state.effects.pending.last { $0.kind == .websocketConnect }!.id.rawValue
         step { _ = app.platformEvent(json: #"{"type":"websocket_opened","effect_id":\#(socket)}"#) }
         step { self.server(app, #"{"type":"history","session_id":"s1","messages":[{"role":"user","content":"old"}],"all_sessions":["s1","s2"]}"#) }
         // Many turns with everything a turn can hold.
@@ -150,11 +150,11 @@ final class ChangeFeedTests: XCTestCase {
                 step { _ = app.dispatch(json: #"{"type":"send_message","text":"offline \#(turn)"}"#) }
                 let timer = app.state.connection.reconnectTimerID!
                 step { _ = app.platformEvent(json: #"{"type":"timer_fired","timer_id":"\#(timer)"}"#) }
-                let next = app.state.effects.pending.last { $0.effect.type == "websocket_connect" }!.id.rawValue
+                let next = app.state.effects.pending.last { $0.kind == .websocketConnect }!.id.rawValue
                 step { _ = app.platformEvent(json: #"{"type":"websocket_opened","effect_id":\#(next)}"#) }
                 step { self.server(app, #"{"type":"history","session_id":"s1","messages":[{"role":"user","content":"reloaded"}]}"#) }
-                request = 3 + (app.state.session.isProcessing ? 1 : 0)
-                if app.state.session.isProcessing { step { self.server(app, #"{"type":"done","id":3}"#) } }
+                request = 3 + (app.state.chat.turn.isProcessing ? 1 : 0)
+                if app.state.chat.turn.isProcessing { step { self.server(app, #"{"type":"done","id":3}"#) } }
                 request = app.state.connection.nextRequestID
             }
         }

@@ -2,249 +2,291 @@ import XCTest
 @testable import JcodeMobileCore
 
 final class ConnectionTests: XCTestCase {
-    /// Paired with devbox and waiting for the socket to open.
-    private func paired() -> TestStore {
-        var store = TestStore(.pairingReady)
-        store.submitTheReadyForm()
-        let id = store.pendingID("http_pair")
+    /// Paired with devbox (token "tok") and waiting for the socket to open.
+    private func paired(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = SpecStore(.pairingReady, file: file, line: line)
+        store.submitTheReadyForm(file: file, line: line)
+        let id = store.pendingID("http_pair", file: file, line: line)
         store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":true,"token":"tok","server_name":"devbox"}"#, effects: [
             .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok")),
             .storage(.write(key: "servers", value: [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil]])),
             .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok")),
             .device(.haptic(style: .success)), .device(.registerPushNotifications),
-        ]) {
-            $0.pairing.isSubmitting = false
-            $0.pairing.heldCode = nil
-            $0.servers = [SavedServer(address: ServerAddress(host: "devbox.local", port: 7643, useTLS: false), name: "devbox")]
-            $0.selectedServerID = "devbox.local:7643"
-            $0.credentials["devbox.local:7643"] = "tok"
-            $0.connection.phase = .connecting
+        ], followUps: ["paired", "server_changed", "server_selected"], file: file, line: line) {
+            $0["/pairing/is_submitting"] = false
+            $0["/pairing/has_held_code"] = false
+            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil]]
+            $0["/selected_server_id"] = "devbox.local:7643"
+            $0["/connection/phase"] = "connecting"
+            $0["/banners/status"] = "Connecting to devbox…"
         }
         return store
     }
 
-    func testOpeningTheSocketSubscribesAndAsksForHistory() {
+    /// The effect id of the socket a fixture already has open (from `/pending_effects`).
+    private func openSocket(of store: SpecStore, file: StaticString = #filePath, line: UInt = #line) -> Int {
+        let pending = store["/pending_effects"]?.arrayValue ?? []
+        guard let entry = pending.first(where: { $0.at("/type") == "websocket_connect" }),
+              case .int(let id)? = entry.at("/effect_id")
+        else {
+            XCTFail("no websocket_connect in /pending_effects", file: file, line: line)
+            return -1
+        }
+        return Int(id)
+    }
+
+    /// `network_reconnect` whose reconnect is refused with 401: the token is
+    /// forgotten and reconnecting stops.
+    private func tokenRejected(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = SpecStore(.networkReconnect, file: file, line: line)
+        store.event(
+            #"{"type":"timer_fired","timer_id":"reconnect.1"}"#,
+            effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))], file: file, line: line
+        ) {
+            $0["/connection/reconnect_delay_ms"] = nil
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
+        }
+        let socket = store.pendingID("websocket_connect", file: file, line: line)
+        store.event(
+            #"{"type":"websocket_failed","effect_id":\#(socket),"error":"Unauthorized","status":401}"#,
+            effects: [.device(.haptic(style: .error))], followUps: ["credentials_rejected", "connection_lost"], file: file, line: line
+        ) {
+            $0["/connection/phase"] = "failed"
+            $0["/connection/reason"] = "This device is no longer paired with the server. Re-pair to reconnect."
+            $0["/banners/status"] = "This device is no longer paired with the server. Re-pair to reconnect."
+        }
+        return store
+    }
+
+    func testOpeningTheSocketSubscribesAsksForHistoryAndShowsTheChat() {
         var store = paired()
         let socket = store.pendingID("websocket_connect")
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe"}"#)), .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-        ]) {
-            $0.connection.phase = .connected
-            $0.connection.isSocketOpen = true
-            $0.connection.socketEffectID = EffectID(socket)
-            $0.connection.nextRequestID = 3
-            $0.connection.subscribeRequestID = 1
-            $0.connection.historyRequestID = 2
-            $0.screen = .chat
+        ], followUps: ["socket_opened"]) {
+            $0["/screen"] = "chat"
+            $0["/connection/phase"] = "connected"
+            $0["/connection/socket_open"] = true
+            $0["/banners/status"] = "Loading conversation…"
         }
-        XCTAssertEqual(store.state.statusBanner, "Loading conversation…")
+        XCTAssertEqual(store.node("banner.status")?.label, "Loading conversation…")
+        // Request 1 was the subscribe: its `done` does not end a turn.
+        store.server(#"{"type":"done","id":1}"#, notes: ["done for subscribe"])
+        // The next request on this socket is number 3.
+        store.send(.setModel("gpt-5"), effects: [.webSocket(.send(#"{"id":3,"type":"set_model","model":"gpt-5"}"#))], followUps: ["send"]) {
+            $0["/session/pending_model"] = "gpt-5"
+        }
     }
 
     func testHistoryFillsTheChat() {
-        var store = TestStore(.connectedEmptyChat)
+        var store = SpecStore(.connectedEmptyChat)
         store.server(
             #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello!"},{"role":"tool","content":"ignored"},{"role":"assistant","content":""}],"provider_model":"gpt-5","all_sessions":["session-fox","session-new"],"total_tokens":[10,20]}"#
         ) {
-            $0.transcript.replaceAll(with: [
-                TranscriptEntry(serial: 0, role: .user, text: "hi"), TranscriptEntry(serial: 0, role: .assistant, text: "Hello!"),
-            ])
-            $0.session.model = "gpt-5"
-            $0.session.allSessions = [SessionSummary(id: "session-fox", title: "Fix the flaky test"), SessionSummary(id: "session-new", title: nil)]
-            $0.session.totalTokens = TokenUsage(input: 10, output: 20)
-            $0.connection.historyRequestID = nil
+            $0["/transcript"] = [entryJSON("m1", "user", text: "hi"), entryJSON("m2", "assistant", text: "Hello!")]
+            $0["/session/model"] = "gpt-5"
+            $0["/session/all_sessions"] = [["id": "session-fox", "title": "Fix the flaky test"], ["id": "session-new", "title": nil]]
+            $0["/session/total_tokens"] = ["input": 10, "output": 20]
         }
     }
 
     func testADroppedConnectionReconnectsWithExponentialBackoffCappedAt30Seconds() {
-        var store = TestStore(.connectedChat)
-        var expectedDelays: [Int] = []
-        var delays: [Int] = []
-        for attempt in 1...7 {
-            let socket = store.state.connection.socketEffectID?.rawValue ?? store.pendingID("websocket_connect")
+        var store = SpecStore(.connectedChat)
+        let expected: [(delay: Int, shown: String)] = [
+            (1000, "1 s"), (2000, "2 s"), (4000, "4 s"), (8000, "8 s"), (16000, "16 s"), (30000, "30 s"), (30000, "30 s"),
+        ]
+        var socket = openSocket(of: store)
+        var delays: [JSONValue] = []
+        for (index, step) in expected.enumerated() {
+            let attempt = index + 1
             let closed = attempt == 1
                 ? #"{"type":"websocket_closed","effect_id":\#(socket),"code":1006}"#
                 : #"{"type":"websocket_failed","effect_id":\#(socket),"error":"timed out"}"#
-            let delay = min(1000 << (attempt - 1), 30_000)
-            expectedDelays.append(delay)
-            store.event(closed, effects: [.timer(.schedule(timerID: "reconnect.\(attempt)", afterMS: delay, purpose: "reconnect"))]) {
-                $0.connection.phase = .reconnecting
-                $0.connection.attempt = attempt
-                $0.connection.socketEffectID = nil
-                $0.connection.isSocketOpen = false
-                $0.connection.reason = attempt == 1 ? "Connection closed (code 1006)" : "Connection failed: timed out"
-                $0.connection.reconnectTimerID = "reconnect.\(attempt)"
-                $0.connection.reconnectDelayMS = delay
-                $0.connection.nextTimerSerial = attempt + 1
+            store.event(closed, effects: [.timer(.schedule(timerID: "reconnect.\(attempt)", afterMS: step.delay, purpose: "reconnect"))], followUps: ["connection_lost"]) {
+                $0["/connection/phase"] = "reconnecting"
+                $0["/connection/attempt"] = .int(Int64(attempt))
+                $0["/connection/socket_open"] = false
+                $0["/connection/reason"] = attempt == 1 ? "Connection closed (code 1006)" : "Connection failed: timed out"
+                $0["/connection/reconnect_delay_ms"] = .int(Int64(step.delay))
+                $0["/banners/status"] = .string("Connection lost, retrying in \(step.shown) (attempt \(attempt))")
             }
-            delays.append(store.state.connection.reconnectDelayMS ?? -1)
+            delays.append(store["/connection/reconnect_delay_ms"] ?? .null)
             store.event(#"{"type":"timer_fired","timer_id":"reconnect.\#(attempt)"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-                $0.connection.reconnectTimerID = nil
-                $0.connection.reconnectDelayMS = nil
+                $0["/connection/reconnect_delay_ms"] = nil
+                $0["/banners/status"] = .string("Reconnecting to devbox (attempt \(attempt))…")
             }
+            socket = store.pendingID("websocket_connect")
         }
         XCTAssertEqual(delays, [1000, 2000, 4000, 8000, 16000, 30000, 30000])
-        XCTAssertEqual(delays, expectedDelays)
         // Success resets the backoff.
-        let socket = store.pendingID("websocket_connect")
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","target_session_id":"session-fox"}"#)), .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-        ]) {
-            $0.connection.phase = .connected
-            $0.connection.attempt = 0
-            $0.connection.reason = nil
-            $0.connection.isSocketOpen = true
-            $0.connection.socketEffectID = EffectID(socket)
-            $0.connection.nextRequestID = 3
-            $0.connection.historyRequestID = 2
-            $0.session.historyLoaded = false
+        ], followUps: ["socket_opened"]) {
+            $0["/connection/phase"] = "connected"
+            $0["/connection/attempt"] = 0
+            $0["/connection/reason"] = nil
+            $0["/connection/socket_open"] = true
+            $0["/session/history_loaded"] = false
+            $0["/banners/status"] = "Loading conversation…"
+        }
+        // The next drop starts again at 1 s.
+        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [.timer(.schedule(timerID: "reconnect.8", afterMS: 1000, purpose: "reconnect"))], followUps: ["connection_lost"]) {
+            $0["/connection/phase"] = "reconnecting"
+            $0["/connection/attempt"] = 1
+            $0["/connection/reason"] = "Connection closed"
+            $0["/connection/socket_open"] = false
+            $0["/connection/reconnect_delay_ms"] = 1000
+            $0["/banners/status"] = "Connection lost, retrying in 1 s (attempt 1)"
         }
     }
 
-    func testAfterReloadingTheReconnectComesAfterHalfASecond() {
-        var store = TestStore(.connectedChat)
-        store.server(#"{"type":"reloading"}"#) {
-            $0.connection.reconnectSoon = true
-            $0.addNotice(.info, "Server is updating, reconnecting shortly")
+    func testAfterReloadingTheReconnectComesAfterHalfASecondOnce() {
+        var store = SpecStore(.connectedChat)
+        store.server(#"{"type":"reloading"}"#, followUps: ["notice"]) {
+            $0.append("/notices", ["id": "n1", "kind": "info", "text": "Server is updating, reconnecting shortly"])
         }
-        let socket = store.state.connection.socketEffectID!.rawValue
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 500, purpose: "reconnect"))]) {
-            $0.connection.reconnectSoon = false
-            $0.connection.phase = .reconnecting
-            $0.connection.attempt = 1
-            $0.connection.socketEffectID = nil
-            $0.connection.isSocketOpen = false
-            $0.connection.reason = "Connection closed"
-            $0.connection.reconnectTimerID = "reconnect.1"
-            $0.connection.reconnectDelayMS = 500
-            $0.connection.nextTimerSerial = 2
+        let socket = openSocket(of: store)
+        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 500, purpose: "reconnect"))], followUps: ["connection_lost"]) {
+            $0["/connection/phase"] = "reconnecting"
+            $0["/connection/attempt"] = 1
+            $0["/connection/socket_open"] = false
+            $0["/connection/reason"] = "Connection closed"
+            $0["/connection/reconnect_delay_ms"] = 500
+            $0["/banners/status"] = "Connection lost, retrying in 0.5 s (attempt 1)"
         }
-    }
-
-    func testARejectedTokenStopsReconnectingAndAsksToRepair() {
-        var store = TestStore(.networkReconnect)
         store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-            $0.connection.reconnectTimerID = nil
-            $0.connection.reconnectDelayMS = nil
+            $0["/connection/reconnect_delay_ms"] = nil
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_failed","effect_id":\#(socket),"error":"Unauthorized","status":401}"#, effects: [.device(.haptic(style: .error))]) {
-            $0.connection.phase = .failed
-            $0.connection.reason = "This device is no longer paired with the server. Re-pair to reconnect."
-            $0.credentials["devbox.local:7643"] = nil
+        // The short delay was for that reload only: the next failure backs off as usual.
+        let retry = store.pendingID("websocket_connect")
+        store.event(#"{"type":"websocket_failed","effect_id":\#(retry),"error":"timed out"}"#, effects: [.timer(.schedule(timerID: "reconnect.2", afterMS: 2000, purpose: "reconnect"))], followUps: ["connection_lost"]) {
+            $0["/connection/attempt"] = 2
+            $0["/connection/reason"] = "Connection failed: timed out"
+            $0["/connection/reconnect_delay_ms"] = 2000
+            $0["/banners/status"] = "Connection lost, retrying in 2 s (attempt 2)"
         }
-        XCTAssertEqual(store.state.statusBanner, "This device is no longer paired with the server. Re-pair to reconnect.")
-        XCTAssertNotNil(store.state.connection.reason)
-        let tree = SemanticTree.build(store.state)
-        XCTAssertEqual(tree.find("connection.repair")?.visible, true)
-        XCTAssertEqual(tree.find("connection.retry")?.visible, false)
+    }
+
+    func testARejectedTokenStopsReconnectingForgetsTheTokenAndAsksToRepair() {
+        var store = tokenRejected()
+        XCTAssertEqual(store["/connection/reason"], "This device is no longer paired with the server. Re-pair to reconnect.")
+        XCTAssertEqual(store.node("banner.status")?.label, "This device is no longer paired with the server. Re-pair to reconnect.")
+        XCTAssertEqual(store.node("connection.repair")?.visible, true)
+        XCTAssertEqual(store.node("connection.retry")?.visible, false)
+        // The token is gone from memory: retrying has to read the keychain.
+        store.send(.retryConnection, effects: [.secureStore(.read(key: "jcode.token.devbox.local:7643"))], followUps: ["credentials_needed"]) {
+            $0["/connection/phase"] = "reconnecting"
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
+        }
     }
 
     func testASessionClosedByTheServerIsNotReconnected() {
-        var store = TestStore(.connectedChat)
-        store.server(#"{"type":"session_close_requested","reason":"Session was taken over by another client"}"#) {
-            $0.connection.closedByServer = "Session was taken over by another client"
-            $0.errorBanner = ErrorBanner(message: "Session was taken over by another client")
+        var store = SpecStore(.connectedChat)
+        store.server(#"{"type":"session_close_requested","reason":"Session was taken over by another client"}"#, followUps: ["show_error"]) {
+            $0["/banners/error"] = ["message": "Session was taken over by another client", "retry_after_secs": nil, "text": "Session was taken over by another client"]
         }
-        let socket = store.state.connection.socketEffectID!.rawValue
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#) {
-            $0.connection.phase = .failed
-            $0.connection.reason = "Session was taken over by another client"
-            $0.connection.socketEffectID = nil
-            $0.connection.isSocketOpen = false
+        let socket = openSocket(of: store)
+        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, followUps: ["connection_lost"]) {
+            $0["/connection/phase"] = "failed"
+            $0["/connection/reason"] = "Session was taken over by another client"
+            $0["/connection/socket_open"] = false
+            $0["/banners/status"] = "Session was taken over by another client"
         }
+        XCTAssertEqual(store.node("connection.retry")?.visible, true, "reconnecting is left to the person")
     }
 
     func testEventsOfAReplacedSocketAreIgnored() {
-        var store = TestStore(.connectedChat)
-        let old = store.state.connection.socketEffectID!.rawValue
-        store.send(.disconnect, effects: [.webSocket(.close)]) {
-            $0.connection.phase = .disconnected
-            $0.connection.socketEffectID = nil
-            $0.connection.isSocketOpen = false
+        var store = SpecStore(.connectedChat)
+        let old = openSocket(of: store)
+        XCTAssertEqual(old, 4)
+        store.send(.disconnect, effects: [.webSocket(.close)], followUps: ["connection_lost"]) {
+            $0["/connection/phase"] = "disconnected"
+            $0["/connection/socket_open"] = false
+            $0["/banners/status"] = "Disconnected from devbox"
         }
-        store.event(#"{"type":"websocket_event","effect_id":\#(old),"event":{"type":"text_delta","text":"late"}}"#) { _ in }
-        XCTAssertEqual(store.lastNotes, ["websocket_event for effect \(old), which is not the current socket; ignored"])
-        store.event(#"{"type":"websocket_closed","effect_id":\#(old)}"#) { _ in }
-        XCTAssertEqual(store.state.connection.phase, .disconnected, "a person who disconnected stays disconnected")
+        store.event(
+            #"{"type":"websocket_event","effect_id":\#(old),"event":{"type":"text_delta","text":"late"}}"#,
+            notes: ["websocket_event for effect 4, which is not the current socket; ignored"])
+        // A person who disconnected stays disconnected.
+        store.event(
+            #"{"type":"websocket_closed","effect_id":\#(old)}"#,
+            notes: ["websocket_closed for effect 4, which is not the current socket; ignored"])
     }
 
     func testALostNetworkPausesReconnectingUntilItReturns() {
-        var store = TestStore(.networkReconnect)
+        var store = SpecStore(.networkReconnect)
         store.event(#"{"type":"network_reachability_changed","reachable":false}"#, effects: [.timer(.cancel(timerID: "reconnect.1"))]) {
-            $0.lifecycle.isNetworkReachable = false
-            $0.connection.phase = .offline
-            $0.connection.reconnectTimerID = nil
-            $0.connection.reconnectDelayMS = nil
+            $0["/lifecycle/network_reachable"] = false
+            $0["/connection/phase"] = "offline"
+            $0["/connection/reconnect_delay_ms"] = nil
+            $0["/banners/status"] = "Offline: waiting for the network"
         }
-        XCTAssertEqual(store.state.statusBanner, "Offline: waiting for the network")
+        XCTAssertEqual(store.node("banner.status")?.label, "Offline: waiting for the network")
         store.event(#"{"type":"network_reachability_changed","reachable":true}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-            $0.lifecycle.isNetworkReachable = true
-            $0.connection.phase = .reconnecting
+            $0["/lifecycle/network_reachable"] = true
+            $0["/connection/phase"] = "reconnecting"
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
     }
 
     func testRetryingNowCancelsTheScheduledReconnect() {
-        var store = TestStore(.networkReconnect)
+        var store = SpecStore(.networkReconnect)
         store.send(.retryConnection, effects: [.timer(.cancel(timerID: "reconnect.1")), .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-            $0.connection.reconnectTimerID = nil
-            $0.connection.reconnectDelayMS = nil
+            $0["/connection/reconnect_delay_ms"] = nil
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#) { _ in }
-        XCTAssertEqual(store.lastNotes, ["stale timer reconnect.1 ignored"])
+        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, notes: ["stale timer reconnect.1 ignored"])
     }
 
     func testFramesWithSeveralEventsApplyEachAndDropOnlyTheMalformedOnes() {
-        var store = TestStore(.connectedChat)
-        store.send(.sendMessage(text: "go"), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))]) {
-            $0.transcript.append(role: .user, text: "go")
-            $0.session.isProcessing = true
-            $0.connection.nextRequestID = 4
-            $0.nextOutboxID += 1
-        }
+        var store = SpecStore.turnRunning()
         let frame = [
             #"{"type":"text_delta","text":"one "}"#, "{not json", #"{"type":"sparkles","x":1}"#, "",
             #"{"type":"text_delta"}"#, #"{"type":"text_delta","text":"two"}"#, "   ",
         ].joined(separator: "\n")
         let line = JSONValue.string(frame).jsonString
-        store.event(#"{"type":"websocket_event","line":\#(line)}"#) {
-            let i = $0.transcript.streamingAssistant()
-            $0.transcript.appendText("one ", at: i)
-            $0.transcript.appendText("two", at: i)
-        }
-        XCTAssertEqual(store.lastNotes, [
+        store.event(#"{"type":"websocket_event","line":\#(line)}"#, notes: [
             "malformed line 2 dropped: expected a string key in an object at byte 1",
             "unknown server event type \"sparkles\" ignored",
             "malformed server event dropped: missing required field \"text\"",
-        ])
+        ]) {
+            $0.append("/transcript", entryJSON("m5", "assistant", text: "one two", isStreaming: true))
+        }
     }
 
     func testSelectingASavedServerReadsItsTokenFromTheKeychainWhenNotInMemory() {
-        var state = Scenario.networkReconnect.state()
-        state.credentials["devbox.local:7643"] = nil
-        state.connection = ConnectionState()
-        state.effects = EffectLedger()
-        var store = TestStore(state: state)
-        store.send(.selectServer(id: "devbox.local:7643"), effects: [.secureStore(.read(key: "jcode.token.devbox.local:7643"))]) {
-            $0.connection.phase = .connecting
+        // The rejected token is no longer in memory.
+        var store = tokenRejected()
+        store.send(.selectServer(id: "devbox.local:7643"), effects: [.secureStore(.read(key: "jcode.token.devbox.local:7643"))], followUps: ["server_selected"]) {
+            $0["/connection/phase"] = "connecting"
+            $0["/connection/attempt"] = 0
+            $0["/connection/reason"] = nil
+            $0["/banners/status"] = "Connecting to devbox…"
         }
         let read = store.pendingID("secure_store_read")
         store.event(#"{"type":"secure_store_read_finished","effect_id":\#(read),"key":"jcode.token.devbox.local:7643","ok":true,"value":"kc-token"}"#,
-                    effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "kc-token"))]) {
-            $0.credentials["devbox.local:7643"] = "kc-token"
-        }
+                    effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "kc-token"))], followUps: ["credentials_loaded"])
+        // The token read is now in memory: a retry connects with it straight away.
+        store.send(.retryConnection, effects: [.webSocket(.close), .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "kc-token"))])
     }
 
     func testForgettingTheSelectedServerClosesEverythingAndReturnsToPairing() {
-        var store = TestStore(.connectedChat)
+        var store = SpecStore(.connectedChat)
         store.send(.forgetServer(id: "devbox.local:7643"), effects: [
             .webSocket(.close), .secureStore(.delete(key: "jcode.token.devbox.local:7643")), .storage(.write(key: "servers", value: [])),
-        ]) {
-            $0.servers = []
-            $0.selectedServerID = nil
-            $0.credentials["devbox.local:7643"] = nil
-            $0.connection = ConnectionState()
-            $0.resetSession()
-            $0.screen = .onboarding
+        ], followUps: ["server_changed"]) {
+            $0["/screen"] = "onboarding"
+            $0["/connection"] = ["phase": "disconnected", "attempt": 0, "reason": nil, "socket_open": false, "reconnect_delay_ms": nil]
+            $0["/servers"] = []
+            $0["/selected_server_id"] = nil
+            $0["/session"] = [
+                "id": nil, "title": nil, "all_sessions": [], "model": nil, "pending_model": nil, "provider": nil,
+                "available_models": [], "reasoning_effort": nil, "pending_reasoning_effort": nil, "server_version": nil,
+                "tokens": nil, "total_tokens": nil, "is_processing": false, "is_reasoning": false, "server_phase": nil,
+                "status_detail": nil, "history_loaded": false, "is_compacting": false,
+            ]
+            $0["/transcript"] = []
         }
     }
 }

@@ -2,196 +2,247 @@ import XCTest
 @testable import JcodeMobileCore
 
 final class PairingTests: XCTestCase {
-    let devbox = ServerAddress(host: "devbox.local", port: 7643, useTLS: false)
+    /// The error banner as the state JSON writes it.
+    private func errorBanner(_ message: String) -> JSONValue {
+        ["message": .string(message), "retry_after_secs": nil, "text": .string(message)]
+    }
 
-    func testEditingTheFormStoresWhatWasTyped() {
-        var store = TestStore()
-        store.send(.setHost("devbox.local")) { $0.pairing.host = "devbox.local" }
-        store.send(.setPort("8443")) { $0.pairing.port = "8443" }
-        store.send(.setPairCode("123 456")) { $0.pairing.code = "123 456" }
-        store.send(.setDeviceName("Test iPhone")) { $0.pairing.deviceName = "Test iPhone" }
-        XCTAssertEqual(store.state.pairing.validated?.code, "123456")
-        XCTAssertEqual(store.state.pairing.validated?.address, ServerAddress(host: "devbox.local", port: 8443, useTLS: false))
+    func testEditingTheFormStoresWhatWasTypedAndPairsWithTheNormalisedValues() {
+        var store = SpecStore()
+        store.send(.setHost("devbox.local")) { $0["/pairing/host"] = "devbox.local" }
+        store.send(.setPort("8443")) { $0["/pairing/port"] = "8443" }
+        store.send(.setPairCode("123 456")) { $0["/pairing/pair_code"] = "123 456" }
+        store.send(.setDeviceName("Test iPhone")) {
+            $0["/pairing/device_name"] = "Test iPhone"
+            $0["/pairing/can_submit"] = true
+        }
+        // The code is sent without its space, to the typed port.
+        store.send(
+            .submitPairing,
+            effects: [.http(.pair(host: "devbox.local", port: 8443, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))], followUps: ["pairing_started"]
+        ) {
+            $0["/pairing/pair_code"] = ""
+            $0["/pairing/has_held_code"] = true
+            $0["/pairing/is_submitting"] = true
+            $0["/pairing/can_submit"] = false
+            $0["/connection/phase"] = "pairing"
+            $0["/banners/status"] = "Pairing with devbox.local:8443…"
+        }
     }
 
     func testSubmittingAnIncompleteFormShowsEveryMessageAndSendsNothing() {
-        var store = TestStore()
-        store.send(.submitPairing) { $0.pairing.showAllErrors = true }
-        let errors = store.state.pairing.visibleErrors
-        XCTAssertEqual(errors.host, .hostMissing)
-        XCTAssertEqual(errors.code, .codeMissing)
-        XCTAssertEqual(errors.deviceName, .deviceNameMissing)
-        XCTAssertNil(errors.port, "an empty port means the default")
-        XCTAssertEqual(store.lastNotes, ["pairing form is incomplete"])
+        var store = SpecStore()
+        store.send(.submitPairing, notes: ["pairing form is incomplete"]) {
+            $0["/pairing/errors/host"] = "Enter the host name or IP address of the computer running jcode."
+            $0["/pairing/errors/pair_code"] = "Enter the 6-digit pairing code shown by `jcode pair`."
+            $0["/pairing/errors/device_name"] = "Give this device a name so you can recognise it on the server."
+            // An empty port means the default: no message for it.
+        }
+        XCTAssertEqual(store["/pairing/errors/port"], .null)
     }
 
     func testValidationMessagesAppearForEditedFieldsOnly() {
-        var store = TestStore()
-        store.send(.setPairCode("12345")) { $0.pairing.code = "12345" }
-        XCTAssertEqual(store.state.pairing.visibleErrors, FieldErrors(code: .codeInvalid))
-        store.send(.setPort("99999")) { $0.pairing.port = "99999" }
-        XCTAssertEqual(store.state.pairing.visibleErrors, FieldErrors(port: .portInvalid, code: .codeInvalid))
-        store.send(.setHost("bad host")) { $0.pairing.host = "bad host" }
-        XCTAssertEqual(store.state.pairing.visibleErrors.host, .hostInvalid("bad host"))
+        var store = SpecStore()
+        store.send(.setPairCode("12345")) {
+            $0["/pairing/pair_code"] = "12345"
+            $0["/pairing/errors/pair_code"] = "The pairing code is 6 digits."
+        }
+        store.send(.setPort("99999")) {
+            $0["/pairing/port"] = "99999"
+            $0["/pairing/errors/port"] = "The port must be a number from 1 to 65535 (jcode uses 7643)."
+        }
+        store.send(.setHost("bad host")) {
+            $0["/pairing/host"] = "bad host"
+            $0["/pairing/errors/host"] = #""bad host" is not a valid host name or IP address."#
+        }
+        XCTAssertEqual(store["/pairing/errors/device_name"], .null, "the device name was not edited")
     }
 
-    func testSubmittingAValidFormRequestsHTTPPair() {
-        var store = TestStore(.pairingReady)
-        store.send(
-            .submitPairing,
-            effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]
-        ) {
-            $0.pairing.isSubmitting = true
-            $0.pairing.code = ""
-            $0.pairing.heldCode = "123456"
-            $0.connection.phase = .pairing
-        }
-        store.send(.submitPairing) { _ in }
-        XCTAssertEqual(store.lastNotes, ["pairing already in progress"])
+    func testSubmittingAValidFormRequestsHTTPPairOnce() {
+        var store = SpecStore(.pairingReady)
+        store.submitTheReadyForm()
+        store.send(.submitPairing, notes: ["pairing already in progress"])
     }
 
     func testSuccessfulPairingStoresTheTokenOnlyInTheKeychainAndConnects() {
-        var store = TestStore(.pairingReady)
+        var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
         let pairID = store.pendingID("http_pair")
-        let server = SavedServer(address: devbox, name: "devbox", serverVersion: "0.9.2")
         store.event(
             #"{"type":"pair_finished","effect_id":\#(pairID),"ok":true,"token":"tok-secret","server_name":"devbox","server_version":"0.9.2"}"#,
             effects: [
                 .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok-secret")),
-                .storage(.write(key: "servers", value: .array([server.json]))),
+                .storage(.write(key: "servers", value: [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2"]])),
                 .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok-secret")),
                 .device(.haptic(style: .success)),
                 .device(.registerPushNotifications),
-            ]
+            ], followUps: ["paired", "server_changed", "server_selected"]
         ) {
-            $0.pairing.isSubmitting = false
-            $0.pairing.heldCode = nil
-            $0.servers = [server]
-            $0.selectedServerID = "devbox.local:7643"
-            $0.credentials["devbox.local:7643"] = "tok-secret"
-            $0.session.serverVersion = "0.9.2"
-            $0.connection.phase = .connecting
+            $0["/pairing/is_submitting"] = false
+            $0["/pairing/has_held_code"] = false
+            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2"]]
+            $0["/selected_server_id"] = "devbox.local:7643"
+            $0["/session/server_version"] = "0.9.2"
+            $0["/connection/phase"] = "connecting"
+            $0["/banners/status"] = "Connecting to devbox…"
         }
-        let stateJSON = store.state.json.jsonString
+        let stateJSON = store.json.jsonString
         XCTAssertFalse(stateJSON.contains("tok-secret"), "the token never appears in state")
         XCTAssertFalse(stateJSON.contains("123456"), "a used pairing code never appears in state")
     }
 
-    func testRejectedCodeSaysSoAndClearsTheCode() {
-        var store = TestStore(.pairingReady)
+    func testRejectedCodeSaysSoAndForgetsTheCode() {
+        var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
         let id = store.pendingID("http_pair")
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":401,"error":"Invalid or expired pairing code"}"#, effects: [.device(.haptic(style: .error))]) {
-            $0.pairing.isSubmitting = false
-            $0.pairing.heldCode = nil
-            $0.connection.phase = .disconnected
-            $0.errorBanner = ErrorBanner(message: "Invalid or expired pairing code")
+        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":401,"error":"Invalid or expired pairing code"}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
+            $0["/pairing/is_submitting"] = false
+            $0["/pairing/has_held_code"] = false
+            $0["/connection/phase"] = "disconnected"
+            $0["/banners/status"] = nil
+            $0["/banners/error"] = self.errorBanner("Invalid or expired pairing code")
         }
     }
 
     func testUnreachableServerSaysItCouldNotBeReachedAndKeepsTheCodeOutOfStateForARetry() {
-        var store = TestStore(.pairingReady)
+        var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
         let id = store.pendingID("http_pair")
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"error":"Connection refused"}"#, effects: [.device(.haptic(style: .error))]) {
-            $0.pairing.isSubmitting = false
-            $0.connection.phase = .disconnected
-            $0.errorBanner = ErrorBanner(
-                message: "Could not reach devbox.local:7643 (Connection refused). Check that jcode is running there with the gateway enabled and that this device is on the same network.")
+        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"error":"Connection refused"}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
+            $0["/pairing/is_submitting"] = false
+            $0["/pairing/can_submit"] = true
+            $0["/connection/phase"] = "disconnected"
+            $0["/banners/status"] = nil
+            $0["/banners/error"] = self.errorBanner(
+                "Could not reach devbox.local:7643 (Connection refused). Check that jcode is running there with the gateway enabled and that this device is on the same network.")
         }
-        XCTAssertFalse(store.state.json.jsonString.contains("123456"), "a used code is not in the state")
-        XCTAssertEqual(SemanticTree.build(store.state).find("pair.code")?.placeholder, "Code kept from the last try")
-        store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]) {
-            $0.pairing.isSubmitting = true
-            $0.connection.phase = .pairing
-            $0.errorBanner = nil
+        XCTAssertFalse(store.json.jsonString.contains("123456"), "a used code is not in the state")
+        XCTAssertEqual(store.node("pair.code")?.placeholder, "Code kept from the last try")
+        store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))], followUps: ["pairing_started"]) {
+            $0["/pairing/is_submitting"] = true
+            $0["/pairing/can_submit"] = false
+            $0["/connection/phase"] = "pairing"
+            $0["/banners/status"] = "Pairing with devbox.local…"
+            $0["/banners/error"] = nil
         }
+        // A newly typed code replaces the kept one.
         store.send(.setPairCode("999999")) {
-            $0.pairing.code = "999999"
-            $0.pairing.heldCode = nil
+            $0["/pairing/pair_code"] = "999999"
+            $0["/pairing/has_held_code"] = false
         }
     }
 
     func testAServerErrorStatusIsReportedWithItsCode() {
-        var store = TestStore(.pairingReady)
+        var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
         let id = store.pendingID("http_pair")
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":500}"#, effects: [.device(.haptic(style: .error))]) {
-            $0.pairing.isSubmitting = false
-            $0.connection.phase = .disconnected
-            $0.errorBanner = ErrorBanner(message: "The server at devbox.local answered HTTP 500. Try again.")
+        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":500}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
+            $0["/pairing/is_submitting"] = false
+            $0["/pairing/can_submit"] = true
+            $0["/connection/phase"] = "disconnected"
+            $0["/banners/status"] = nil
+            $0["/banners/error"] = self.errorBanner("The server at devbox.local answered HTTP 500. Try again.")
         }
     }
 
     func testAnAnswerToAnUnknownEffectChangesNothing() {
-        var store = TestStore(.pairingReady)
-        store.event(#"{"type":"pair_finished","effect_id":99,"ok":true,"token":"forged"}"#) { _ in }
-        XCTAssertEqual(store.lastNotes, ["pair_finished for effect 99, which is not a pending http_pair; ignored"])
-        XCTAssertEqual(store.state.revision, 0, "nothing changed, so the revision stays")
+        var store = SpecStore(.pairingReady)
+        store.event(
+            #"{"type":"pair_finished","effect_id":99,"ok":true,"token":"forged"}"#,
+            notes: ["pair_finished for effect 99, which is not a pending http_pair; ignored"])
+        XCTAssertEqual(store["/revision"], 0, "nothing changed, so the revision stays")
     }
 
     func testScanningAPairingQRCodeFillsTheFormAndPairs() {
-        var store = TestStore()
-        store.send(.setDeviceName("Test iPhone")) { $0.pairing.deviceName = "Test iPhone" }
+        var store = SpecStore()
+        store.send(.setDeviceName("Test iPhone")) { $0["/pairing/device_name"] = "Test iPhone" }
         store.send(.scanQR, effects: [.device(.requestCameraQRScan)])
         store.event(
             #"{"type":"qr_payload_scanned","payload":"jcode://pair?host=https%3A%2F%2Fdevbox.example.com&port=8443&code=654321"}"#,
-            effects: [.http(.pair(host: "devbox.example.com", port: 8443, useTLS: true, code: "654321", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))]
+            effects: [.http(.pair(host: "devbox.example.com", port: 8443, useTLS: true, code: "654321", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))],
+            followUps: ["pairing_link_scanned", "submit_pairing", "pairing_started"]
         ) {
-            $0.pairing.host = "https://devbox.example.com"
-            $0.pairing.port = "8443"
-            $0.pairing.heldCode = "654321"
-            $0.pairing.isSubmitting = true
-            $0.connection.phase = .pairing
+            $0["/pairing/host"] = "https://devbox.example.com"
+            $0["/pairing/port"] = "8443"
+            $0["/pairing/has_held_code"] = true
+            $0["/pairing/is_submitting"] = true
+            $0["/connection/phase"] = "pairing"
+            $0["/banners/status"] = "Pairing with devbox.example.com:8443…"
         }
     }
 
     func testABadQRPayloadExplainsWhatToScan() {
-        var store = TestStore()
-        store.event(#"{"type":"qr_payload_scanned","payload":"https://example.com"}"#, effects: [.device(.haptic(style: .error))]) {
-            $0.errorBanner = ErrorBanner(message: PairingLink.Problem.notJcode.message)
+        var store = SpecStore()
+        store.event(#"{"type":"qr_payload_scanned","payload":"https://example.com"}"#, effects: [.device(.haptic(style: .error))], followUps: ["show_error"]) {
+            $0["/banners/error"] = self.errorBanner(
+                "That QR code is not a jcode pairing code. Run `jcode pair` on your computer and scan the code it shows.")
         }
-        store.event(#"{"type":"qr_payload_scanned","payload":"jcode://pair?host=devbox"}"#, effects: [.device(.haptic(style: .error))]) {
-            $0.errorBanner = ErrorBanner(message: PairingLink.Problem.missing("pairing code").message)
+        store.event(#"{"type":"qr_payload_scanned","payload":"jcode://pair?host=devbox"}"#, effects: [.device(.haptic(style: .error))], followUps: ["show_error"]) {
+            $0["/banners/error"] = self.errorBanner(
+                "That pairing QR code has no pairing code. Run `jcode pair` again and scan the new code.")
+        }
+    }
+
+    /// Types `typed` into the empty host field and checks the server: the
+    /// check goes to the normalised address.
+    private func assertTypedHost(
+        _ typed: String, isChecked expected: Effect, showing message: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        var store = SpecStore(file: file, line: line)
+        store.send(.setHost(typed), file: file, line: line) { $0["/pairing/host"] = .string(typed) }
+        store.send(.checkServer, effects: [expected], file: file, line: line) {
+            $0["/pairing/health"] = ["status": "checking", "message": .string(message)]
+        }
+    }
+
+    /// Types `typed` into the empty host field: it is refused with `message`.
+    private func assertTypedHost(_ typed: String, isRefusedWith message: String, file: StaticString = #filePath, line: UInt = #line) {
+        var store = SpecStore(file: file, line: line)
+        store.send(.setHost(typed), file: file, line: line) {
+            $0["/pairing/host"] = .string(typed)
+            $0["/pairing/errors/host"] = .string(message)
         }
     }
 
     func testHostNormalisationStripsSchemePathAndTakesTLS() {
-        func parse(_ s: String) -> ServerAddress.Host? {
-            if case .success(let h) = ServerAddress.parseHost(s) { return h }
-            return nil
+        assertTypedHost("  DevBox.Local  ", isChecked: .http(.health(host: "devbox.local", port: 7643, useTLS: false)), showing: "Checking devbox.local…")
+        assertTypedHost("https://devbox.example.com/ws?x=1", isChecked: .http(.health(host: "devbox.example.com", port: 7643, useTLS: true)), showing: "Checking devbox.example.com…")
+        assertTypedHost("wss://devbox.example.com:9000/ws", isChecked: .http(.health(host: "devbox.example.com", port: 9000, useTLS: true)), showing: "Checking devbox.example.com:9000…")
+        assertTypedHost("http://10.0.0.5:7643", isChecked: .http(.health(host: "10.0.0.5", port: 7643, useTLS: false)), showing: "Checking 10.0.0.5…")
+        assertTypedHost("[::1]:7643", isChecked: .http(.health(host: "[::1]", port: 7643, useTLS: false)), showing: "Checking [::1]…")
+        assertTypedHost("fe80::1", isChecked: .http(.health(host: "[fe80::1]", port: 7643, useTLS: false)), showing: "Checking [fe80::1]…")
+        assertTypedHost("ftp://devbox", isRefusedWith: #""ftp://devbox" is not a valid host name or IP address."#)
+        assertTypedHost("dev box", isRefusedWith: #""dev box" is not a valid host name or IP address."#)
+        assertTypedHost("devbox:99999", isRefusedWith: #""devbox:99999" is not a valid host name or IP address."#)
+        // An empty host cannot be checked: the form shows what is missing.
+        var store = SpecStore()
+        store.send(.setHost(""))
+        store.send(.checkServer, notes: ["check_server: the host or port is invalid"]) {
+            $0["/pairing/errors/host"] = "Enter the host name or IP address of the computer running jcode."
+            $0["/pairing/errors/pair_code"] = "Enter the 6-digit pairing code shown by `jcode pair`."
+            $0["/pairing/errors/device_name"] = "Give this device a name so you can recognise it on the server."
         }
-        XCTAssertEqual(parse("  DevBox.Local  "), .init(host: "devbox.local", port: nil, useTLS: false))
-        XCTAssertEqual(parse("https://devbox.example.com/ws?x=1"), .init(host: "devbox.example.com", port: nil, useTLS: true))
-        XCTAssertEqual(parse("wss://devbox.example.com:9000/ws"), .init(host: "devbox.example.com", port: 9000, useTLS: true))
-        XCTAssertEqual(parse("http://10.0.0.5:7643"), .init(host: "10.0.0.5", port: 7643, useTLS: false))
-        XCTAssertEqual(parse("[::1]:7643"), .init(host: "[::1]", port: 7643, useTLS: false))
-        XCTAssertEqual(parse("fe80::1"), .init(host: "[fe80::1]", port: nil, useTLS: false))
-        XCTAssertNil(parse(""))
-        XCTAssertNil(parse("ftp://devbox"))
-        XCTAssertNil(parse("dev box"))
-        XCTAssertNil(parse("devbox:99999"))
     }
 
     func testServerCheckReportsReachabilityAndIgnoresAnswersForAnEditedHost() {
-        var store = TestStore(.pairingReady)
+        var store = SpecStore(.pairingReady)
         store.send(.checkServer, effects: [.http(.health(host: "devbox.local", port: 7643, useTLS: false))]) {
-            $0.pairing.health = .init(status: .checking, message: "Checking devbox.local…")
+            $0["/pairing/health"] = ["status": "checking", "message": "Checking devbox.local…"]
         }
         let first = store.pendingID("http_health")
         store.send(.setHost("other.local")) {
-            $0.pairing.host = "other.local"
-            $0.pairing.health = nil
+            $0["/pairing/host"] = "other.local"
+            $0["/pairing/health"] = nil
         }
-        store.event(#"{"type":"health_finished","effect_id":\#(first),"ok":true,"version":"0.9.2"}"#) { _ in }
-        XCTAssertEqual(store.lastNotes, ["health_finished for devbox.local, no longer the address in the form; ignored"])
+        store.event(
+            #"{"type":"health_finished","effect_id":\#(first),"ok":true,"version":"0.9.2"}"#,
+            notes: ["health_finished for devbox.local, no longer the address in the form; ignored"])
         store.send(.checkServer, effects: [.http(.health(host: "other.local", port: 7643, useTLS: false))]) {
-            $0.pairing.health = .init(status: .checking, message: "Checking other.local…")
+            $0["/pairing/health"] = ["status": "checking", "message": "Checking other.local…"]
         }
         let second = store.pendingID("http_health")
-        store.event(#"{"type":"health_finished","effect_id":\#(second),"ok":true,"version":"0.9.2"}"#) {
-            $0.pairing.health = .init(status: .reachable, message: "jcode 0.9.2 is running at other.local.")
+        store.event(#"{"type":"health_finished","effect_id":\#(second),"ok":true,"version":"0.9.2"}"#, followUps: ["server_version_seen"]) {
+            $0["/pairing/health"] = ["status": "reachable", "message": "jcode 0.9.2 is running at other.local."]
         }
     }
 }

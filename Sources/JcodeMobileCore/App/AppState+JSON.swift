@@ -20,26 +20,63 @@ extension AppState {
     public func json(of section: Section) -> JSONValue {
         switch section {
         case .revision: return .int(Int64(revision))
-        case .screen: return .string(screen.rawValue)
-        case .focusedNodeID: return .from(focusedNodeID)
-        case .connection: return connection.json
+        case .screen: return .string(navigation.screen.rawValue)
+        case .focusedNodeID: return .from(navigation.focusedNodeID)
+        case .connection: return connectionJSON
         case .pairing: return pairing.json
-        case .servers: return .array(servers.map(\.json))
-        case .selectedServerID: return .from(selectedServerID)
-        case .session: return session.json
-        case .transcript: return .array(transcript.entries.map(\.json))
-        case .softInterrupts: return .array(softInterrupts.map(\.json))
-        case .outbox: return .array(outbox.map(\.json))
-        case .permissionRequests: return .array(permissionRequests.map(\.json))
-        case .stdinRequests: return .array(stdinRequests.map(\.json))
-        case .notices: return .array(notices.map(\.json))
-        case .banners: return ["error": errorBanner?.json ?? .null, "status": .from(statusBanner)]
-        case .draft: return .string(draft)
-        case .attachments: return .array(attachments.map(\.json))
-        case .voice: return voice.json
+        case .servers: return .array(servers.list.map(\.json))
+        case .selectedServerID: return .from(servers.selectedID)
+        case .session: return sessionJSON
+        case .transcript: return .array(chat.transcript.entries.map(\.json))
+        case .softInterrupts: return .array(chat.softInterrupts.map(\.json))
+        case .outbox: return .array(chat.outbox.map(\.json))
+        case .permissionRequests: return .array(approvals.permissionRequests.map(\.json))
+        case .stdinRequests: return .array(approvals.stdinRequests.map(\.json))
+        case .notices: return .array(notices.notices.map(\.json))
+        case .banners:
+            return ["error": notices.errorBanner.map(SemanticText.json(of:)) ?? .null, "status": .from(SemanticText.statusBanner(self))]
+        case .draft: return .string(composer.draft)
+        case .attachments: return .array(composer.attachments.map(\.json))
+        case .voice: return composer.voice.json
         case .lifecycle: return lifecycle.json
         case .pendingEffects: return effects.json
         }
+    }
+
+    private var connectionJSON: JSONValue {
+        var o = JSONObject(capacity: 5)
+        o.append("phase", .string(connection.phase.rawValue))
+        o.append("attempt", .int(Int64(connection.attempt)))
+        o.append("reason", .from(connection.issue.map(SemanticText.issue)))
+        o.append("socket_open", .bool(connection.isSocketOpen))
+        o.append("reconnect_delay_ms", .from(connection.reconnectDelayMS))
+        return .object(o)
+    }
+
+    /// The session's metadata and the running turn, as one member.
+    private var sessionJSON: JSONValue {
+        let s = session
+        let turn = chat.turn
+        var o = JSONObject(capacity: 20)
+        o.append("id", .from(s.id))
+        o.append("title", .from(s.title))
+        o.append("all_sessions", .array(s.allSessions.map(\.json)))
+        o.append("model", .from(s.model))
+        o.append("pending_model", .from(s.pendingModel))
+        o.append("provider", .from(s.provider))
+        o.append("available_models", .array(s.availableModels.map(JSONValue.string)))
+        o.append("reasoning_effort", .from(s.reasoningEffort))
+        o.append("pending_reasoning_effort", .from(s.pendingReasoningEffort))
+        o.append("server_version", .from(s.serverVersion))
+        o.append("tokens", turn.tokens?.json ?? .null)
+        o.append("total_tokens", s.totalTokens?.json ?? .null)
+        o.append("is_processing", .bool(turn.isProcessing))
+        o.append("is_reasoning", .bool(turn.isReasoning))
+        o.append("server_phase", .from(turn.serverPhase))
+        o.append("status_detail", .from(turn.statusDetail))
+        o.append("history_loaded", .bool(turn.historyLoaded))
+        o.append("is_compacting", .bool(s.isCompacting))
+        return .object(o)
     }
 
     /// Writes the whole state as JSON.
@@ -49,7 +86,7 @@ extension AppState {
             w.key(string: section.rawValue)
             if section == .transcript {
                 w.arrayStart()
-                for entry in transcript.entries { entry.write(to: &w) }
+                for entry in chat.transcript.entries { entry.write(to: &w) }
                 w.arrayEnd()
             } else {
                 w.value(json(of: section))

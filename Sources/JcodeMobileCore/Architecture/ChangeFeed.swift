@@ -70,7 +70,7 @@ public struct ChangeFeed: Sendable {
         var w = JSONWriter(capacity: 160)
         w.arrayStart()
         if transcript.reset {
-            guard after.transcript.count <= ChangeFeed.inlineResetLimit else {
+            guard after.chat.transcript.count <= ChangeFeed.inlineResetLimit else {
                 diffSections(before: before, after: after, into: nil)
                 return .resync
             }
@@ -202,29 +202,29 @@ extension AppState {
     /// The sections whose values differ from `before`, as a bit set indexed
     /// like `Section.allCases` (never `revision` or `transcript`, which are
     /// tracked otherwise). Straight-line and cheap: equal arrays, strings and
-    /// shared sections compare by identity first.
+    /// boxed sections compare by identity first.
     func changedSections(from before: AppState) -> UInt32 {
         var set: UInt32 = 0
         func mark(_ section: Section, _ changed: Bool) {
             if changed { set |= 1 << Section.ordinal(section) }
         }
-        mark(.screen, screen != before.screen)
-        mark(.focusedNodeID, focusedNodeID != before.focusedNodeID)
+        mark(.screen, navigation.screen != before.navigation.screen)
+        mark(.focusedNodeID, navigation.focusedNodeID != before.navigation.focusedNodeID)
         mark(.connection, $connection != before.$connection)
         mark(.pairing, $pairing != before.$pairing)
-        mark(.servers, servers != before.servers)
-        mark(.selectedServerID, selectedServerID != before.selectedServerID)
-        mark(.session, $session != before.$session)
-        mark(.softInterrupts, softInterrupts != before.softInterrupts)
-        mark(.outbox, outbox != before.outbox)
-        mark(.permissionRequests, permissionRequests != before.permissionRequests)
-        mark(.stdinRequests, stdinRequests != before.stdinRequests)
-        mark(.notices, notices != before.notices)
+        mark(.servers, servers.list != before.servers.list)
+        mark(.selectedServerID, servers.selectedID != before.servers.selectedID)
+        mark(.session, $session != before.$session || chat.turn != before.chat.turn)
+        mark(.softInterrupts, chat.softInterrupts != before.chat.softInterrupts)
+        mark(.outbox, chat.outbox != before.chat.outbox)
+        mark(.permissionRequests, approvals.permissionRequests != before.approvals.permissionRequests)
+        mark(.stdinRequests, approvals.stdinRequests != before.approvals.stdinRequests)
+        mark(.notices, notices.notices != before.notices.notices)
         // The status banner is derived from the connection, the servers, the form and the session.
-        mark(.banners, errorBanner != before.errorBanner || set & Section.bannerInputs != 0)
-        mark(.draft, draft != before.draft)
-        mark(.attachments, attachments != before.attachments)
-        mark(.voice, voice != before.voice)
+        mark(.banners, notices.errorBanner != before.notices.errorBanner || set & Section.bannerInputs != 0)
+        mark(.draft, composer.draft != before.composer.draft)
+        mark(.attachments, composer.attachments != before.composer.attachments)
+        mark(.voice, composer.voice != before.composer.voice)
         mark(.lifecycle, $lifecycle != before.$lifecycle)
         mark(.pendingEffects, $effects != before.$effects)
         return set

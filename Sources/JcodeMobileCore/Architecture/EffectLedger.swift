@@ -1,11 +1,20 @@
-/// Effects the host has been asked for and has not answered yet, kept with
-/// their secrets removed so a late answer can be matched to its request and
-/// a stale or unknown one recognised. Maintained by the store.
+/// Effects the host has been asked for and has not answered yet, so a late
+/// answer can be matched to its request and a stale or unknown one
+/// recognised. Owned by the store: it issues the ids, and settles an entry
+/// when a feature emits `.settle` for it.
 public struct EffectLedger: Equatable, Sendable {
+    /// An effect awaiting its answer: its kind and its fields as the log
+    /// shows them (secrets replaced).
+    public struct Entry: Equatable, Sendable {
+        public var id: EffectID
+        public var kind: EffectKind
+        public var fields: JSONObject
+    }
+
     /// The id the next effect gets.
     public private(set) var nextID = 1
     /// Unanswered effects, oldest first (ids increase, so the list is sorted).
-    public private(set) var pending: [(id: EffectID, effect: Effect)] = []
+    public private(set) var pending: [Entry] = []
 
     public init() {}
 
@@ -13,7 +22,7 @@ public struct EffectLedger: Equatable, Sendable {
     mutating func issue(_ effect: Effect) -> EffectID {
         let id = EffectID(nextID)
         nextID &+= 1
-        if effect.expectsAnswer { pending.append((id, effect.redacted)) }
+        if effect.expectsAnswer { pending.append(Entry(id: id, kind: effect.kind, fields: effect.fields(redacted: true))) }
         return id
     }
 
@@ -24,7 +33,7 @@ public struct EffectLedger: Equatable, Sendable {
     }
 
     /// The pending effect with `id`, if it is still awaited.
-    public func pending(_ id: EffectID) -> Effect? {
+    public func pending(_ id: EffectID) -> Entry? {
         // Binary search: ids are issued in increasing order.
         var lo = 0
         var hi = pending.count
@@ -32,26 +41,24 @@ public struct EffectLedger: Equatable, Sendable {
             let mid = (lo &+ hi) / 2
             if pending[mid].id < id { lo = mid &+ 1 } else { hi = mid }
         }
-        return lo < pending.count && pending[lo].id == id ? pending[lo].effect : nil
+        return lo < pending.count && pending[lo].id == id ? pending[lo] : nil
     }
 
-    /// Stops awaiting `id`; returns the effect if it was pending.
-    @discardableResult
-    public mutating func resolve(_ id: EffectID) -> Effect? {
-        guard let index = pending.firstIndex(where: { $0.id == id }) else { return nil }
-        return pending.remove(at: index).effect
+    /// Whether an effect of `kind` is awaited.
+    public func contains(_ kind: EffectKind) -> Bool { pending.contains { $0.kind == kind } }
+
+    /// Stops awaiting `id`.
+    mutating func settle(_ id: EffectID) {
+        guard let index = pending.firstIndex(where: { $0.id == id }) else { return }
+        pending.remove(at: index)
     }
 
-    /// Stops awaiting every effect matching `predicate` (a socket that was replaced).
-    public mutating func resolveAll(where predicate: (Effect) -> Bool) {
-        pending.removeAll { predicate($0.effect) }
-    }
-
-    public static func == (lhs: EffectLedger, rhs: EffectLedger) -> Bool {
-        lhs.nextID == rhs.nextID && lhs.pending.elementsEqual(rhs.pending, by: { $0.id == $1.id && $0.effect == $1.effect })
+    /// Stops awaiting every effect of `kind` (a socket that was replaced).
+    mutating func settleAll(_ kind: EffectKind) {
+        pending.removeAll { $0.kind == kind }
     }
 
     var json: JSONValue {
-        .array(pending.map { ["effect_id": .int(Int64($0.id.rawValue)), "type": .string($0.effect.type)] })
+        .array(pending.map { ["effect_id": .int(Int64($0.id.rawValue)), "type": .string($0.kind.rawValue)] })
     }
 }

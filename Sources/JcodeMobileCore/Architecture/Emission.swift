@@ -1,10 +1,10 @@
 /// What an interactor wants to happen next, as a value: nothing, a platform
-/// effect, a follow-up input, a note for the transition log, or several of
-/// these in order.
+/// effect, a follow-up input, a note for the transition log, a change to the
+/// store's ledger, or several of these in order.
 ///
 ///     return .effect(.device(.requestCameraQRScan))
-///     return .action(.submitPairing)           // a follow-up
-///     return .merge([.effect(a), .effect(b)])
+///     return .internal(.turnEnded)               // a follow-up for the other features
+///     return .effect(a) + .effect(b)
 public struct Emission: Equatable, Sendable {
     /// Indirect: an emission is one word however large the effect or input it
     /// carries, so the common `.none` costs nothing to return or drop.
@@ -12,10 +12,14 @@ public struct Emission: Equatable, Sendable {
         case none
         case effect(Effect)
         case input(Input)
-        case note(String)
+        case note(Note)
         /// A secret that was in the state has been used: drop it from every
         /// retained trace (the change feed).
         case scrub(JSONPath)
+        /// The answer to this effect arrived: stop awaiting it.
+        case settle(EffectID)
+        /// Stop awaiting every effect of this kind (a replaced socket).
+        case settleAll(EffectKind)
         case merge([Emission])
     }
 
@@ -25,9 +29,15 @@ public struct Emission: Equatable, Sendable {
     public static func effect(_ effect: Effect) -> Emission { Emission(kind: .effect(effect)) }
     public static func input(_ input: Input) -> Emission { Emission(kind: .input(input)) }
     public static func action(_ action: Action) -> Emission { Emission(kind: .input(.action(action))) }
+    /// A follow-up for the other features.
+    public static func `internal`(_ input: InternalInput) -> Emission { Emission(kind: .input(.internal(input))) }
+    /// A gateway request, sent by the connection (which owns the request ids).
+    public static func send(_ request: GatewayRequest) -> Emission { .internal(.send(request)) }
     /// A line for the transition log (why an input changed nothing, say).
-    public static func note(_ text: String) -> Emission { Emission(kind: .note(text)) }
+    public static func note(_ text: String, _ kind: Note.Kind = .info) -> Emission { Emission(kind: .note(Note(kind: kind, text: text))) }
     public static func scrub(_ path: JSONPath) -> Emission { Emission(kind: .scrub(path)) }
+    public static func settle(_ id: EffectID) -> Emission { Emission(kind: .settle(id)) }
+    public static func settleAll(_ kind: EffectKind) -> Emission { Emission(kind: .settleAll(kind)) }
 
     /// Several emissions, in order; nested merges flatten and `.none` drops out.
     public static func merge(_ emissions: [Emission]) -> Emission {
@@ -68,13 +78,21 @@ public struct Emission: Equatable, Sendable {
         result.append(rhs)
         return result
     }
+}
 
-    /// The effects, in order, ignoring follow-ups and notes (for tests).
-    public var effects: [Effect] {
-        switch kind {
-        case .effect(let e): return [e]
-        case .merge(let list): return list.flatMap(\.effects)
-        default: return []
-        }
+/// A line of the transition log: what happened to an input that a person
+/// reading the log should know, typed so code can branch on its kind and
+/// never on its words.
+public struct Note: Equatable, Sendable {
+    public enum Kind: Sendable {
+        /// Why an input changed nothing (nothing to send, already connected).
+        case info
+        /// An answer or event that no longer applies (stale, unknown, for another socket).
+        case ignored
+        /// Input that could not be read (a malformed server line, an unknown event type).
+        case dropped
     }
+
+    public var kind: Kind
+    public var text: String
 }

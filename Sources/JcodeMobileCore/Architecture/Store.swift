@@ -1,19 +1,20 @@
 /// Runs the loop: hands each input to the root interactor, follows up the
-/// inputs it emits, assigns `effect_id`s from the counter in state, bumps
-/// `revision` once per input that changed the state, and logs the transition.
+/// inputs it emits, assigns `effect_id`s and settles answered effects in the
+/// ledger, bumps `revision` once per input that changed the state, and logs
+/// the transition (one entry per host call, naming the follow-ups it ran).
 public struct Store: Sendable {
     public private(set) var state: AppState
     public private(set) var log: TransitionLog
     /// What changed at each revision (`jcode_mobile_changes`).
     public private(set) var feed: ChangeFeed
-    let interactor: any Interactor
+    let interactor: AppInteractor
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
     /// by the app's features.
     static let followUpDepthLimit = 16
 
-    public init(state: AppState, interactor: any Interactor = AppInteractor(), logCapacity: Int = TransitionLog.defaultCapacity) {
+    public init(state: AppState, interactor: AppInteractor = AppInteractor(), logCapacity: Int = TransitionLog.defaultCapacity) {
         self.state = state
         self.interactor = interactor
         self.log = TransitionLog(capacity: logCapacity)
@@ -25,7 +26,7 @@ public struct Store: Sendable {
         public var revision: Int
         public var changed: Bool
         public var effects: [(id: EffectID, effect: Effect)]
-        public var notes: [String]
+        public var notes: [Note]
         /// The inputs the features emitted and the store ran after the
         /// host's (server events unpacked from a frame excepted), in order.
         public var followUps: [Input]
@@ -40,7 +41,8 @@ public struct Store: Sendable {
     /// the state's JSON changed, and the change feed records how.
     ///
     /// - Parameters:
-    ///   - kind, type, payload: how the transition is logged (payload already redacted).
+    ///   - input: what the host sent (decoded).
+    ///   - logKind, logType, logPayload: how the transition is logged (the payload already redacted).
     @discardableResult
     public mutating func send(
         _ input: Input, logKind: LogEntry.Kind = .action, logType: String = "", logPayload: LogPayload? = nil
@@ -48,15 +50,15 @@ public struct Store: Sendable {
         // Keep a copy of everything but the transcript (which records its own
         // changes), so streaming into a long transcript never copies it.
         var before = state
-        before.transcript = Transcript()
+        before.chat.transcript = Transcript()
 
         var effects: [(id: EffectID, effect: Effect)] = []
-        var notes: [String] = []
+        var notes: [Note] = []
         var scrubs: [JSONPath] = []
         var followUps: [Input] = []
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
 
-        let transcriptChanges = state.transcript.drainChanges()
+        let transcriptChanges = state.chat.transcript.drainChanges()
         let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges)
         let changed: Bool
         if case .nothing = encoded { changed = false } else { changed = true }
@@ -70,8 +72,8 @@ public struct Store: Sendable {
         log.append { seq in
             LogEntry(
                 seq: seq, revision: revision, kind: logKind, type: logType, payload: logPayload,
-                effects: effects.map { LogEntry.EffectRecord(id: $0.id, effect: $0.effect.redacted) }, notes: notes,
-                errorCode: nil)
+                effects: effects.map { LogEntry.EffectRecord(id: $0.id, effect: $0.effect) }, notes: notes.map(\.text),
+                followUps: followUps.map(\.name), errorCode: nil)
         }
         return Transition(revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps)
     }
@@ -82,12 +84,12 @@ public struct Store: Sendable {
         log.append { seq in
             LogEntry(
                 seq: seq, revision: revision, kind: .rejected, type: type.isEmpty ? kind.rawValue : type, payload: nil,
-                effects: [], notes: [error.message], errorCode: error.code.rawValue)
+                effects: [], notes: [error.message], followUps: [], errorCode: error.code.rawValue)
         }
     }
 
     private mutating func run(
-        _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], scrubs: inout [JSONPath],
+        _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [Note], scrubs: inout [JSONPath],
         followUps: inout [Input], depth: Int
     ) {
         let emission = interactor.interact(&state, input)
@@ -95,7 +97,7 @@ public struct Store: Sendable {
     }
 
     private mutating func apply(
-        _ emission: Emission, effects: inout [(id: EffectID, effect: Effect)], notes: inout [String], scrubs: inout [JSONPath],
+        _ emission: Emission, effects: inout [(id: EffectID, effect: Effect)], notes: inout [Note], scrubs: inout [JSONPath],
         followUps: inout [Input], depth: Int
     ) {
         switch emission.kind {
@@ -104,13 +106,17 @@ public struct Store: Sendable {
         case .effect(let effect):
             let id = state.effects.issue(effect)
             effects.append((id, effect))
-        case .note(let text):
-            notes.append(text)
+        case .note(let note):
+            notes.append(note)
         case .scrub(let path):
             scrubs.append(path)
+        case .settle(let id):
+            state.effects.settle(id)
+        case .settleAll(let kind):
+            state.effects.settleAll(kind)
         case .input(let next):
             guard depth < Store.followUpDepthLimit else {
-                notes.append("follow-ups nested too deep; dropped one")
+                notes.append(Note(kind: .dropped, text: "follow-ups nested too deep; dropped one"))
                 return
             }
             if case .server = next {} else { followUps.append(next) }

@@ -18,12 +18,21 @@ public struct LogEntry: Equatable, Sendable {
     public var payload: LogPayload?
     public var effects: [EffectRecord]
     public var notes: [String]
+    /// The names of the inputs the features emitted and the store ran
+    /// (internal inputs, follow-up actions), in order.
+    public var followUps: [String]
     public var errorCode: String?
 
+    /// An effect as the log keeps it: its JSON with every secret replaced
+    /// (the log never holds a secret, not even in memory).
     public struct EffectRecord: Equatable, Sendable {
         public var id: EffectID
-        /// Already redacted.
-        public var effect: Effect
+        public var json: JSONValue
+
+        init(id: EffectID, effect: Effect) {
+            self.id = id
+            self.json = effect.json(id: id, redacted: true)
+        }
     }
 
     func write(to w: inout JSONWriter) {
@@ -40,12 +49,18 @@ public struct LogEntry: Equatable, Sendable {
         }
         w.key("effects")
         w.arrayStart()
-        for record in effects { w.value(record.effect.json(id: record.id, redacted: true)) }
+        for record in effects { w.value(record.json) }
         w.arrayEnd()
         w.key("notes")
         w.arrayStart()
         for note in notes { w.string(note) }
         w.arrayEnd()
+        if !followUps.isEmpty {
+            w.key("follow_ups")
+            w.arrayStart()
+            for name in followUps { w.string(name) }
+            w.arrayEnd()
+        }
         if let errorCode {
             w.key("error"); w.string(errorCode)
         }

@@ -24,7 +24,8 @@ public enum ABIReference {
         out.append("## Gateway requests (lines the core sends in `websocket_send`)\n")
         out.append("Request ids increase from 1 on every connection.\n")
         for spec in GatewayRequest.specs {
-            out.append(section(spec.type, spec.doc, spec.fields, example: example(type: spec.type, spec.fields, typeAfterFirst: true)))
+            let fields = spec.documentedFields
+            out.append(section(spec.type, spec.doc, fields, example: example(type: spec.type, fields, typeAfterFirst: true)))
         }
         out.append("## Server events (inside `websocket_event`)\n")
         out.append("Events of other types are logged and ignored; a malformed event is logged and dropped.\n")

@@ -159,14 +159,14 @@ struct ScenarioScript {
         }
         let transition = store.send(.platform(event))
         lastEffects = transition.effects
-        for note in transition.notes where note.hasPrefix("malformed") || note.hasPrefix("unknown") || note.contains("ignored") {
-            problems.append("\(note) in \(json)")
+        for note in transition.notes where note.kind != .info {
+            problems.append("\(note.text) in \(json)")
         }
     }
 
     /// Answers the most recent effect of `type` with the event `make(effectID)`.
     mutating func answer(_ type: String, _ make: (Int) -> String) {
-        guard let id = store.state.effects.pending.last(where: { $0.effect.type == type })?.id else {
+        guard let id = store.state.effects.pending.last(where: { $0.kind.rawValue == type })?.id else {
             problems.append("fixture expected a pending \(type)")
             return
         }

@@ -4,32 +4,32 @@ enum ChatScreen {
     static func nodes(_ state: AppState, includeTranscript: Bool) -> [SemanticNode] {
         var nodes: [SemanticNode] = [header(state)]
         nodes.append(
-            SemanticNode("chat.notices", .list, label: "", visible: !state.notices.isEmpty, children: state.notices.map(notice)))
+            SemanticNode("chat.notices", .list, label: "", visible: !state.notices.notices.isEmpty, children: state.notices.notices.map(notice)))
         var messages: [SemanticNode] = []
         if includeTranscript {
-            messages.reserveCapacity(state.transcript.count + state.outbox.count)
-            for entry in state.transcript.entries { messages.append(message(entry)) }
+            messages.reserveCapacity(state.chat.transcript.count + state.chat.outbox.count)
+            for entry in state.chat.transcript.entries { messages.append(message(entry)) }
         }
-        for pending in state.outbox { messages.append(outboxMessage(pending)) }
+        for pending in state.chat.outbox { messages.append(outboxMessage(pending)) }
         nodes.append(
             SemanticNode(
                 "chat.messages", .list, label: "", value: nil,
-                accessibilityLabel: "Conversation", accessibilityValue: "\(state.transcript.count + state.outbox.count) messages",
+                accessibilityLabel: "Conversation", accessibilityValue: "\(state.chat.transcript.count + state.chat.outbox.count) messages",
                 children: messages))
-        if !state.session.historyLoaded && state.connection.phase == .connected {
+        if !state.chat.turn.historyLoaded && state.connection.phase == .connected {
             nodes.append(.text("chat.loading", "Loading conversation…", role: .status))
         }
         nodes.append(activity(state))
         nodes.append(queued(state))
-        if let request = state.permissionRequests.first { nodes.append(permissionSheet(request, pending: state.permissionRequests.count)) }
-        if let request = state.stdinRequests.first { nodes.append(stdinSheet(request, focusedID: state.focusedNodeID)) }
+        if let request = state.approvals.permissionRequests.first { nodes.append(permissionSheet(request, pending: state.approvals.permissionRequests.count)) }
+        if let request = state.approvals.stdinRequests.first { nodes.append(stdinSheet(request, focusedID: state.navigation.focusedNodeID)) }
         nodes.append(composer(state))
         return nodes
     }
 
     static func header(_ state: AppState) -> SemanticNode {
         let model = state.session.pendingModel.map { "Switching to \($0)…" } ?? state.session.model ?? "Model"
-        let server = state.selectedServer?.name
+        let server = state.servers.selected?.name
         return SemanticNode(
             "chat.header", .header, label: state.session.title ?? "New session", value: server,
             accessibilityLabel: "Session \(state.session.title ?? "New session")",
@@ -108,21 +108,22 @@ enum ChatScreen {
 
     /// What the agent is doing, while a turn runs.
     static func activity(_ state: AppState) -> SemanticNode {
-        let s = state.session
+        let turn = state.chat.turn
+        let compacting = state.session.isCompacting
         var text = "jcode is working…"
-        if s.isReasoning { text = "jcode is thinking…" }
-        if let phase = s.serverPhase { text = phase }
-        if let detail = s.statusDetail { text = detail }
-        if s.isCompacting && !s.isProcessing { text = "Compacting the conversation…" }
+        if turn.isReasoning { text = "jcode is thinking…" }
+        if let phase = turn.serverPhase { text = phase }
+        if let detail = turn.statusDetail { text = detail }
+        if compacting && !turn.isProcessing { text = "Compacting the conversation…" }
         var value: String?
-        if let tokens = s.tokens { value = "\(tokens.input) in · \(tokens.output) out" }
+        if let tokens = turn.tokens { value = "\(tokens.input) in · \(tokens.output) out" }
         return SemanticNode(
-            "chat.activity", .status, label: text, value: value, visible: s.isProcessing || s.isCompacting,
+            "chat.activity", .status, label: text, value: value, visible: turn.isProcessing || compacting,
             accessibilityLabel: text)
     }
 
     static func queued(_ state: AppState) -> SemanticNode {
-        let n = state.softInterrupts.count
+        let n = state.chat.softInterrupts.count
         let label = n == 1 ? "1 message queued" : "\(n) messages queued"
         return SemanticNode(
             "chat.queued", .status, label: n == 0 ? "" : label, visible: n > 0,
@@ -158,30 +159,30 @@ enum ChatScreen {
     }
 
     static func composer(_ state: AppState) -> SemanticNode {
-        let processing = state.session.isProcessing
-        let hasContent = !state.draft.trimmingSpaces().isEmpty || !state.attachments.isEmpty
+        let processing = state.chat.turn.isProcessing
+        let hasContent = !state.composer.draft.trimmingSpaces().isEmpty || !state.composer.attachments.isEmpty
         var children: [SemanticNode] = []
-        if !state.attachments.isEmpty {
+        if !state.composer.attachments.isEmpty {
             children.append(
                 SemanticNode(
                     "chat.attachments", .list, label: "Attachments",
-                    children: state.attachments.map { a in
+                    children: state.composer.attachments.map { a in
                         SemanticNode(
                             "attachment.\(a.id)", .image, label: "Image", value: "\(a.mediaType), \(formatBytes(a.byteCount))",
                             children: [.button("attachment.\(a.id).remove", "Remove", .removeAttachment(id: a.id), accessibilityLabel: "Remove image")])
                     }))
         }
         var draft = SemanticNode.field(
-            "chat.draft", "Message", value: state.draft, placeholder: processing ? "Queue a message…" : "Message jcode",
-            editAction: "set_draft", focusedID: state.focusedNodeID)
-        if state.voice.isListening { draft.accessibilityValue = "Listening: \(state.draft)" }
+            "chat.draft", "Message", value: state.composer.draft, placeholder: processing ? "Queue a message…" : "Message jcode",
+            editAction: "set_draft", focusedID: state.navigation.focusedNodeID)
+        if state.composer.voice.isListening { draft.accessibilityValue = "Listening: \(state.composer.draft)" }
         children.append(draft)
-        children.append(.button("chat.attach", "Attach image", .attachImage, enabled: state.attachments.count < ComposerInteractor.attachmentLimit))
+        children.append(.button("chat.attach", "Attach image", .attachImage, enabled: state.composer.attachments.count < Attachment.limitPerMessage))
         children.append(
-            .button("chat.voice", state.voice.isListening ? "Listening…" : "Dictate", .startVoiceInput, enabled: !state.voice.isListening))
+            .button("chat.voice", state.composer.voice.isListening ? "Listening…" : "Dictate", .startVoiceInput, enabled: !state.composer.voice.isListening))
         children.append(
             .button(
-                "chat.send", processing && state.attachments.isEmpty ? "Queue" : "Send", .sendMessage(text: nil), enabled: hasContent,
+                "chat.send", processing && state.composer.attachments.isEmpty ? "Queue" : "Send", .sendMessage(text: nil), enabled: hasContent,
                 accessibilityLabel: processing ? "Send to jcode while it works" : "Send message"))
         children.append(.button("chat.interrupt", "Stop", .interrupt, visible: processing, accessibilityLabel: "Stop jcode"))
         return SemanticNode("chat.composer", .group, label: "", children: children)

@@ -3,7 +3,7 @@ enum OnboardingScreen {
     static func nodes(_ state: AppState) -> [SemanticNode] {
         let form = state.pairing
         let errors = form.visibleErrors
-        let focus = state.focusedNodeID
+        let focus = state.navigation.focusedNodeID
         var nodes: [SemanticNode] = [
             .text("pair.title", "Connect to jcode", role: .heading),
             .text("pair.instructions", "Run `jcode pair` on your computer, then scan its QR code or enter the details it shows."),
@@ -31,11 +31,11 @@ enum OnboardingScreen {
         if let health = form.health {
             nodes.append(.text("pair.health", health.message, value: health.status.rawValue, role: .status))
         }
-        if !state.servers.isEmpty {
-            let connectedID = state.connection.phase == .connected ? state.selectedServerID : nil
+        if !state.servers.list.isEmpty {
+            let connectedID = state.connection.phase == .connected ? state.servers.selectedID : nil
             var rows: [SemanticNode] = []
-            for server in state.servers {
-                let status = server.id == connectedID ? "connected" : (server.id == state.selectedServerID ? "selected" : nil)
+            for server in state.servers.list {
+                let status = server.id == connectedID ? "connected" : (server.id == state.servers.selectedID ? "selected" : nil)
                 var row = SemanticNode.button(
                     "server.\(server.id)", server.name, .selectServer(id: server.id), enabled: !form.isSubmitting,
                     accessibilityLabel: "Connect to \(server.name)",
@@ -47,7 +47,7 @@ enum OnboardingScreen {
             }
             nodes.append(SemanticNode("servers", .list, label: "Saved servers", children: rows))
         }
-        if state.selectedServer != nil {
+        if state.servers.selected != nil {
             nodes.append(.button("nav.chat", "Back to chat", .navigate(.chat)))
         }
         return nodes

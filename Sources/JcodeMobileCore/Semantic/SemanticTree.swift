@@ -12,28 +12,33 @@ public enum SemanticTree {
         }
     }
 
-    /// The tree of the current screen.
+    /// The tree of the current screen, laid out for `viewport`.
+    public static func build(_ state: AppState, viewport: Viewport = Viewport()) -> SemanticNode {
+        var root = nodes(state, includeTranscript: true)
+        Layout.apply(to: &root, viewport: viewport)
+        return root
+    }
+
+    /// The tree without a layout (every bounds zero).
     ///
     /// - Parameter includeTranscript: false builds everything but the message
     ///   nodes (what tap resolution needs), which keeps it cheap at any
     ///   transcript size.
-    public static func build(_ state: AppState, viewport: Viewport = Viewport(), includeTranscript: Bool = true) -> SemanticNode {
+    static func nodes(_ state: AppState, includeTranscript: Bool) -> SemanticNode {
         var children: [SemanticNode] = []
         children.append(contentsOf: banners(state))
-        switch state.screen {
+        switch state.navigation.screen {
         case .onboarding: children.append(contentsOf: OnboardingScreen.nodes(state))
         case .chat: children.append(contentsOf: ChatScreen.nodes(state, includeTranscript: includeTranscript))
         case .sessions: children.append(contentsOf: SessionsScreen.nodes(state))
         case .modelPicker: children.append(contentsOf: ModelPickerScreen.nodes(state))
         case .settings: children.append(contentsOf: SettingsScreen.nodes(state))
         }
-        var root = SemanticNode("root", .screen, label: title(of: state), value: state.screen.rawValue, children: children)
-        Layout.apply(to: &root, viewport: viewport)
-        return root
+        return SemanticNode("root", .screen, label: title(of: state), value: state.navigation.screen.rawValue, children: children)
     }
 
     static func title(of state: AppState) -> String {
-        switch state.screen {
+        switch state.navigation.screen {
         case .onboarding: return "Connect to jcode"
         case .chat: return state.session.title ?? "New session"
         case .sessions: return "Sessions"
@@ -45,24 +50,24 @@ public enum SemanticTree {
     /// The status and error banners, shown on every screen.
     static func banners(_ state: AppState) -> [SemanticNode] {
         var nodes: [SemanticNode] = []
-        let status = state.statusBanner
+        let status = SemanticText.statusBanner(state)
         var statusChildren: [SemanticNode] = []
         let phase = state.connection.phase
-        let tokenRejected = phase == .failed && state.connection.reason == ConnectionInteractor.tokenRejected
+        let tokenRejected = phase == .failed && state.connection.issue == .tokenRejected
         statusChildren.append(
             .button(
                 "connection.retry", "Retry now", .retryConnection,
-                visible: state.selectedServer != nil && (phase == .reconnecting || phase == .offline || (phase == .failed && !tokenRejected) || phase == .disconnected)))
+                visible: state.servers.selected != nil && (phase == .reconnecting || phase == .offline || (phase == .failed && !tokenRejected) || phase == .disconnected)))
         statusChildren.append(.button("connection.repair", "Pair again", .navigate(.onboarding), visible: tokenRejected))
         nodes.append(
             SemanticNode(
                 "banner.status", .status, label: status ?? "", visible: status != nil,
                 accessibilityLabel: status.map { "Connection: \($0)" } ?? "", children: statusChildren))
-        let error = state.errorBanner
+        let error = state.notices.errorBanner.map(SemanticText.text(of:))
         nodes.append(
             SemanticNode(
-                "banner.error", .banner, label: error?.text ?? "", visible: error != nil,
-                accessibilityLabel: error.map { "Error: \($0.text)" } ?? "",
+                "banner.error", .banner, label: error ?? "", visible: error != nil,
+                accessibilityLabel: error.map { "Error: \($0)" } ?? "",
                 children: [.button("banner.error.dismiss", "Dismiss", .dismissError, visible: error != nil, accessibilityLabel: "Dismiss error")]))
         return nodes
     }

@@ -14,8 +14,9 @@ import XCTest
 ///     }
 ///
 /// `notes` and `followUps` default to "none"; pass `nil` to leave them
-/// unchecked (an explicit opt-out). Follow-ups are named by their wire or
-/// internal name (`"queue_interrupt"`, `"submit_pairing"`).
+/// unchecked (an explicit opt-out). Follow-ups are named as the log names
+/// them (`Input.name`): the wire type of an action (`"queue_interrupt"`),
+/// the name of an internal input (`"turn_ended"`).
 struct SpecStore {
     var store: Store
 
@@ -74,7 +75,7 @@ struct SpecStore {
 
     /// The id of the newest pending effect of `type`.
     func pendingID(_ type: String, file: StaticString = #filePath, line: UInt = #line) -> Int {
-        guard let id = store.state.effects.pending.last(where: { $0.effect.type == type })?.id.rawValue else {
+        guard let id = store.state.effects.pending.last(where: { $0.kind.rawValue == type })?.id.rawValue else {
             XCTFail("no pending \(type)", file: file, line: line)
             return -1
         }
@@ -98,11 +99,11 @@ struct SpecStore {
         expect(&expected)
         let transition = store.send(input)
         lastEffectIDs = transition.effects.map(\.id)
-        lastNotes = transition.notes
-        lastFollowUps = transition.followUps.map(followUpName)
+        lastNotes = transition.notes.map(\.text)
+        lastFollowUps = transition.followUps.map(\.name)
         XCTAssertEqual(transition.effects.map(\.effect), expectedEffects, "effects", file: file, line: line)
         if let expectedNotes {
-            XCTAssertEqual(transition.notes, expectedNotes, "notes", file: file, line: line)
+            XCTAssertEqual(lastNotes, expectedNotes, "notes", file: file, line: line)
         }
         if let expectedFollowUps {
             XCTAssertEqual(lastFollowUps, expectedFollowUps, "follow-ups", file: file, line: line)
@@ -208,31 +209,6 @@ extension JSONValue {
     }
 }
 
-/// The name a step's follow-up input is asserted by: the wire name of an
-/// action (`queue_interrupt`), otherwise the input's case name in snake case.
-func followUpName(_ input: Input) -> String {
-    switch input {
-    case .action(let action): return snakeCaseName(of: action)
-    case .platform(let event): return snakeCaseName(of: event)
-    case .server(let event): return snakeCaseName(of: event)
-    }
-}
-
-/// `queueInterrupt(text: "x", urgent: false)` → `queue_interrupt`.
-func snakeCaseName<T>(of value: T) -> String {
-    let text = String(describing: value)
-    let name = text.prefix(while: { $0 != "(" })
-    var out = ""
-    for c in name {
-        if c.isUppercase {
-            out += "_" + c.lowercased()
-        } else {
-            out.append(c)
-        }
-    }
-    return out
-}
-
 /// Fails with every path at which two JSON documents differ.
 func assertJSONEqual(
     _ actual: JSONValue, _ expected: JSONValue, ignoring: Set<String> = [], file: StaticString = #filePath, line: UInt = #line
@@ -278,4 +254,18 @@ func toolCallJSON(
         "id": .string(id), "name": .string(name), "input": .string(input), "output": .string(output),
         "status": .string(status), "error": .from(error),
     ]
+}
+
+/// Parses JSON in tests, failing the test on error.
+func json(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> JSONValue {
+    do throws(CoreError) {
+        return try JSONParser.parse(text)
+    } catch {
+        XCTFail("invalid test JSON: \(error.message)", file: file, line: line)
+        return .null
+    }
+}
+
+extension Array where Element == UInt8 {
+    var string: String { String(decoding: self, as: UTF8.self) }
 }

@@ -7,7 +7,7 @@ extension SpecStore {
     /// out as request 3; the user entry is `m4`).
     static func turnRunning(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
         var store = SpecStore(.connectedChat, file: file, line: line)
-        store.send(.sendMessage(text: "go"), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))], file: file, line: line) {
+        store.send(.sendMessage(text: "go"), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))], followUps: ["send"], file: file, line: line) {
             $0.append("/transcript", entryJSON("m4", "user", text: "go"))
             $0["/session/is_processing"] = true
         }
@@ -21,7 +21,7 @@ extension SpecStore {
             .submitPairing,
             effects: [
                 .http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))
-            ], file: file, line: line
+            ], followUps: ["pairing_started"], file: file, line: line
         ) {
             $0["/pairing/is_submitting"] = true
             $0["/pairing/pair_code"] = ""
@@ -37,7 +37,7 @@ extension SpecStore {
         guard let socket = state.connection.socketEffectID?.rawValue else { return XCTFail("no open socket", file: file, line: line) }
         event(
             #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 1000, purpose: "reconnect"))], file: file, line: line
+            effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 1000, purpose: "reconnect"))], followUps: ["connection_lost"], file: file, line: line
         ) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1

@@ -49,13 +49,6 @@ def test_unreachable_server():
     assert_back_on_the_form(host, banner)
 
 
-def test_wrong_port_is_unreachable_too():
-    host = Host()
-    fill_pairing_form(host, port="7000")
-    host.dispatch({"type": "submit_pairing"})
-    assert host.app.state()["banners"]["error"]["text"].startswith("Could not reach devbox.local:7000")
-
-
 def test_other_http_status_is_reported():
     app = App({"scenario": "pairing_ready"})
     (pair,) = app.dispatch({"type": "submit_pairing"})["effects"]
@@ -84,15 +77,3 @@ def test_dismissing_the_error_banner():
     host.dispatch({"type": "tap_node", "node_id": "banner.error.dismiss"})
     assert host.app.state()["banners"]["error"] is None
     assert find_node(host.app.tree(), "banner.error")["visible"] is False
-
-
-def test_incomplete_form_shows_field_errors_and_asks_nothing():
-    host = Host()
-    host.dispatch({"type": "set_host", "value": "devbox.local"})
-    report = host.dispatch({"type": "submit_pairing"})
-    assert report["effects"] == [] and host.effects == []
-    errors = host.app.state()["pairing"]["errors"]
-    assert errors["pair_code"] is not None
-    tree = host.app.tree()
-    error_node = find_node(tree, "pair.code.error")
-    assert error_node is not None and error_node["role"] == "error_text" and error_node["label"]

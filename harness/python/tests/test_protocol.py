@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
 
 import pytest
 
@@ -112,16 +112,8 @@ def chat():
     c.app.close()
 
 
-def visible(node: Optional[dict]) -> bool:
-    return node is not None and node["visible"]
-
-
 def child_ids(node: dict) -> List[str]:
     return [c["id"] for c in node["children"]]
-
-
-def assistant_entries(transcript: List[dict]) -> List[dict]:
-    return [e for e in transcript if e["role"] == "assistant"]
 
 
 # -- 1. streaming ----------------------------------------------------------------
@@ -134,187 +126,6 @@ def test_fixture_baseline(chat):
     assert len(state["transcript"]) == FIXTURE_ENTRIES
     assert state["session"]["is_processing"] is False
     assert chat.start_turn() == FIRST_REQUEST_ID
-
-
-def test_text_deltas_append_to_one_streaming_assistant_entry(chat):
-    chat.start_turn()
-    chat.frame({"type": "text_delta", "text": "Hel"}, {"type": "text_delta", "text": "lo"})
-    transcript = chat.transcript()
-    assert len(transcript) == FIXTURE_ENTRIES + 2  # the user message and one assistant entry
-    entry = transcript[-1]
-    assert (entry["role"], entry["text"], entry["is_streaming"]) == ("assistant", "Hello", True)
-
-    chat.frame({"type": "text_delta", "text": ", world"})
-    transcript = chat.transcript()
-    assert len(transcript) == FIXTURE_ENTRIES + 2
-    assert transcript[-1]["id"] == entry["id"]
-    assert transcript[-1]["text"] == "Hello, world"
-    node = chat.node(f"message.{entry['id']}")
-    assert node is not None and node["role"] == "message" and node["value"] == "Hello, world"
-
-
-def test_text_replace_replaces_the_streaming_text(chat):
-    chat.start_turn()
-    chat.frame({"type": "text_delta", "text": "Helo wrld"})
-    entry_id = chat.transcript()[-1]["id"]
-    chat.frame({"type": "text_replace", "text": "Hello world"})
-    transcript = chat.transcript()
-    assert len(transcript) == FIXTURE_ENTRIES + 2
-    assert transcript[-1]["id"] == entry_id
-    assert transcript[-1]["text"] == "Hello world"
-    assert transcript[-1]["is_streaming"] is True
-    chat.frame({"type": "text_delta", "text": "!"})
-    assert chat.transcript()[-1]["text"] == "Hello world!"
-
-
-def test_reasoning_is_kept_apart_from_text(chat):
-    chat.start_turn()
-    chat.frame({"type": "reasoning_delta", "text": "The test sleeps"}, {"type": "reasoning_delta", "text": " 100 ms."})
-    entry = chat.transcript()[-1]
-    assert (entry["role"], entry["text"], entry["reasoning"]) == ("assistant", "", "The test sleeps 100 ms.")
-    assert entry["reasoning_secs"] is None
-    assert chat.session()["is_reasoning"] is True
-
-    chat.frame({"type": "reasoning_done", "duration_secs": 2.5})
-    assert chat.session()["is_reasoning"] is False
-    entry = chat.transcript()[-1]
-    assert entry["reasoning_secs"] == 2.5
-
-    chat.frame({"type": "text_delta", "text": "Found it."})
-    transcript = chat.transcript()
-    assert transcript[-1]["id"] == entry["id"]  # same entry: reasoning, then text
-    assert transcript[-1]["text"] == "Found it."
-    assert transcript[-1]["reasoning"] == "The test sleeps 100 ms."
-    reasoning = chat.node(f"message.{entry['id']}.reasoning")
-    assert reasoning is not None and reasoning["value"] == "The test sleeps 100 ms."
-
-
-def test_message_end_closes_the_entry_and_the_next_delta_starts_a_new_one(chat):
-    chat.start_turn()
-    chat.frame({"type": "text_delta", "text": "First."}, {"type": "message_end"})
-    first = chat.transcript()[-1]
-    assert (first["text"], first["is_streaming"]) == ("First.", False)
-
-    chat.frame({"type": "text_delta", "text": "Second."})
-    transcript = chat.transcript()
-    assert len(transcript) == FIXTURE_ENTRIES + 3
-    assert transcript[-2]["id"] == first["id"]
-    assert (transcript[-2]["text"], transcript[-2]["is_streaming"]) == ("First.", False)
-    assert transcript[-1]["id"] != first["id"]
-    assert (transcript[-1]["role"], transcript[-1]["text"], transcript[-1]["is_streaming"]) == (
-        "assistant", "Second.", True)
-
-
-def test_retry_rollback_drops_only_the_partial_entry(chat):
-    chat.start_turn()
-    chat.frame({"type": "text_delta", "text": "Committed."}, {"type": "message_end"})
-    chat.frame({"type": "text_delta", "text": "Partial answ"})
-    assert [e["text"] for e in chat.transcript()[-2:]] == ["Committed.", "Partial answ"]
-
-    chat.frame({"type": "retry_rollback", "attempt": 1, "max": 3})
-    transcript = chat.transcript()
-    assert len(transcript) == FIXTURE_ENTRIES + 2
-    assert transcript[-1]["text"] == "Committed."
-    assert transcript[-1]["is_streaming"] is False
-    assert all("Partial" not in e["text"] for e in transcript)
-    assert chat.session()["status_detail"] == "Retrying (1/3)"
-    assert chat.session()["is_processing"] is True
-
-    chat.frame({"type": "text_delta", "text": "Fresh answer."})
-    transcript = chat.transcript()
-    assert len(transcript) == FIXTURE_ENTRIES + 3
-    assert transcript[-1]["text"] == "Fresh answer."
-
-
-def test_done_ends_the_turn(chat):
-    rid = chat.start_turn()
-    chat.frame({"type": "connection_phase", "phase": "streaming"}, {"type": "text_delta", "text": "All green."})
-    assert chat.session()["server_phase"] == "streaming"
-    assert visible(chat.node("chat.interrupt"))
-
-    chat.frame({"type": "done", "id": rid})
-    session = chat.session()
-    assert session["is_processing"] is False
-    assert session["server_phase"] is None
-    entry = chat.transcript()[-1]
-    assert (entry["text"], entry["is_streaming"]) == ("All green.", False)
-    assert not visible(chat.node("chat.interrupt"))
-    assert not visible(chat.node("chat.activity"))
-
-
-def test_interrupted_ends_the_turn_with_a_notice(chat):
-    chat.start_turn()
-    chat.frame({"type": "text_delta", "text": "Working"})
-    chat.frame({"type": "interrupted"})
-    state = chat.state()
-    assert state["session"]["is_processing"] is False
-    assert state["transcript"][-1]["is_streaming"] is False
-    assert [n["text"] for n in state["notices"]] == ["Interrupted"]
-    notice = chat.node(f"notice.{state['notices'][0]['id']}")
-    assert notice is not None and notice["label"] == "Interrupted"
-
-
-def test_error_sets_the_error_banner(chat):
-    rid = chat.start_turn()
-    chat.frame({"type": "error", "id": rid, "message": "overloaded", "retry_after_secs": 15})
-    error = chat.state()["banners"]["error"]
-    assert error is not None
-    assert error["message"] == "overloaded"
-    assert error["retry_after_secs"] == 15
-    assert error["text"] == "overloaded (retry in 15 s)"
-    banner = chat.node("banner.error")
-    assert visible(banner) and banner["label"] == "overloaded (retry in 15 s)"
-
-
-def test_tokens_status_detail_and_connection_phase(chat):
-    rid = chat.start_turn()
-    chat.frame(
-        {"type": "connection_phase", "phase": "calling_tool"},
-        {"type": "status_detail", "detail": "cargo test"},
-        {"type": "tokens", "input": 1200, "output": 34},
-    )
-    session = chat.session()
-    assert session["server_phase"] == "calling_tool"
-    assert session["status_detail"] == "cargo test"
-    assert session["tokens"] == {"input": 1200, "output": 34}
-    activity = chat.node("chat.activity")
-    assert visible(activity) and activity["label"] == "cargo test"
-
-    chat.frame({"type": "tokens", "input": 1500, "output": 80})
-    assert chat.session()["tokens"] == {"input": 1500, "output": 80}
-
-    chat.frame({"type": "done", "id": rid})
-    session = chat.session()
-    assert session["server_phase"] is None
-    assert session["status_detail"] is None
-
-
-@pytest.mark.parametrize(
-    "events, stub_shown",
-    [
-        pytest.param([{"type": "text_delta", "text": ""}], False, id="empty-delta"),
-        pytest.param(
-            [{"type": "text_delta", "text": "draft"}, {"type": "text_replace", "text": ""}], True, id="replaced-by-nothing"),
-        pytest.param(
-            [{"type": "text_delta", "text": "Kept."}, {"type": "message_end"}, {"type": "text_delta", "text": ""}],
-            False, id="after-message-end"),
-    ],
-)
-def test_an_empty_assistant_stub_left_by_a_finished_turn_is_dropped(chat, events, stub_shown):
-    rid = chat.start_turn("Check")
-    before = chat.transcript()
-    chat.frame(*events)
-    if stub_shown:  # the entry emptied by text_replace is still the streaming entry while the turn runs
-        stub = chat.transcript()[-1]
-        assert (stub["role"], stub["text"], stub["is_streaming"]) == ("assistant", "", True)
-    chat.frame({"type": "done", "id": rid})
-    assert chat.session()["is_processing"] is False
-    after = chat.transcript()
-    assert all(e["text"] or e["reasoning"] or e["tool_calls"] for e in after), after
-    assert [e["id"] for e in after[: len(before)]] == [e["id"] for e in before]
-    kept = [e["text"] for e in after[len(before):]]
-    assert kept == (["Kept."] if events[0]["text"] == "Kept." else [])
-    assert after[len(before) - 1]["text"] == "Check"
 
 
 # -- 2. tools -----------------------------------------------------------------------
@@ -356,67 +167,7 @@ def test_tool_call_lifecycle_succeeded(chat):
     assert child_ids(card) == ["tool.call_bash.input", "tool.call_bash.output"]
 
 
-def test_tool_call_failed(chat):
-    chat.start_turn()
-    chat.frame(
-        {"type": "tool_start", "id": "call_apt", "name": "bash"},
-        {"type": "tool_input", "delta": "apt install foo"},
-        {"type": "tool_exec", "id": "call_apt", "name": "bash"},
-        {"type": "tool_done", "id": "call_apt", "name": "bash", "output": "E: no such package", "error": "exit status 100"},
-    )
-    call = tool_call(chat, "call_apt")
-    assert (call["status"], call["output"], call["error"]) == ("failed", "E: no such package", "exit status 100")
-    card = chat.node("tool.call_apt")
-    assert (card["label"], card["value"]) == ("bash", "Failed")
-    error = chat.node("tool.call_apt.error")
-    assert error is not None and error["value"] == "exit status 100"
-    assert chat.node("tool.call_apt.output")["value"] == "E: no such package"
-
-
-def test_tool_input_appends_to_the_latest_call_only(chat):
-    chat.start_turn()
-    chat.frame(
-        {"type": "tool_start", "id": "call_a", "name": "read"},
-        {"type": "tool_input", "delta": "a.txt"},
-        {"type": "tool_start", "id": "call_b", "name": "write"},
-        {"type": "tool_input", "delta": "b"},
-        {"type": "tool_input", "delta": ".txt"},
-    )
-    assert tool_call(chat, "call_a")["input"] == "a.txt"
-    assert tool_call(chat, "call_b")["input"] == "b.txt"
-    entry = chat.transcript()[-1]
-    assert [c["id"] for c in entry["tool_calls"]] == ["call_a", "call_b"]
-
-
-@pytest.mark.parametrize(
-    "event, status, tree_value",
-    [
-        ({"type": "tool_exec", "id": "call_new", "name": "grep"}, "running", "Running"),
-        ({"type": "tool_done", "id": "call_new", "name": "grep", "output": "3 matches"}, "succeeded", "Done"),
-        ({"type": "tool_done", "id": "call_new", "name": "grep", "output": "", "error": "bad regex"}, "failed", "Failed"),
-    ],
-    ids=["exec", "done", "done-error"],
-)
-def test_tool_exec_or_done_for_an_unknown_id_creates_the_call(chat, event, status, tree_value):
-    chat.start_turn()
-    chat.frame(event)
-    entry = chat.transcript()[-1]
-    assert entry["role"] == "assistant"
-    call = tool_call(chat, "call_new")
-    assert (call["name"], call["status"]) == ("grep", status)
-    assert call["output"] == event.get("output", "")
-    assert call["error"] == event.get("error")
-    card = chat.node("tool.call_new")
-    assert (card["label"], card["value"]) == ("grep", tree_value)
-
-
 # -- 3. interrupts ------------------------------------------------------------------
-
-
-def test_interrupt_sends_cancel(chat):
-    rid = chat.start_turn()
-    report = chat.act({"type": "interrupt"})
-    assert sent(report) == [{"id": rid + 1, "type": "cancel"}]
 
 
 def test_tapping_stop_sends_cancel(chat):
@@ -427,43 +178,6 @@ def test_tapping_stop_sends_cancel(chat):
 
 def queued_entries(chat: Chat) -> List[dict]:
     return [e for e in chat.transcript() if e["is_queued"]]
-
-
-def test_queue_interrupt_shows_a_queued_bubble_and_sends_a_soft_interrupt(chat):
-    rid = chat.start_turn()
-    chat.frame({"type": "text_delta", "text": "Working on it"})
-    report = chat.act({"type": "queue_interrupt", "text": "Also check the docs", "urgent": True})
-    assert sent(report) == [{"id": rid + 1, "type": "soft_interrupt", "content": "Also check the docs", "urgent": True}]
-    state = chat.state()
-    bubble = state["transcript"][-1]
-    assert (bubble["role"], bubble["text"], bubble["is_queued"]) == ("user", "Also check the docs", True)
-    assert state["soft_interrupts"] == [{"entry_id": bubble["id"], "content": "Also check the docs", "urgent": True}]
-    assert visible(chat.node("chat.queued"))
-    assert visible(chat.node("chat.cancel_queued"))
-
-    # More output of the same entry, and then a new entry, go above the queued bubble.
-    chat.frame({"type": "text_delta", "text": "..."}, {"type": "message_end"}, {"type": "text_delta", "text": "Next step"})
-    transcript = chat.transcript()
-    assert transcript[-1]["id"] == bubble["id"] and transcript[-1]["is_queued"] is True
-    assert [e["text"] for e in transcript[-3:-1]] == ["Working on it...", "Next step"]
-    assert [e["role"] for e in transcript[-3:-1]] == ["assistant", "assistant"]
-    message_ids = child_ids(chat.node("chat.messages"))
-    assert message_ids[-1] == f"message.{bubble['id']}"
-
-    # The agent receives it: it becomes an ordinary message and later output follows it.
-    chat.frame({"type": "soft_interrupt_injected", "content": "Also check the docs", "point": "after_tool"})
-    state = chat.state()
-    assert state["soft_interrupts"] == []
-    assert queued_entries(chat) == []
-    unqueued = [e for e in state["transcript"] if e["id"] == bubble["id"]]
-    assert len(unqueued) == 1 and unqueued[0]["is_queued"] is False and unqueued[0]["text"] == "Also check the docs"
-    assert not visible(chat.node("chat.queued"))
-
-    chat.frame({"type": "text_delta", "text": "Checked the docs too."})
-    transcript = chat.transcript()
-    assert transcript[-2]["id"] == bubble["id"]
-    assert (transcript[-1]["role"], transcript[-1]["text"]) == ("assistant", "Checked the docs too.")
-    assert len([e for e in transcript if e["text"] == "Also check the docs"]) == 1
 
 
 def test_injection_matches_the_queued_bubble_with_the_same_content(chat):
@@ -479,90 +193,7 @@ def test_injection_matches_the_queued_bubble_with_the_same_content(chat):
     assert chat.state()["soft_interrupts"][0]["entry_id"] == ids["first"]
 
 
-@pytest.mark.parametrize(
-    "display_role, role",
-    [(None, "user"), ("user", "user"), ("system", "system")],
-    ids=["no-role", "user", "system"],
-)
-def test_injected_content_from_another_client_is_appended(chat, display_role, role):
-    chat.start_turn()
-    chat.frame({"type": "text_delta", "text": "Working"})
-    event = {"type": "soft_interrupt_injected", "content": "Sent from the laptop", "point": "after_tool"}
-    if display_role is not None:
-        event["display_role"] = display_role
-    chat.frame(event)
-    transcript = chat.transcript()
-    assert len(transcript) == FIXTURE_ENTRIES + 3
-    added = transcript[-1]
-    assert (added["role"], added["text"], added["is_queued"]) == (role, "Sent from the laptop", False)
-    assert transcript[-2]["text"] == "Working"
-    assert chat.state()["soft_interrupts"] == []
-
-
-def test_done_drains_what_is_still_queued(chat):
-    rid = chat.start_turn()
-    chat.act({"type": "queue_interrupt", "text": "one"})
-    chat.act({"type": "queue_interrupt", "text": "two", "urgent": True})
-    assert [e["text"] for e in queued_entries(chat)] == ["one", "two"]
-    chat.frame({"type": "text_delta", "text": "Done."}, {"type": "done", "id": rid})
-    state = chat.state()
-    assert state["soft_interrupts"] == []
-    assert all(e["is_queued"] is False for e in state["transcript"])
-    assert [e["text"] for e in state["transcript"][-3:]] == ["Done.", "one", "two"]
-    assert not visible(chat.node("chat.queued"))
-
-
-@pytest.mark.parametrize("how", ["action", "tap"])
-def test_cancel_queued_interrupts(chat, how):
-    rid = chat.start_turn()
-    chat.frame({"type": "text_delta", "text": "Working"})
-    chat.act({"type": "queue_interrupt", "text": "one"})
-    chat.act({"type": "queue_interrupt", "text": "two"})
-    report = chat.act({"type": "cancel_queued_interrupts"}) if how == "action" else chat.tap("chat.cancel_queued")
-    assert sent(report) == [{"id": rid + 3, "type": "cancel_soft_interrupts"}]
-    state = chat.state()
-    assert state["soft_interrupts"] == []
-    assert queued_entries(chat) == []
-    assert all(e["text"] not in ("one", "two") for e in state["transcript"])
-    assert state["transcript"][-1]["text"] == "Working"
-    assert not visible(chat.node("chat.queued"))
-
-
 # -- 4. sessions and models -----------------------------------------------------------
-
-
-def session_titles(chat: Chat) -> Dict[str, Optional[str]]:
-    return {s["id"]: s["title"] for s in chat.session()["all_sessions"]}
-
-
-def test_session_event_attaches_to_that_session(chat):
-    chat.frame({"type": "session", "session_id": "session-owl"})
-    session = chat.session()
-    assert session["id"] == "session-owl"
-    assert session["title"] == "Release notes"
-
-
-def test_state_event_sets_processing(chat):
-    chat.frame({"type": "state", "id": 1, "session_id": "session-fox", "message_count": 3, "is_processing": True})
-    assert chat.session()["is_processing"] is True
-    assert visible(chat.node("chat.interrupt"))
-    chat.frame({"type": "state", "session_id": "session-fox", "message_count": 3, "is_processing": False})
-    assert chat.session()["is_processing"] is False
-    assert chat.session()["id"] == "session-fox"
-
-
-def test_session_renamed_other_session(chat):
-    chat.frame({"type": "session_renamed", "session_id": "session-owl", "display_title": "Ship 1.0"})
-    assert session_titles(chat) == {"session-fox": "Fix the flaky test", "session-owl": "Ship 1.0"}
-    assert chat.session()["title"] == "Fix the flaky test"
-    assert chat.node("chat.header")["label"] == "Fix the flaky test"
-
-
-def test_session_renamed_current_session(chat):
-    chat.frame({"type": "session_renamed", "session_id": "session-fox", "display_title": "Deflake reconnect"})
-    assert session_titles(chat) == {"session-fox": "Deflake reconnect", "session-owl": "Release notes"}
-    assert chat.session()["title"] == "Deflake reconnect"
-    assert chat.node("chat.header")["label"] == "Deflake reconnect"
 
 
 HISTORY_MESSAGES = [
@@ -579,8 +210,7 @@ HISTORY_MESSAGES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "total_tokens", [[48210, 3120], {"input": 48210, "output": 3120}], ids=["pair", "object"])
+@pytest.mark.parametrize("total_tokens", [{"input": 48210, "output": 3120}], ids=["object"])
 def test_history_replaces_the_transcript_and_takes_the_session_metadata(chat, total_tokens):
     old_ids = {e["id"] for e in chat.transcript()}
     chat.frame({
@@ -633,180 +263,6 @@ def test_history_replaces_the_transcript_and_takes_the_session_metadata(chat, to
     assert session["history_loaded"] is True
 
 
-def test_model_changed_ok(chat):
-    report = chat.act({"type": "set_model", "model": "gpt-5"})
-    assert sent(report) == [{"id": FIRST_REQUEST_ID, "type": "set_model", "model": "gpt-5"}]
-    assert chat.session()["pending_model"] == "gpt-5"
-    chat.frame({"type": "model_changed", "id": FIRST_REQUEST_ID, "model": "gpt-5"})
-    session = chat.session()
-    assert (session["model"], session["pending_model"]) == ("gpt-5", None)
-    assert chat.state()["banners"]["error"] is None
-    assert chat.node("nav.model_picker")["label"] == "gpt-5"
-
-
-def test_model_changed_with_error_keeps_the_model(chat):
-    chat.act({"type": "set_model", "model": "gpt-9"})
-    chat.frame({"type": "model_changed", "id": FIRST_REQUEST_ID, "model": "gpt-9", "error": "unknown model"})
-    session = chat.session()
-    assert (session["model"], session["pending_model"]) == ("claude-sonnet-4", None)
-    error = chat.state()["banners"]["error"]
-    assert error is not None and "unknown model" in error["text"]
-    assert visible(chat.node("banner.error"))
-
-
-def test_reasoning_effort_changed_ok(chat):
-    report = chat.act({"type": "set_reasoning_effort", "effort": "high"})
-    assert sent(report) == [{"id": FIRST_REQUEST_ID, "type": "set_reasoning_effort", "effort": "high"}]
-    chat.frame({"type": "reasoning_effort_changed", "id": FIRST_REQUEST_ID, "effort": "high"})
-    assert chat.session()["reasoning_effort"] == "high"
-    assert chat.state()["banners"]["error"] is None
-
-
-def test_reasoning_effort_changed_with_error_keeps_the_effort(chat):
-    chat.act({"type": "set_reasoning_effort", "effort": "extreme"})
-    chat.frame({"type": "reasoning_effort_changed", "id": FIRST_REQUEST_ID, "error": "unsupported effort"})
-    assert chat.session()["reasoning_effort"] == "medium"
-    error = chat.state()["banners"]["error"]
-    assert error is not None and "unsupported effort" in error["text"]
-
-
-def test_available_models_updated(chat):
-    chat.frame({"type": "available_models_updated", "available_models": ["gpt-5", "o3"], "provider_model": "o3"})
-    session = chat.session()
-    assert (session["available_models"], session["model"]) == (["gpt-5", "o3"], "o3")
-    chat.act({"type": "navigate", "screen": "model_picker"})
-    assert chat.node("model.gpt-5") is not None and chat.node("model.o3") is not None
-    assert chat.node("model.claude-sonnet-4") is None
-
-
-def test_compact_success_adds_a_notice(chat):
-    report = chat.act({"type": "compact"})
-    assert sent(report) == [{"id": FIRST_REQUEST_ID, "type": "compact"}]
-    assert chat.session()["is_compacting"] is True
-    chat.frame({"type": "compact_result", "id": FIRST_REQUEST_ID, "message": "Saved 12000 tokens", "success": True})
-    state = chat.state()
-    assert state["session"]["is_compacting"] is False
-    assert [n["text"] for n in state["notices"]] == ["Saved 12000 tokens"]
-    assert state["banners"]["error"] is None
-
-
-def test_compact_failure_shows_a_banner(chat):
-    chat.act({"type": "compact"})
-    chat.frame({"type": "compact_result", "id": FIRST_REQUEST_ID, "message": "Nothing to compact", "success": False})
-    state = chat.state()
-    assert state["session"]["is_compacting"] is False
-    assert state["banners"]["error"]["text"] == "Nothing to compact"
-    assert state["notices"] == []
-
-
-@pytest.mark.parametrize(
-    "trigger, saved, notices",
-    [
-        ("hard_compact", 12000, ["Context compacted (12000 tokens saved)"]),
-        ("auto", 512, ["Context compacted (512 tokens saved)"]),
-        ("background", 12000, []),
-    ],
-)
-def test_compaction_notice(chat, trigger, saved, notices):
-    chat.frame({"type": "compaction", "trigger": trigger, "tokens_saved": saved})
-    assert [n["text"] for n in chat.state()["notices"]] == notices
-    chat.frame({"type": "compaction", "trigger": "hard_compact", "tokens_saved": 7})
-    assert [n["text"] for n in chat.state()["notices"]] == notices + ["Context compacted (7 tokens saved)"]
-
-
-def test_notification_adds_a_notice(chat):
-    chat.frame({"type": "notification", "from_name": "build-agent", "message": "Build green"})
-    (notice,) = chat.state()["notices"]
-    assert notice["text"] == "build-agent: Build green"
-    assert notice["kind"] == "notification"
-    node = chat.node(f"notice.{notice['id']}")
-    assert node is not None and node["label"] == "build-agent: Build green"
-
-
-def test_reloading_adds_a_notice_and_reconnects_shortly(chat):
-    chat.frame({"type": "reloading", "new_socket": "/tmp/jcode.sock"})
-    assert [n["text"] for n in chat.state()["notices"]] == ["Server is updating, reconnecting shortly"]
-    report = chat.app.platform_event({"type": "websocket_closed", "effect_id": chat.socket, "code": 1012})
-    timers = [e for e in report["effects"] if e["type"] == "schedule_timer"]
-    assert len(timers) == 1 and timers[0]["after_ms"] == 500 and timers[0]["purpose"] == "reconnect"
-
-
-def test_session_close_requested_stops_reconnecting(chat):
-    chat.frame({"type": "session_close_requested", "reason": "Session closed from the desktop"})
-    assert chat.state()["banners"]["error"]["text"] == "Session closed from the desktop"
-    report = chat.app.platform_event({"type": "websocket_closed", "effect_id": chat.socket, "code": 1000})
-    assert "schedule_timer" not in effect_types(report)
-    assert "websocket_connect" not in effect_types(report)
-    connection = chat.state()["connection"]
-    assert connection["phase"] == "failed"
-    assert connection["reconnect_delay_ms"] is None
-    assert connection["socket_open"] is False
-
-
-def test_resume_session_sends_resume_and_get_history(chat):
-    report = chat.act({"type": "resume_session", "session_id": "session-owl"})
-    assert sent(report) == [
-        {"id": FIRST_REQUEST_ID, "type": "resume_session", "session_id": "session-owl"},
-        {"id": FIRST_REQUEST_ID + 1, "type": "get_history"},
-    ]
-    chat.frame(
-        {"type": "session", "session_id": "session-owl"},
-        {"type": "history", "id": FIRST_REQUEST_ID + 1, "session_id": "session-owl",
-         "messages": [{"role": "user", "content": "Draft the notes"}]},
-    )
-    assert chat.session()["id"] == "session-owl"
-    assert chat.session()["title"] == "Release notes"
-    assert [(e["role"], e["text"]) for e in chat.transcript()] == [("user", "Draft the notes")]
-
-
-def test_rename_session_is_optimistic(chat):
-    report = chat.act({"type": "rename_session", "title": "Deflake reconnect"})
-    assert sent(report) == [{"id": FIRST_REQUEST_ID, "type": "rename_session", "title": "Deflake reconnect"}]
-    assert chat.session()["title"] == "Deflake reconnect"
-    assert session_titles(chat)["session-fox"] == "Deflake reconnect"
-
-
-def test_clear_conversation_is_optimistic(chat):
-    report = chat.act({"type": "clear_conversation"})
-    assert sent(report) == [{"id": FIRST_REQUEST_ID, "type": "clear"}]
-    assert chat.transcript() == []
-    assert child_ids(chat.node("chat.messages")) == []
-
-
-@pytest.mark.parametrize("how", ["action", "tap"])
-def test_dismiss_error(chat, how):
-    chat.frame({"type": "error", "message": "overloaded"})
-    assert chat.state()["banners"]["error"]["text"] == "overloaded"
-    if how == "action":
-        chat.act({"type": "dismiss_error"})
-    else:
-        chat.tap("banner.error.dismiss")
-    assert chat.state()["banners"]["error"] is None
-    assert not visible(chat.node("banner.error"))
-
-
-@pytest.mark.parametrize("how", ["action", "tap"])
-def test_dismiss_notice(chat, how):
-    chat.frame({"type": "notification", "from_name": "a", "message": "first"}, {"type": "notification", "message": "second"})
-    first, second = chat.state()["notices"]
-    if how == "action":
-        chat.act({"type": "dismiss_notice", "notice_id": first["id"]})
-    else:
-        chat.tap(f"notice.{first['id']}.dismiss")
-    assert chat.state()["notices"] == [second]
-    assert chat.node(f"notice.{first['id']}") is None
-    assert chat.node(f"notice.{second['id']}") is not None
-
-
-@pytest.mark.parametrize("screen", ["sessions", "model_picker", "settings"])
-def test_navigate(chat, screen):
-    chat.act({"type": "navigate", "screen": screen})
-    assert chat.state()["screen"] == screen
-    assert chat.tree()["value"] == screen
-    chat.act({"type": "navigate", "screen": "chat"})
-    assert chat.state()["screen"] == "chat"
-
-
 # -- 5. approvals and input ------------------------------------------------------------
 
 PERMISSION = {
@@ -815,31 +271,12 @@ PERMISSION = {
 }
 
 
-def test_permission_request_shows_the_sheet(chat):
-    chat.start_turn()
-    chat.frame(PERMISSION)
-    assert chat.state()["permission_requests"] == [
-        {"request_id": "perm-1", "session_id": "session-fox", "action": "bash",
-         "detail": "cargo test -p jcode-mobile-core", "tier": "medium"}]
-    sheet = chat.node("permission.perm-1")
-    assert sheet is not None and sheet["role"] == "sheet" and sheet["visible"]
-    for button in ("approve", "deny", "always"):
-        node = chat.node(f"permission.perm-1.{button}")
-        assert node is not None and node["role"] == "button" and "tap" in node["supported_actions"], button
-        assert node["id"] in child_ids(sheet)
-
-
 @pytest.mark.parametrize(
     "how, approved, remember",
     [
         ({"type": "respond_permission", "request_id": "perm-1", "approved": True}, True, False),
-        ({"type": "respond_permission", "request_id": "perm-1", "approved": False, "remember": False}, False, False),
-        ({"type": "respond_permission", "request_id": "perm-1", "approved": True, "remember": True}, True, True),
-        ("permission.perm-1.approve", True, False),
-        ("permission.perm-1.deny", False, False),
-        ("permission.perm-1.always", True, True),
     ],
-    ids=["action-approve", "action-deny", "action-always", "tap-approve", "tap-deny", "tap-always"],
+    ids=["action-approve"],
 )
 def test_respond_permission(chat, how, approved, remember):
     rid = chat.start_turn()
@@ -870,18 +307,6 @@ def test_several_permission_requests_are_kept_in_order(chat):
         {"id": rid + 3, "type": "permission_response", "request_id": "perm-3", "approved": False, "remember": False}]
 
 
-@pytest.mark.parametrize("is_password, role", [(True, "secure_field"), (False, "text_field")])
-def test_stdin_request_is_shown_masked_when_it_is_a_password(chat, is_password, role):
-    chat.start_turn()
-    chat.frame({"type": "stdin_request", "request_id": "stdin-1", "prompt": "[sudo] password:",
-                "is_password": is_password, "tool_call_id": "call_apt"})
-    assert chat.state()["stdin_requests"] == [
-        {"request_id": "stdin-1", "prompt": "[sudo] password:", "is_password": is_password, "tool_call_id": "call_apt"}]
-    field = chat.node("stdin.stdin-1.input")
-    assert field is not None and field["role"] == role and field["visible"]
-    assert field["label"] == "[sudo] password:"
-
-
 def test_respond_stdin_sends_the_answer_and_never_logs_it(chat):
     secret = "correct-horse-battery-staple-4711"
     rid = chat.start_turn()
@@ -900,7 +325,7 @@ def test_respond_stdin_sends_the_answer_and_never_logs_it(chat):
     assert secret not in json.dumps(chat.state()) and secret not in json.dumps(chat.tree())
 
 
-# -- 6. attachments and voice ------------------------------------------------------------
+# -- 6. attachments ---------------------------------------------------------------------
 
 
 def attach(chat: Chat, data_b64: str = PNG_B64, media_type: str = "image/png") -> dict:
@@ -926,37 +351,6 @@ def test_attach_image_and_send_it(chat):
     assert state["attachments"] == []
     assert state["transcript"][-1]["text"] == "What is this?"
     assert state["transcript"][-1]["image_count"] == 1
-
-
-def test_remove_attachment(chat):
-    other = base64.b64encode(b"\x89PNG-second-image").decode("ascii")
-    first = attach(chat)
-    second = attach(chat, other)
-    assert [a["id"] for a in chat.state()["attachments"]] == [first["id"], second["id"]]
-    chat.act({"type": "remove_attachment", "attachment_id": first["id"]})
-    assert [a["id"] for a in chat.state()["attachments"]] == [second["id"]]
-    assert chat.node(f"attachment.{first['id']}") is None
-    report = chat.act({"type": "send_message", "text": "Only the second"})
-    assert sent(report)[0]["images"] == [["image/png", other]]
-
-
-def test_voice_input_fills_the_draft_and_can_be_sent(chat):
-    report = chat.act({"type": "start_voice_input"})
-    assert effect_types(report) == ["request_speech_transcript"]
-    assert chat.state()["voice"]["is_listening"] is True
-
-    chat.app.platform_event({"type": "speech_transcript", "text": "Run the", "is_final": False})
-    state = chat.state()
-    assert (state["draft"], state["voice"]["is_listening"]) == ("Run the", True)
-    assert chat.node("chat.draft")["value"] == "Run the"
-
-    chat.app.platform_event({"type": "speech_transcript", "text": "Run the tests", "is_final": True})
-    state = chat.state()
-    assert (state["draft"], state["voice"]["is_listening"]) == ("Run the tests", False)
-
-    report = chat.act({"type": "send_message"})
-    assert sent(report) == [{"id": FIRST_REQUEST_ID, "type": "message", "content": "Run the tests"}]
-    assert chat.state()["draft"] == ""
 
 
 # -- 7. forward compatibility -----------------------------------------------------------

@@ -1,12 +1,13 @@
 /// Owns what the agent asks of the person: tool approvals
 /// (`permission_request`) and typed input (`stdin_request`). Several pending
 /// requests are kept in the order they came; the oldest is shown first.
+/// They end with the turn, the session or the server.
 public struct ApprovalsInteractor: Interactor {
     public init() {}
 
     static let notSent = "Not connected: your answer was not sent. It will be waiting when the connection is back."
 
-    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+    public func interact(_ state: inout ApprovalsState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .server(.permissionRequest(let request)):
             let isNew = Self.keep(request, in: &state.permissionRequests)
@@ -17,23 +18,18 @@ public struct ApprovalsInteractor: Interactor {
             return .none
 
         case .action(.respondPermission(let requestID, let approved, let remember)):
-            return Self.answer(requestID, at: \.permissionRequests, in: &state, what: "respond_permission") {
+            return Self.answer(requestID, in: &state.permissionRequests, what: "respond_permission", facts) {
                 .permissionResponse(requestID: requestID, approved: approved, remember: remember)
             }
 
         case .action(.respondStdin(let requestID, let text)):
-            return Self.answer(requestID, at: \.stdinRequests, in: &state, what: "respond_stdin") {
+            return Self.answer(requestID, in: &state.stdinRequests, what: "respond_stdin", facts) {
                 .stdinResponse(requestID: requestID, input: text)
             }
 
-        case .server(.done(let id)) where id == nil || id != state.connection.subscribeRequestID:
-            // The turn is over: no tool is waiting any more.
-            state.permissionRequests = []
-            state.stdinRequests = []
-            return .none
-        case .server(.interrupted):
-            state.permissionRequests = []
-            state.stdinRequests = []
+        case .internal(.turnEnded), .internal(.serverChanged), .internal(.sessionSwitched):
+            // No tool is waiting any more.
+            state = ApprovalsState()
             return .none
         default:
             return .none
@@ -54,18 +50,14 @@ public struct ApprovalsInteractor: Interactor {
     /// Sends the answer to a pending request and closes it. While offline
     /// the request stays (nothing the person decided is lost).
     private static func answer<R: AgentRequest>(
-        _ requestID: String, at requests: WritableKeyPath<AppState, [R]>, in state: inout AppState, what: String,
-        _ response: () -> GatewayRequest
+        _ requestID: String, in requests: inout [R], what: String, _ facts: Facts, _ response: () -> GatewayRequest
     ) -> Emission {
-        guard let i = state[keyPath: requests].firstIndex(where: { $0.requestID == requestID }) else {
+        guard let i = requests.firstIndex(where: { $0.requestID == requestID }) else {
             return .note("\(what): no pending request \(requestID)")
         }
-        guard state.connection.canSend else {
-            state.showError(notSent)
-            return .none
-        }
-        state[keyPath: requests].remove(at: i)
-        return state.request(response())
+        guard facts.canSend else { return .internal(.showError(ErrorBanner(message: notSent))) }
+        requests.remove(at: i)
+        return .send(response())
     }
 }
 

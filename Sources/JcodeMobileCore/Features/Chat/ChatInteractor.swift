@@ -1,26 +1,50 @@
-/// Owns the conversation: sending messages (or queueing them in the outbox
-/// while offline), streaming text, reasoning and tool calls into the
-/// transcript, turn endings, and the server's authoritative history.
+/// Owns the conversation: sending messages (or keeping them in the outbox
+/// until they can go), streaming text, reasoning and tool calls into the
+/// transcript, the turn and how it ends, soft interrupts
+/// (`ChatInteractor+Interrupts.swift`), and the server's authoritative history.
 public struct ChatInteractor: Interactor {
     public init() {}
 
-    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+    public func interact(_ state: inout ChatState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .action(.sendMessage(let text)):
-            return send(&state, text: text)
+            return send(&state, text: text, facts)
         case .action(.interrupt):
-            guard state.session.isProcessing else { return .note("interrupt: no turn is running") }
-            return state.request(.cancel)
+            guard state.turn.isProcessing else { return .note("interrupt: no turn is running") }
+            return .send(.cancel)
         case .action(.clearConversation):
-            guard state.connection.canSend else {
-                state.showError("Connect to the server to clear the conversation.")
-                return .none
-            }
+            if let refused = facts.requireConnection(to: "clear the conversation") { return refused }
             state.transcript.removeAll()
-            state.endTurnLocally()
-            return state.request(.clear)
+            Self.endTurn(&state)
+            state.softInterrupts = []
+            return .send(.clear)
+        case .action(.queueInterrupt(let text, let urgent)):
+            return queueInterrupt(&state, text: text, urgent: urgent, facts)
+        case .action(.cancelQueuedInterrupts):
+            return cancelQueuedInterrupts(&state)
         case .server(let event):
-            return handle(&state, event)
+            return handle(&state, event, facts)
+
+        // What the other features did
+        case .internal(.connectionLost):
+            Self.endTurn(&state)
+            return .none
+        case .internal(.socketOpened):
+            state.turn.historyLoaded = false
+            return .none
+        case .internal(.serverChanged):
+            state.transcript.removeAll()
+            state.turn = TurnState()
+            state.softInterrupts = []
+            state.outbox = []
+            return .none
+        case .internal(.sessionSwitched):
+            state.transcript.removeAll()
+            Self.endTurn(&state)
+            state.softInterrupts = []
+            state.turn.historyLoaded = false
+            state.turn.tokens = nil
+            return .none
         default:
             return .none
         }
@@ -28,74 +52,107 @@ public struct ChatInteractor: Interactor {
 
     // MARK: - Sending
 
-    private func send(_ state: inout AppState, text: String?) -> Emission {
+    private func send(_ state: inout ChatState, text: String?, _ facts: Facts) -> Emission {
         let fromDraft = text == nil
-        let content = (text ?? state.draft).trimmingSpaces()
-        let attachments = state.attachments
+        let content = (text ?? facts.draft).trimmingSpaces()
+        let attachments = facts.attachments
         guard !content.isEmpty || !attachments.isEmpty else { return .note("send_message: nothing to send") }
-        guard state.selectedServer != nil else {
-            state.showError("Pair with a jcode server before sending messages.")
-            return .none
+        guard facts.selectedServer != nil else {
+            return .internal(.showError(ErrorBanner(message: "Pair with a jcode server before sending messages.")))
         }
-        if state.session.isProcessing && attachments.isEmpty && state.connection.canSend {
+        if state.turn.isProcessing && attachments.isEmpty && facts.canSend {
             // A turn is running: what the person types joins it as a soft interrupt.
-            if fromDraft { state.draft = "" }
-            return .action(.queueInterrupt(text: content, urgent: false))
+            let taken: Emission = fromDraft ? .internal(.composerSent(clearDraft: true, clearAttachments: false)) : .none
+            return taken + .action(.queueInterrupt(text: content, urgent: false))
         }
-        if fromDraft { state.draft = "" }
-        state.attachments = []
+        let taken: Emission =
+            (fromDraft && !facts.draft.isEmpty) || !attachments.isEmpty
+            ? .internal(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
         let message = OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments)
         state.nextOutboxID &+= 1
-        guard state.connection.canSend, state.session.historyLoaded, !state.session.isProcessing, state.outbox.isEmpty else {
+        guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, state.outbox.isEmpty else {
             // Offline, still loading, or behind earlier messages: it waits its turn.
             state.outbox.append(message)
-            return .note("message queued in the outbox")
+            return taken + .note("message queued in the outbox")
         }
-        return deliver(&state, message)
+        return taken + deliver(&state, message)
     }
 
     /// Puts a message in the transcript and sends it.
-    private func deliver(_ state: inout AppState, _ message: OutboxMessage) -> Emission {
+    private func deliver(_ state: inout ChatState, _ message: OutboxMessage) -> Emission {
         state.transcript.finishStreaming()
         state.transcript.beginTurn()
         state.transcript.append(role: .user, text: message.text, imageCount: message.attachments.count)
-        state.session.isProcessing = true
-        state.session.tokens = nil
+        state.turn.isProcessing = true
+        state.turn.tokens = nil
         let images = message.attachments.map {
             GatewayRequest.ImagePayload(mediaType: $0.mediaType, dataBase64: $0.dataBase64)
         }
-        return state.request(.message(content: message.text, images: images))
+        return .send(.message(content: message.text, images: images))
     }
 
     /// Sends the oldest outbox message when the connection is ready for it.
-    private func flushOutbox(_ state: inout AppState) -> Emission {
-        guard !state.outbox.isEmpty, state.connection.canSend, state.session.historyLoaded, !state.session.isProcessing
-        else { return .none }
+    private func flushOutbox(_ state: inout ChatState, _ facts: Facts) -> Emission {
+        guard !state.outbox.isEmpty, facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing else { return .none }
         let message = state.outbox.removeFirst()
         return deliver(&state, message)
     }
 
+    // MARK: - Turns
+
+    /// Ends the running turn on this side: nothing is processing or
+    /// streaming any more (a finished turn, or a lost connection).
+    static func endTurn(_ state: inout ChatState) {
+        state.turn.isProcessing = false
+        state.turn.isReasoning = false
+        state.turn.serverPhase = nil
+        state.turn.statusDetail = nil
+        state.transcript.finishStreaming()
+    }
+
+    /// The agent finished (done or interrupted): soft interrupts still
+    /// queued were consumed or are moot, the turn ends, the others hear of it,
+    /// and the next outbox message goes.
+    private func turnFinished(_ state: inout ChatState, _ facts: Facts, notice: Emission = .none) -> Emission {
+        drainInterrupts(&state)
+        Self.endTurn(&state)
+        return notice + .internal(.turnEnded) + flushOutbox(&state, facts)
+    }
+
     // MARK: - Server events
 
-    private func handle(_ state: inout AppState, _ event: ServerEvent) -> Emission {
+    /// The streamed events, hundreds a second: they need nothing but this
+    /// slice (the app routes them here directly).
+    static func stream(_ state: inout ChatState, _ event: ServerEvent) -> Emission {
         switch event {
         case .textDelta(let text):
-            let index = state.transcript.streamingAssistant()
+            let index = state.transcript.streamingEntryCreatingIfNeeded()
             state.transcript.appendText(text, at: index)
-            if !state.session.isProcessing { state.session.isProcessing = true }
+            if !state.turn.isProcessing { state.turn.isProcessing = true }
             return .none
         case .textReplace(let text):
-            let index = state.transcript.streamingAssistant()
+            let index = state.transcript.streamingEntryCreatingIfNeeded()
             state.transcript.setText(text, at: index)
             return .none
         case .reasoningDelta(let text):
-            let index = state.transcript.streamingAssistant()
+            let index = state.transcript.streamingEntryCreatingIfNeeded()
             state.transcript.appendReasoning(text, at: index)
-            if !state.session.isReasoning { state.session.isReasoning = true }
-            if !state.session.isProcessing { state.session.isProcessing = true }
+            if !state.turn.isReasoning { state.turn.isReasoning = true }
+            if !state.turn.isProcessing { state.turn.isProcessing = true }
             return .none
+        case .toolInput(let delta):
+            return state.transcript.appendToLatestToolInput(delta) ? .none : .note("tool_input with no tool call; ignored", .ignored)
+        default:
+            return .none
+        }
+    }
+
+    private func handle(_ state: inout ChatState, _ event: ServerEvent, _ facts: Facts) -> Emission {
+        switch event {
+        case .textDelta, .textReplace, .reasoningDelta, .toolInput:
+            return Self.stream(&state, event)
         case .reasoningDone(let secs):
-            state.session.isReasoning = false
+            state.turn.isReasoning = false
             if let index = state.transcript.streamingIndex, secs != nil {
                 state.transcript.setReasoningSecs(secs, at: index)
             }
@@ -105,20 +162,18 @@ public struct ChatInteractor: Interactor {
             return .none
         case .retryRollback(let attempt, let max):
             state.transcript.discardStreaming()
-            state.session.isReasoning = false
-            state.session.statusDetail = "Retrying (\(attempt)/\(max))"
+            state.turn.isReasoning = false
+            state.turn.statusDetail = "Retrying (\(attempt)/\(max))"
             return .none
 
         case .toolStart(let id, let name):
-            let index = state.transcript.streamingAssistant()
+            let index = state.transcript.streamingEntryCreatingIfNeeded()
             state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
             return .none
-        case .toolInput(let delta):
-            return state.transcript.appendToLatestToolInput(delta) ? .none : .note("tool_input with no tool call; ignored")
         case .toolExec(let id, let name):
             let found = state.transcript.updateToolCall(id) { $0.status = .running }
             if !found {
-                let index = state.transcript.streamingAssistant()
+                let index = state.transcript.streamingEntryCreatingIfNeeded()
                 state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
             }
             return .none
@@ -130,44 +185,51 @@ public struct ChatInteractor: Interactor {
                 $0.error = error
             }
             if !found {
-                let index = state.transcript.streamingAssistant()
+                let index = state.transcript.streamingEntryCreatingIfNeeded()
                 state.transcript.addToolCall(
                     ToolCall(id: id, name: name, output: output, status: status, error: error), at: index)
             }
             return .none
 
         case .done(let id):
-            if let id, id == state.connection.subscribeRequestID { return .note("done for subscribe") }
-            state.endTurnLocally()
-            return flushOutbox(&state)
+            // The server also answers `subscribe` with `done`: that ends no turn.
+            if let id, id == facts.subscribeRequestID { return .note("done for subscribe") }
+            return turnFinished(&state, facts)
         case .interrupted:
-            state.endTurnLocally()
-            state.addNotice(.info, "Interrupted")
-            return flushOutbox(&state)
+            return turnFinished(&state, facts, notice: .internal(.notice(.info, "Interrupted")))
         case .error(_, let message, let retryAfterSecs):
-            if state.session.isProcessing { state.endTurnLocally() }
-            state.showError(message, retryAfterSecs: retryAfterSecs)
-            return .none
+            if state.turn.isProcessing { Self.endTurn(&state) }
+            return .internal(.showError(ErrorBanner(message: message, retryAfterSecs: retryAfterSecs)))
         case .sessionCloseRequested:
-            state.endTurnLocally()
+            Self.endTurn(&state)
+            return .none
+        case .state(_, _, _, let isProcessing):
+            if let isProcessing, isProcessing != state.turn.isProcessing {
+                if isProcessing { state.turn.isProcessing = true } else { Self.endTurn(&state) }
+            }
             return .none
 
         case .tokens(let input, let output):
-            state.session.tokens = TokenUsage(input: input, output: output)
+            state.turn.tokens = TokenUsage(input: input, output: output)
             return .none
         case .statusDetail(let detail):
-            state.session.statusDetail = detail.isEmpty ? nil : detail
+            state.turn.statusDetail = detail.isEmpty ? nil : detail
             return .none
         case .connectionPhase(let phase):
-            state.session.serverPhase = phase.isEmpty ? nil : phase
+            state.turn.serverPhase = phase.isEmpty ? nil : phase
+            return .none
+
+        case .softInterruptInjected(let content, let displayRole, _, _):
+            interruptInjected(&state, content: content, displayRole: displayRole)
             return .none
 
         case .history(let history):
             state.transcript.replaceAll(with: Self.entries(from: history.messages))
-            state.session.isProcessing = history.isProcessing ?? false
-            state.session.isReasoning = false
-            state.session.historyLoaded = true
-            return flushOutbox(&state)
+            state.softInterrupts = []
+            state.turn.isProcessing = history.isProcessing ?? false
+            state.turn.isReasoning = false
+            state.turn.historyLoaded = true
+            return flushOutbox(&state, facts)
 
         default:
             return .none

@@ -90,7 +90,7 @@ public struct Transcript: Sendable {
 
     /// The assistant entry being streamed, created (and marked streaming) if
     /// there is none.
-    public mutating func streamingAssistant() -> Int {
+    public mutating func streamingEntryCreatingIfNeeded() -> Int {
         if let index = streamingIndex { return index }
         let index = append(role: .assistant, isStreaming: true)
         streamingIndex = index

@@ -1,36 +1,27 @@
-/// Owns the composer: the draft, image attachments and dictation.
+/// Owns the composer: the draft, image attachments and dictation. The chat
+/// reads the draft and the attachments as facts and says when a message
+/// took them (`composerSent`).
 public struct ComposerInteractor: Interactor {
     public init() {}
 
-    /// At most this many images go with one message.
-    public static let attachmentLimit = 10
-
-    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+    public func interact(_ state: inout ComposerState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .action(.setDraft(let value)):
-            state.draft = value
+            Self.setDraft(&state, value)
             return .none
 
         case .action(.attachImage):
-            guard state.attachments.count < Self.attachmentLimit else {
-                state.showError("You can attach at most \(Self.attachmentLimit) images to one message.")
-                return .none
-            }
+            guard state.hasRoomForAttachment else { return Self.tooManyImages }
             return .effect(.device(.requestImagePicker))
 
         case .platform(.device(.imageAttachmentSelected(let mediaType, let data))):
             guard mediaType.lowercased().hasPrefix("image/") else {
-                state.showError("Only images can be attached (this file is \(mediaType)).")
-                return .none
+                return .internal(.showError(ErrorBanner(message: "Only images can be attached (this file is \(mediaType)).")))
             }
             guard !data.isEmpty else {
-                state.showError("The image could not be read. Try another one.")
-                return .none
+                return .internal(.showError(ErrorBanner(message: "The image could not be read. Try another one.")))
             }
-            guard state.attachments.count < Self.attachmentLimit else {
-                state.showError("You can attach at most \(Self.attachmentLimit) images to one message.")
-                return .none
-            }
+            guard state.hasRoomForAttachment else { return Self.tooManyImages }
             state.attachments.append(Attachment(id: "a" + String(state.nextAttachmentID), mediaType: mediaType.lowercased(), dataBase64: data))
             state.nextAttachmentID &+= 1
             return .none
@@ -52,8 +43,21 @@ public struct ComposerInteractor: Interactor {
             if isFinal { state.voice.isListening = false }
             return .none
 
+        case .internal(.composerSent(let clearDraft, let clearAttachments)):
+            if clearDraft { state.draft = "" }
+            if clearAttachments { state.attachments = [] }
+            return .none
+
         default:
             return .none
         }
     }
+
+    /// Typing: the hot path of the composer (routed here directly).
+    static func setDraft(_ state: inout ComposerState, _ value: String) {
+        state.draft = value
+    }
+
+    private static let tooManyImages = Emission.internal(
+        .showError(ErrorBanner(message: "You can attach at most \(Attachment.limitPerMessage) images to one message.")))
 }

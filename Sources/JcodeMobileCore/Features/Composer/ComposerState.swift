@@ -1,8 +1,25 @@
+/// The message being composed: its text, its images and dictation.
+public struct ComposerState: Equatable, Sendable {
+    public var draft = ""
+    public var attachments: [Attachment] = []
+    public var voice = VoiceInput()
+    /// The id the next attachment gets.
+    public var nextAttachmentID = 1
+
+    public init() {}
+
+    /// Whether another image may be attached (at most `Attachment.limitPerMessage`).
+    public var hasRoomForAttachment: Bool { attachments.count < Attachment.limitPerMessage }
+}
+
 /// An image attached to the message being composed.
 public struct Attachment: Equatable, Sendable {
     public var id: String
     public var mediaType: String
     public var dataBase64: String
+
+    /// At most this many images go with one message.
+    public static let limitPerMessage = 10
 
     public init(id: String, mediaType: String, dataBase64: String) {
         self.id = id
@@ -28,22 +45,4 @@ public struct VoiceInput: Equatable, Sendable {
     public init() {}
 
     var json: JSONValue { ["is_listening": .bool(isListening)] }
-}
-
-/// A message written while offline, waiting for the connection. Nothing the
-/// person sends is lost: it goes out, in order, once connected.
-public struct OutboxMessage: Equatable, Sendable {
-    public var id: String
-    public var text: String
-    public var attachments: [Attachment]
-
-    public init(id: String, text: String, attachments: [Attachment]) {
-        self.id = id
-        self.text = text
-        self.attachments = attachments
-    }
-
-    var json: JSONValue {
-        ["id": .string(id), "text": .string(text), "attachments": .array(attachments.map(\.json))]
-    }
 }

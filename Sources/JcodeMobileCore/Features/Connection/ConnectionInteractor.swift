@@ -1,6 +1,7 @@
 /// Owns the link to the selected server: opening and closing the socket,
 /// `subscribe` + `get_history` on connect, unpacking frames into server
-/// events, reconnecting with backoff, saved servers and their tokens.
+/// events, reconnecting with backoff, and sending every gateway request
+/// (it owns the request ids).
 ///
 /// Reconnect policy (SPEC 7): 1 s, doubling, capped at 30 s; 0.5 s after the
 /// server announced `reloading`; never after a rejected token (401) or a
@@ -8,279 +9,242 @@
 public struct ConnectionInteractor: Interactor {
     public init() {}
 
-    static let tokenRejected = "This device is no longer paired with the server. Re-pair to reconnect."
-
-    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+    public func interact(_ state: inout ConnectionState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
+        case .platform(.webSocket(.event(let id, let items))):
+            return Self.frame(&state, effectID: id, items: items)
         case .platform(.webSocket(let result)):
-            return handle(&state, result)
+            return socket(&state, result, facts)
         case .platform(.timer(.fired(let timerID))):
-            guard timerID == state.connection.reconnectTimerID else { return .note("stale timer \(timerID) ignored") }
-            state.connection.reconnectTimerID = nil
-            state.connection.reconnectDelayMS = nil
-            return Self.connectSelected(&state)
-        case .platform(.secureStore(let result)):
-            return handle(&state, result)
+            guard timerID == state.reconnectTimerID else { return .note("stale timer \(timerID) ignored", .ignored) }
+            state.reconnectTimerID = nil
+            state.reconnectDelayMS = nil
+            return connectSelected(&state, facts)
         case .platform(.lifecycle(.networkReachabilityChanged(let reachable))):
-            return networkChanged(&state, reachable: reachable)
+            return networkChanged(&state, reachable: reachable, facts)
         case .platform(.lifecycle(.foreground)):
             // Back in front with a reconnect pending: try now rather than wait out the backoff.
-            guard state.connection.phase == .reconnecting, state.connection.reconnectTimerID != nil else { return .none }
-            return Self.cancelReconnectTimer(&state) + Self.connectSelected(&state)
+            guard state.phase == .reconnecting, state.reconnectTimerID != nil else { return .none }
+            return cancelReconnectTimer(&state) + connectSelected(&state, facts)
         case .action(.retryConnection):
-            guard state.selectedServer != nil else { return .note("no server to connect to") }
-            if state.connection.phase == .connected { return .note("already connected") }
-            return Self.cancelReconnectTimer(&state) + Self.connectSelected(&state)
+            guard facts.selectedServer != nil else { return .note("no server to connect to") }
+            if state.phase == .connected { return .note("already connected") }
+            return cancelReconnectTimer(&state) + connectSelected(&state, facts)
         case .action(.disconnect):
-            guard state.selectedServer != nil else { return .note("no server to disconnect from") }
-            let emission = Self.closeSocket(&state) + Self.cancelReconnectTimer(&state)
-            state.connection.phase = .disconnected
-            state.connection.reason = nil
-            state.connection.attempt = 0
-            state.endTurnLocally()
+            guard facts.selectedServer != nil else { return .note("no server to disconnect from") }
+            let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
+            state.phase = .disconnected
+            state.issue = nil
+            state.attempt = 0
+            return emission + .internal(.connectionLost)
+        case .internal(.send(let request)):
+            return send(&state, request)
+
+        // What the other features did
+        case .internal(.pairingStarted):
+            if state.phase != .connected { state.phase = .pairing }
+            return .none
+        case .internal(.pairingFailed):
+            if state.phase == .pairing { state.phase = .disconnected }
+            return .none
+        case .internal(.serverSelected(let selection)):
+            state.attempt = 0
+            state.issue = nil
+            guard let token = facts.credentials[selection.server.id] else {
+                state.phase = .connecting
+                return .none
+            }
+            return connect(&state, to: selection.server, token: token, facts)
+        case .internal(.serverChanged(to: nil)):
+            let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
+            state = ConnectionState()
             return emission
-        case .action(.selectServer(let id)):
-            return select(&state, serverID: id)
-        case .action(.forgetServer(let id)):
-            return forget(&state, serverID: id)
+        case .internal(.credentialsLoaded(let serverID)):
+            let waiting = state.phase == .connecting || state.phase == .reconnecting
+            guard serverID == facts.selectedServerID, waiting, state.socketEffectID == nil,
+                  let server = facts.selectedServer, let token = facts.credentials[serverID]
+            else { return .none }
+            return connect(&state, to: server, token: token, facts)
+        case .internal(.credentialsMissing(let name)):
+            state.phase = .failed
+            state.issue = .noCredentials(serverName: name)
+            return .none
+
+        // What the server said about the link
         case .server(.reloading):
-            state.connection.reconnectSoon = true
-            return .none
+            state.reconnectSoon = true
+            return .internal(.notice(.info, "Server is updating, reconnecting shortly"))
         case .server(.sessionCloseRequested(let reason)):
-            state.connection.closedByServer = reason.isEmpty ? "Server closed this session" : reason
-            return .none
-        case .server(.history):
-            state.connection.historyRequestID = nil
-            return .none
+            let request = CloseRequest(reason: reason)
+            state.closeRequest = request
+            return .internal(.showError(ErrorBanner(.connection(.closedByServer(request)))))
         default:
             return .none
         }
     }
 
+    // MARK: - Requests
+
+    /// Sends a gateway request on the open socket, taking the next request
+    /// id. When the socket is not open nothing is sent and the log says so.
+    private func send(_ state: inout ConnectionState, _ request: GatewayRequest) -> Emission {
+        guard state.canSend else { return .note("not connected: \(request.type) not sent") }
+        let id = state.nextRequestID
+        state.nextRequestID &+= 1
+        return .effect(.webSocket(.send(line: request.line(id: id), containsSecret: request.containsSecret)))
+    }
+
     // MARK: - Socket events
 
-    private func handle(_ state: inout AppState, _ result: WebSocketResult) -> Emission {
+    /// A frame's events become follow-up inputs (the streaming path: it
+    /// needs nothing but this slice).
+    static func frame(_ state: inout ConnectionState, effectID id: EffectID?, items: [FrameItem]) -> Emission {
+        if let id, id != state.socketEffectID {
+            return .note("websocket_event for effect \(id), which is not the current socket; ignored", .ignored)
+        }
+        guard state.isSocketOpen else { return .note("websocket_event with no open socket; ignored", .ignored) }
+        if items.count == 1 { return emission(for: items[0]) }
+        return .merge(items.map(emission))
+    }
+
+    /// A decoded server event becomes a follow-up input; a dropped one, a log note.
+    private static func emission(for item: FrameItem) -> Emission {
+        switch item {
+        case .event(let event): return .input(.server(event))
+        case .dropped(let reason): return .note(reason, .dropped)
+        }
+    }
+
+    private func socket(_ state: inout ConnectionState, _ result: WebSocketResult, _ facts: Facts) -> Emission {
         switch result {
         case .opened(let id):
-            guard case .webSocket(.connect)? = state.effects.pending(id) else {
-                return .note("websocket_opened for effect \(id), which is not the current socket; ignored")
+            guard facts.pending(id)?.kind == .websocketConnect else {
+                return .note("websocket_opened for effect \(id), which is not the current socket; ignored", .ignored)
             }
-            state.connection.socketEffectID = id
-            state.connection.isSocketOpen = true
-            state.connection.phase = .connected
-            state.connection.attempt = 0
-            state.connection.reason = nil
-            state.connection.reconnectDelayMS = nil
-            state.connection.reconnectSoon = false
-            state.connection.closedByServer = nil
-            state.connection.nextRequestID = 1
-            state.session.historyLoaded = false
-            state.errorBanner = nil
-            if state.screen == .onboarding { state.screen = .chat }
-            state.connection.subscribeRequestID = state.nextRequestID
-            let subscribe = state.request(.subscribe(targetSessionID: state.session.id))
-            state.connection.historyRequestID = state.nextRequestID
-            return subscribe + state.request(.getHistory)
+            state.socketEffectID = id
+            state.isSocketOpen = true
+            state.phase = .connected
+            state.attempt = 0
+            state.issue = nil
+            state.reconnectDelayMS = nil
+            state.reconnectSoon = false
+            state.closeRequest = nil
+            state.nextRequestID = 1
+            state.subscribeRequestID = state.nextRequestID
+            return .internal(.socketOpened) + send(&state, .subscribe(targetSessionID: facts.sessionID)) + send(&state, .getHistory)
 
         case .event(let id, let items):
-            if let id, id != state.connection.socketEffectID {
-                return .note("websocket_event for effect \(id), which is not the current socket; ignored")
-            }
-            guard state.connection.isSocketOpen else { return .note("websocket_event with no open socket; ignored") }
-            if items.count == 1 { return Self.emission(for: items[0]) }
-            return .merge(items.map(Self.emission))
+            return Self.frame(&state, effectID: id, items: items)
 
         case .closed(let id, let code, let reason):
-            guard case .webSocket(.connect)? = state.effects.resolve(id) else {
-                return .note("websocket_closed for effect \(id), which is not the current socket; ignored")
+            guard facts.pending(id)?.kind == .websocketConnect else {
+                return .note("websocket_closed for effect \(id), which is not the current socket; ignored", .ignored)
             }
-            var why = "Connection closed"
-            if let reason, !reason.isEmpty { why = "Connection closed: \(reason)" } else if let code { why += " (code \(code))" }
-            return dropped(&state, reason: why)
+            return .settle(id) + dropped(&state, issue: .closed(code: code, reason: reason), facts)
 
         case .failed(let id, let error, let status):
-            guard case .webSocket(.connect)? = state.effects.resolve(id) else {
-                return .note("websocket_failed for effect \(id), which is not the current socket; ignored")
+            guard facts.pending(id)?.kind == .websocketConnect else {
+                return .note("websocket_failed for effect \(id), which is not the current socket; ignored", .ignored)
             }
-            if status == 401 {
-                state.connection.socketEffectID = nil
-                state.connection.isSocketOpen = false
-                state.connection.phase = .failed
-                state.connection.reason = Self.tokenRejected
-                if let server = state.selectedServer { state.credentials[server.id] = nil }
-                state.endTurnLocally()
-                return .effect(.device(.haptic(style: .error)))
-            }
-            return dropped(&state, reason: error.isEmpty ? "Connection failed" : "Connection failed: \(error)")
+            guard status == 401 else { return .settle(id) + dropped(&state, issue: .failed(error: error), facts) }
+            state.socketEffectID = nil
+            state.isSocketOpen = false
+            state.phase = .failed
+            state.issue = .tokenRejected
+            var emission = Emission.settle(id)
+            if let serverID = facts.selectedServerID { emission.append(.internal(.credentialsRejected(serverID: serverID))) }
+            return emission + .internal(.connectionLost) + .effect(.device(.haptic(style: .error)))
         }
     }
 
     /// The socket is gone: decide whether and when to reconnect.
-    private func dropped(_ state: inout AppState, reason: String) -> Emission {
-        state.connection.socketEffectID = nil
-        state.connection.isSocketOpen = false
-        state.endTurnLocally()
-        if let closed = state.connection.closedByServer {
-            state.connection.phase = .failed
-            state.connection.reason = closed
-            return .none
+    private func dropped(_ state: inout ConnectionState, issue: ConnectionIssue, _ facts: Facts) -> Emission {
+        state.socketEffectID = nil
+        state.isSocketOpen = false
+        let lost = Emission.internal(.connectionLost)
+        if let request = state.closeRequest {
+            state.phase = .failed
+            state.issue = .closedByServer(request)
+            return lost
         }
-        if state.connection.phase == .disconnected { return .none }
-        state.connection.reason = reason
-        if !state.lifecycle.isNetworkReachable {
-            state.connection.phase = .offline
-            return .none
+        if state.phase == .disconnected { return lost }
+        state.issue = issue
+        if !facts.isNetworkReachable {
+            state.phase = .offline
+            return lost
         }
-        return Self.scheduleReconnect(&state)
+        return lost + scheduleReconnect(&state)
     }
 
-    static func scheduleReconnect(_ state: inout AppState) -> Emission {
-        state.connection.attempt &+= 1
-        let delay =
-            state.connection.reconnectSoon
-            ? ConnectionState.reloadDelayMS : ConnectionState.backoffMS(attempt: state.connection.attempt)
-        state.connection.reconnectSoon = false
-        let timerID = "reconnect.\(state.connection.nextTimerSerial)"
-        state.connection.nextTimerSerial &+= 1
-        state.connection.reconnectTimerID = timerID
-        state.connection.reconnectDelayMS = delay
-        state.connection.phase = .reconnecting
+    private func scheduleReconnect(_ state: inout ConnectionState) -> Emission {
+        state.attempt &+= 1
+        let delay = state.reconnectSoon ? ConnectionState.reloadDelayMS : ConnectionState.backoffMS(attempt: state.attempt)
+        state.reconnectSoon = false
+        let timerID = "reconnect.\(state.nextTimerSerial)"
+        state.nextTimerSerial &+= 1
+        state.reconnectTimerID = timerID
+        state.reconnectDelayMS = delay
+        state.phase = .reconnecting
         return .effect(.timer(.schedule(timerID: timerID, afterMS: delay, purpose: "reconnect")))
     }
 
-    static func cancelReconnectTimer(_ state: inout AppState) -> Emission {
-        guard let timerID = state.connection.reconnectTimerID else { return .none }
-        state.connection.reconnectTimerID = nil
-        state.connection.reconnectDelayMS = nil
+    private func cancelReconnectTimer(_ state: inout ConnectionState) -> Emission {
+        guard let timerID = state.reconnectTimerID else { return .none }
+        state.reconnectTimerID = nil
+        state.reconnectDelayMS = nil
         return .effect(.timer(.cancel(timerID: timerID)))
+    }
+
+    /// What closes the link as the host sees it: the socket (open or still
+    /// connecting) and the reconnect timer. The app uses it when it
+    /// replaces the whole state.
+    static func closingEffects(_ state: ConnectionState, _ facts: Facts) -> Emission {
+        var emission = hasSocket(state, facts) ? Emission.effect(.webSocket(.close)) : .none
+        if let timer = state.reconnectTimerID { emission.append(.effect(.timer(.cancel(timerID: timer)))) }
+        return emission
+    }
+
+    /// A socket is open, or a `websocket_connect` is still awaited.
+    private static func hasSocket(_ state: ConnectionState, _ facts: Facts) -> Bool {
+        state.socketEffectID != nil || facts.hasPendingConnect
     }
 
     /// Closes the current socket (open or still connecting), if any. Its
     /// later events are recognised as stale.
-    static func closeSocket(_ state: inout AppState) -> Emission {
-        let hadSocket = state.connection.socketEffectID != nil
-            || state.effects.pending.contains(where: { if case .webSocket(.connect) = $0.effect { return true } else { return false } })
-        state.effects.resolveAll { if case .webSocket(.connect) = $0 { return true } else { return false } }
-        state.connection.socketEffectID = nil
-        state.connection.isSocketOpen = false
-        return hadSocket ? .effect(.webSocket(.close)) : .none
+    private func closeSocket(_ state: inout ConnectionState, _ facts: Facts) -> Emission {
+        let hadSocket = Self.hasSocket(state, facts)
+        state.socketEffectID = nil
+        state.isSocketOpen = false
+        return .settleAll(.websocketConnect) + (hadSocket ? .effect(.webSocket(.close)) : .none)
     }
 
     /// Opens a socket to `server` with `token`, replacing any current one.
-    static func connect(_ state: inout AppState, to server: SavedServer, token: String) -> Emission {
-        let emission = closeSocket(&state) + cancelReconnectTimer(&state)
-        state.connection.phase = state.connection.attempt > 0 ? .reconnecting : .connecting
-        state.connection.closedByServer = nil
+    private func connect(_ state: inout ConnectionState, to server: SavedServer, token: String, _ facts: Facts) -> Emission {
+        let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
+        state.phase = state.attempt > 0 ? .reconnecting : .connecting
+        state.closeRequest = nil
         return emission + .effect(.webSocket(.connect(url: server.address.webSocketURL, authToken: token)))
     }
 
-    /// Connects to the selected server, reading its token from the secure
-    /// store first when it is not in memory.
-    static func connectSelected(_ state: inout AppState) -> Emission {
-        guard let server = state.selectedServer else { return .note("no server selected") }
-        if let token = state.credentials[server.id] { return connect(&state, to: server, token: token) }
-        state.connection.phase = state.connection.attempt > 0 ? .reconnecting : .connecting
-        return .effect(.secureStore(.read(key: server.tokenKey)))
-    }
-
-    // MARK: - Frames
-
-    /// A decoded server event becomes a follow-up input; a dropped one, a log note.
-    static func emission(for item: FrameItem) -> Emission {
-        switch item {
-        case .event(let event): return .input(.server(event))
-        case .dropped(let reason): return .note(reason)
-        }
-    }
-
-    // MARK: - Secure store
-
-    private func handle(_ state: inout AppState, _ result: SecureStoreResult) -> Emission {
-        switch result {
-        case .writeFinished(let id, let key, let ok):
-            guard state.effects.resolve(id) != nil else { return .note("stale secure_store_write_finished ignored") }
-            if !ok {
-                state.addNotice(
-                    .warning, "This device could not save the server's credentials; you may need to pair again after restarting the app.")
-            }
-            return ok ? .none : .note("secure_store_write failed for \(key)")
-
-        case .readFinished(let id, let key, let ok, let value):
-            guard case .secureStore(.read)? = state.effects.resolve(id) else {
-                return .note("stale secure_store_read_finished ignored")
-            }
-            guard let server = state.servers.first(where: { $0.tokenKey == key }) else {
-                return .note("secure_store_read_finished for an unknown key ignored")
-            }
-            guard ok, let token = value, !token.isEmpty else {
-                if server.id == state.selectedServerID {
-                    state.connection.phase = .failed
-                    state.connection.reason = "No saved credentials for \(server.name). Pair again to reconnect."
-                }
-                return .none
-            }
-            state.credentials[server.id] = token
-            let waiting = state.connection.phase == .connecting || state.connection.phase == .reconnecting
-            guard server.id == state.selectedServerID, waiting, state.connection.socketEffectID == nil else { return .none }
-            return Self.connect(&state, to: server, token: token)
-        }
-    }
-
-    // MARK: - Servers
-
-    private func select(_ state: inout AppState, serverID: String) -> Emission {
-        guard state.servers.contains(where: { $0.id == serverID }) else {
-            return .note("select_server: no saved server \(serverID)")
-        }
-        if serverID == state.selectedServerID && state.connection.phase == .connected {
-            state.screen = .chat
-            return .none
-        }
-        if serverID != state.selectedServerID {
-            state.resetSession()
-            state.outbox = []
-        }
-        state.selectedServerID = serverID
-        state.connection.attempt = 0
-        state.connection.reason = nil
-        state.errorBanner = nil
-        return Self.connectSelected(&state)
-    }
-
-    private func forget(_ state: inout AppState, serverID: String) -> Emission {
-        guard let server = state.servers.first(where: { $0.id == serverID }) else {
-            return .note("forget_server: no saved server \(serverID)")
-        }
-        state.servers.removeAll { $0.id == serverID }
-        state.credentials[serverID] = nil
-        var emission = Emission.effect(.secureStore(.delete(key: server.tokenKey))) + Self.persistServers(state)
-        if state.selectedServerID == serverID {
-            emission = Self.closeSocket(&state) + Self.cancelReconnectTimer(&state) + emission
-            state.selectedServerID = nil
-            state.connection = ConnectionState()
-            state.resetSession()
-            state.outbox = []
-            state.screen = .onboarding
-        }
-        return emission
-    }
-
-    /// Saves the server list (never tokens) for the next launch.
-    static func persistServers(_ state: AppState) -> Emission {
-        .effect(.storage(.write(key: "servers", value: .array(state.servers.map(\.json)))))
+    /// Connects to the selected server, asking for its token from the
+    /// secure store first when it is not in memory.
+    private func connectSelected(_ state: inout ConnectionState, _ facts: Facts) -> Emission {
+        guard let server = facts.selectedServer else { return .note("no server selected") }
+        if let token = facts.credentials[server.id] { return connect(&state, to: server, token: token, facts) }
+        state.phase = state.attempt > 0 ? .reconnecting : .connecting
+        return .internal(.credentialsNeeded)
     }
 
     // MARK: - Network
 
-    private func networkChanged(_ state: inout AppState, reachable: Bool) -> Emission {
-        state.lifecycle.isNetworkReachable = reachable
+    private func networkChanged(_ state: inout ConnectionState, reachable: Bool, _ facts: Facts) -> Emission {
         if !reachable {
-            guard state.connection.phase == .reconnecting else { return .none }
-            let emission = Self.cancelReconnectTimer(&state)
-            state.connection.phase = .offline
+            guard state.phase == .reconnecting else { return .none }
+            let emission = cancelReconnectTimer(&state)
+            state.phase = .offline
             return emission
         }
-        guard state.connection.phase == .offline else { return .none }
-        return Self.connectSelected(&state)
+        guard state.phase == .offline else { return .none }
+        return connectSelected(&state, facts)
     }
 }

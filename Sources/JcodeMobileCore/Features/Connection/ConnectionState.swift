@@ -14,33 +14,31 @@ public struct ConnectionState: Equatable, Sendable {
         case reconnecting
         /// The network is unreachable; reconnecting resumes when it returns.
         case offline
-        /// Reconnecting stopped (token rejected, session closed); the reason says why.
+        /// Reconnecting stopped (token rejected, session closed); the issue says why.
         case failed
     }
 
     public var phase: Phase = .disconnected
     /// Reconnect attempts since the last successful connection.
     public var attempt = 0
-    /// Why the connection is not up, in words a person understands.
-    public var reason: String?
+    /// Why the connection is not up (its words are the semantic layer's).
+    public var issue: ConnectionIssue?
     /// The `websocket_connect` in flight or open: every socket event must carry its id.
     public var socketEffectID: EffectID?
     public var isSocketOpen = false
     /// The id of the next gateway request on this socket (from 1 per connection).
     public var nextRequestID = 1
-    /// `subscribe` and `get_history` of this socket: a `done` for the
-    /// subscribe is not the end of a turn.
+    /// The `subscribe` of this socket: its `done` is not the end of a turn.
     public var subscribeRequestID: Int?
-    public var historyRequestID: Int?
     /// The pending reconnect timer and its delay.
     public var reconnectTimerID: String?
     public var reconnectDelayMS: Int?
     public var nextTimerSerial = 1
     /// The server announced a restart: reconnect after a short fixed delay.
     public var reconnectSoon = false
-    /// The server closed the session (`session_close_requested`): when the
-    /// socket goes, do not reconnect; this is the reason shown.
-    public var closedByServer: String?
+    /// The server asked this client to close (`session_close_requested`):
+    /// when the socket goes, do not reconnect.
+    public var closeRequest: CloseRequest?
 
     public init() {}
 
@@ -54,32 +52,24 @@ public struct ConnectionState: Equatable, Sendable {
     }
 
     public static let reloadDelayMS = 500
-
-    var json: JSONValue {
-        var o = JSONObject(capacity: 5)
-        o.append("phase", .string(phase.rawValue))
-        o.append("attempt", .int(Int64(attempt)))
-        o.append("reason", .from(reason))
-        o.append("socket_open", .bool(isSocketOpen))
-        o.append("reconnect_delay_ms", .from(reconnectDelayMS))
-        return .object(o)
-    }
 }
 
-/// Auth tokens for the servers this device has paired with, held only in
-/// memory while the app runs. Never encoded into state, tree, logs or
-/// snapshots; a token leaves the core only in `secure_store_write` and
-/// `websocket_connect`.
-public struct Credentials: Equatable, Sendable, CustomStringConvertible, CustomReflectable {
-    private var tokens: [String: String] = [:]
+/// Why the link to the server is down, as data; the semantic layer words it.
+public enum ConnectionIssue: Equatable, Sendable {
+    /// The socket closed (by either side), with the close code and reason when known.
+    case closed(code: Int?, reason: String?)
+    /// The socket could not open or broke.
+    case failed(error: String)
+    /// The server refused the token (HTTP 401 at the upgrade).
+    case tokenRejected
+    /// The server asked this client to close the session.
+    case closedByServer(CloseRequest)
+    /// No token for the server in memory or in the secure store.
+    case noCredentials(serverName: String)
+}
 
-    public init() {}
-
-    public subscript(serverID: String) -> String? {
-        get { tokens[serverID] }
-        set { tokens[serverID] = newValue }
-    }
-
-    public var description: String { "Credentials(\(tokens.count) token(s), redacted)" }
-    public var customMirror: Mirror { Mirror(self, children: []) }
+/// The server's `session_close_requested`, as it said it.
+public struct CloseRequest: Equatable, Sendable {
+    /// The server's reason; may be empty.
+    public var reason: String
 }

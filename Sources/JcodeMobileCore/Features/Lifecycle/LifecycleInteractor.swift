@@ -1,31 +1,33 @@
 /// Owns what the host reports about the app and the device: foreground and
-/// background, push registration and opened notifications.
+/// background, the network, push registration and opened notifications.
 public struct LifecycleInteractor: Interactor {
     public init() {}
 
-    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+    public func interact(_ state: inout LifecycleState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .platform(.lifecycle(.foreground)):
-            state.lifecycle.isForeground = true
+            state.isForeground = true
             return .none
         case .platform(.lifecycle(.background)):
-            state.lifecycle.isForeground = false
+            state.isForeground = false
+            return .none
+        case .platform(.lifecycle(.networkReachabilityChanged(let reachable))):
+            state.isNetworkReachable = reachable
             return .none
         case .platform(.device(.pushTokenReceived(let token))):
-            state.lifecycle.pushToken = token
+            state.pushToken = token
             return .none
         case .platform(.lifecycle(.pushNotificationOpened(let payload))):
             // A notification about a session (an approval waiting, a finished
             // task) opens that session's chat.
-            guard state.selectedServer != nil else { return .note("push opened with no paired server") }
-            state.screen = .chat
-            if let sessionID = payload["session_id"]?.stringValue, sessionID != state.session.id, state.connection.canSend {
-                return .action(.resumeSession(id: sessionID))
+            guard facts.selectedServer != nil else { return .note("push opened with no paired server") }
+            var emission = Emission.internal(.openChat)
+            if let sessionID = payload["session_id"]?.stringValue, sessionID != facts.sessionID, facts.canSend {
+                emission.append(.action(.resumeSession(id: sessionID)))
+            } else if facts.connectionPhase != .connected && facts.connectionPhase != .connecting {
+                emission.append(.action(.retryConnection))
             }
-            if state.connection.phase != .connected && state.connection.phase != .connecting {
-                return .action(.retryConnection)
-            }
-            return .none
+            return emission
         default:
             return .none
         }

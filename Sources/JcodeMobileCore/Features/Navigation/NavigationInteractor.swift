@@ -1,29 +1,28 @@
-/// Owns which screen shows and what a tap on a node of the semantic tree means.
+/// Owns which screen shows and which field has the keyboard. The one writer
+/// of `screen`: other features say what happened (`socketOpened`,
+/// `serverChanged`, `pairingLinkScanned`) or ask for the chat (`openChat`).
 public struct NavigationInteractor: Interactor {
     public init() {}
 
-    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+    public func interact(_ state: inout NavigationState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .action(.navigate(let screen)):
-            if screen != .onboarding && state.selectedServer == nil {
+            if screen != .onboarding && facts.selectedServer == nil {
                 return .note("navigate: \(screen.rawValue) needs a paired server")
             }
             state.screen = screen
             return .none
-        case .action(.tapNode(let id)):
-            switch TapTargets.target(of: id, in: state) {
-            case .none:
-                return .note("tap_node: no tappable node \"\(id)\" on this screen")
-            case .disabled:
-                return .note("tap_node: \"\(id)\" is disabled")
-            case .focus:
-                state.focusedNodeID = id
-                return .none
-            case .action(let action):
-                return .action(action)
-            }
-        case .action(.loadScenario), .action(.reset):
-            // Handled by the app (they replace the whole state).
+        case .internal(.focus(let nodeID)):
+            state.focusedNodeID = nodeID
+            return .none
+        case .internal(.openChat):
+            state.screen = .chat
+            return .none
+        case .internal(.socketOpened):
+            if state.screen == .onboarding { state.screen = .chat }
+            return .none
+        case .internal(.pairingLinkScanned), .internal(.serverChanged(to: nil)):
+            state.screen = .onboarding
             return .none
         default:
             return .none

@@ -20,23 +20,25 @@ public struct Notice: Equatable, Sendable {
     var json: JSONValue { ["id": .string(id), "kind": .string(kind.rawValue), "text": .string(text)] }
 }
 
-/// The error banner: something failed and the person should know.
+/// The error banner: something failed and the person should know. Its
+/// words are the semantic layer's (`SemanticText.banner`).
 public struct ErrorBanner: Equatable, Sendable {
-    public var message: String
+    public enum Problem: Equatable, Sendable {
+        /// Words a feature or the server already chose.
+        case text(String)
+        /// Something about the link to the server.
+        case connection(ConnectionIssue)
+    }
+
+    public var problem: Problem
     public var retryAfterSecs: Int?
 
-    public init(message: String, retryAfterSecs: Int? = nil) {
-        self.message = message
+    public init(_ problem: Problem, retryAfterSecs: Int? = nil) {
+        self.problem = problem
         self.retryAfterSecs = retryAfterSecs
     }
 
-    /// The banner as shown: "overloaded (retry in 15 s)".
-    public var text: String {
-        guard let retryAfterSecs else { return message }
-        return "\(message) (retry in \(retryAfterSecs) s)"
-    }
-
-    var json: JSONValue {
-        ["message": .string(message), "retry_after_secs": .from(retryAfterSecs), "text": .string(text)]
+    public init(message: String, retryAfterSecs: Int? = nil) {
+        self.init(.text(message), retryAfterSecs: retryAfterSecs)
     }
 }

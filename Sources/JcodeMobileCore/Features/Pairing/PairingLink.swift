@@ -76,27 +76,3 @@ public struct PairingLink: Equatable, Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
-
-/// A server this device has paired with. Its token is never here: it lives
-/// in the platform's secure store (and, while the app runs, in `Credentials`).
-public struct SavedServer: Equatable, Sendable {
-    public var address: ServerAddress
-    public var name: String
-    public var serverVersion: String?
-
-    public var id: String { address.serverID }
-
-    /// The secure-store key of this server's token.
-    public var tokenKey: String { "jcode.token.\(id)" }
-
-    var json: JSONValue {
-        var o = JSONObject(capacity: 7)
-        o.append("id", .string(id))
-        o.append("name", .string(name))
-        o.append("host", .string(address.host))
-        o.append("port", .int(Int64(address.port)))
-        o.append("use_tls", .bool(address.useTLS))
-        o.append("server_version", .from(serverVersion))
-        return .object(o)
-    }
-}

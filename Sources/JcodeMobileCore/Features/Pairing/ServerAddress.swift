@@ -12,6 +12,15 @@ public struct ServerAddress: Equatable, Sendable {
         self.useTLS = useTLS
     }
 
+    /// The address an `http_pair` or `http_health` effect went to, read
+    /// back from the effect's fields as the ledger keeps them.
+    init?(effectFields fields: JSONObject) {
+        guard let host = fields["host"]?.stringValue, let port = fields["port"]?.int64Value.flatMap({ Int(exactly: $0) }),
+              let useTLS = fields["use_tls"]?.boolValue
+        else { return nil }
+        self.init(host: host, port: port, useTLS: useTLS)
+    }
+
     /// Saved servers are keyed by `host:port`.
     public var serverID: String { "\(host):\(port)" }
     public var display: String { port == ServerAddress.defaultPort ? host : "\(host):\(port)" }

@@ -1,15 +1,21 @@
 /// Owns the session and the server's metadata: which session this is, its
-/// title, the other sessions, the model and reasoning effort, token usage,
-/// compaction, and the server's notices about itself.
+/// title, the other sessions, the model and reasoning effort, the session's
+/// token total, compaction, and the server's notices about itself.
 public struct SessionInteractor: Interactor {
     public init() {}
 
-    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
+    public func interact(_ state: inout SessionState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .action(let action):
-            return handle(&state, action)
+            return handle(&state, action, facts)
         case .server(let event):
             return handle(&state, event)
+        case .internal(.serverChanged):
+            state = SessionState()
+            return .none
+        case .internal(.serverSelected(let selection)):
+            if case .paired(let version) = selection.reason { state.serverVersion = version }
+            return .none
         default:
             return .none
         }
@@ -17,68 +23,43 @@ public struct SessionInteractor: Interactor {
 
     // MARK: - Actions
 
-    private func handle(_ state: inout AppState, _ action: Action) -> Emission {
+    private func handle(_ state: inout SessionState, _ action: Action, _ facts: Facts) -> Emission {
         switch action {
         case .resumeSession(let id):
-            guard state.connection.canSend else {
-                state.showError("Connect to the server to switch sessions.")
-                return .none
-            }
-            state.screen = .chat
-            guard id != state.session.id else { return .none }
-            state.transcript.removeAll()
-            state.endTurnLocally()
-            state.softInterrupts = []
-            state.permissionRequests = []
-            state.stdinRequests = []
-            state.session.id = id
-            state.session.title = state.session.title(of: id)
-            state.session.historyLoaded = false
-            state.session.tokens = nil
-            state.session.totalTokens = nil
-            let resume = state.request(.resumeSession(sessionID: id))
-            state.connection.historyRequestID = state.nextRequestID
-            return resume + state.request(.getHistory)
+            if let refused = facts.requireConnection(to: "switch sessions") { return refused }
+            guard id != state.id else { return .internal(.openChat) }
+            state.id = id
+            state.title = state.title(of: id)
+            state.totalTokens = nil
+            return .internal(.openChat) + .internal(.sessionSwitched(sessionID: id)) + .send(.resumeSession(sessionID: id))
+                + .send(.getHistory)
 
         case .setModel(let model):
-            guard state.connection.canSend else {
-                state.showError("Connect to the server to change the model.")
-                return .none
-            }
-            guard model != state.session.model || state.session.pendingModel != nil else {
-                state.screen = .chat
-                return .none
-            }
-            state.session.pendingModel = model
-            if state.screen == .modelPicker { state.screen = .chat }
-            return state.request(.setModel(model))
+            if let refused = facts.requireConnection(to: "change the model") { return refused }
+            guard model != state.model || state.pendingModel != nil else { return .internal(.openChat) }
+            state.pendingModel = model
+            let close: Emission = facts.screen == .modelPicker ? .internal(.openChat) : .none
+            return close + .send(.setModel(model))
 
         case .setReasoningEffort(let effort):
-            guard state.connection.canSend else {
-                state.showError("Connect to the server to change the reasoning effort.")
-                return .none
-            }
-            state.session.pendingReasoningEffort = effort
-            return state.request(.setReasoningEffort(effort))
+            if let refused = facts.requireConnection(to: "change the reasoning effort") { return refused }
+            state.pendingReasoningEffort = effort
+            return .send(.setReasoningEffort(effort))
 
         case .compact:
-            guard state.connection.canSend else {
-                state.showError("Connect to the server to compact the conversation.")
-                return .none
-            }
-            guard !state.session.isCompacting else { return .note("compaction already requested") }
-            state.session.isCompacting = true
-            return state.request(.compact)
+            if let refused = facts.requireConnection(to: "compact the conversation") { return refused }
+            guard !state.isCompacting else { return .note("compaction already requested") }
+            state.isCompacting = true
+            return .send(.compact)
 
         case .renameSession(let title):
             let trimmed = title.trimmingSpaces()
             guard !trimmed.isEmpty else { return .note("rename_session: empty title") }
-            guard state.connection.canSend, let id = state.session.id else {
-                state.showError("Connect to the server to rename the session.")
-                return .none
+            guard facts.canSend, let id = state.id else {
+                return .internal(.showError(ErrorBanner(message: "Connect to the server to rename the session.")))
             }
-            state.session.setTitle(trimmed, for: id)
-            return state.request(.renameSession(title: trimmed))
+            state.setTitle(trimmed, for: id)
+            return .send(.renameSession(title: trimmed))
 
         default:
             return .none
@@ -87,102 +68,78 @@ public struct SessionInteractor: Interactor {
 
     // MARK: - Server events
 
-    private func handle(_ state: inout AppState, _ event: ServerEvent) -> Emission {
+    private func handle(_ state: inout SessionState, _ event: ServerEvent) -> Emission {
         switch event {
         case .session(let id):
-            if id != state.session.id {
-                state.session.id = id
-                state.session.title = state.session.title(of: id)
+            if id != state.id {
+                state.id = id
+                state.title = state.title(of: id)
             }
             return .none
 
-        case .state(_, let sessionID, _, let isProcessing):
-            if let sessionID, sessionID != state.session.id {
-                state.session.id = sessionID
-                state.session.title = state.session.title(of: sessionID)
-            }
-            if let isProcessing, isProcessing != state.session.isProcessing {
-                if isProcessing { state.session.isProcessing = true } else { state.endTurnLocally() }
+        case .state(_, let sessionID, _, _):
+            if let sessionID, sessionID != state.id {
+                state.id = sessionID
+                state.title = state.title(of: sessionID)
             }
             return .none
 
         case .sessionRenamed(let id, let title):
-            state.session.setTitle(title, for: id)
+            state.setTitle(title, for: id)
             return .none
 
         case .history(let history):
-            state.session.id = history.sessionID
+            state.id = history.sessionID
             if let sessions = history.allSessions {
                 // Keep titles learnt from session_renamed for sessions the list leaves untitled.
-                state.session.allSessions = sessions.map { summary in
+                state.allSessions = sessions.map { summary in
                     var s = summary
-                    if s.title == nil { s.title = state.session.title(of: s.id) }
+                    if s.title == nil { s.title = state.title(of: s.id) }
                     return s
                 }
             }
             if let title = history.displayTitle {
-                state.session.setTitle(title, for: history.sessionID)
+                state.setTitle(title, for: history.sessionID)
             } else {
-                state.session.title = state.session.title(of: history.sessionID)
+                state.title = state.title(of: history.sessionID)
             }
-            if let model = history.providerModel { state.session.model = model }
-            if let provider = history.providerName { state.session.provider = provider }
-            if let models = history.availableModels { state.session.availableModels = models }
-            if let total = history.totalTokens { state.session.totalTokens = total }
-            if let version = history.serverVersion { state.session.serverVersion = version }
-            if let effort = history.reasoningEffort { state.session.reasoningEffort = effort }
+            if let model = history.providerModel { state.model = model }
+            if let provider = history.providerName { state.provider = provider }
+            if let models = history.availableModels { state.availableModels = models }
+            if let total = history.totalTokens { state.totalTokens = total }
+            if let version = history.serverVersion { state.serverVersion = version }
+            if let effort = history.reasoningEffort { state.reasoningEffort = effort }
             return .none
 
         case .modelChanged(_, let model, let provider, let error):
-            state.session.pendingModel = nil
-            if let error {
-                state.showError("Couldn't switch model: \(error)")
-            } else {
-                state.session.model = model
-                if let provider { state.session.provider = provider }
-            }
+            state.pendingModel = nil
+            if let error { return .internal(.showError(ErrorBanner(message: "Couldn't switch model: \(error)"))) }
+            state.model = model
+            if let provider { state.provider = provider }
             return .none
 
         case .reasoningEffortChanged(_, let effort, let error):
-            state.session.pendingReasoningEffort = nil
-            if let error {
-                state.showError("Couldn't change reasoning effort: \(error)")
-            } else {
-                state.session.reasoningEffort = effort
-            }
+            state.pendingReasoningEffort = nil
+            if let error { return .internal(.showError(ErrorBanner(message: "Couldn't change reasoning effort: \(error)"))) }
+            state.reasoningEffort = effort
             return .none
 
         case .availableModelsUpdated(let models, let providerModel):
-            state.session.availableModels = models
-            if let providerModel { state.session.model = providerModel }
+            state.availableModels = models
+            if let providerModel { state.model = providerModel }
             return .none
 
         case .compactResult(_, let message, let success):
-            state.session.isCompacting = false
-            if success {
-                state.addNotice(.info, message.isEmpty ? "Conversation compacted" : message)
-            } else {
-                state.showError(message.isEmpty ? "Compaction failed" : message)
-            }
-            return .none
+            state.isCompacting = false
+            if success { return .internal(.notice(.info, message.isEmpty ? "Conversation compacted" : message)) }
+            return .internal(.showError(ErrorBanner(message: message.isEmpty ? "Compaction failed" : message)))
 
         case .compaction(let trigger, let tokensSaved):
             guard trigger != "background" else { return .none }
-            state.addNotice(.info, tokensSaved.map { "Context compacted (\($0) tokens saved)" } ?? "Context compacted")
-            return .none
+            return .internal(.notice(.info, tokensSaved.map { "Context compacted (\($0) tokens saved)" } ?? "Context compacted"))
 
         case .notification(let fromName, let message):
-            let text = fromName.map { $0.isEmpty ? message : "\($0): \(message)" } ?? message
-            state.addNotice(.notification, text)
-            return .none
-
-        case .reloading:
-            state.addNotice(.info, "Server is updating, reconnecting shortly")
-            return .none
-
-        case .sessionCloseRequested(let reason):
-            state.showError(reason.isEmpty ? "Server closed this session" : reason)
-            return .none
+            return .internal(.notice(.notification, fromName.map { $0.isEmpty ? message : "\($0): \(message)" } ?? message))
 
         default:
             return .none

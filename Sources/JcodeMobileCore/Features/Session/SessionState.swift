@@ -13,18 +13,8 @@ public struct SessionState: Equatable, Sendable {
     /// A `set_reasoning_effort` awaiting `reasoning_effort_changed`.
     public var pendingReasoningEffort: String?
     public var serverVersion: String?
-    /// Tokens of the current turn (`tokens` events).
-    public var tokens: TokenUsage?
     /// Tokens of the whole session (from `history`).
     public var totalTokens: TokenUsage?
-    public var isProcessing = false
-    public var isReasoning = false
-    /// The server's phase of the running turn (`connection_phase`); cleared when the turn ends.
-    public var serverPhase: String?
-    /// What the agent is doing, in words (`status_detail`, "Retrying (1/3)").
-    public var statusDetail: String?
-    /// The transcript has been loaded from the server on this connection.
-    public var historyLoaded = false
     /// A `compact` awaiting `compact_result`.
     public var isCompacting = false
 
@@ -42,29 +32,6 @@ public struct SessionState: Equatable, Sendable {
 
     func title(of sessionID: String) -> String? {
         allSessions.first(where: { $0.id == sessionID })?.title
-    }
-
-    var json: JSONValue {
-        var o = JSONObject(capacity: 20)
-        o.append("id", .from(id))
-        o.append("title", .from(title))
-        o.append("all_sessions", .array(allSessions.map(\.json)))
-        o.append("model", .from(model))
-        o.append("pending_model", .from(pendingModel))
-        o.append("provider", .from(provider))
-        o.append("available_models", .array(availableModels.map(JSONValue.string)))
-        o.append("reasoning_effort", .from(reasoningEffort))
-        o.append("pending_reasoning_effort", .from(pendingReasoningEffort))
-        o.append("server_version", .from(serverVersion))
-        o.append("tokens", tokens?.json ?? .null)
-        o.append("total_tokens", totalTokens?.json ?? .null)
-        o.append("is_processing", .bool(isProcessing))
-        o.append("is_reasoning", .bool(isReasoning))
-        o.append("server_phase", .from(serverPhase))
-        o.append("status_detail", .from(statusDetail))
-        o.append("history_loaded", .bool(historyLoaded))
-        o.append("is_compacting", .bool(isCompacting))
-        return .object(o)
     }
 }
 

@@ -11,36 +11,28 @@ public enum DeviceEffect: Equatable, Sendable {
         case success, warning, error, light
     }
 
-    public var type: String {
+    var encoded: EncodedMessage<EffectKind> {
         switch self {
-        case .registerPushNotifications: return "register_push_notifications"
-        case .requestCameraQRScan: return "request_camera_qr_scan"
-        case .requestSpeechTranscript: return "request_speech_transcript"
-        case .requestImagePicker: return "request_image_picker"
-        case .haptic: return "haptic"
+        case .registerPushNotifications: return EncodedMessage(.registerPushNotifications)
+        case .requestCameraQRScan: return EncodedMessage(.requestCameraQRScan)
+        case .requestSpeechTranscript: return EncodedMessage(.requestSpeechTranscript)
+        case .requestImagePicker: return EncodedMessage(.requestImagePicker)
+        case .haptic(let style): return EncodedMessage(.haptic, [.string(style.rawValue)])
         }
-    }
-
-    /// Device answers are matched by their type, not by effect id (a QR
-    /// code can also arrive from a deep link), so none is kept pending.
-    var expectsAnswer: Bool { false }
-
-    func encode(into fields: inout JSONObject, redacted: Bool) {
-        if case .haptic(let style) = self { fields.append("style", .string(style.rawValue)) }
     }
 
     static let specs: [EffectSpec] = [
         EffectSpec(
-            "register_push_notifications", doc: "Ask the OS for a push token.", answeredBy: ["push_token_received"]),
+            .registerPushNotifications, doc: "Ask the OS for a push token.", answeredBy: ["push_token_received"]),
         EffectSpec(
-            "request_camera_qr_scan", doc: "Show the camera to scan a pairing QR code.",
+            .requestCameraQRScan, doc: "Show the camera to scan a pairing QR code.",
             answeredBy: ["qr_payload_scanned", "qr_scan_cancelled"]),
         EffectSpec(
-            "request_speech_transcript", doc: "Start dictation; report partial and final transcripts.",
+            .requestSpeechTranscript, doc: "Start dictation; report partial and final transcripts.",
             answeredBy: ["speech_transcript"]),
-        EffectSpec("request_image_picker", doc: "Show the photo picker.", answeredBy: ["image_attachment_selected"]),
+        EffectSpec(.requestImagePicker, doc: "Show the photo picker.", answeredBy: ["image_attachment_selected"]),
         EffectSpec(
-            "haptic", doc: "Play a haptic.",
+            .haptic, doc: "Play a haptic.",
             fields: [FieldSpec("style", .enumeration(HapticStyle.allCases.map(\.rawValue)))]),
     ]
 }

@@ -9,7 +9,7 @@ public struct EffectID: Hashable, Comparable, Sendable, CustomStringConvertible 
 
 /// Something only the host can do (a socket, an HTTP request, the Keychain,
 /// the camera…), requested by the core as a value. Each family lives in its
-/// own file with its request, its results, its codec and its redaction.
+/// own file with its request, its results and its declaration.
 public enum Effect: Equatable, Sendable {
     case http(HTTPEffect)
     case secureStore(SecureStoreEffect)
@@ -18,31 +18,31 @@ public enum Effect: Equatable, Sendable {
     case timer(TimerEffect)
     case device(DeviceEffect)
 
-    /// The wire `type` of the effect.
-    public var type: String {
+    /// Which effect this is, and the values of its declared fields in
+    /// declared order: the one place an effect value meets its declaration.
+    var encoded: EncodedMessage<EffectKind> {
         switch self {
-        case .http(let e): return e.type
-        case .secureStore(let e): return e.type
-        case .storage(let e): return e.type
-        case .webSocket(let e): return e.type
-        case .timer(let e): return e.type
-        case .device(let e): return e.type
+        case .http(let e): return e.encoded
+        case .secureStore(let e): return e.encoded
+        case .storage(let e): return e.encoded
+        case .webSocket(let e): return e.encoded
+        case .timer(let e): return e.encoded
+        case .device(let e): return e.encoded
         }
     }
+
+    public var kind: EffectKind { encoded.kind }
+
+    /// The wire `type` of the effect.
+    public var type: String { kind.rawValue }
+
+    /// The declaration of this effect.
+    public var spec: EffectSpec { kind.spec }
 
     /// The effect's own fields, in declared order. `redacted` replaces
     /// secrets (for logs); the host always gets the real values.
     public func fields(redacted: Bool) -> JSONObject {
-        var fields = JSONObject(capacity: 6)
-        switch self {
-        case .http(let e): e.encode(into: &fields, redacted: redacted)
-        case .secureStore(let e): e.encode(into: &fields, redacted: redacted)
-        case .storage(let e): e.encode(into: &fields, redacted: redacted)
-        case .webSocket(let e): e.encode(into: &fields, redacted: redacted)
-        case .timer(let e): e.encode(into: &fields, redacted: redacted)
-        case .device(let e): e.encode(into: &fields, redacted: redacted)
-        }
-        return fields
+        encoded.fields(spec.fields, redacted: redacted)
     }
 
     /// `{"effect_id":…,"type":…, fields…}` as the host receives it.
@@ -54,27 +54,9 @@ public enum Effect: Equatable, Sendable {
         return .object(object)
     }
 
-    /// Whether the host answers this effect with a platform event carrying its `effect_id`.
-    public var expectsAnswer: Bool {
-        switch self {
-        case .http: return true
-        case .secureStore(let e): return e.expectsAnswer
-        case .storage: return false
-        case .webSocket(let e): return e.expectsAnswer
-        case .timer: return false
-        case .device(let e): return e.expectsAnswer
-        }
-    }
-
-    /// The same effect with every secret replaced, safe to keep in state or logs.
-    public var redacted: Effect {
-        switch self {
-        case .http(let e): return .http(e.redacted)
-        case .secureStore(let e): return .secureStore(e.redacted)
-        case .webSocket(let e): return .webSocket(e.redacted)
-        case .storage, .timer, .device: return self
-        }
-    }
+    /// Whether the host answers this effect with a platform event carrying
+    /// its `effect_id`, so the ledger keeps it until then.
+    public var expectsAnswer: Bool { spec.tracked }
 
     /// Every effect the core can request, for documentation and the schema.
     public static let specs: [EffectSpec] =
@@ -82,21 +64,107 @@ public enum Effect: Equatable, Sendable {
         + TimerEffect.specs + DeviceEffect.specs
 }
 
-/// Declares one effect on the wire: its type, fields and the events that answer it.
+/// Every effect type, by its wire name.
+public enum EffectKind: String, CaseIterable, Sendable {
+    case httpHealth = "http_health"
+    case httpPair = "http_pair"
+    case secureStoreWrite = "secure_store_write"
+    case secureStoreRead = "secure_store_read"
+    case secureStoreDelete = "secure_store_delete"
+    case storageWrite = "storage_write"
+    case websocketConnect = "websocket_connect"
+    case websocketSend = "websocket_send"
+    case websocketClose = "websocket_close"
+    case scheduleTimer = "schedule_timer"
+    case cancelTimer = "cancel_timer"
+    case registerPushNotifications = "register_push_notifications"
+    case requestCameraQRScan = "request_camera_qr_scan"
+    case requestSpeechTranscript = "request_speech_transcript"
+    case requestImagePicker = "request_image_picker"
+    case haptic
+
+    /// The declaration of this kind (every kind has exactly one; a test checks).
+    public var spec: EffectSpec { EffectKind.table[self]! }
+
+    private static let table: [EffectKind: EffectSpec] = {
+        var table: [EffectKind: EffectSpec] = [:]
+        for spec in Effect.specs { table[spec.kind] = spec }
+        return table
+    }()
+}
+
+/// Declares one effect on the wire: its type, fields and the events that
+/// answer it. The declaration drives the encoding, the redaction of its
+/// secrets in logs, the documentation and (later) the schema.
 public struct EffectSpec: Sendable {
-    public let type: String
+    public let kind: EffectKind
+    public var type: String { kind.rawValue }
     public let doc: String
     public let fields: [FieldSpec]
     /// Platform event types that answer this effect (empty: fire and forget).
     public let answeredBy: [String]
+    /// Kept in the ledger until an answer with its `effect_id` arrives
+    /// (device answers are matched by type, timers by timer id).
+    public let tracked: Bool
 
-    public init(_ type: String, doc: String, fields: [FieldSpec] = [], answeredBy: [String] = []) {
-        self.type = type
+    public init(_ kind: EffectKind, doc: String, fields: [FieldSpec] = [], answeredBy: [String] = [], tracked: Bool = false) {
+        self.kind = kind
         self.doc = doc
         self.fields = fields
         self.answeredBy = answeredBy
+        self.tracked = tracked
     }
 }
 
-/// The text that replaces a secret in logs and redacted copies.
-let redactedText = "[redacted]"
+/// A message value split into its kind and the values of its declared
+/// fields, in declared order (`.absent` for an optional field left out).
+struct EncodedMessage<Kind> {
+    enum Value {
+        case plain(JSONValue)
+        /// Secret in this message even if its field is not always (a line
+        /// that answers a password prompt).
+        case secret(JSONValue)
+        case absent
+    }
+
+    var kind: Kind
+    var values: [Value]
+
+    init(_ kind: Kind, _ values: [Value] = []) {
+        self.kind = kind
+        self.values = values
+    }
+
+    /// The fields as JSON, named by `declared` (same order as `values`);
+    /// `redacted` replaces every secret value by the placeholder.
+    func fields(_ declared: [FieldSpec], redacted: Bool) -> JSONObject {
+        var object = JSONObject(capacity: values.count)
+        for (field, value) in zip(declared, values) {
+            switch value {
+            case .plain(let v): object.append(field.name, redacted && field.secret ? Redaction.placeholder : v)
+            case .secret(let v): object.append(field.name, redacted ? Redaction.placeholder : v)
+            case .absent: continue
+            }
+        }
+        return object
+    }
+
+    /// Whether any value is a secret (declared or marked).
+    func hasSecret(_ declared: [FieldSpec]) -> Bool {
+        for (field, value) in zip(declared, values) {
+            switch value {
+            case .plain: if field.secret { return true }
+            case .secret: return true
+            case .absent: continue
+            }
+        }
+        return false
+    }
+}
+
+extension EncodedMessage.Value {
+    static func string(_ s: String) -> Self { .plain(.string(s)) }
+    static func int(_ i: Int) -> Self { .plain(.int(Int64(i))) }
+    static func bool(_ b: Bool) -> Self { .plain(.bool(b)) }
+    static func optional(_ s: String?) -> Self { s.map { .plain(.string($0)) } ?? .absent }
+}

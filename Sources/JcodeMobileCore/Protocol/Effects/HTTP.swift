@@ -5,55 +5,33 @@ public enum HTTPEffect: Equatable, Sendable {
     /// `POST http(s)://host:port/pair` with `{code, device_id, device_name, apns_token?}`.
     case pair(host: String, port: Int, useTLS: Bool, code: String, deviceID: String, deviceName: String, apnsToken: String?)
 
-    public var type: String {
-        switch self {
-        case .health: return "http_health"
-        case .pair: return "http_pair"
-        }
-    }
-
-    func encode(into fields: inout JSONObject, redacted: Bool) {
+    var encoded: EncodedMessage<EffectKind> {
         switch self {
         case .health(let host, let port, let useTLS):
-            fields.append("host", .string(host))
-            fields.append("port", .int(Int64(port)))
-            fields.append("use_tls", .bool(useTLS))
+            return EncodedMessage(.httpHealth, [.string(host), .int(port), .bool(useTLS)])
         case .pair(let host, let port, let useTLS, let code, let deviceID, let deviceName, let apnsToken):
-            fields.append("host", .string(host))
-            fields.append("port", .int(Int64(port)))
-            fields.append("use_tls", .bool(useTLS))
-            fields.append("code", .string(redacted ? redactedText : code))
-            fields.append("device_id", .string(deviceID))
-            fields.append("device_name", .string(deviceName))
-            if let apnsToken { fields.append("apns_token", .string(apnsToken)) }
+            return EncodedMessage(
+                .httpPair,
+                [.string(host), .int(port), .bool(useTLS), .string(code), .string(deviceID), .string(deviceName), .optional(apnsToken)])
         }
-    }
-
-    var redacted: HTTPEffect {
-        guard case .pair(let host, let port, let useTLS, _, let deviceID, let deviceName, let apnsToken) = self else {
-            return self
-        }
-        return .pair(
-            host: host, port: port, useTLS: useTLS, code: redactedText, deviceID: deviceID, deviceName: deviceName,
-            apnsToken: apnsToken)
     }
 
     static let specs: [EffectSpec] = [
         EffectSpec(
-            "http_health", doc: "GET http(s)://host:port/health; tells whether a jcode gateway answers there.",
+            .httpHealth, doc: "GET http(s)://host:port/health; tells whether a jcode gateway answers there.",
             fields: [
                 FieldSpec("host", .string), FieldSpec("port", .integer),
                 FieldSpec("use_tls", .boolean, doc: "https instead of http"),
-            ], answeredBy: ["health_finished"]),
+            ], answeredBy: ["health_finished"], tracked: true),
         EffectSpec(
-            "http_pair",
+            .httpPair,
             doc: "POST http(s)://host:port/pair with body {code, device_id, device_name, apns_token?}.",
             fields: [
                 FieldSpec("host", .string), FieldSpec("port", .integer), FieldSpec("use_tls", .boolean),
                 FieldSpec("code", .string, secret: true, doc: "the 6-digit pairing code"),
                 FieldSpec("device_id", .string), FieldSpec("device_name", .string),
                 .optional("apns_token", .string, doc: "the push token, when the host has one"),
-            ], answeredBy: ["pair_finished"]),
+            ], answeredBy: ["pair_finished"], tracked: true),
     ]
 }
 

@@ -4,43 +4,23 @@ public enum SecureStoreEffect: Equatable, Sendable {
     case read(key: String)
     case delete(key: String)
 
-    public var type: String {
+    var encoded: EncodedMessage<EffectKind> {
         switch self {
-        case .write: return "secure_store_write"
-        case .read: return "secure_store_read"
-        case .delete: return "secure_store_delete"
+        case .write(let key, let value): return EncodedMessage(.secureStoreWrite, [.string(key), .string(value)])
+        case .read(let key): return EncodedMessage(.secureStoreRead, [.string(key)])
+        case .delete(let key): return EncodedMessage(.secureStoreDelete, [.string(key)])
         }
-    }
-
-    var expectsAnswer: Bool {
-        if case .delete = self { return false }
-        return true
-    }
-
-    func encode(into fields: inout JSONObject, redacted: Bool) {
-        switch self {
-        case .write(let key, let value):
-            fields.append("key", .string(key))
-            fields.append("value", .string(redacted ? redactedText : value))
-        case .read(let key), .delete(let key):
-            fields.append("key", .string(key))
-        }
-    }
-
-    var redacted: SecureStoreEffect {
-        if case .write(let key, _) = self { return .write(key: key, value: redactedText) }
-        return self
     }
 
     static let specs: [EffectSpec] = [
         EffectSpec(
-            "secure_store_write", doc: "Store a secret (an auth token) under key in the Keychain.",
+            .secureStoreWrite, doc: "Store a secret (an auth token) under key in the Keychain.",
             fields: [FieldSpec("key", .string), FieldSpec("value", .string, secret: true)],
-            answeredBy: ["secure_store_write_finished"]),
+            answeredBy: ["secure_store_write_finished"], tracked: true),
         EffectSpec(
-            "secure_store_read", doc: "Read the secret stored under key.", fields: [FieldSpec("key", .string)],
-            answeredBy: ["secure_store_read_finished"]),
-        EffectSpec("secure_store_delete", doc: "Delete the secret stored under key.", fields: [FieldSpec("key", .string)]),
+            .secureStoreRead, doc: "Read the secret stored under key.", fields: [FieldSpec("key", .string)],
+            answeredBy: ["secure_store_read_finished"], tracked: true),
+        EffectSpec(.secureStoreDelete, doc: "Delete the secret stored under key.", fields: [FieldSpec("key", .string)]),
     ]
 }
 

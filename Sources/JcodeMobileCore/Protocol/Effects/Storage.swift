@@ -2,19 +2,15 @@
 public enum StorageEffect: Equatable, Sendable {
     case write(key: String, value: JSONValue)
 
-    public var type: String { "storage_write" }
-
-    func encode(into fields: inout JSONObject, redacted: Bool) {
+    var encoded: EncodedMessage<EffectKind> {
         switch self {
-        case .write(let key, let value):
-            fields.append("key", .string(key))
-            fields.append("value", value)
+        case .write(let key, let value): return EncodedMessage(.storageWrite, [.string(key), .plain(value)])
         }
     }
 
     static let specs: [EffectSpec] = [
         EffectSpec(
-            "storage_write", doc: "Persist a non-secret JSON value under key (app support / UserDefaults).",
+            .storageWrite, doc: "Persist a non-secret JSON value under key (app support / UserDefaults).",
             fields: [FieldSpec("key", .string), FieldSpec("value", .any)])
     ]
 }

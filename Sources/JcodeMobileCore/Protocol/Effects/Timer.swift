@@ -3,33 +3,22 @@ public enum TimerEffect: Equatable, Sendable {
     case schedule(timerID: String, afterMS: Int, purpose: String)
     case cancel(timerID: String)
 
-    public var type: String {
+    var encoded: EncodedMessage<EffectKind> {
         switch self {
-        case .schedule: return "schedule_timer"
-        case .cancel: return "cancel_timer"
-        }
-    }
-
-    func encode(into fields: inout JSONObject, redacted: Bool) {
-        switch self {
-        case .schedule(let id, let after, let purpose):
-            fields.append("timer_id", .string(id))
-            fields.append("after_ms", .int(Int64(after)))
-            fields.append("purpose", .string(purpose))
-        case .cancel(let id):
-            fields.append("timer_id", .string(id))
+        case .schedule(let id, let after, let purpose): return EncodedMessage(.scheduleTimer, [.string(id), .int(after), .string(purpose)])
+        case .cancel(let id): return EncodedMessage(.cancelTimer, [.string(id)])
         }
     }
 
     static let specs: [EffectSpec] = [
         EffectSpec(
-            "schedule_timer",
+            .scheduleTimer,
             doc: "Report timer_fired {timer_id} after after_ms milliseconds. Scheduling an id that is pending replaces it.",
             fields: [
                 FieldSpec("timer_id", .string), FieldSpec("after_ms", .integer),
                 FieldSpec("purpose", .string, doc: "what the timer is for, e.g. \"reconnect\""),
             ], answeredBy: ["timer_fired"]),
-        EffectSpec("cancel_timer", doc: "Cancel a pending timer; it must not fire.", fields: [FieldSpec("timer_id", .string)]),
+        EffectSpec(.cancelTimer, doc: "Cancel a pending timer; it must not fire.", fields: [FieldSpec("timer_id", .string)]),
     ]
 }
 

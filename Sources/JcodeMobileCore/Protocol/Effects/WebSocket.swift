@@ -13,50 +13,25 @@ public enum WebSocketEffect: Equatable, Sendable {
     /// Close the socket; the host answers with `websocket_closed`.
     case close
 
-    public var type: String {
+    var encoded: EncodedMessage<EffectKind> {
         switch self {
-        case .connect: return "websocket_connect"
-        case .send: return "websocket_send"
-        case .close: return "websocket_close"
-        }
-    }
-
-    var expectsAnswer: Bool {
-        if case .connect = self { return true }
-        return false
-    }
-
-    func encode(into fields: inout JSONObject, redacted: Bool) {
-        switch self {
-        case .connect(let url, let token):
-            fields.append("url", .string(url))
-            fields.append("auth_token", .string(redacted ? redactedText : token))
-        case .send(let line, let secret):
-            fields.append("line", .string(redacted && secret ? redactedText : line))
-        case .close:
-            break
-        }
-    }
-
-    var redacted: WebSocketEffect {
-        switch self {
-        case .connect(let url, _): return .connect(url: url, authToken: redactedText)
-        case .send(_, true): return .send(line: redactedText, containsSecret: true)
-        default: return self
+        case .connect(let url, let token): return EncodedMessage(.websocketConnect, [.string(url), .string(token)])
+        case .send(let line, let secret): return EncodedMessage(.websocketSend, [secret ? .secret(.string(line)) : .string(line)])
+        case .close: return EncodedMessage(.websocketClose)
         }
     }
 
     static let specs: [EffectSpec] = [
         EffectSpec(
-            "websocket_connect",
+            .websocketConnect,
             doc: "Open ws(s)://host:port/ws with header Authorization: Bearer <auth_token>. "
                 + "Report websocket_opened, then websocket_event per text frame, and websocket_closed or websocket_failed, each with this effect_id.",
             fields: [FieldSpec("url", .string), FieldSpec("auth_token", .string, secret: true)],
-            answeredBy: ["websocket_opened", "websocket_event", "websocket_closed", "websocket_failed"]),
+            answeredBy: ["websocket_opened", "websocket_event", "websocket_closed", "websocket_failed"], tracked: true),
         EffectSpec(
-            "websocket_send", doc: "Send line (one JSON request, no trailing newline needed) as a text frame on the open socket.",
-            fields: [FieldSpec("line", .string)]),
-        EffectSpec("websocket_close", doc: "Close the open socket, then report websocket_closed.", answeredBy: ["websocket_closed"]),
+            .websocketSend, doc: "Send line (one JSON request, no trailing newline needed) as a text frame on the open socket.",
+            fields: [FieldSpec("line", .string, doc: "redacted in logs when it answers a password prompt")]),
+        EffectSpec(.websocketClose, doc: "Close the open socket, then report websocket_closed.", answeredBy: ["websocket_closed"]),
     ]
 }
 

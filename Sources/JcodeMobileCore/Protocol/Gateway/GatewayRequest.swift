@@ -7,7 +7,6 @@ public enum GatewayRequest: Equatable, Sendable {
     case cancel
     case softInterrupt(content: String, urgent: Bool)
     case cancelSoftInterrupts
-    case ping
     case resumeSession(sessionID: String)
     case setModel(String)
     case setReasoningEffort(String)
@@ -28,94 +27,118 @@ public enum GatewayRequest: Equatable, Sendable {
         }
     }
 
-    public var type: String {
+    /// Every request type, by its wire name.
+    public enum Kind: String, CaseIterable, Sendable {
+        case subscribe
+        case getHistory = "get_history"
+        case message, cancel
+        case softInterrupt = "soft_interrupt"
+        case cancelSoftInterrupts = "cancel_soft_interrupts"
+        case resumeSession = "resume_session"
+        case setModel = "set_model"
+        case setReasoningEffort = "set_reasoning_effort"
+        case compact
+        case renameSession = "rename_session"
+        case clear
+        case permissionResponse = "permission_response"
+        case stdinResponse = "stdin_response"
+
+        /// The declaration of this kind (every kind has exactly one; a test checks).
+        public var spec: RequestSpec { Kind.table[self]! }
+
+        private static let table: [Kind: RequestSpec] = {
+            var table: [Kind: RequestSpec] = [:]
+            for spec in GatewayRequest.specs { table[spec.kind] = spec }
+            return table
+        }()
+    }
+
+    /// The request's kind and the values of its declared fields after `id`,
+    /// in declared order: the one place a request meets its declaration.
+    var encoded: EncodedMessage<Kind> {
         switch self {
-        case .subscribe: return "subscribe"
-        case .getHistory: return "get_history"
-        case .message: return "message"
-        case .cancel: return "cancel"
-        case .softInterrupt: return "soft_interrupt"
-        case .cancelSoftInterrupts: return "cancel_soft_interrupts"
-        case .ping: return "ping"
-        case .resumeSession: return "resume_session"
-        case .setModel: return "set_model"
-        case .setReasoningEffort: return "set_reasoning_effort"
-        case .compact: return "compact"
-        case .renameSession: return "rename_session"
-        case .clear: return "clear"
-        case .permissionResponse: return "permission_response"
-        case .stdinResponse: return "stdin_response"
+        case .subscribe(let target): return EncodedMessage(.subscribe, [.optional(target)])
+        case .getHistory: return EncodedMessage(.getHistory)
+        case .message(let content, let images):
+            let pairs: [JSONValue] = images.map { .array([.string($0.mediaType), .string($0.dataBase64)]) }
+            return EncodedMessage(.message, [.string(content), images.isEmpty ? .absent : .plain(.array(pairs))])
+        case .cancel: return EncodedMessage(.cancel)
+        case .softInterrupt(let content, let urgent): return EncodedMessage(.softInterrupt, [.string(content), .bool(urgent)])
+        case .cancelSoftInterrupts: return EncodedMessage(.cancelSoftInterrupts)
+        case .resumeSession(let id): return EncodedMessage(.resumeSession, [.string(id)])
+        case .setModel(let model): return EncodedMessage(.setModel, [.string(model)])
+        case .setReasoningEffort(let effort): return EncodedMessage(.setReasoningEffort, [.string(effort)])
+        case .compact: return EncodedMessage(.compact)
+        case .renameSession(let title): return EncodedMessage(.renameSession, [.optional(title)])
+        case .clear: return EncodedMessage(.clear)
+        case .permissionResponse(let requestID, let approved, let remember):
+            return EncodedMessage(.permissionResponse, [.string(requestID), .bool(approved), .bool(remember)])
+        case .stdinResponse(let requestID, let input): return EncodedMessage(.stdinResponse, [.string(requestID), .string(input)])
         }
     }
 
+    public var kind: Kind { encoded.kind }
+    public var type: String { kind.rawValue }
+
     /// Whether the line carries something that must not reach the logs (an
-    /// answer typed into a tool's prompt may be a password).
+    /// answer typed into a tool's prompt may be a password): a secret field
+    /// of its declaration.
     public var containsSecret: Bool {
-        if case .stdinResponse = self { return true }
-        return false
+        let encoded = self.encoded
+        return encoded.hasSecret(encoded.kind.spec.fields)
     }
 
     /// `{"id":…,"type":…, fields…}` — the line sent on the socket.
     public func line(id: Int) -> String {
-        var object = JSONObject(capacity: 6)
+        let encoded = self.encoded
+        var object = JSONObject(capacity: 2 + encoded.values.count)
         object.append("id", .int(Int64(id)))
-        object.append("type", .string(type))
-        switch self {
-        case .subscribe(let target):
-            if let target { object.append("target_session_id", .string(target)) }
-        case .message(let content, let images):
-            object.append("content", .string(content))
-            if !images.isEmpty {
-                object.append(
-                    "images", .array(images.map { .array([.string($0.mediaType), .string($0.dataBase64)]) }))
-            }
-        case .softInterrupt(let content, let urgent):
-            object.append("content", .string(content))
-            object.append("urgent", .bool(urgent))
-        case .resumeSession(let sessionID):
-            object.append("session_id", .string(sessionID))
-        case .setModel(let model):
-            object.append("model", .string(model))
-        case .setReasoningEffort(let effort):
-            object.append("effort", .string(effort))
-        case .renameSession(let title):
-            if let title { object.append("title", .string(title)) }
-        case .permissionResponse(let requestID, let approved, let remember):
-            object.append("request_id", .string(requestID))
-            object.append("approved", .bool(approved))
-            object.append("remember", .bool(remember))
-        case .stdinResponse(let requestID, let input):
-            object.append("request_id", .string(requestID))
-            object.append("input", .string(input))
-        case .getHistory, .cancel, .cancelSoftInterrupts, .ping, .compact, .clear:
-            break
-        }
+        object.append("type", .string(encoded.kind.rawValue))
+        object.entries.append(contentsOf: encoded.fields(encoded.kind.spec.fields, redacted: false).entries)
         return JSONValue.object(object).jsonString
     }
 
-    /// Documentation of every request, for docs/ABI.md and the schema.
-    public static let specs: [EffectSpec] = [
-        EffectSpec("subscribe", doc: "First line on a connection; resumes target_session_id when given.",
-                   fields: [FieldSpec("id", .integer), .optional("target_session_id", .string)]),
-        EffectSpec("get_history", doc: "Ask for the session's transcript (answered by history).", fields: [FieldSpec("id", .integer)]),
-        EffectSpec("message", doc: "Send a user message; images are [media_type, data_base64] pairs.",
-                   fields: [FieldSpec("id", .integer), FieldSpec("content", .string), .optional("images", .array(.array(.string)))]),
-        EffectSpec("cancel", doc: "Cancel the running turn.", fields: [FieldSpec("id", .integer)]),
-        EffectSpec("soft_interrupt", doc: "Inject a message into the running turn.",
-                   fields: [FieldSpec("id", .integer), FieldSpec("content", .string), FieldSpec("urgent", .boolean)]),
-        EffectSpec("cancel_soft_interrupts", doc: "Withdraw queued soft interrupts.", fields: [FieldSpec("id", .integer)]),
-        EffectSpec("ping", doc: "Keep-alive (answered by pong).", fields: [FieldSpec("id", .integer)]),
-        EffectSpec("resume_session", doc: "Switch to another session.", fields: [FieldSpec("id", .integer), FieldSpec("session_id", .string)]),
-        EffectSpec("set_model", doc: "Switch model (answered by model_changed).", fields: [FieldSpec("id", .integer), FieldSpec("model", .string)]),
-        EffectSpec("set_reasoning_effort", doc: "Change reasoning effort (answered by reasoning_effort_changed).",
-                   fields: [FieldSpec("id", .integer), FieldSpec("effort", .string)]),
-        EffectSpec("compact", doc: "Compact the context (answered by compact_result).", fields: [FieldSpec("id", .integer)]),
-        EffectSpec("rename_session", doc: "Rename the session (answered by session_renamed).",
-                   fields: [FieldSpec("id", .integer), .optional("title", .string)]),
-        EffectSpec("clear", doc: "Clear the conversation.", fields: [FieldSpec("id", .integer)]),
-        EffectSpec("permission_response", doc: "Answer a permission_request.",
-                   fields: [FieldSpec("id", .integer), FieldSpec("request_id", .string), FieldSpec("approved", .boolean), FieldSpec("remember", .boolean)]),
-        EffectSpec("stdin_response", doc: "Answer a stdin_request.",
-                   fields: [FieldSpec("id", .integer), FieldSpec("request_id", .string), FieldSpec("input", .string, secret: true)]),
+    /// Every request: encoding, redaction and docs. Each line also carries
+    /// `id` (first) and `type`.
+    public static let specs: [RequestSpec] = [
+        RequestSpec(.subscribe, doc: "First line on a connection; resumes target_session_id when given.",
+                    fields: [.optional("target_session_id", .string)]),
+        RequestSpec(.getHistory, doc: "Ask for the session's transcript (answered by history)."),
+        RequestSpec(.message, doc: "Send a user message; images are [media_type, data_base64] pairs.",
+                    fields: [FieldSpec("content", .string), .optional("images", .array(.array(.string)))]),
+        RequestSpec(.cancel, doc: "Cancel the running turn."),
+        RequestSpec(.softInterrupt, doc: "Inject a message into the running turn.",
+                    fields: [FieldSpec("content", .string), FieldSpec("urgent", .boolean)]),
+        RequestSpec(.cancelSoftInterrupts, doc: "Withdraw queued soft interrupts."),
+        RequestSpec(.resumeSession, doc: "Switch to another session.", fields: [FieldSpec("session_id", .string)]),
+        RequestSpec(.setModel, doc: "Switch model (answered by model_changed).", fields: [FieldSpec("model", .string)]),
+        RequestSpec(.setReasoningEffort, doc: "Change reasoning effort (answered by reasoning_effort_changed).",
+                    fields: [FieldSpec("effort", .string)]),
+        RequestSpec(.compact, doc: "Compact the context (answered by compact_result)."),
+        RequestSpec(.renameSession, doc: "Rename the session (answered by session_renamed).", fields: [.optional("title", .string)]),
+        RequestSpec(.clear, doc: "Clear the conversation."),
+        RequestSpec(.permissionResponse, doc: "Answer a permission_request.",
+                    fields: [FieldSpec("request_id", .string), FieldSpec("approved", .boolean), FieldSpec("remember", .boolean)]),
+        RequestSpec(.stdinResponse, doc: "Answer a stdin_request.",
+                    fields: [FieldSpec("request_id", .string), FieldSpec("input", .string, secret: true)]),
     ]
+}
+
+/// Declares one gateway request: its type and the fields after `id`.
+public struct RequestSpec: Sendable {
+    public let kind: GatewayRequest.Kind
+    public var type: String { kind.rawValue }
+    public let doc: String
+    public let fields: [FieldSpec]
+    /// Every line starts with the request id.
+    public static let idField = FieldSpec("id", .integer)
+
+    public init(_ kind: GatewayRequest.Kind, doc: String, fields: [FieldSpec] = []) {
+        self.kind = kind
+        self.doc = doc
+        self.fields = fields
+    }
+
+    /// The fields as documented: `id` first, then the declared ones.
+    public var documentedFields: [FieldSpec] { [RequestSpec.idField] + fields }
 }

@@ -1,7 +1,7 @@
 /// Resolves `tap_node {node_id}` against the tree the person sees, so a tap
 /// does exactly what the node's `supported_actions` promised.
-public enum TapTargets {
-    public enum Target: Equatable, Sendable {
+extension SemanticTree {
+    public enum TapTarget: Equatable, Sendable {
         /// No visible, tappable node with that id on this screen.
         case none
         case disabled
@@ -10,10 +10,11 @@ public enum TapTargets {
         case action(Action)
     }
 
-    /// Builds the current screen's tree without the transcript (messages are
-    /// not tappable), so a tap costs the same at any conversation length.
-    public static func target(of nodeID: String, in state: AppState) -> Target {
-        let root = SemanticTree.build(state, includeTranscript: false)
+    /// Builds the current screen's nodes without the transcript (messages
+    /// are not tappable) and without laying them out, so a tap costs the
+    /// same at any conversation length.
+    public static func tapTarget(of nodeID: String, in state: AppState) -> TapTarget {
+        let root = nodes(state, includeTranscript: false)
         guard let node = visibleNode(nodeID, in: root), let tap = node.tap else { return .none }
         guard node.enabled else { return .disabled }
         switch tap {

@@ -1,0 +1,30 @@
+/// The conversation: the transcript, the running turn, messages waiting to
+/// be sent, and soft interrupts not yet received by the agent.
+public struct ChatState: Equatable, Sendable {
+    public var transcript = Transcript()
+    public var turn = TurnState()
+    /// Messages written while offline or before history loaded, oldest first.
+    public var outbox: [OutboxMessage] = []
+    /// The id the next outbox message gets.
+    public var nextOutboxID = 1
+    /// Soft interrupts sent while a turn runs, not yet injected.
+    public var softInterrupts: [SoftInterrupt] = []
+
+    public init() {}
+}
+
+/// The turn the agent is running, as this device sees it.
+public struct TurnState: Equatable, Sendable {
+    public var isProcessing = false
+    public var isReasoning = false
+    /// The server's phase of the running turn (`connection_phase`); cleared when the turn ends.
+    public var serverPhase: String?
+    /// What the agent is doing, in words (`status_detail`, "Retrying (1/3)").
+    public var statusDetail: String?
+    /// Tokens of the current turn (`tokens` events).
+    public var tokens: TokenUsage?
+    /// The transcript has been loaded from the server on this connection.
+    public var historyLoaded = false
+
+    public init() {}
+}

@@ -1,0 +1,119 @@
+/// Owns the saved servers, which one is in use, and their tokens: saving a
+/// paired server, choosing and forgetting servers, and the secure store
+/// where tokens live between launches.
+///
+///     paired          → secure_store_write(token) + storage_write(servers), serverSelected
+///     select_server   → serverChanged (another server), serverSelected
+///     forget_server   → secure_store_delete + storage_write, serverChanged(nil) if it was in use
+public struct ServersInteractor: Interactor {
+    public init() {}
+
+    public func interact(_ state: inout ServersState, _ input: Input, _ facts: Facts) -> Emission {
+        switch input {
+        case .internal(.paired(let paired)):
+            return save(&state, paired)
+        case .action(.selectServer(let id)):
+            return select(&state, serverID: id, facts)
+        case .action(.forgetServer(let id)):
+            return forget(&state, serverID: id)
+        case .internal(.serverVersionSeen(let serverID, let version)):
+            if let i = state.list.firstIndex(where: { $0.id == serverID }) {
+                state.list[i].serverVersion = version ?? state.list[i].serverVersion
+            }
+            return .none
+        case .internal(.credentialsNeeded):
+            guard let server = state.selected else { return .none }
+            return .effect(.secureStore(.read(key: server.tokenKey)))
+        case .internal(.credentialsRejected(let serverID)):
+            state.credentials[serverID] = nil
+            return .none
+        case .platform(.secureStore(let result)):
+            return stored(&state, result, facts)
+        default:
+            return .none
+        }
+    }
+
+    private func save(_ state: inout ServersState, _ paired: PairedServer) -> Emission {
+        let server = SavedServer(address: paired.address, name: paired.name, serverVersion: paired.serverVersion)
+        if let i = state.list.firstIndex(where: { $0.id == server.id }) {
+            state.list[i] = server
+        } else {
+            state.list.append(server)
+        }
+        state.credentials[server.id] = paired.token
+        var emission = Emission.effect(.secureStore(.write(key: server.tokenKey, value: paired.token)))
+        emission.append(Self.persist(state))
+        emission.append(choose(&state, server))
+        emission.append(.internal(.serverSelected(ServerSelection(server: server, reason: .paired(serverVersion: paired.serverVersion)))))
+        return emission
+    }
+
+    private func select(_ state: inout ServersState, serverID: String, _ facts: Facts) -> Emission {
+        guard let server = state.list.first(where: { $0.id == serverID }) else {
+            return .note("select_server: no saved server \(serverID)")
+        }
+        if serverID == state.selectedID && facts.connectionPhase == .connected { return .internal(.openChat) }
+        let emission = choose(&state, server) + .internal(.serverSelected(ServerSelection(server: server, reason: .chosen)))
+        guard state.credentials[server.id] == nil else { return emission }
+        return emission + .effect(.secureStore(.read(key: server.tokenKey)))
+    }
+
+    /// Makes `server` the one in use; when it is another one, everything
+    /// that belonged to the old one is forgotten.
+    private func choose(_ state: inout ServersState, _ server: SavedServer) -> Emission {
+        guard state.selectedID != server.id else { return .none }
+        state.selectedID = server.id
+        return .internal(.serverChanged(to: server))
+    }
+
+    private func forget(_ state: inout ServersState, serverID: String) -> Emission {
+        guard let server = state.list.first(where: { $0.id == serverID }) else {
+            return .note("forget_server: no saved server \(serverID)")
+        }
+        state.list.removeAll { $0.id == serverID }
+        state.credentials[serverID] = nil
+        var emission = Emission.none
+        if state.selectedID == serverID {
+            state.selectedID = nil
+            emission = .internal(.serverChanged(to: nil))
+        }
+        return emission + .effect(.secureStore(.delete(key: server.tokenKey))) + Self.persist(state)
+    }
+
+    /// Saves the server list (never tokens) for the next launch.
+    private static func persist(_ state: ServersState) -> Emission {
+        .effect(.storage(.write(key: "servers", value: .array(state.list.map(\.json)))))
+    }
+
+    // MARK: - Secure store
+
+    private func stored(_ state: inout ServersState, _ result: SecureStoreResult, _ facts: Facts) -> Emission {
+        switch result {
+        case .writeFinished(let id, let key, let ok):
+            guard facts.pending(id) != nil else { return .note("stale secure_store_write_finished ignored", .ignored) }
+            guard ok else {
+                return .settle(id)
+                    + .internal(
+                        .notice(
+                            .warning,
+                            "This device could not save the server's credentials; you may need to pair again after restarting the app."))
+                    + .note("secure_store_write failed for \(key)")
+            }
+            return .settle(id)
+
+        case .readFinished(let id, let key, let ok, let value):
+            guard facts.pending(id)?.kind == .secureStoreRead else { return .note("stale secure_store_read_finished ignored", .ignored) }
+            guard let server = state.list.first(where: { $0.tokenKey == key }) else {
+                return .settle(id) + .note("secure_store_read_finished for an unknown key ignored", .ignored)
+            }
+            guard ok, let token = value, !token.isEmpty else {
+                guard server.id == state.selectedID else { return .settle(id) }
+                return .settle(id) + .internal(.credentialsMissing(serverName: server.name))
+            }
+            state.credentials[server.id] = token
+            guard server.id == state.selectedID else { return .settle(id) }
+            return .settle(id) + .internal(.credentialsLoaded(serverID: server.id))
+        }
+    }
+}

@@ -1,0 +1,57 @@
+/// The servers this device has paired with, the one in use, and their
+/// tokens while the app runs.
+public struct ServersState: Equatable, Sendable {
+    public var list: [SavedServer] = []
+    public var selectedID: String?
+    /// Tokens, in memory only.
+    public var credentials = Credentials()
+
+    public init() {}
+
+    public var selected: SavedServer? {
+        guard let id = selectedID else { return nil }
+        return list.first(where: { $0.id == id })
+    }
+}
+
+/// A server this device has paired with. Its token is never here: it lives
+/// in the platform's secure store (and, while the app runs, in `Credentials`).
+public struct SavedServer: Equatable, Sendable {
+    public var address: ServerAddress
+    public var name: String
+    public var serverVersion: String?
+
+    public var id: String { address.serverID }
+
+    /// The secure-store key of this server's token.
+    public var tokenKey: String { "jcode.token.\(id)" }
+
+    var json: JSONValue {
+        var o = JSONObject(capacity: 7)
+        o.append("id", .string(id))
+        o.append("name", .string(name))
+        o.append("host", .string(address.host))
+        o.append("port", .int(Int64(address.port)))
+        o.append("use_tls", .bool(address.useTLS))
+        o.append("server_version", .from(serverVersion))
+        return .object(o)
+    }
+}
+
+/// Auth tokens for the servers this device has paired with, held only in
+/// memory while the app runs. Never encoded into state, tree, logs or
+/// snapshots; a token leaves the core only in `secure_store_write` and
+/// `websocket_connect`.
+public struct Credentials: Equatable, Sendable, CustomStringConvertible, CustomReflectable {
+    private var tokens: [String: String] = [:]
+
+    public init() {}
+
+    public subscript(serverID: String) -> String? {
+        get { tokens[serverID] }
+        set { tokens[serverID] = newValue }
+    }
+
+    public var description: String { "Credentials(\(tokens.count) token(s), redacted)" }
+    public var customMirror: Mirror { Mirror(self, children: []) }
+}

@@ -1,0 +1,66 @@
+/// The words for what the state holds as data: connection issues, the error
+/// banner, the status line. Formatting lives here, never in features or hosts.
+public enum SemanticText {
+    /// Why the connection is not up, in words a person understands.
+    public static func issue(_ issue: ConnectionIssue) -> String {
+        switch issue {
+        case .closed(let code, let reason):
+            if let reason, !reason.isEmpty { return "Connection closed: \(reason)" }
+            if let code { return "Connection closed (code \(code))" }
+            return "Connection closed"
+        case .failed(let error):
+            return error.isEmpty ? "Connection failed" : "Connection failed: \(error)"
+        case .tokenRejected:
+            return "This device is no longer paired with the server. Re-pair to reconnect."
+        case .closedByServer(let request):
+            return request.reason.isEmpty ? "Server closed this session" : request.reason
+        case .noCredentials(let serverName):
+            return "No saved credentials for \(serverName). Pair again to reconnect."
+        }
+    }
+
+    /// The error banner's message.
+    public static func message(of banner: ErrorBanner) -> String {
+        switch banner.problem {
+        case .text(let text): return text
+        case .connection(let issue): return Self.issue(issue)
+        }
+    }
+
+    /// The banner as shown: "overloaded (retry in 15 s)".
+    public static func text(of banner: ErrorBanner) -> String {
+        let message = message(of: banner)
+        guard let secs = banner.retryAfterSecs else { return message }
+        return "\(message) (retry in \(secs) s)"
+    }
+
+    /// The error banner as the state JSON writes it.
+    static func json(of banner: ErrorBanner) -> JSONValue {
+        ["message": .string(message(of: banner)), "retry_after_secs": .from(banner.retryAfterSecs), "text": .string(text(of: banner))]
+    }
+
+    /// The status line, derived from the connection: what a person should
+    /// know about the link right now, or nil when all is well.
+    public static func statusBanner(_ state: AppState) -> String? {
+        let server = state.servers.selected
+        let name = server?.name ?? "the server"
+        let connection = state.connection
+        switch connection.phase {
+        case .disconnected: return state.servers.list.isEmpty ? nil : (server == nil ? nil : "Disconnected from \(name)")
+        case .pairing: return "Pairing with \(state.pairing.address?.display ?? name)…"
+        case .connecting: return "Connecting to \(name)…"
+        case .connected: return state.chat.turn.historyLoaded ? nil : "Loading conversation…"
+        case .reconnecting:
+            if let delay = connection.reconnectDelayMS {
+                return "Connection lost, retrying in \(seconds(delay)) (attempt \(connection.attempt))"
+            }
+            return "Reconnecting to \(name) (attempt \(connection.attempt))…"
+        case .offline: return "Offline: waiting for the network"
+        case .failed: return connection.issue.map(issue) ?? "Connection failed"
+        }
+    }
+
+    static func seconds(_ ms: Int) -> String {
+        ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms / 1000).\(ms % 1000 / 100) s"
+    }
+}

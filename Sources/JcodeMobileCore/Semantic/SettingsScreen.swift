@@ -1,0 +1,29 @@
+/// The server, the session's housekeeping, and pairing another server.
+enum SettingsScreen {
+    static func nodes(_ state: AppState) -> [SemanticNode] {
+        let connected = state.connection.canSend
+        let server = state.servers.selected
+        var info: [SemanticNode] = []
+        if let server {
+            info.append(.text("settings.server", server.name, value: server.address.display))
+            if let version = state.session.serverVersion ?? server.serverVersion {
+                info.append(.text("settings.version", "Server version", value: version))
+            }
+        }
+        if let tokens = state.session.totalTokens {
+            info.append(.text("settings.tokens", "Tokens used", value: "\(tokens.input) in · \(tokens.output) out"))
+        }
+        return [
+            SemanticNode("settings.header", .header, label: "Settings", children: [.button("nav.back", "Back", .navigate(.chat))]),
+            SemanticNode("settings.info", .group, label: "", children: info),
+            .button("settings.compact", state.session.isCompacting ? "Compacting…" : "Compact conversation", .compact,
+                    enabled: connected && !state.session.isCompacting),
+            .button("settings.clear", "Clear conversation", .clearConversation, enabled: connected),
+            .button("settings.disconnect", "Disconnect", .disconnect, visible: state.connection.phase != .disconnected && server != nil),
+            .button("settings.connect", "Connect", .retryConnection, visible: state.connection.phase == .disconnected && server != nil),
+            .button("settings.add_server", "Pair another server", .navigate(.onboarding)),
+            .button("settings.forget", "Forget this server", server.map { .forgetServer(id: $0.id) } ?? .navigate(.onboarding),
+                    visible: server != nil),
+        ]
+    }
+}
