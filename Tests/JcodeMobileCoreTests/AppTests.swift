@@ -106,6 +106,18 @@ final class AppTests: XCTestCase {
         XCTAssertEqual(json(app.logsJSON(limit: 1).string)["entries"]?.arrayValue?.count, 1)
     }
 
+    func testALogEntryNamesTheInternalInputsItsHostCallRan() {
+        let app = app(#"{"scenario":"pairing_ready"}"#)
+        _ = app.dispatch(json: #"{"type":"tap_node","node_id":"pair.submit"}"#)
+        _ = app.dispatch(json: #"{"type":"set_draft","value":"hi"}"#)
+        let entries = json(app.logsJSON(limit: 2).string)["entries"]?.arrayValue ?? []
+        XCTAssertEqual(entries.count, 2, "one entry per host call")
+        XCTAssertEqual(entries.first?["type"], "tap_node")
+        XCTAssertEqual(entries.first?["follow_ups"], ["submit_pairing", "pairing_started"])
+        XCTAssertEqual(entries.last?["type"], "set_draft")
+        XCTAssertNil(entries.last?["follow_ups"], "an entry with no follow-ups has no follow_ups member")
+    }
+
     func testLargeInputsAreSummarisedInTheLog() {
         let app = app(#"{"scenario":"connected_chat"}"#)
         let input = #"{"type":"set_draft","value":""# + String(repeating: "x", count: 10_000) + #""}"#

@@ -209,4 +209,19 @@ final class SemanticTreeTests: XCTestCase {
         XCTAssertEqual(store.node("pair.code")?.focused, true)
         store.send(.tapNode(id: "chat.send"), notes: ["tap_node: no tappable node \"chat.send\" on this screen"])
     }
+
+    /// `"tap"` is the tree's name for `tap_node` (hosts and the C and Python
+    /// suites rely on it); every other entry is an action type hosts can
+    /// dispatch with the node's value.
+    func testEverySupportedActionOfEveryNodeOfEveryScenarioIsAnActionType() {
+        let actionTypes = Set(Action.wire.members.map(\.type))
+        XCTAssertTrue(actionTypes.contains("tap_node"), "\"tap\" stands for tap_node")
+        for (name, store) in everyReachableScreen() {
+            for node in SemanticTree.build(store.state).allNodes() {
+                for action in node.supportedActions where action != "tap" {
+                    XCTAssertTrue(actionTypes.contains(action), "\(name): \(node.id) supports \"\(action)\", not an action type")
+                }
+            }
+        }
+    }
 }

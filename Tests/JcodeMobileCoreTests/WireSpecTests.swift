@@ -178,4 +178,43 @@ final class WireSpecTests: XCTestCase {
             #"{"id":9,"type":"permission_response","request_id":"p","approved":true,"remember":false}"#)
         XCTAssertEqual(Set(GatewayRequest.specs.map(\.type)).count, GatewayRequest.specs.count)
     }
+
+    static let sampleRequests: [GatewayRequest] = [
+        .subscribe(targetSessionID: "s"), .subscribe(targetSessionID: nil), .getHistory,
+        .message(content: "hi", images: [.init(mediaType: "image/png", dataBase64: "AAAA")]), .message(content: "hi", images: []),
+        .cancel, .softInterrupt(content: "also", urgent: true), .cancelSoftInterrupts, .resumeSession(sessionID: "s"),
+        .setModel("m"), .setReasoningEffort("high"), .compact, .renameSession(title: "t"), .renameSession(title: nil), .clear,
+        .permissionResponse(requestID: "p", approved: true, remember: false), .stdinResponse(requestID: "r", input: "secret"),
+    ]
+
+    func testEveryGatewayRequestEncodesExactlyItsDeclaredFields() {
+        XCTAssertEqual(
+            Set(Self.sampleRequests.map(\.type)), Set(GatewayRequest.Kind.allCases.map(\.rawValue)), "every request kind has a sample")
+        for request in Self.sampleRequests {
+            let line = json(request.line(id: 7))
+            let keys = line.objectValue?.keys ?? []
+            let declared = request.kind.spec.documentedFields.map(\.name)
+            XCTAssertEqual(Array(keys.prefix(2)), ["id", "type"], "\(request.type): id and type come first")
+            XCTAssertEqual(line["type"], .string(request.type))
+            let fields = Array(keys.dropFirst(2))
+            XCTAssertEqual(fields, declared.filter { fields.contains($0) }, "\(request.type) writes only declared fields, in order")
+            for field in request.kind.spec.fields where field.required {
+                XCTAssertTrue(fields.contains(field.name), "\(request.type) writes \(field.name)")
+            }
+        }
+    }
+
+    func testOnlyAnswersToPasswordPromptsAreSecretLines() {
+        let secret = Self.sampleRequests.filter(\.containsSecret).map(\.type)
+        XCTAssertEqual(secret, ["stdin_response"])
+    }
+
+    func testEveryEffectKindAndRequestKindIsDeclaredOnce() {
+        XCTAssertEqual(Effect.specs.map(\.kind.rawValue).sorted(), EffectKind.allCases.map(\.rawValue).sorted())
+        XCTAssertEqual(GatewayRequest.specs.map(\.kind.rawValue).sorted(), GatewayRequest.Kind.allCases.map(\.rawValue).sorted())
+        for kind in EffectKind.allCases { XCTAssertEqual(kind.spec.kind, kind) }
+        XCTAssertEqual(Self.sampleEffects.filter(\.expectsAnswer).map(\.type), [
+            "http_health", "http_pair", "secure_store_write", "secure_store_read", "websocket_connect",
+        ], "the effects the ledger keeps until answered")
+    }
 }

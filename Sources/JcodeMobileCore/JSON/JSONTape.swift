@@ -76,18 +76,6 @@ public struct JSONTape {
         }
     }
 
-    /// The members of the object at `object`, as (key token, value token).
-    public func members(of object: Int) -> [(key: Int, value: Int)] {
-        var result: [(key: Int, value: Int)] = []
-        var i = object &+ 1
-        let end = tokens[object].nextIndex
-        while i < end {
-            result.append((i, i &+ 1))
-            i = tokens[i &+ 1].nextIndex
-        }
-        return result
-    }
-
     /// The element tokens of the array at `array`.
     public func elements(of array: Int) -> [Int] {
         var result: [Int] = []

@@ -129,9 +129,6 @@ public struct FieldReader {
         }
     }
 
-    /// Whether the field is present and not null.
-    public func has(_ name: String) throws(CoreError) -> Bool { try lookup(name) != nil }
-
     private func missing(_ name: String) -> CoreError {
         CoreError.invalidField(fieldPath(name), "missing required field \"\(name)\"")
     }

@@ -17,34 +17,6 @@ public indirect enum WireType: Sendable, Equatable {
     /// An object whose members are described.
     case record([FieldSpec])
 
-    /// How the type reads in an error message: "a string", "an array of objects".
-    public var phrase: String {
-        switch self {
-        case .string: return "a string"
-        case .integer: return "an integer"
-        case .number: return "a number"
-        case .boolean: return "a boolean"
-        case .object, .record: return "an object"
-        case .any: return "a JSON value"
-        case .stringOrInteger: return "a string or an integer"
-        case .array(let element): return "an array of \(element.pluralPhrase)"
-        case .enumeration(let values): return "one of " + values.map { "\"\($0)\"" }.joined(separator: ", ")
-        }
-    }
-
-    private var pluralPhrase: String {
-        switch self {
-        case .string: return "strings"
-        case .integer: return "integers"
-        case .number: return "numbers"
-        case .boolean: return "booleans"
-        case .object, .record: return "objects"
-        case .any: return "JSON values"
-        case .stringOrInteger: return "strings or integers"
-        case .array: return "arrays"
-        case .enumeration: return "strings"
-        }
-    }
 }
 
 /// One declared field of a wire object.
@@ -194,14 +166,6 @@ public struct WireUnion<Value>: Sendable {
             throw CoreError(.unknownType, "unknown \(name) type \"\(tape.string(at: typeToken))\"", field: typePath)
         }
         return (try members[i].decode(tape: tape, at: index, path: path), members[i])
-    }
-
-    /// The spec of the member the object at `index` of `tape` claims to be.
-    public func spec(ofObjectAt index: Int, in tape: JSONTape) -> MessageSpec<Value>? {
-        guard tape.kind(at: index) == .object, let t = tape.member("type", of: index), tape.kind(at: t) == .string,
-              let i = position(ofTypeAt: t, in: tape)
-        else { return nil }
-        return members[i]
     }
 
     /// A copy of `object` with the secret fields of its member replaced by

@@ -27,15 +27,8 @@ public struct Transcript: Sendable {
 
     public init() {}
 
-    /// A transcript holding `entries` (fixtures and tests).
-    public init(entries: [TranscriptEntry]) {
-        replaceAll(with: entries)
-        changes.removeAll()
-    }
-
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
-    public subscript(index: Int) -> TranscriptEntry { entries[index] }
     /// Where new (unqueued) entries go: before the queued tail.
     public var boundary: Int { entries.count &- queuedCount }
 
@@ -48,11 +41,6 @@ public struct Transcript: Sendable {
             if entries[i].serial == serial { return i }
         }
         return nil
-    }
-
-    public func index(ofID id: String) -> Int? {
-        guard id.hasPrefix("m"), let serial = Int(id.dropFirst()) else { return nil }
-        return index(ofSerial: serial)
     }
 
     /// Where the tool call `id` is: (entry index, call index).
@@ -265,8 +253,6 @@ public struct Transcript: Sendable {
         changes = []
         return (reset ? [] : drained, reset)
     }
-
-    public var hasChanges: Bool { wasReset || !changes.isEmpty }
 
     private mutating func takeSerial() -> Int {
         defer { nextSerial &+= 1 }
