@@ -9,21 +9,24 @@
 ///
 /// The inputs that arrive hundreds of times a second (streamed deltas,
 /// frames, keystrokes) go straight to the one feature that owns them instead
-/// of through every feature (`route`); a test runs them through every
+/// of through every feature (the first switch in `interact`); a test runs them through every
 /// feature too and checks the result is the same.
 public struct AppInteractor: Sendable {
-    let features = Interactors.Merge<AppState, Facts>([
-        Interactors.Scope(\AppState.navigation, NavigationInteractor()),
-        Interactors.Scope(\AppState.pairing, PairingInteractor()),
-        Interactors.Scope(\AppState.servers, ServersInteractor()),
-        Interactors.Scope(\AppState.connection, ConnectionInteractor()),
-        Interactors.Scope(\AppState.session, SessionInteractor()),
-        Interactors.Scope(\AppState.chat, ChatInteractor()),
-        Interactors.Scope(\AppState.approvals, ApprovalsInteractor()),
-        Interactors.Scope(\AppState.composer, ComposerInteractor()),
-        Interactors.Scope(\AppState.notices, NoticesInteractor()),
-        Interactors.Scope(\AppState.lifecycle, LifecycleInteractor()),
-    ])
+    /// A feature scoped to its slice of the app state.
+    typealias Feature<Child: Interactor> = Interactors.Scope<AppState, Child>
+
+    let features = Interactors.Merge {
+        Feature(NavigationInteractor()) { state, run in run(&state.navigation) }
+        Feature(PairingInteractor()) { state, run in run(&state.pairing) }
+        Feature(ServersInteractor()) { state, run in run(&state.servers) }
+        Feature(ConnectionInteractor()) { state, run in run(&state.connection) }
+        Feature(SessionInteractor()) { state, run in run(&state.session) }
+        Feature(ChatInteractor()) { state, run in run(&state.chat) }
+        Feature(ApprovalsInteractor()) { state, run in run(&state.approvals) }
+        Feature(ComposerInteractor()) { state, run in run(&state.composer) }
+        Feature(NoticesInteractor()) { state, run in run(&state.notices) }
+        Feature(LifecycleInteractor()) { state, run in run(&state.lifecycle) }
+    }
     /// false runs every input through every feature (the routing test).
     let routesHotInputs: Bool
 
@@ -36,7 +39,7 @@ public struct AppInteractor: Sendable {
                 guard case .server(let event) = input else { break }
                 return ChatInteractor.stream(&state.chat, event)
             case .platform(.webSocket(.event(let id, let items))):
-                return ConnectionInteractor.frame(&state.connection, effectID: id, items: items)
+                return ConnectionInteractor.frame(state.connection, effectID: id, items: items)
             case .action(.setDraft(let value)):
                 ComposerInteractor.setDraft(&state.composer, value)
                 return .none

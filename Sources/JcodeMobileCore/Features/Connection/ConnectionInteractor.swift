@@ -12,7 +12,7 @@ public struct ConnectionInteractor: Interactor {
     public func interact(_ state: inout ConnectionState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .platform(.webSocket(.event(let id, let items))):
-            return Self.frame(&state, effectID: id, items: items)
+            return Self.frame(state, effectID: id, items: items)
         case .platform(.webSocket(let result)):
             return socket(&state, result, facts)
         case .platform(.timer(.fired(let timerID))):
@@ -98,7 +98,7 @@ public struct ConnectionInteractor: Interactor {
 
     /// A frame's events become follow-up inputs (the streaming path: it
     /// needs nothing but this slice).
-    static func frame(_ state: inout ConnectionState, effectID id: EffectID?, items: [FrameItem]) -> Emission {
+    static func frame(_ state: ConnectionState, effectID id: EffectID?, items: [FrameItem]) -> Emission {
         if let id, id != state.socketEffectID {
             return .note("websocket_event for effect \(id), which is not the current socket; ignored", .ignored)
         }
@@ -134,7 +134,7 @@ public struct ConnectionInteractor: Interactor {
             return .internal(.socketOpened) + send(&state, .subscribe(targetSessionID: facts.sessionID)) + send(&state, .getHistory)
 
         case .event(let id, let items):
-            return Self.frame(&state, effectID: id, items: items)
+            return Self.frame(state, effectID: id, items: items)
 
         case .closed(let id, let code, let reason):
             guard facts.pending(id)?.kind == .websocketConnect else {
