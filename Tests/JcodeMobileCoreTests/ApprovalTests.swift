@@ -99,4 +99,56 @@ final class ApprovalTests: XCTestCase {
             $0["/transcript/4/is_streaming"] = false
         }
     }
+
+    func testRespondPermissionWithoutRememberSendsRememberFalse() {
+        var store = SpecStore(.toolApprovalRequired)
+        store.dispatch(#"{"type":"respond_permission","request_id":"perm-1","approved":true}"#, effects: [
+            .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-1","approved":true,"remember":false}"#)),
+        ], followUps: ["send"]) {
+            $0["/permission_requests"] = []
+        }
+        XCTAssertNil(store.node("permission.perm-1"))
+    }
+
+    func testAnsweringARequestThatIsNotPendingIsRefusedWithANoteAndSendsNothing() {
+        var store = SpecStore(.toolApprovalRequired)
+        store.dispatch(
+            #"{"type":"respond_permission","request_id":"perm-unknown","approved":true,"remember":true}"#,
+            notes: ["respond_permission: no pending request perm-unknown"])
+        // No sheet shows it, so it has no buttons to tap either.
+        store.send(
+            .tapNode(id: "permission.perm-unknown.approve"),
+            notes: ["tap_node: no tappable node \"permission.perm-unknown.approve\" on this screen"])
+        XCTAssertEqual(store["/permission_requests"], [bashRequest], "the shown request is untouched")
+        XCTAssertEqual(store["/revision"], 0, "nothing changed")
+    }
+
+    func testAPendingRequestBehindTheShownOneCanBeAnswered() {
+        var store = SpecStore(.toolApprovalRequired)
+        store.server(#"{"type":"permission_request","request_id":"perm-2","session_id":"session-fox","action":"write","detail":"src/lib.rs","tier":"medium"}"#,
+                     effects: [.device(.haptic(style: .warning))]) {
+            $0.append("/permission_requests", ["request_id": "perm-2", "session_id": "session-fox", "action": "write", "detail": "src/lib.rs", "tier": "medium"])
+        }
+        XCTAssertNil(store.node("permission.perm-2"), "one sheet at a time, oldest first")
+        store.dispatch(#"{"type":"respond_permission","request_id":"perm-2","approved":false}"#, effects: [
+            .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-2","approved":false,"remember":false}"#)),
+        ], followUps: ["send"]) {
+            $0.remove("/permission_requests/1")
+        }
+        XCTAssertEqual(store.node("permission.perm-1")?.label, "Allow bash?")
+    }
+
+    func testRequestsWithoutTheirOptionalFieldsTakeTheirDefaults() {
+        var store = SpecStore.turnRunning()
+        // No session_id, detail or tier.
+        store.frame(#"{"type":"permission_request","request_id":"perm-9","action":"bash"}"#, effects: [.device(.haptic(style: .warning))]) {
+            $0["/permission_requests"] = [["request_id": "perm-9", "session_id": nil, "action": "bash", "detail": "", "tier": ""]]
+        }
+        XCTAssertEqual(store.node("permission.perm-9")?.label, "Allow bash?")
+        // No is_password or tool_call_id: a plain, unmasked prompt.
+        store.frame(#"{"type":"stdin_request","request_id":"stdin-9","prompt":"Name?"}"#) {
+            $0["/stdin_requests"] = [["request_id": "stdin-9", "prompt": "Name?", "is_password": false, "tool_call_id": nil]]
+        }
+        XCTAssertEqual(store.node("stdin.stdin-9.input")?.role, .textField)
+    }
 }

@@ -161,6 +161,24 @@ final class ChatStreamingTests: XCTestCase {
         XCTAssertEqual(store.node("chat.activity")?.visible, false)
     }
 
+    func testADoneWithoutAnIdEndsTheRunningTurn() {
+        var store = SpecStore.turnRunning()
+        store.frame(#"{"type":"text_delta","text":"Bye"}"#, #"{"type":"done"}"#, followUps: ["turn_ended"]) {
+            $0.append("/transcript", entryJSON("m5", "assistant", text: "Bye"))
+            $0["/session/is_processing"] = false
+        }
+        XCTAssertEqual(store.node("chat.interrupt")?.visible, false)
+    }
+
+    func testAnErrorWithoutIdOrRetryDelayShowsItsMessageAloneAndEndsTheTurn() {
+        var store = SpecStore.turnRunning()
+        store.frame(#"{"type":"error","message":"slow down"}"#, followUps: ["show_error"]) {
+            $0["/session/is_processing"] = false
+            $0["/banners/error"] = ["message": "slow down", "retry_after_secs": nil, "text": "slow down"]
+        }
+        XCTAssertEqual(store.node("banner.error")?.label, "slow down")
+    }
+
     func testTheDoneThatAnswersSubscribeIsNotTheEndOfATurn() {
         var store = SpecStore.turnRunning()
         // Nothing changes: is_processing stays true.

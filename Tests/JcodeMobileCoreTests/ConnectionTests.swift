@@ -90,6 +90,16 @@ final class ConnectionTests: XCTestCase {
         }
     }
 
+    func testHistoryTokenTotalsGivenAsAnObjectAreRead() {
+        // The fixture's history gave the totals as an array: [48210, 3120].
+        var store = SpecStore(.connectedEmptyChat)
+        store.frame(#"{"type":"history","id":2,"session_id":"session-fox","messages":[],"total_tokens":{"input":51234,"output":3456}}"#) {
+            $0["/session/total_tokens"] = ["input": 51234, "output": 3456]
+        }
+        store.send(.navigate(.settings)) { $0["/screen"] = "settings" }
+        XCTAssertEqual(store.node("settings.tokens")?.value, "51234 in · 3456 out")
+    }
+
     func testADroppedConnectionReconnectsWithExponentialBackoffCappedAt30Seconds() {
         var store = SpecStore(.connectedChat)
         let expected: [(delay: Int, shown: String)] = [

@@ -125,4 +125,60 @@ final class SoftInterruptTests: XCTestCase {
             $0["/soft_interrupts"] = []
         }
     }
+
+    func testQueueInterruptWithoutUrgentIsSentAsNotUrgent() {
+        var store = SpecStore.turnRunning()
+        store.dispatch(
+            #"{"type":"queue_interrupt","text":"first"}"#,
+            effects: [.webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"first","urgent":false}"#))], followUps: ["send"]
+        ) {
+            $0.append("/transcript", entryJSON("m5", "user", text: "first", isQueued: true))
+            $0["/soft_interrupts"] = [["entry_id": "m5", "content": "first", "urgent": false]]
+        }
+    }
+
+    func testInjectionsArrivingOutOfOrderUnqueueTheEntryWithTheSameContent() {
+        var store = SpecStore.turnRunning()
+        store.send(.queueInterrupt(text: "first", urgent: true), effects: [.webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"first","urgent":true}"#))], followUps: ["send"]) {
+            $0.append("/transcript", entryJSON("m5", "user", text: "first", isQueued: true))
+            $0["/soft_interrupts"] = [["entry_id": "m5", "content": "first", "urgent": true]]
+        }
+        store.send(.queueInterrupt(text: "second", urgent: false), effects: [.webSocket(.send(#"{"id":5,"type":"soft_interrupt","content":"second","urgent":false}"#))], followUps: ["send"]) {
+            $0.append("/transcript", entryJSON("m6", "user", text: "second", isQueued: true))
+            $0.append("/soft_interrupts", ["entry_id": "m6", "content": "second", "urgent": false])
+        }
+        // The second arrives first: it is delivered and goes above the bubble still queued.
+        store.frame(#"{"type":"soft_interrupt_injected","content":"second","point":"after_tool"}"#) {
+            $0.remove("/transcript/5")
+            $0.insert("/transcript/4", entryJSON("m6", "user", text: "second"))
+            $0["/soft_interrupts"] = [["entry_id": "m5", "content": "first", "urgent": true]]
+        }
+        XCTAssertEqual(store.node("chat.queued")?.label, "1 message queued")
+        store.frame(#"{"type":"soft_interrupt_injected","content":"first","point":"after_tool"}"#) {
+            $0["/transcript/5/is_queued"] = false
+            $0["/soft_interrupts"] = []
+        }
+        // The reply follows both.
+        store.server(#"{"type":"text_delta","text":"ok"}"#) {
+            $0.append("/transcript", entryJSON("m7", "assistant", text: "ok", isStreaming: true))
+        }
+    }
+}
+
+/// Stopping the running turn.
+final class InterruptTests: XCTestCase {
+    func testTappingStopWhileATurnRunsSendsCancel() {
+        var store = SpecStore.turnRunning()
+        XCTAssertEqual(store.node("chat.interrupt")?.label, "Stop")
+        XCTAssertEqual(store.node("chat.interrupt")?.visible, true)
+        store.send(.tapNode(id: "chat.interrupt"), effects: [.webSocket(.send(#"{"id":4,"type":"cancel"}"#))], followUps: ["interrupt", "send"])
+        // The turn runs until the server says it was interrupted.
+        XCTAssertEqual(store["/session/is_processing"], true)
+        store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
+        }
+        XCTAssertEqual(store.node("chat.interrupt")?.visible, false)
+        store.send(.tapNode(id: "chat.interrupt"), notes: ["tap_node: no tappable node \"chat.interrupt\" on this screen"])
+    }
 }

@@ -145,6 +145,40 @@ final class PairingTests: XCTestCase {
         }
     }
 
+    func testAnotherHTTPStatusWithAnErrorTextPutsTheTextInTheBanner() {
+        var store = SpecStore(.pairingReady)
+        store.submitTheReadyForm()
+        let id = store.pendingID("http_pair")
+        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":500,"error":"boom"}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
+            $0["/pairing/is_submitting"] = false
+            $0["/pairing/can_submit"] = true
+            $0["/connection/phase"] = "disconnected"
+            $0["/banners/status"] = nil
+            $0["/banners/error"] = self.errorBanner("The server at devbox.local answered HTTP 500: boom. Try again.")
+        }
+        XCTAssertEqual(store.node("banner.error")?.label, "The server at devbox.local answered HTTP 500: boom. Try again.")
+    }
+
+    func testTappingDismissOnTheErrorBannerClosesIt() {
+        var store = SpecStore(.pairingReady)
+        store.submitTheReadyForm()
+        let id = store.pendingID("http_pair")
+        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":401,"error":"Invalid or expired pairing code"}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
+            $0["/pairing/is_submitting"] = false
+            $0["/pairing/has_held_code"] = false
+            $0["/connection/phase"] = "disconnected"
+            $0["/banners/status"] = nil
+            $0["/banners/error"] = self.errorBanner("Invalid or expired pairing code")
+        }
+        XCTAssertEqual(store.node("banner.error")?.visible, true)
+        XCTAssertEqual(store.node("banner.error.dismiss")?.visible, true)
+        store.send(.tapNode(id: "banner.error.dismiss"), followUps: ["dismiss_error"]) { $0["/banners/error"] = nil }
+        XCTAssertEqual(store.node("banner.error")?.visible, false)
+        // The form is kept for another try.
+        XCTAssertEqual(store["/pairing/host"], "devbox.local")
+        XCTAssertEqual(store.node("pair.submit")?.enabled, true)
+    }
+
     func testAnAnswerToAnUnknownEffectChangesNothing() {
         var store = SpecStore(.pairingReady)
         store.event(

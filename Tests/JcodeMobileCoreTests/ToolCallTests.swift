@@ -87,4 +87,41 @@ final class ToolCallTests: XCTestCase {
             ]
         }
     }
+
+    func testTheToolCardSaysPreparingWhileTheInputStreamsAndRunningOnceTheToolRuns() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"tool_start","id":"call_bash","name":"bash"}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("call_bash", "bash", status: "pending")], isStreaming: true))
+        }
+        XCTAssertEqual(store.node("message.m5")?.children.map(\.id), ["tool.call_bash"], "the card belongs to its message")
+        XCTAssertEqual(store.node("tool.call_bash")?.label, "bash")
+        XCTAssertEqual(store.node("tool.call_bash")?.value, "Preparing")
+        XCTAssertEqual(store.node("tool.call_bash")?.accessibilityValue, "Preparing")
+        XCTAssertEqual(store.node("tool.call_bash")?.children.map(\.id), [], "no input yet")
+        // While its input streams in, the call is still being prepared.
+        store.frame(#"{"type":"tool_input","delta":"{\"command\":"}"#, #"{"type":"tool_input","delta":"\"cargo test\"}"}"#) {
+            $0["/transcript/4/tool_calls/0/input"] = #"{"command":"cargo test"}"#
+        }
+        XCTAssertEqual(store.node("tool.call_bash")?.value, "Preparing")
+        XCTAssertEqual(store.node("tool.call_bash.input")?.value, #"{"command":"cargo test"}"#)
+        store.server(#"{"type":"tool_exec","id":"call_bash","name":"bash"}"#) { $0["/transcript/4/tool_calls/0/status"] = "running" }
+        XCTAssertEqual(store.node("tool.call_bash")?.label, "bash")
+        XCTAssertEqual(store.node("tool.call_bash")?.value, "Running")
+        XCTAssertEqual(store.node("tool.call_bash")?.accessibilityValue, "Running")
+        store.server(#"{"type":"tool_done","id":"call_bash","name":"bash","output":"2 passed"}"#) {
+            $0["/transcript/4/tool_calls/0/status"] = "succeeded"
+            $0["/transcript/4/tool_calls/0/output"] = "2 passed"
+        }
+        XCTAssertEqual(store.node("tool.call_bash")?.value, "Done")
+        XCTAssertEqual(store.node("tool.call_bash")?.children.map(\.id), ["tool.call_bash.input", "tool.call_bash.output"])
+    }
+
+    func testAToolDoneWithoutOutputOrErrorSucceedsWithEmptyOutput() {
+        var store = SpecStore.turnRunning()
+        store.frame(#"{"type":"tool_start","id":"call_x","name":"bash"}"#, #"{"type":"tool_done","id":"call_x","name":"bash"}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("call_x", "bash", output: "", status: "succeeded", error: nil)], isStreaming: true))
+        }
+        XCTAssertEqual(store.node("tool.call_x")?.value, "Done")
+        XCTAssertEqual(store.node("tool.call_x")?.children.map(\.id), [], "no output and no error to show")
+    }
 }

@@ -73,6 +73,28 @@ struct SpecStore {
             file: file, line: line, expect)
     }
 
+    /// Sends an action written as JSON (as hosts dispatch it): the action's
+    /// decoder, and the defaults it gives the fields left out, are part of the step.
+    mutating func dispatch(
+        _ actionJSON: String, effects: [Effect] = [], notes: [String]? = [], followUps: [String]? = [],
+        file: StaticString = #filePath, line: UInt = #line, _ expect: (inout ExpectedState) -> Void = { _ in }
+    ) {
+        guard let action = decodeAction(actionJSON, file: file, line: line) else { return }
+        step(.action(action), effects, notes, followUps, file: file, line: line, expect)
+    }
+
+    /// A raw text frame on the open socket: `events` newline-separated, as
+    /// the gateway writes them (each line decoded from its bytes).
+    mutating func frame(
+        _ events: String..., effects: [Effect] = [], notes: [String]? = [], followUps: [String]? = [],
+        file: StaticString = #filePath, line: UInt = #line, _ expect: (inout ExpectedState) -> Void = { _ in }
+    ) {
+        let text = JSONValue.string(events.joined(separator: "\n")).jsonString
+        event(
+            "{\"type\":\"websocket_event\",\"line\":\(text)}", effects: effects, notes: notes, followUps: followUps,
+            file: file, line: line, expect)
+    }
+
     /// The id of the newest pending effect of `type`.
     func pendingID(_ type: String, file: StaticString = #filePath, line: UInt = #line) -> Int {
         guard let id = store.state.effects.pending.last(where: { $0.kind.rawValue == type })?.id.rawValue else {
@@ -80,6 +102,15 @@ struct SpecStore {
             return -1
         }
         return id
+    }
+
+    private func decodeAction(_ text: String, file: StaticString, line: UInt) -> Action? {
+        do throws(CoreError) {
+            return try Action.wire.decode(try JSONParser.parse(text))
+        } catch {
+            XCTFail("test action does not decode: \(error.message)", file: file, line: line)
+            return nil
+        }
     }
 
     private func decodeEvent(_ text: String, file: StaticString, line: UInt) -> PlatformEvent? {
