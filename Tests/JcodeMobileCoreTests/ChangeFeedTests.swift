@@ -107,6 +107,7 @@ final class ChangeFeedTests: XCTestCase {
         step { _ = app.dispatch(json: #"{"type":"set_host","value":"devbox.local"}"#) }
         step { _ = app.dispatch(json: #"{"type":"set_pair_code","value":"123456"}"#) }
         step { _ = app.dispatch(json: #"{"type":"set_device_name","value":"Phone"}"#) }
+        step { _ = app.dispatch(json: #"{"type":"set_working_dir","value":"/home/me/app"}"#) }
         step { _ = app.dispatch(json: #"{"type":"submit_pairing"}"#) }
         let pair = app.state.effects.pending.last!.id.rawValue
         step { _ = app.platformEvent(json: #"{"type":"pair_finished","effect_id":\#(pair),"ok":true,"token":"t"}"#) }

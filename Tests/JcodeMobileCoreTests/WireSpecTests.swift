@@ -171,8 +171,15 @@ final class WireSpecTests: XCTestCase {
         XCTAssertEqual(
             GatewayRequest.message(content: "look", images: [.init(mediaType: "image/png", dataBase64: "AAAA")]).line(id: 5),
             #"{"id":5,"type":"message","content":"look","images":[["image/png","AAAA"]]}"#)
-        XCTAssertEqual(GatewayRequest.subscribe(targetSessionID: nil).line(id: 1), #"{"id":1,"type":"subscribe"}"#)
-        XCTAssertEqual(GatewayRequest.subscribe(targetSessionID: "s").line(id: 1), #"{"id":1,"type":"subscribe","target_session_id":"s"}"#)
+        XCTAssertEqual(
+            GatewayRequest.subscribe(workingDir: "/srv/app", targetSessionID: nil, clientInstanceID: "dev-1").line(id: 1),
+            #"{"id":1,"type":"subscribe","working_dir":"/srv/app","client_instance_id":"dev-1"}"#)
+        XCTAssertEqual(
+            GatewayRequest.subscribe(workingDir: "/srv/app", targetSessionID: "s", clientInstanceID: "dev-1").line(id: 1),
+            #"{"id":1,"type":"subscribe","working_dir":"/srv/app","target_session_id":"s","client_instance_id":"dev-1"}"#)
+        XCTAssertEqual(
+            GatewayRequest.softInterrupt(content: "see", images: [.init(mediaType: "image/png", dataBase64: "AAAA")], urgent: false).line(id: 6),
+            #"{"id":6,"type":"soft_interrupt","content":"see","images":[["image/png","AAAA"]],"urgent":false}"#)
         XCTAssertEqual(
             GatewayRequest.permissionResponse(requestID: "p", approved: true, remember: false).line(id: 9),
             #"{"id":9,"type":"permission_response","request_id":"p","approved":true,"remember":false}"#)
@@ -180,9 +187,12 @@ final class WireSpecTests: XCTestCase {
     }
 
     static let sampleRequests: [GatewayRequest] = [
-        .subscribe(targetSessionID: "s"), .subscribe(targetSessionID: nil), .getHistory,
+        .subscribe(workingDir: "/w", targetSessionID: "s", clientInstanceID: "d"),
+        .subscribe(workingDir: "/w", targetSessionID: nil, clientInstanceID: "d"), .getHistory,
         .message(content: "hi", images: [.init(mediaType: "image/png", dataBase64: "AAAA")]), .message(content: "hi", images: []),
-        .cancel, .softInterrupt(content: "also", urgent: true), .cancelSoftInterrupts, .resumeSession(sessionID: "s"),
+        .cancel, .softInterrupt(content: "also", images: [], urgent: true),
+        .softInterrupt(content: "look", images: [.init(mediaType: "image/png", dataBase64: "AAAA")], urgent: false),
+        .cancelSoftInterrupts, .resumeSession(sessionID: "s", clientInstanceID: "d"),
         .setModel("m"), .setReasoningEffort("high"), .compact, .renameSession(title: "t"), .renameSession(title: nil), .clear,
         .permissionResponse(requestID: "p", approved: true, remember: false), .stdinResponse(requestID: "r", input: "secret"),
     ]

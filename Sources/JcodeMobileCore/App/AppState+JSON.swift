@@ -7,7 +7,7 @@ extension AppState {
         case focusedNodeID = "focused_node_id"
         case connection, pairing, servers
         case selectedServerID = "selected_server_id"
-        case session, transcript
+        case session, transcript, images
         case softInterrupts = "soft_interrupts"
         case outbox
         case permissionRequests = "permission_requests"
@@ -28,6 +28,7 @@ extension AppState {
         case .selectedServerID: return .from(servers.selectedID)
         case .session: return sessionJSON
         case .transcript: return .array(chat.transcript.entries.map(\.json))
+        case .images: return .array(chat.images.map(\.json))
         case .softInterrupts: return .array(chat.softInterrupts.map(\.json))
         case .outbox: return .array(chat.outbox.map(\.json))
         case .permissionRequests: return .array(approvals.permissionRequests.map(\.json))
@@ -57,7 +58,7 @@ extension AppState {
     private var sessionJSON: JSONValue {
         let s = session
         let turn = chat.turn
-        var o = JSONObject(capacity: 20)
+        var o = JSONObject(capacity: 24)
         o.append("id", .from(s.id))
         o.append("title", .from(s.title))
         o.append("all_sessions", .array(s.allSessions.map(\.json)))
@@ -69,7 +70,10 @@ extension AppState {
         o.append("pending_reasoning_effort", .from(s.pendingReasoningEffort))
         o.append("server_version", .from(s.serverVersion))
         o.append("tokens", turn.tokens?.json ?? .null)
-        o.append("total_tokens", s.totalTokens?.json ?? .null)
+        o.append("total_tokens", s.currentTotalTokens?.json ?? .null)
+        o.append("connection_type", .from(s.connectionType))
+        o.append("upstream_provider", .from(s.upstreamProvider))
+        o.append("was_interrupted", .bool(chat.wasInterrupted))
         o.append("is_processing", .bool(turn.isProcessing))
         o.append("is_reasoning", .bool(turn.isReasoning))
         o.append("server_phase", .from(turn.serverPhase))

@@ -29,6 +29,7 @@ extension Facts {
         canSend = state.connection.canSend
         connectionPhase = state.connection.phase
         subscribeRequestID = state.connection.subscribeRequestID
+        sentRequests = state.connection.sentRequests
         servers = state.servers.list
         selectedServerID = state.servers.selectedID
         credentials = state.servers.credentials

@@ -214,7 +214,8 @@ extension AppState {
         mark(.pairing, $pairing != before.$pairing)
         mark(.servers, servers.list != before.servers.list)
         mark(.selectedServerID, servers.selectedID != before.servers.selectedID)
-        mark(.session, $session != before.$session || chat.turn != before.chat.turn)
+        mark(.session, $session != before.$session || chat.turn != before.chat.turn || chat.wasInterrupted != before.chat.wasInterrupted)
+        mark(.images, chat.images != before.chat.images)
         mark(.softInterrupts, chat.softInterrupts != before.chat.softInterrupts)
         mark(.outbox, chat.outbox != before.chat.outbox)
         mark(.permissionRequests, approvals.permissionRequests != before.approvals.permissionRequests)
@@ -244,17 +245,18 @@ extension AppState.Section {
         case .selectedServerID: return 6
         case .session: return 7
         case .transcript: return 8
-        case .softInterrupts: return 9
-        case .outbox: return 10
-        case .permissionRequests: return 11
-        case .stdinRequests: return 12
-        case .notices: return 13
-        case .banners: return 14
-        case .draft: return 15
-        case .attachments: return 16
-        case .voice: return 17
-        case .lifecycle: return 18
-        case .pendingEffects: return 19
+        case .images: return 9
+        case .softInterrupts: return 10
+        case .outbox: return 11
+        case .permissionRequests: return 12
+        case .stdinRequests: return 13
+        case .notices: return 14
+        case .banners: return 15
+        case .draft: return 16
+        case .attachments: return 17
+        case .voice: return 18
+        case .lifecycle: return 19
+        case .pendingEffects: return 20
         }
     }
 

@@ -6,6 +6,8 @@ public enum Action: Equatable, Sendable {
     case setPort(String)
     case setPairCode(String)
     case setDeviceName(String)
+    /// The pairing form's working directory (no server id) or a saved server's.
+    case setWorkingDir(String, serverID: String?)
     case submitPairing
     case scanQR
     case checkServer
@@ -65,6 +67,13 @@ public enum Action: Equatable, Sendable {
         MessageSpec("set_device_name", doc: "Edit the device name sent when pairing.", fields: value) {
             r throws(CoreError) in
             .setDeviceName(try r.string("value"))
+        },
+        MessageSpec(
+            "set_working_dir",
+            doc: "Edit the absolute path on the server where sessions run: the pairing form's, or a saved server's (server_id; reconnects when it is the one in use).",
+            fields: [FieldSpec("value", .string), .optional("server_id", .string)]
+        ) { r throws(CoreError) in
+            .setWorkingDir(try r.string("value"), serverID: try r.optionalString("server_id"))
         },
         MessageSpec("submit_pairing", doc: "Pair with the server in the form.") { _ throws(CoreError) in .submitPairing },
         MessageSpec("scan_qr", doc: "Open the camera to scan a pairing QR code.") { _ throws(CoreError) in .scanQR },

@@ -183,6 +183,7 @@ struct ScenarioScript {
         act(.setPort("7643"))
         act(.setPairCode("123456"))
         act(.setDeviceName("Test iPhone"))
+        act(.setWorkingDir("/home/me/jcode", serverID: nil))
     }
 
     mutating func connect(history messages: [String]) {
@@ -196,6 +197,7 @@ struct ScenarioScript {
         }
         answer("websocket_connect") { id in "{\"type\":\"websocket_opened\",\"effect_id\":\(id)}" }
         server(#"{"type":"session","session_id":"session-fox"}"#)
+        server(#"{"type":"done","id":1}"#)
         server(
             """
             {"type":"history","id":2,"session_id":"session-fox","messages":[\(messages.joined(separator: ","))],\
@@ -208,7 +210,8 @@ struct ScenarioScript {
     mutating func connectedChat() {
         connect(history: [
             #"{"role":"user","content":"Why does test_reconnect fail on CI?"}"#,
-            #"{"role":"assistant","content":"","tool_data":{"id":"call_grep","name":"grep","input":{"pattern":"sleep","path":"tests/"},"output":"tests/reconnect.rs:42: sleep(100ms)"}}"#,
+            #"{"role":"assistant","content":"Let me look for sleeps in the tests.","tool_calls":["grep"]}"#,
+            #"{"role":"tool","content":"tests/reconnect.rs:42: sleep(100ms)","tool_data":{"id":"call_grep","name":"grep","input":{"pattern":"sleep","path":"tests/"}}}"#,
             #"{"role":"assistant","content":"It sleeps a fixed 100 ms and races the server. I replaced the sleep with a wait for the connected event."}"#,
             #"{"role":"assistant","content":""}"#,
         ])

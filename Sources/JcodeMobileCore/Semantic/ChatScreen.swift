@@ -51,6 +51,19 @@ enum ChatScreen {
         case .user: return "You"
         case .assistant: return "jcode"
         case .system: return "System"
+        case .backgroundTask: return "Background task"
+        }
+    }
+
+    /// Why a reply stopped early, as the entry says it (nil for a normal end).
+    static func stopNote(_ reason: TranscriptEntry.StopReason) -> String? {
+        switch reason {
+        case .normal: return nil
+        case .maxTokens: return "Reply cut off: it reached the model's output limit."
+        case .refusal: return "The model declined to answer."
+        case .contentFilter: return "The provider's content filter stopped this reply."
+        case .pause: return "The provider paused this turn."
+        case .other: return "The reply stopped early."
         }
     }
 
@@ -67,6 +80,9 @@ enum ChatScreen {
             children.append(.text("message.\(entry.id).images", entry.imageCount == 1 ? "1 image" : "\(entry.imageCount) images", role: .image))
         }
         for call in entry.toolCalls { children.append(toolCard(call)) }
+        if let stop = stopNote(entry.stopReason) {
+            children.append(.text("message.\(entry.id).stop_reason", stop, value: entry.stopReason.wireName, role: .status))
+        }
         let a11yValue = entry.isQueued ? "Queued: \(entry.text)" : entry.text
         return SemanticNode(
             "message.\(entry.id)", .message, label: label, value: entry.text,

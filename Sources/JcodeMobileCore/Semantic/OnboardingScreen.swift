@@ -21,6 +21,9 @@ enum OnboardingScreen {
             .field(
                 "pair.device_name", "Device name", value: form.deviceName, placeholder: "My iPhone", editAction: "set_device_name",
                 focusedID: focus, error: errors.deviceName?.text),
+            .field(
+                "pair.working_dir", "Working directory on the server", value: form.workingDir, placeholder: "/home/you/project",
+                editAction: "set_working_dir", focusedID: focus, error: errors.workingDir?.text),
             .button(
                 "pair.submit", form.isSubmitting ? "Pairing…" : "Pair", .submitPairing, enabled: !form.isSubmitting,
                 accessibilityLabel: form.isSubmitting ? "Pairing, please wait" : "Pair with this server"),

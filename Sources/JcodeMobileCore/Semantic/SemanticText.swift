@@ -16,6 +16,12 @@ public enum SemanticText {
             return request.reason.isEmpty ? "Server closed this session" : request.reason
         case .noCredentials(let serverName):
             return "No saved credentials for \(serverName). Pair again to reconnect."
+        case .subscribeRefused(let message):
+            return "The server refused the connection: \(message)"
+        case .workingDirRefused(let message):
+            return "The server refused the working directory (\(message)). Set it in Settings, then reconnect."
+        case .noWorkingDir(let serverName):
+            return "Set the working directory for \(serverName) in Settings to connect."
         }
     }
 

@@ -59,6 +59,13 @@ public enum SemanticTree {
                 "connection.retry", "Retry now", .retryConnection,
                 visible: state.servers.selected != nil && (phase == .reconnecting || phase == .offline || (phase == .failed && !tokenRejected) || phase == .disconnected)))
         statusChildren.append(.button("connection.repair", "Pair again", .navigate(.onboarding), visible: tokenRejected))
+        let needsWorkingDir: Bool
+        switch state.connection.issue {
+        case .workingDirRefused, .noWorkingDir: needsWorkingDir = phase == .failed
+        default: needsWorkingDir = false
+        }
+        statusChildren.append(
+            .button("connection.working_dir", "Set working directory", .navigate(.settings), visible: needsWorkingDir))
         nodes.append(
             SemanticNode(
                 "banner.status", .status, label: status ?? "", visible: status != nil,

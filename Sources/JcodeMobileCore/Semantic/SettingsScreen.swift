@@ -10,12 +10,30 @@ enum SettingsScreen {
                 info.append(.text("settings.version", "Server version", value: version))
             }
         }
-        if let tokens = state.session.totalTokens {
-            info.append(.text("settings.tokens", "Tokens used", value: "\(tokens.input) in · \(tokens.output) out"))
+        if let tokens = state.session.currentTotalTokens {
+            var value = "\(tokens.input) in · \(tokens.output) out"
+            if let cached = tokens.cacheRead { value += " · \(cached) from cache" }
+            info.append(.text("settings.tokens", "Tokens used", value: value))
+        }
+        if let type = state.session.connectionType {
+            info.append(.text("settings.transport", "Model connection", value: type))
+        }
+        if let upstream = state.session.upstreamProvider {
+            info.append(.text("settings.upstream", "Routed to", value: upstream))
+        }
+        var nodes: [SemanticNode] = []
+        if let server {
+            // Edited per server; the action names the server (the tree's edit action is the type).
+            nodes.append(
+                .field(
+                    "settings.working_dir", "Working directory on the server", value: server.workingDir,
+                    placeholder: "/home/you/project", editAction: "set_working_dir", focusedID: state.navigation.focusedNodeID,
+                    error: server.workingDirError?.text))
         }
         return [
             SemanticNode("settings.header", .header, label: "Settings", children: [.button("nav.back", "Back", .navigate(.chat))]),
             SemanticNode("settings.info", .group, label: "", children: info),
+        ] + nodes + [
             .button("settings.compact", state.session.isCompacting ? "Compacting…" : "Compact conversation", .compact,
                     enabled: connected && !state.session.isCompacting),
             .button("settings.clear", "Clear conversation", .clearConversation, enabled: connected),

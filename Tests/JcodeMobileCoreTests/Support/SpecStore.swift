@@ -268,12 +268,13 @@ private func jsonDifferences(_ a: JSONValue, _ e: JSONValue, path: String, ignor
 /// A transcript entry as the state JSON writes it (a literal for expectations).
 func entryJSON(
     _ id: String, _ role: String, text: String = "", reasoning: String = "", reasoningSecs: Double? = nil,
-    toolCalls: [JSONValue] = [], isStreaming: Bool = false, isQueued: Bool = false, imageCount: Int = 0
+    toolCalls: [JSONValue] = [], isStreaming: Bool = false, isQueued: Bool = false, imageCount: Int = 0,
+    stopReason: String? = nil
 ) -> JSONValue {
     [
         "id": .string(id), "role": .string(role), "text": .string(text), "reasoning": .string(reasoning),
         "reasoning_secs": .from(reasoningSecs), "tool_calls": .array(toolCalls), "is_streaming": .bool(isStreaming),
-        "is_queued": .bool(isQueued), "image_count": .int(Int64(imageCount)),
+        "is_queued": .bool(isQueued), "image_count": .int(Int64(imageCount)), "stop_reason": .from(stopReason),
     ]
 }
 

@@ -5,11 +5,13 @@
 public struct ApprovalsInteractor: Interactor {
     public init() {}
 
+    static let expired = "That approval request ended with the previous connection; the agent will ask again if it still needs it."
     static let notSent = "Not connected: your answer was not sent. It will be waiting when the connection is back."
 
     public func interact(_ state: inout ApprovalsState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .server(.permissionRequest(let request)):
+            state.serverAskedPermissionOnThisSocket = true
             let isNew = Self.keep(request, in: &state.permissionRequests)
             return isNew ? .effect(.device(.haptic(style: .warning))) : .none
 
@@ -18,6 +20,14 @@ public struct ApprovalsInteractor: Interactor {
             return .none
 
         case .action(.respondPermission(let requestID, let approved, let remember)):
+            if facts.canSend, !state.serverAskedPermissionOnThisSocket,
+               let i = state.permissionRequests.firstIndex(where: { $0.requestID == requestID })
+            {
+                // Asked on an earlier connection: this server may not know the request (or the message).
+                state.permissionRequests.remove(at: i)
+                return .internal(.showError(ErrorBanner(message: Self.expired)))
+                    + .note("permission_response not sent: no permission_request arrived on this connection")
+            }
             return Self.answer(requestID, in: &state.permissionRequests, what: "respond_permission", facts) {
                 .permissionResponse(requestID: requestID, approved: approved, remember: remember)
             }
@@ -27,6 +37,9 @@ public struct ApprovalsInteractor: Interactor {
                 .stdinResponse(requestID: requestID, input: text)
             }
 
+        case .internal(.socketOpened):
+            state.serverAskedPermissionOnThisSocket = false
+            return .none
         case .internal(.turnEnded), .internal(.serverChanged), .internal(.sessionSwitched):
             // No tool is waiting any more.
             state = ApprovalsState()

@@ -6,16 +6,19 @@
 /// the turn ends, whatever is still queued stops being shown as queued. The
 /// bubble is a transcript entry, so interrupts belong to the conversation.
 extension ChatInteractor {
-    func queueInterrupt(_ state: inout ChatState, text: String, urgent: Bool, _ facts: Facts) -> Emission {
+    func queueInterrupt(
+        _ state: inout ChatState, text: String, images: [Attachment] = [], urgent: Bool, _ facts: Facts
+    ) -> Emission {
         let content = text.trimmingSpaces()
-        guard !content.isEmpty else { return .note("queue_interrupt: nothing to send") }
+        guard !content.isEmpty || !images.isEmpty else { return .note("queue_interrupt: nothing to send") }
         guard state.turn.isProcessing, facts.canSend else {
             // No turn to interrupt: it is an ordinary message.
             return .action(.sendMessage(text: content))
         }
-        let serial = state.transcript.appendQueued(text: content)
+        let serial = state.transcript.appendQueued(text: content, imageCount: images.count)
         state.softInterrupts.append(SoftInterrupt(entrySerial: serial, content: content, urgent: urgent))
-        return .send(.softInterrupt(content: content, urgent: urgent))
+        let payloads = images.map { GatewayRequest.ImagePayload(mediaType: $0.mediaType, dataBase64: $0.dataBase64) }
+        return .send(.softInterrupt(content: content, images: payloads, urgent: urgent))
     }
 
     func cancelQueuedInterrupts(_ state: inout ChatState) -> Emission {
@@ -31,16 +34,27 @@ extension ChatInteractor {
         if let i = state.softInterrupts.firstIndex(where: { $0.content == content }) {
             let interrupt = state.softInterrupts.remove(at: i)
             state.transcript.unqueue(serial: interrupt.entrySerial)
+        } else if let i = state.outlivedInterrupts.firstIndex(where: { $0.content == content }) {
+            // Its turn ended first; it is already shown as sent.
+            state.outlivedInterrupts.remove(at: i)
         } else {
             // Sent from another client.
             state.transcript.append(role: displayRole == "system" ? .system : .user, text: content)
         }
     }
 
-    /// The turn ended: anything still queued was consumed by the server or is moot.
+    /// The turn ended: anything still queued stays with the server, which
+    /// injects it later; it shows as sent, and its injection is recognised.
     func drainInterrupts(_ state: inout ChatState) {
         guard state.transcript.queuedCount > 0 || !state.softInterrupts.isEmpty else { return }
         state.transcript.unqueueAll()
+        state.outlivedInterrupts.append(contentsOf: state.softInterrupts)
+        if state.outlivedInterrupts.count > Self.outlivedLimit {
+            state.outlivedInterrupts.removeFirst(state.outlivedInterrupts.count - Self.outlivedLimit)
+        }
         state.softInterrupts = []
     }
+
+    /// Outlived interrupts remembered at most (the server injects them at its next safe point).
+    static let outlivedLimit = 16
 }

@@ -33,15 +33,20 @@ public struct ChatInteractor: Interactor {
             state.turn.historyLoaded = false
             return .none
         case .internal(.serverChanged):
-            state.transcript.removeAll()
-            state.turn = TurnState()
-            state.softInterrupts = []
-            state.outbox = []
+            // Everything belonged to the old server; ids keep counting.
+            var fresh = ChatState()
+            fresh.transcript = state.transcript
+            fresh.transcript.removeAll()
+            fresh.nextOutboxID = state.nextOutboxID
+            state = fresh
             return .none
         case .internal(.sessionSwitched):
             state.transcript.removeAll()
             Self.endTurn(&state)
             state.softInterrupts = []
+            state.outlivedInterrupts = []
+            state.images = []
+            state.wasInterrupted = false
             state.turn.historyLoaded = false
             state.turn.tokens = nil
             return .none
@@ -60,10 +65,12 @@ public struct ChatInteractor: Interactor {
         guard facts.selectedServer != nil else {
             return .internal(.showError(ErrorBanner(message: "Pair with a jcode server before sending messages.")))
         }
-        if state.turn.isProcessing && attachments.isEmpty && facts.canSend {
-            // A turn is running: what the person types joins it as a soft interrupt.
-            let taken: Emission = fromDraft ? .internal(.composerSent(clearDraft: true, clearAttachments: false)) : .none
-            return taken + .action(.queueInterrupt(text: content, urgent: false))
+        if state.turn.isProcessing && facts.canSend {
+            // A turn is running: what the person types (and attaches) joins it as a soft interrupt.
+            let taken: Emission =
+                fromDraft || !attachments.isEmpty
+                ? .internal(.composerSent(clearDraft: fromDraft, clearAttachments: !attachments.isEmpty)) : .none
+            return taken + queueInterrupt(&state, text: content, images: attachments, urgent: false, facts)
         }
         let taken: Emission =
             (fromDraft && !facts.draft.isEmpty) || !attachments.isEmpty
@@ -157,8 +164,17 @@ public struct ChatInteractor: Interactor {
                 state.transcript.setReasoningSecs(secs, at: index)
             }
             return .none
-        case .messageEnd:
+        case .messageEnd(let raw):
+            let reason = TranscriptEntry.StopReason(provider: raw)
+            if reason != .normal, let index = state.transcript.streamingIndex ?? state.transcript.entries.lastIndex(where: { $0.role == .assistant }) {
+                state.transcript.setStopReason(reason, at: index)
+            }
             state.transcript.finishStreaming()
+            return .none
+        case .providerGuardrail(_, let message):
+            // The turn ends without an answer: say why, as its own entry.
+            state.transcript.finishStreaming()
+            state.transcript.append(role: .system, text: message.isEmpty ? "The model returned no response." : message)
             return .none
         case .retryRollback(let attempt, let max):
             state.transcript.discardStreaming()
@@ -192,14 +208,25 @@ public struct ChatInteractor: Interactor {
             return .none
 
         case .done(let id):
-            // The server also answers `subscribe` with `done`: that ends no turn.
-            if let id, id == facts.subscribeRequestID { return .note("done for subscribe") }
+            // The server also answers `subscribe`, `resume_session` and `clear` with `done`: that ends no turn.
+            if let id, let kind = facts.sentRequests.kind(of: id), kind != .message {
+                return .note("done for \(kind.rawValue)")
+            }
             return turnFinished(&state, facts)
         case .interrupted:
             return turnFinished(&state, facts, notice: .internal(.notice(.info, "Interrupted")))
-        case .error(_, let message, let retryAfterSecs):
-            if state.turn.isProcessing { Self.endTurn(&state) }
-            return .internal(.showError(ErrorBanner(message: message, retryAfterSecs: retryAfterSecs)))
+        case .error(let id, let message, let retryAfterSecs):
+            // The connection owns an error answering `subscribe` (it is why the link failed).
+            if let id, id == facts.subscribeRequestID { return .none }
+            let banner = Emission.internal(.showError(ErrorBanner(message: message, retryAfterSecs: retryAfterSecs)))
+            // Only an error about the turn ends it: one without an id, or one
+            // answering the message that started it. The server answers a
+            // request it could not read with id 0 and keeps streaming.
+            guard id == nil || id == facts.sentRequests.latest(.message), state.turn.isProcessing else {
+                return banner
+            }
+            Self.endTurn(&state)
+            return banner
         case .sessionCloseRequested:
             Self.endTurn(&state)
             return .none
@@ -209,8 +236,8 @@ public struct ChatInteractor: Interactor {
             }
             return .none
 
-        case .tokens(let input, let output):
-            state.turn.tokens = TokenUsage(input: input, output: output)
+        case .tokens(let usage):
+            state.turn.tokens = usage
             return .none
         case .statusDetail(let detail):
             state.turn.statusDetail = detail.isEmpty ? nil : detail
@@ -224,27 +251,49 @@ public struct ChatInteractor: Interactor {
             return .none
 
         case .history(let history):
-            state.transcript.replaceAll(with: Self.entries(from: history.messages))
+            let (entries, skipped) = Self.entries(from: history.messages)
+            state.transcript.replaceAll(with: entries)
             state.softInterrupts = []
+            state.outlivedInterrupts = []
+            state.images = history.images
+            state.wasInterrupted = history.wasInterrupted ?? false
             state.turn.isProcessing = history.isProcessing ?? false
             state.turn.isReasoning = false
             state.turn.historyLoaded = true
-            return flushOutbox(&state, facts)
+            let dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
+            return dropped + flushOutbox(&state, facts)
 
         default:
             return .none
         }
     }
 
-    /// The transcript of a `history` event: user, assistant and system
-    /// messages with their tool calls; empty placeholders are skipped.
-    static func entries(from messages: [ServerEvent.History.Message]) -> [TranscriptEntry] {
+    /// The transcript of a `history` event, as today's jcode renders it
+    /// (`session/render.rs`): user, assistant, system and background-task
+    /// rows; an assistant row names its tool calls, and each `tool` row that
+    /// follows carries one call's id, name, input (an object, shown as
+    /// compact JSON) and output, which completes the matching call. Empty
+    /// placeholders are skipped; rows of unknown roles are skipped and named.
+    static func entries(from messages: [ServerEvent.History.Message]) -> (entries: [TranscriptEntry], skippedRoles: [String]) {
         var entries: [TranscriptEntry] = []
+        var skipped: [String] = []
         entries.reserveCapacity(messages.count)
         for (n, message) in messages.enumerated() {
-            guard let role = TranscriptEntry.Role(rawValue: message.role) else { continue }
+            if message.role == "tool" {
+                if let data = message.toolData {
+                    attachToolResult(data, output: message.content, to: &entries)
+                } else {
+                    skipped.append("tool (no tool_data)")
+                }
+                continue
+            }
+            guard let role = TranscriptEntry.Role(rawValue: message.role) else {
+                if !skipped.contains(message.role) { skipped.append(message.role) }
+                continue
+            }
             var calls: [ToolCall] = []
             if let data = message.toolData {
+                // An older server put the call and its output on the assistant row.
                 let status: ToolCall.Status = data.error != nil ? .failed : (data.output != nil ? .succeeded : .running)
                 calls.append(
                     ToolCall(id: data.id, name: data.name, input: data.input, output: data.output ?? "", status: status, error: data.error))
@@ -256,6 +305,31 @@ public struct ChatInteractor: Interactor {
             if message.content.isEmpty && calls.isEmpty { continue }
             entries.append(TranscriptEntry(serial: 0, role: role, text: message.content, toolCalls: calls))
         }
-        return entries
+        return (entries, skipped)
+    }
+
+    /// A `tool` row of history: completes the earliest call of that name the
+    /// assistant rows listed without an id (calls of a turn run in the order
+    /// listed), or, when none is waiting, adds the call to the latest
+    /// assistant entry (or a new one).
+    private static func attachToolResult(_ data: ServerEvent.History.ToolData, output: String, to entries: inout [TranscriptEntry]) {
+        let result = ToolCall(
+            id: data.id, name: data.name, input: data.input, output: data.output ?? output,
+            status: data.error != nil ? .failed : .succeeded, error: data.error)
+        for e in entries.indices.reversed() {
+            guard entries[e].role == .assistant else {
+                if entries[e].role == .user { break }
+                continue
+            }
+            if let c = entries[e].toolCalls.firstIndex(where: { $0.id.hasPrefix("history.") && $0.name == data.name }) {
+                entries[e].toolCalls[c] = result
+                return
+            }
+        }
+        if let last = entries.indices.last, entries[last].role == .assistant {
+            entries[last].toolCalls.append(result)
+        } else {
+            entries.append(TranscriptEntry(serial: 0, role: .assistant, toolCalls: [result]))
+        }
     }
 }

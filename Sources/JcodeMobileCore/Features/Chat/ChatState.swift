@@ -9,6 +9,14 @@ public struct ChatState: Equatable, Sendable {
     public var nextOutboxID = 1
     /// Soft interrupts sent while a turn runs, not yet injected.
     public var softInterrupts: [SoftInterrupt] = []
+    /// Soft interrupts still pending when their turn ended: shown as sent;
+    /// the server injects them later, and that `soft_interrupt_injected`
+    /// must not add them a second time.
+    public var outlivedInterrupts: [SoftInterrupt] = []
+    /// Images of the server's transcript (`history.images`).
+    public var images: [HistoryImage] = []
+    /// The server said the session stopped mid-turn (`history.was_interrupted`).
+    public var wasInterrupted = false
 
     public init() {}
 }

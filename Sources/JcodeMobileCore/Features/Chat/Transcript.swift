@@ -68,8 +68,8 @@ public struct Transcript: Sendable {
 
     /// Appends a queued user bubble at the very end; returns its serial.
     @discardableResult
-    public mutating func appendQueued(text: String) -> Int {
-        let entry = TranscriptEntry(serial: takeSerial(), role: .user, text: text, isQueued: true)
+    public mutating func appendQueued(text: String, imageCount: Int = 0) -> Int {
+        let entry = TranscriptEntry(serial: takeSerial(), role: .user, text: text, isQueued: true, imageCount: imageCount)
         entries.append(entry)
         queuedCount &+= 1
         changes.append(.insert(index: entries.count &- 1, entry: entry))
@@ -105,6 +105,11 @@ public struct Transcript: Sendable {
     public mutating func setReasoningSecs(_ secs: Double?, at index: Int) {
         entries[index].reasoningSecs = secs
         changes.append(.set(index: index, field: .reasoningSecs, value: .from(secs)))
+    }
+
+    public mutating func setStopReason(_ reason: TranscriptEntry.StopReason, at index: Int) {
+        entries[index].stopReason = reason
+        changes.append(.set(index: index, field: .stopReason, value: .from(reason.wireName)))
     }
 
     /// Closes the streaming entry: the next delta starts a new one. An entry
@@ -278,6 +283,7 @@ public enum TranscriptChange: Equatable, Sendable {
         case reasoningSecs = "reasoning_secs"
         case isStreaming = "is_streaming"
         case isQueued = "is_queued"
+        case stopReason = "stop_reason"
     }
 
     case insert(index: Int, entry: TranscriptEntry)
@@ -298,6 +304,7 @@ extension TranscriptChange.Field {
         case .reasoningSecs: return "/reasoning_secs\""
         case .isStreaming: return "/is_streaming\""
         case .isQueued: return "/is_queued\""
+        case .stopReason: return "/stop_reason\""
         }
     }
 }

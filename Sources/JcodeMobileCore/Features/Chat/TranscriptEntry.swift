@@ -2,6 +2,48 @@
 public struct TranscriptEntry: Equatable, Sendable {
     public enum Role: String, Sendable {
         case user, assistant, system
+        /// The result of a task the agent ran in the background.
+        case backgroundTask = "background_task"
+    }
+
+    /// Why the provider stopped a reply, when it was not a normal end.
+    public enum StopReason: UInt8, Sendable {
+        case normal
+        /// Cut at the output token limit: the reply is incomplete.
+        case maxTokens
+        /// The model refused.
+        case refusal
+        /// The provider's content filter stopped it.
+        case contentFilter
+        /// The provider paused a long turn.
+        case pause
+        /// A reason the app does not know.
+        case other
+
+        /// The provider's `stop_reason` (Anthropic, OpenAI and Gemini words).
+        public init(provider raw: String?) {
+            switch raw?.lowercased() {
+            case nil, "", "end_turn", "stop", "tool_use", "tool_calls", "stop_sequence", "end", "completed", "finish":
+                self = .normal
+            case "max_tokens", "length", "max_output_tokens", "model_context_window_exceeded": self = .maxTokens
+            case "refusal": self = .refusal
+            case "content_filter", "safety", "recitation": self = .contentFilter
+            case "pause_turn": self = .pause
+            default: self = .other
+            }
+        }
+
+        /// How the state JSON names it (nil for a normal end).
+        public var wireName: String? {
+            switch self {
+            case .normal: return nil
+            case .maxTokens: return "max_tokens"
+            case .refusal: return "refusal"
+            case .contentFilter: return "content_filter"
+            case .pause: return "pause_turn"
+            case .other: return "other"
+            }
+        }
     }
 
     // Stored in this order so an entry packs into 64 bytes: a transcript of
@@ -19,6 +61,8 @@ public struct TranscriptEntry: Equatable, Sendable {
     /// A soft interrupt the agent has not received yet.
     public var isQueued: Bool
     private var storedImageCount: UInt16
+    /// How the provider ended this reply (declared last: the entry still packs into 64 bytes).
+    public var stopReason: StopReason = .normal
     /// Number of images sent with the message.
     public var imageCount: Int {
         get { Int(storedImageCount) }
@@ -59,11 +103,12 @@ public struct TranscriptEntry: Equatable, Sendable {
         w.key("is_streaming"); w.bool(isStreaming)
         w.key("is_queued"); w.bool(isQueued)
         w.key("image_count"); w.int(imageCount)
+        w.key("stop_reason"); w.string(stopReason.wireName)
         w.objectEnd()
     }
 
     public var json: JSONValue {
-        var o = JSONObject(capacity: 9)
+        var o = JSONObject(capacity: 10)
         o.append("id", .string(id))
         o.append("role", .string(role.rawValue))
         o.append("text", .string(text))
@@ -73,6 +118,7 @@ public struct TranscriptEntry: Equatable, Sendable {
         o.append("is_streaming", .bool(isStreaming))
         o.append("is_queued", .bool(isQueued))
         o.append("image_count", .int(Int64(imageCount)))
+        o.append("stop_reason", .from(stopReason.wireName))
         return .object(o)
     }
 }

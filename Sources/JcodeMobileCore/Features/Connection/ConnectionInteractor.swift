@@ -69,15 +69,32 @@ public struct ConnectionInteractor: Interactor {
             state.phase = .failed
             state.issue = .noCredentials(serverName: name)
             return .none
+        case .internal(.workingDirChanged(let serverID)):
+            // The server hears the working directory only in `subscribe`: start over.
+            guard serverID == facts.selectedServerID, state.phase != .disconnected, state.phase != .pairing else { return .none }
+            state.attempt = 0
+            state.issue = nil
+            return cancelReconnectTimer(&state) + connectSelected(&state, facts)
 
         // What the server said about the link
         case .server(.reloading):
             state.reconnectSoon = true
             return .internal(.notice(.info, "Server is updating, reconnecting shortly"))
+        case .server(.history):
+            // History loaded: this connection proved healthy, so the backoff starts over.
+            state.attempt = 0
+            return .none
+        case .server(.error(let id?, let message, _)) where id == state.subscribeRequestID:
+            return subscribeRefused(&state, message: message, facts)
         case .server(.sessionCloseRequested(let reason)):
+            // The server keeps its end open and waits for this client to go:
+            // close the socket, say why, and stay down until the person reconnects.
             let request = CloseRequest(reason: reason)
+            let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
             state.closeRequest = request
-            return .internal(.showError(ErrorBanner(.connection(.closedByServer(request)))))
+            state.phase = .failed
+            state.issue = .closedByServer(request)
+            return emission + .internal(.connectionLost) + .internal(.showError(ErrorBanner(.connection(.closedByServer(request)))))
         default:
             return .none
         }
@@ -91,6 +108,7 @@ public struct ConnectionInteractor: Interactor {
         guard state.canSend else { return .note("not connected: \(request.type) not sent") }
         let id = state.nextRequestID
         state.nextRequestID &+= 1
+        state.sentRequests.record(id, request.kind)
         return .effect(.webSocket(.send(line: request.line(id: id), containsSecret: request.containsSecret)))
     }
 
@@ -124,14 +142,18 @@ public struct ConnectionInteractor: Interactor {
             state.socketEffectID = id
             state.isSocketOpen = true
             state.phase = .connected
-            state.attempt = 0
             state.issue = nil
             state.reconnectDelayMS = nil
             state.reconnectSoon = false
             state.closeRequest = nil
             state.nextRequestID = 1
+            state.sentRequests = SentRequests()
+            state.subscribeRefusal = nil
             state.subscribeRequestID = state.nextRequestID
-            return .internal(.socketOpened) + send(&state, .subscribe(targetSessionID: facts.sessionID)) + send(&state, .getHistory)
+            let subscribe = GatewayRequest.subscribe(
+                workingDir: facts.selectedServer?.workingDir ?? "", targetSessionID: facts.sessionID,
+                clientInstanceID: facts.deviceID)
+            return .internal(.socketOpened) + send(&state, subscribe) + send(&state, .getHistory)
 
         case .event(let id, let items):
             return Self.frame(state, effectID: id, items: items)
@@ -168,7 +190,13 @@ public struct ConnectionInteractor: Interactor {
             return lost
         }
         if state.phase == .disconnected { return lost }
-        state.issue = issue
+        if let refusal = state.subscribeRefusal {
+            // The server said why before it closed: that is the reason to show.
+            state.subscribeRefusal = nil
+            state.issue = .subscribeRefused(message: refusal)
+        } else {
+            state.issue = issue
+        }
         if !facts.isNetworkReachable {
             state.phase = .offline
             return lost
@@ -218,9 +246,37 @@ public struct ConnectionInteractor: Interactor {
         return .settleAll(.websocketConnect) + (hadSocket ? .effect(.webSocket(.close)) : .none)
     }
 
+    /// The server refused this socket's `subscribe` and will close it. A
+    /// refused working directory needs the person: stop and point to the
+    /// field. Anything else is retried with backoff once the socket closes.
+    private func subscribeRefused(_ state: inout ConnectionState, message: String, _ facts: Facts) -> Emission {
+        guard Self.concernsWorkingDir(message) else {
+            state.subscribeRefusal = message
+            return .none
+        }
+        let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
+        state.phase = .failed
+        state.issue = .workingDirRefused(message: message)
+        return emission + .internal(.connectionLost)
+    }
+
+    /// Whether a server message is about the working directory ("Subscribe
+    /// requires the client's working directory", "Subscribe working_dir must
+    /// be an absolute path", in `client_lifecycle.rs`).
+    static func concernsWorkingDir(_ message: String) -> Bool {
+        let lower = message.lowercased()
+        return lower.contains("working_dir") || lower.contains("working directory")
+    }
+
     /// Opens a socket to `server` with `token`, replacing any current one.
+    /// Nothing connects without a working directory: today's jcode refuses it.
     private func connect(_ state: inout ConnectionState, to server: SavedServer, token: String, _ facts: Facts) -> Emission {
         let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
+        guard !server.workingDir.isEmpty else {
+            state.phase = .failed
+            state.issue = .noWorkingDir(serverName: server.name)
+            return emission
+        }
         state.phase = state.attempt > 0 ? .reconnecting : .connecting
         state.closeRequest = nil
         return emission + .effect(.webSocket(.connect(url: server.address.webSocketURL, authToken: token)))

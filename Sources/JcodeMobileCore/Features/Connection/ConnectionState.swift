@@ -19,7 +19,8 @@ public struct ConnectionState: Equatable, Sendable {
     }
 
     public var phase: Phase = .disconnected
-    /// Reconnect attempts since the last successful connection.
+    /// Reconnect attempts since the last connection that proved healthy (its
+    /// history loaded): a server that accepts and then closes still backs off.
     public var attempt = 0
     /// Why the connection is not up (its words are the semantic layer's).
     public var issue: ConnectionIssue?
@@ -28,8 +29,16 @@ public struct ConnectionState: Equatable, Sendable {
     public var isSocketOpen = false
     /// The id of the next gateway request on this socket (from 1 per connection).
     public var nextRequestID = 1
-    /// The `subscribe` of this socket: its `done` is not the end of a turn.
+    /// The `subscribe` of this socket: its `done` is not the end of a turn,
+    /// and an `error` answering it is why the connection failed.
     public var subscribeRequestID: Int?
+    /// The requests sent on this socket whose `done` or `error` concerns no
+    /// turn (`subscribe`, `resume_session`, `clear` …), and the latest
+    /// `message`: its `error` ends the turn. The most recent few are kept.
+    public var sentRequests = SentRequests()
+    /// The server refused this socket's `subscribe`: why, kept for when the
+    /// socket closes.
+    public var subscribeRefusal: String?
     /// The pending reconnect timer and its delay.
     public var reconnectTimerID: String?
     public var reconnectDelayMS: Int?
@@ -64,6 +73,13 @@ public enum ConnectionIssue: Equatable, Sendable {
     case tokenRejected
     /// The server asked this client to close the session.
     case closedByServer(CloseRequest)
+    /// The server refused the `subscribe` (its message).
+    case subscribeRefused(message: String)
+    /// The server refused the `subscribe` because of the working directory:
+    /// reconnecting will not help until the person changes it.
+    case workingDirRefused(message: String)
+    /// The selected server has no working directory yet.
+    case noWorkingDir(serverName: String)
     /// No token for the server in memory or in the secure store.
     case noCredentials(serverName: String)
 }
@@ -72,4 +88,35 @@ public enum ConnectionIssue: Equatable, Sendable {
 public struct CloseRequest: Equatable, Sendable {
     /// The server's reason; may be empty.
     public var reason: String
+}
+
+/// The kinds of the most recent requests sent on a socket, by request id.
+public struct SentRequests: Equatable, Sendable {
+    private var ids: [Int] = []
+    private var kinds: [GatewayRequest.Kind] = []
+    /// How many are remembered (far more than are ever awaited at once).
+    static let capacity = 32
+
+    public init() {}
+
+    public mutating func record(_ id: Int, _ kind: GatewayRequest.Kind) {
+        if ids.count == Self.capacity {
+            ids.removeFirst()
+            kinds.removeFirst()
+        }
+        ids.append(id)
+        kinds.append(kind)
+    }
+
+    /// The kind of request `id`, if it was sent on this socket recently.
+    public func kind(of id: Int) -> GatewayRequest.Kind? {
+        guard let i = ids.lastIndex(of: id) else { return nil }
+        return kinds[i]
+    }
+
+    /// The id of the latest request of `kind`.
+    public func latest(_ kind: GatewayRequest.Kind) -> Int? {
+        guard let i = kinds.lastIndex(of: kind) else { return nil }
+        return ids[i]
+    }
 }

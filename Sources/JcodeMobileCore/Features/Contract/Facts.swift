@@ -9,6 +9,8 @@ public struct Facts: Sendable {
     public var connectionPhase: ConnectionState.Phase = .disconnected
     /// The request id of this socket's `subscribe` (its `done` ends no turn).
     public var subscribeRequestID: Int?
+    /// The requests sent on this socket, by id (what a `done` or `error` answers).
+    public var sentRequests = SentRequests()
     // Servers
     public var servers: [SavedServer] = []
     public var selectedServerID: String?

@@ -26,6 +26,9 @@ public enum InternalInput: Equatable, Sendable {
     case credentialsLoaded(serverID: String)
     /// The selected server has no usable token.
     case credentialsMissing(serverName: String)
+    /// A saved server's working directory changed (the connection to it, if
+    /// any, starts over so the server hears the new one).
+    case workingDirChanged(serverID: String)
 
     // Connection → everyone
     /// The connection needs the selected server's token.
@@ -70,6 +73,8 @@ public struct PairedServer: Equatable, Sendable, CustomStringConvertible {
     public var address: ServerAddress
     public var name: String
     public var serverVersion: String?
+    /// Where this device's sessions run on the server (absolute).
+    public var workingDir: String
     public var token: String
 
     public var description: String { "PairedServer(\(address.display), token redacted)" }

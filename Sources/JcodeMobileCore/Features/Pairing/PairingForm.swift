@@ -10,6 +10,12 @@ public struct PairingForm: Equatable, Sendable {
     /// Forgotten on success, on rejection, and when a new code is typed.
     public var heldCode: String?
     public var deviceName = ""
+    /// The absolute path on the server in which this device's sessions run
+    /// (sent as `subscribe.working_dir`; today's jcode refuses a client without one).
+    public var workingDir = ""
+    /// The working directory of the `http_pair` in flight (the field may be
+    /// edited meanwhile; the server is saved with what was submitted).
+    public var submittedWorkingDir: String?
     /// Validation messages show for every field after a submit attempt, and
     /// for a field as soon as it has been edited to something non-empty.
     public var showAllErrors = false
@@ -36,6 +42,7 @@ public struct PairingForm: Equatable, Sendable {
         public var address: ServerAddress
         public var code: String
         public var deviceName: String
+        public var workingDir: String
     }
 
     /// A validation message for each invalid field.
@@ -58,18 +65,20 @@ public struct PairingForm: Equatable, Sendable {
         } else if name.count > 64 {
             errors.deviceName = .deviceNameTooLong
         }
+        if case .failure(let message) = WorkingDirectory.validate(workingDir) { errors.workingDir = message }
         return errors
     }
 
     /// The form as a pairing request, when every field is valid.
     public var validated: Validated? {
         guard case .success(let host) = ServerAddress.parseHost(host), errors.isEmpty,
+              case .success(let workingDir) = WorkingDirectory.validate(workingDir),
               let code = code.trimmingSpaces().isEmpty ? heldCode : PairingForm.normalizedCode(code)
         else { return nil }
         let typedPort = ServerAddress.parsePort(port)
         let address = ServerAddress(
             host: host.host, port: typedPort ?? host.port ?? ServerAddress.defaultPort, useTLS: host.useTLS)
-        return Validated(address: address, code: code, deviceName: deviceName.trimmingSpaces())
+        return Validated(address: address, code: code, deviceName: deviceName.trimmingSpaces(), workingDir: workingDir)
     }
 
     /// The address alone (for `check_server`), when host and port are valid.
@@ -97,16 +106,18 @@ public struct PairingForm: Equatable, Sendable {
         if showAllErrors || !port.isEmpty { visible.port = all.port }
         if showAllErrors || !code.isEmpty { visible.code = all.code }
         if showAllErrors || !deviceName.isEmpty { visible.deviceName = all.deviceName }
+        if showAllErrors || !workingDir.isEmpty { visible.workingDir = all.workingDir }
         return visible
     }
 
     var json: JSONValue {
-        var o = JSONObject(capacity: 8)
+        var o = JSONObject(capacity: 9)
         o.append("host", .string(host))
         o.append("port", .string(port))
         o.append("pair_code", .string(code))
         o.append("has_held_code", .bool(heldCode != nil))
         o.append("device_name", .string(deviceName))
+        o.append("working_dir", .string(workingDir))
         o.append("is_submitting", .bool(isSubmitting))
         o.append("can_submit", .bool(validated != nil && !isSubmitting))
         o.append("errors", visibleErrors.json)
@@ -125,15 +136,17 @@ public struct FieldErrors: Equatable, Sendable {
     public var port: FieldMessage?
     public var code: FieldMessage?
     public var deviceName: FieldMessage?
+    public var workingDir: FieldMessage?
 
-    public var isEmpty: Bool { host == nil && port == nil && code == nil && deviceName == nil }
+    public var isEmpty: Bool { host == nil && port == nil && code == nil && deviceName == nil && workingDir == nil }
 
     var json: JSONValue {
-        var o = JSONObject(capacity: 4)
+        var o = JSONObject(capacity: 5)
         o.append("host", .from(host?.text))
         o.append("port", .from(port?.text))
         o.append("pair_code", .from(code?.text))
         o.append("device_name", .from(deviceName?.text))
+        o.append("working_dir", .from(workingDir?.text))
         return .object(o)
     }
 }
@@ -147,6 +160,8 @@ public enum FieldMessage: Error, Equatable, Sendable {
     case codeInvalid
     case deviceNameMissing
     case deviceNameTooLong
+    case workingDirMissing
+    case workingDirNotAbsolute
 
     public var text: String {
         switch self {
@@ -157,6 +172,10 @@ public enum FieldMessage: Error, Equatable, Sendable {
         case .codeInvalid: return "The pairing code is 6 digits."
         case .deviceNameMissing: return "Give this device a name so you can recognise it on the server."
         case .deviceNameTooLong: return "The device name can be at most 64 characters."
+        case .workingDirMissing:
+            return "Enter the folder on the server where jcode should work, e.g. /home/you/project."
+        case .workingDirNotAbsolute:
+            return "The working directory must be an absolute path on the server, starting with / (e.g. /home/you/project)."
         }
     }
 }

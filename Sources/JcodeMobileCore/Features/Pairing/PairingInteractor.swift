@@ -25,6 +25,9 @@ public struct PairingInteractor: Interactor {
         case .action(.setDeviceName(let value)):
             state.deviceName = value
             return .none
+        case .action(.setWorkingDir(let value, serverID: nil)):
+            state.workingDir = value
+            return .none
         case .action(.submitPairing):
             return submit(&state, facts)
         case .action(.scanQR):
@@ -51,6 +54,7 @@ public struct PairingInteractor: Interactor {
             return .note("pairing form is incomplete")
         }
         state.isSubmitting = true
+        state.submittedWorkingDir = form.workingDir
         // The code is used now: it leaves the state, kept aside for a retry.
         state.code = ""
         state.heldCode = form.code
@@ -68,7 +72,7 @@ public struct PairingInteractor: Interactor {
             return .internal(.showError(ErrorBanner(message: problem.message))) + .effect(.device(.haptic(style: .error)))
         case .success(let link):
             state.host = link.host
-            state.port = link.port ?? ""
+            state.port = link.port ?? String(ServerAddress.defaultPort)
             state.code = link.code
             state.health = nil
             let shown = Emission.internal(.pairingLinkScanned)
@@ -112,8 +116,11 @@ public struct PairingInteractor: Interactor {
         state.heldCode = nil
         state.showAllErrors = false
         state.health = nil
+        let workingDir = state.submittedWorkingDir ?? state.workingDir.trimmingSpaces()
+        state.submittedWorkingDir = nil
         let server = PairedServer(
-            address: address, name: result.serverName ?? address.display, serverVersion: result.serverVersion, token: token)
+            address: address, name: result.serverName ?? address.display, serverVersion: result.serverVersion,
+            workingDir: workingDir, token: token)
         var emission = Emission.settle(result.effectID) + .internal(.paired(server)) + .effect(.device(.haptic(style: .success)))
         if facts.pushToken == nil { emission.append(.effect(.device(.registerPushNotifications))) }
         return emission

@@ -16,6 +16,8 @@ public struct ServersInteractor: Interactor {
             return select(&state, serverID: id, facts)
         case .action(.forgetServer(let id)):
             return forget(&state, serverID: id)
+        case .action(.setWorkingDir(let value, serverID: let id?)):
+            return setWorkingDir(&state, value, serverID: id)
         case .internal(.serverVersionSeen(let serverID, let version)):
             if let i = state.list.firstIndex(where: { $0.id == serverID }) {
                 state.list[i].serverVersion = version ?? state.list[i].serverVersion
@@ -35,7 +37,8 @@ public struct ServersInteractor: Interactor {
     }
 
     private func save(_ state: inout ServersState, _ paired: PairedServer) -> Emission {
-        let server = SavedServer(address: paired.address, name: paired.name, serverVersion: paired.serverVersion)
+        let server = SavedServer(
+            address: paired.address, name: paired.name, serverVersion: paired.serverVersion, workingDir: paired.workingDir)
         if let i = state.list.firstIndex(where: { $0.id == server.id }) {
             state.list[i] = server
         } else {
@@ -81,9 +84,28 @@ public struct ServersInteractor: Interactor {
         return emission + .effect(.secureStore(.delete(key: server.tokenKey))) + Self.persist(state)
     }
 
+    /// A saved server's working directory, from settings: kept when it is
+    /// an absolute path (the connection to that server starts over), refused
+    /// with a field error otherwise.
+    private func setWorkingDir(_ state: inout ServersState, _ value: String, serverID: String) -> Emission {
+        guard let i = state.list.firstIndex(where: { $0.id == serverID }) else {
+            return .note("set_working_dir: no saved server \(serverID)")
+        }
+        switch WorkingDirectory.validate(value) {
+        case .failure(let message):
+            state.list[i].workingDirError = message
+            return .note("set_working_dir: \(message.text)")
+        case .success(let path):
+            state.list[i].workingDirError = nil
+            guard path != state.list[i].workingDir else { return .none }
+            state.list[i].workingDir = path
+            return Self.persist(state) + .internal(.workingDirChanged(serverID: serverID))
+        }
+    }
+
     /// Saves the server list (never tokens) for the next launch.
     private static func persist(_ state: ServersState) -> Emission {
-        .effect(.storage(.write(key: "servers", value: .array(state.list.map(\.json)))))
+        .effect(.storage(.write(key: "servers", value: .array(state.list.map { .object($0.stored) }))))
     }
 
     // MARK: - Secure store

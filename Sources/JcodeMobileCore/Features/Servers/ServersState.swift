@@ -20,6 +20,20 @@ public struct SavedServer: Equatable, Sendable {
     public var address: ServerAddress
     public var name: String
     public var serverVersion: String?
+    /// The absolute path on the server where this device's sessions run
+    /// (`subscribe.working_dir`). Empty: not set yet, so nothing connects.
+    public var workingDir: String
+    /// Why the last edit of the working directory was refused (the old
+    /// value stays), shown under the settings field.
+    public var workingDirError: FieldMessage?
+
+    public init(address: ServerAddress, name: String, serverVersion: String? = nil, workingDir: String, workingDirError: FieldMessage? = nil) {
+        self.address = address
+        self.name = name
+        self.serverVersion = serverVersion
+        self.workingDir = workingDir
+        self.workingDirError = workingDirError
+    }
 
     public var id: String { address.serverID }
 
@@ -27,14 +41,22 @@ public struct SavedServer: Equatable, Sendable {
     public var tokenKey: String { "jcode.token.\(id)" }
 
     var json: JSONValue {
-        var o = JSONObject(capacity: 7)
+        var o = stored
+        o.append("working_dir_error", .from(workingDirError?.text))
+        return .object(o)
+    }
+
+    /// What `storage_write` keeps of the server for the next launch.
+    var stored: JSONObject {
+        var o = JSONObject(capacity: 8)
         o.append("id", .string(id))
         o.append("name", .string(name))
         o.append("host", .string(address.host))
         o.append("port", .int(Int64(address.port)))
         o.append("use_tls", .bool(address.useTLS))
         o.append("server_version", .from(serverVersion))
-        return .object(o)
+        o.append("working_dir", .string(workingDir))
+        return o
     }
 }
 

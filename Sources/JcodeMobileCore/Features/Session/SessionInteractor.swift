@@ -13,6 +13,10 @@ public struct SessionInteractor: Interactor {
         case .internal(.serverChanged):
             state = SessionState()
             return .none
+        case .internal(.turnEnded):
+            state.totalTokens = state.currentTotalTokens
+            state.turnTokens = nil
+            return .none
         case .internal(.serverSelected(let selection)):
             if case .paired(let version) = selection.reason { state.serverVersion = version }
             return .none
@@ -31,7 +35,9 @@ public struct SessionInteractor: Interactor {
             state.id = id
             state.title = state.title(of: id)
             state.totalTokens = nil
-            return .internal(.openChat) + .internal(.sessionSwitched(sessionID: id)) + .send(.resumeSession(sessionID: id))
+            state.turnTokens = nil
+            return .internal(.openChat) + .internal(.sessionSwitched(sessionID: id))
+                + .send(.resumeSession(sessionID: id, clientInstanceID: facts.deviceID))
                 + .send(.getHistory)
 
         case .setModel(let model):
@@ -106,7 +112,10 @@ public struct SessionInteractor: Interactor {
             if let model = history.providerModel { state.model = model }
             if let provider = history.providerName { state.provider = provider }
             if let models = history.availableModels { state.availableModels = models }
-            if let total = history.totalTokens { state.totalTokens = total }
+            if let total = history.totalTokens {
+                state.totalTokens = total
+                state.turnTokens = nil
+            }
             if let version = history.serverVersion { state.serverVersion = version }
             if let effort = history.reasoningEffort { state.reasoningEffort = effort }
             return .none
@@ -124,10 +133,24 @@ public struct SessionInteractor: Interactor {
             state.reasoningEffort = effort
             return .none
 
-        case .availableModelsUpdated(let models, let providerModel):
+        case .availableModelsUpdated(let models, let providerModel, let providerName):
             state.availableModels = models
             if let providerModel { state.model = providerModel }
+            if let providerName { state.provider = providerName }
             return .none
+
+        case .tokens(let usage):
+            state.turnTokens = usage
+            return .none
+        case .connectionType(let type):
+            state.connectionType = type.isEmpty ? nil : type
+            return .none
+        case .upstreamProvider(let provider):
+            state.upstreamProvider = provider.isEmpty ? nil : provider
+            return .none
+        case .reloadProgress(let step, let message, let success):
+            guard success == false else { return .note("server update: \(step)") }
+            return .internal(.notice(.warning, "Server update failed (\(step)): \(message)"))
 
         case .compactResult(_, let message, let success):
             state.isCompacting = false
@@ -138,11 +161,24 @@ public struct SessionInteractor: Interactor {
             guard trigger != "background" else { return .none }
             return .internal(.notice(.info, tokensSaved.map { "Context compacted (\($0) tokens saved)" } ?? "Context compacted"))
 
-        case .notification(let fromName, let message):
-            return .internal(.notice(.notification, fromName.map { $0.isEmpty ? message : "\($0): \(message)" } ?? message))
+        case .notification(let notification):
+            return .internal(.notice(.notification, Self.words(of: notification)))
 
         default:
             return .none
         }
+    }
+
+    /// "fox: tests pass", "Background task: build finished": who sent it, then what.
+    static func words(of notification: AgentNotification) -> String {
+        let source: String?
+        if notification.fromSession == "background_task" {
+            source = "Background task"
+        } else if let name = notification.fromName, !name.isEmpty {
+            source = name
+        } else {
+            source = notification.fromSession.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        return source.map { "\($0): \(notification.message)" } ?? notification.message
     }
 }

@@ -13,8 +13,21 @@ public struct SessionState: Equatable, Sendable {
     /// A `set_reasoning_effort` awaiting `reasoning_effort_changed`.
     public var pendingReasoningEffort: String?
     public var serverVersion: String?
-    /// Tokens of the whole session (from `history`).
+    /// Tokens of the whole session: the `history` total plus every turn
+    /// finished since (`tokens` of each turn, added when it ends).
     public var totalTokens: TokenUsage?
+    /// The latest `tokens` of the running turn (not yet in the total).
+    public var turnTokens: TokenUsage?
+    /// The provider stream's transport (`connection_type`).
+    public var connectionType: String?
+    /// The provider a router chose (`upstream_provider`).
+    public var upstreamProvider: String?
+
+    /// The total as shown: finished turns plus the running one.
+    public var currentTotalTokens: TokenUsage? {
+        guard let turn = turnTokens else { return totalTokens }
+        return totalTokens.map { $0 + turn } ?? turn
+    }
     /// A `compact` awaiting `compact_result`.
     public var isCompacting = false
 
@@ -52,10 +65,24 @@ public struct SessionSummary: Equatable, Sendable {
 public struct TokenUsage: Equatable, Sendable {
     public var input: Int
     public var output: Int
+    /// Input tokens read from the provider's prompt cache, when reported.
+    public var cacheRead: Int?
+    /// Input tokens written to the prompt cache, when reported.
+    public var cacheCreation: Int?
 
-    public init(input: Int, output: Int) {
+    public init(input: Int, output: Int, cacheRead: Int? = nil, cacheCreation: Int? = nil) {
         self.input = input
         self.output = output
+        self.cacheRead = cacheRead
+        self.cacheCreation = cacheCreation
+    }
+
+    /// Both counts added (cache figures add when either side has them).
+    static func + (a: TokenUsage, b: TokenUsage) -> TokenUsage {
+        func sum(_ x: Int?, _ y: Int?) -> Int? { x == nil && y == nil ? nil : (x ?? 0) &+ (y ?? 0) }
+        return TokenUsage(
+            input: a.input &+ b.input, output: a.output &+ b.output, cacheRead: sum(a.cacheRead, b.cacheRead),
+            cacheCreation: sum(a.cacheCreation, b.cacheCreation))
     }
 
     /// `[input, output]` (what jcode sends) or `{input, output}`.
@@ -74,5 +101,10 @@ public struct TokenUsage: Equatable, Sendable {
         }
     }
 
-    var json: JSONValue { ["input": .int(Int64(input)), "output": .int(Int64(output))] }
+    var json: JSONValue {
+        [
+            "input": .int(Int64(input)), "output": .int(Int64(output)), "cache_read_input": .from(cacheRead),
+            "cache_creation_input": .from(cacheCreation),
+        ]
+    }
 }

@@ -1,13 +1,13 @@
 /// One request to the jcode gateway, written as one NDJSON line. Request ids
 /// increase from 1 on every connection (the connection feature owns the counter).
 public enum GatewayRequest: Equatable, Sendable {
-    case subscribe(targetSessionID: String?)
+    case subscribe(workingDir: String, targetSessionID: String?, clientInstanceID: String)
     case getHistory
     case message(content: String, images: [ImagePayload])
     case cancel
-    case softInterrupt(content: String, urgent: Bool)
+    case softInterrupt(content: String, images: [ImagePayload], urgent: Bool)
     case cancelSoftInterrupts
-    case resumeSession(sessionID: String)
+    case resumeSession(sessionID: String, clientInstanceID: String)
     case setModel(String)
     case setReasoningEffort(String)
     case compact
@@ -57,15 +57,16 @@ public enum GatewayRequest: Equatable, Sendable {
     /// in declared order: the one place a request meets its declaration.
     var encoded: EncodedMessage<Kind> {
         switch self {
-        case .subscribe(let target): return EncodedMessage(.subscribe, [.optional(target)])
+        case .subscribe(let workingDir, let target, let instance):
+            return EncodedMessage(.subscribe, [.string(workingDir), .optional(target), .string(instance)])
         case .getHistory: return EncodedMessage(.getHistory)
         case .message(let content, let images):
-            let pairs: [JSONValue] = images.map { .array([.string($0.mediaType), .string($0.dataBase64)]) }
-            return EncodedMessage(.message, [.string(content), images.isEmpty ? .absent : .plain(.array(pairs))])
+            return EncodedMessage(.message, [.string(content), Self.encoded(images)])
         case .cancel: return EncodedMessage(.cancel)
-        case .softInterrupt(let content, let urgent): return EncodedMessage(.softInterrupt, [.string(content), .bool(urgent)])
+        case .softInterrupt(let content, let images, let urgent):
+            return EncodedMessage(.softInterrupt, [.string(content), Self.encoded(images), .bool(urgent)])
         case .cancelSoftInterrupts: return EncodedMessage(.cancelSoftInterrupts)
-        case .resumeSession(let id): return EncodedMessage(.resumeSession, [.string(id)])
+        case .resumeSession(let id, let instance): return EncodedMessage(.resumeSession, [.string(id), .string(instance)])
         case .setModel(let model): return EncodedMessage(.setModel, [.string(model)])
         case .setReasoningEffort(let effort): return EncodedMessage(.setReasoningEffort, [.string(effort)])
         case .compact: return EncodedMessage(.compact)
@@ -75,6 +76,11 @@ public enum GatewayRequest: Equatable, Sendable {
             return EncodedMessage(.permissionResponse, [.string(requestID), .bool(approved), .bool(remember)])
         case .stdinResponse(let requestID, let input): return EncodedMessage(.stdinResponse, [.string(requestID), .string(input)])
         }
+    }
+
+    /// Images as `[media_type, data_base64]` pairs; absent when there are none.
+    private static func encoded(_ images: [ImagePayload]) -> EncodedMessage<Kind>.Value {
+        images.isEmpty ? .absent : .plain(.array(images.map { .array([.string($0.mediaType), .string($0.dataBase64)]) }))
     }
 
     public var kind: Kind { encoded.kind }
@@ -101,23 +107,25 @@ public enum GatewayRequest: Equatable, Sendable {
     /// Every request: encoding, redaction and docs. Each line also carries
     /// `id` (first) and `type`.
     public static let specs: [RequestSpec] = [
-        RequestSpec(.subscribe, doc: "First line on a connection; resumes target_session_id when given.",
-                    fields: [.optional("target_session_id", .string)]),
+        RequestSpec(.subscribe,
+                    doc: "First line on a connection (today's jcode refuses any other first line, and a subscribe without an absolute working_dir); resumes target_session_id when given. client_instance_id is the device id, stable per install.",
+                    fields: [FieldSpec("working_dir", .string), .optional("target_session_id", .string), FieldSpec("client_instance_id", .string)]),
         RequestSpec(.getHistory, doc: "Ask for the session's transcript (answered by history)."),
         RequestSpec(.message, doc: "Send a user message; images are [media_type, data_base64] pairs.",
                     fields: [FieldSpec("content", .string), .optional("images", .array(.array(.string)))]),
         RequestSpec(.cancel, doc: "Cancel the running turn."),
-        RequestSpec(.softInterrupt, doc: "Inject a message into the running turn.",
-                    fields: [FieldSpec("content", .string), FieldSpec("urgent", .boolean)]),
+        RequestSpec(.softInterrupt, doc: "Inject a message into the running turn; images as for message.",
+                    fields: [FieldSpec("content", .string), .optional("images", .array(.array(.string))), FieldSpec("urgent", .boolean)]),
         RequestSpec(.cancelSoftInterrupts, doc: "Withdraw queued soft interrupts."),
-        RequestSpec(.resumeSession, doc: "Switch to another session.", fields: [FieldSpec("session_id", .string)]),
+        RequestSpec(.resumeSession, doc: "Switch to another session (answered by history, then done).",
+                    fields: [FieldSpec("session_id", .string), FieldSpec("client_instance_id", .string)]),
         RequestSpec(.setModel, doc: "Switch model (answered by model_changed).", fields: [FieldSpec("model", .string)]),
         RequestSpec(.setReasoningEffort, doc: "Change reasoning effort (answered by reasoning_effort_changed).",
                     fields: [FieldSpec("effort", .string)]),
         RequestSpec(.compact, doc: "Compact the context (answered by compact_result)."),
         RequestSpec(.renameSession, doc: "Rename the session (answered by session_renamed).", fields: [.optional("title", .string)]),
         RequestSpec(.clear, doc: "Clear the conversation."),
-        RequestSpec(.permissionResponse, doc: "Answer a permission_request.",
+        RequestSpec(.permissionResponse, doc: "Answer a permission_request. Not in today's jcode protocol: sent only on a connection on which a permission_request arrived.",
                     fields: [FieldSpec("request_id", .string), FieldSpec("approved", .boolean), FieldSpec("remember", .boolean)]),
         RequestSpec(.stdinResponse, doc: "Answer a stdin_request.",
                     fields: [FieldSpec("request_id", .string), FieldSpec("input", .string, secret: true)]),

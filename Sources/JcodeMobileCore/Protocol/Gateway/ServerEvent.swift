@@ -10,11 +10,15 @@ public enum ServerEvent: Equatable, Sendable {
     case toolInput(delta: String)
     case toolExec(id: String, name: String)
     case toolDone(id: String, name: String, output: String, error: String?)
-    case messageEnd
+    /// The visible message is complete; `stopReason` is the provider's
+    /// (`max_tokens` means the reply was cut at the output limit).
+    case messageEnd(stopReason: String?)
+    /// The provider ended the turn without visible output (a refusal).
+    case providerGuardrail(stopReason: String?, message: String)
     case done(id: Int?)
     case interrupted
     case error(id: Int?, message: String, retryAfterSecs: Int?)
-    case tokens(input: Int, output: Int)
+    case tokens(TokenUsage)
     case statusDetail(String)
     case connectionPhase(String)
     case retryRollback(attempt: Int, max: Int)
@@ -25,10 +29,19 @@ public enum ServerEvent: Equatable, Sendable {
     case history(History)
     case modelChanged(id: Int?, model: String, providerName: String?, error: String?)
     case reasoningEffortChanged(id: Int?, effort: String?, error: String?)
-    case availableModelsUpdated(models: [String], providerModel: String?)
+    case availableModelsUpdated(models: [String], providerModel: String?, providerName: String?)
     case compactResult(id: Int?, message: String, success: Bool)
     case compaction(trigger: String, tokensSaved: Int?)
-    case notification(fromName: String?, message: String)
+    case notification(AgentNotification)
+    /// The transport the provider stream uses (`websocket`, `https/sse`).
+    case connectionType(String)
+    /// Which provider a router sent the request to.
+    case upstreamProvider(String)
+    /// A step of a server update (`success` nil while it runs).
+    case reloadProgress(step: String, message: String, success: Bool?)
+    /// An event of today's protocol the app does not show (see docs/PROTOCOL.md):
+    /// recognised and logged, nothing else.
+    case loggedOnly(type: String)
     case reloading(newSocket: String?)
     case sessionCloseRequested(reason: String)
     case permissionRequest(PermissionRequest)
@@ -48,6 +61,10 @@ public enum ServerEvent: Equatable, Sendable {
         public var displayTitle: String?
         public var reasoningEffort: String?
         public var isProcessing: Bool?
+        /// The session stopped mid-turn (the server crashed or lost the client).
+        public var wasInterrupted: Bool?
+        /// Images of the transcript, anchored to a tool call or a user prompt.
+        public var images: [HistoryImage]
 
         public struct Message: Equatable, Sendable {
             public var role: String
@@ -123,10 +140,15 @@ public enum ServerEvent: Equatable, Sendable {
                 id: try r.string("id"), name: try r.string("name"), output: try r.optionalText("output") ?? "",
                 error: try r.optionalString("error"))
         },
-        MessageSpec("message_end", doc: "The current assistant entry is complete.", fields: [.optional("stop_reason", .string)]) {
-            r throws(CoreError) in
-            _ = try r.optionalString("stop_reason")
-            return .messageEnd
+        MessageSpec(
+            "message_end", doc: "The current assistant entry is complete; a stop_reason other than a normal end is shown on it.",
+            fields: [.optional("stop_reason", .string)]
+        ) { r throws(CoreError) in .messageEnd(stopReason: try r.optionalString("stop_reason")) },
+        MessageSpec(
+            "provider_guardrail", doc: "The provider ended the turn without visible output (e.g. a refusal); shown as a notice entry.",
+            fields: [.optional("stop_reason", .string), FieldSpec("message", .string)]
+        ) { r throws(CoreError) in
+            .providerGuardrail(stopReason: try r.optionalString("stop_reason"), message: try r.string("message"))
         },
         MessageSpec("done", doc: "The turn finished.", fields: [id]) { r throws(CoreError) in
             .done(id: try r.optionalInt("id"))
@@ -141,9 +163,29 @@ public enum ServerEvent: Equatable, Sendable {
                 retryAfterSecs: try r.optionalInt("retry_after_secs").flatMap { $0 >= 0 ? $0 : nil })
         },
         MessageSpec(
-            "tokens", doc: "Token usage of the turn so far.",
-            fields: [FieldSpec("input", .integer), FieldSpec("output", .integer)]
-        ) { r throws(CoreError) in .tokens(input: try r.int("input"), output: try r.int("output")) },
+            "tokens", doc: "Token usage of the turn so far, with the prompt-cache figures when the provider reports them.",
+            fields: [
+                FieldSpec("input", .integer), FieldSpec("output", .integer), .optional("cache_read_input", .integer),
+                .optional("cache_creation_input", .integer),
+            ]
+        ) { r throws(CoreError) in
+            .tokens(
+                TokenUsage(
+                    input: try r.int("input"), output: try r.int("output"), cacheRead: try r.optionalInt("cache_read_input"),
+                    cacheCreation: try r.optionalInt("cache_creation_input")))
+        },
+        MessageSpec("connection_type", doc: "The provider stream's transport (settings).", fields: [FieldSpec("connection", .string)]) {
+            r throws(CoreError) in .connectionType(try r.string("connection"))
+        },
+        MessageSpec("upstream_provider", doc: "The provider a router chose (settings).", fields: [FieldSpec("provider", .string)]) {
+            r throws(CoreError) in .upstreamProvider(try r.string("provider"))
+        },
+        MessageSpec(
+            "reload_progress", doc: "A step of a server update; a failed step is a notice.",
+            fields: [FieldSpec("step", .string), FieldSpec("message", .string), .optional("success", .boolean), .optional("output", .string)]
+        ) { r throws(CoreError) in
+            .reloadProgress(step: try r.string("step"), message: try r.string("message"), success: try r.optionalBool("success"))
+        },
         MessageSpec("status_detail", doc: "What the agent is doing, in words.", fields: [FieldSpec("detail", .string)]) {
             r throws(CoreError) in .statusDetail(try r.string("detail"))
         },
@@ -198,6 +240,9 @@ public enum ServerEvent: Equatable, Sendable {
                 .optional("server_version", .string), .optional("display_title", .string),
                 .optional("reasoning_effort", .string),
                 .optional("activity", .record([.optional("is_processing", .boolean), .optional("current_tool_name", .string)])),
+                .optional("was_interrupted", .boolean),
+                .optional("images", .array(.record(historyImageFields))),
+                .optional("token_usage_totals", .record(tokenTotalsFields)),
             ]
         ) { r throws(CoreError) in
             _ = try r.optionalInt("id")
@@ -219,12 +264,15 @@ public enum ServerEvent: Equatable, Sendable {
                 id: try r.optionalInt("id"), effort: try r.optionalString("effort"), error: try r.optionalString("error"))
         },
         MessageSpec(
-            "available_models_updated", doc: "The list of models changed.",
-            fields: [FieldSpec("available_models", .array(.string)), .optional("provider_model", .string)]
+            "available_models_updated", doc: "The list of models changed (after a login on the server).",
+            fields: [
+                FieldSpec("available_models", .array(.string)), .optional("provider_model", .string),
+                .optional("provider_name", .string),
+            ]
         ) { r throws(CoreError) in
             .availableModelsUpdated(
-                models: try r.strings("available_models"),
-                providerModel: try r.optionalString("provider_model"))
+                models: try r.strings("available_models"), providerModel: try r.optionalString("provider_model"),
+                providerName: try r.optionalString("provider_name"))
         },
         MessageSpec(
             "compact_result", doc: "Answer to compact.",
@@ -239,10 +287,19 @@ public enum ServerEvent: Equatable, Sendable {
             .compaction(trigger: try r.string("trigger"), tokensSaved: try r.optionalInt("tokens_saved"))
         },
         MessageSpec(
-            "notification", doc: "A message from another session or agent.",
-            fields: [.optional("from_name", .string), FieldSpec("message", .string)]
+            "notification", doc: "A message from another session or agent; the notice names its source.",
+            fields: [
+                .optional("from_session", .string), .optional("from_name", .string),
+                .optional("notification_type", .record([.optional("kind", .string)])), FieldSpec("message", .string),
+            ]
         ) { r throws(CoreError) in
-            .notification(fromName: try r.optionalString("from_name"), message: try r.string("message"))
+            let kind = try r.optionalRecord("notification_type") { (t: inout FieldReader) throws(CoreError) -> String? in
+                try t.optionalString("kind")
+            }
+            return .notification(
+                AgentNotification(
+                    fromSession: try r.optionalString("from_session"), fromName: try r.optionalString("from_name"),
+                    kind: kind ?? nil, message: try r.string("message")))
         },
         MessageSpec("reloading", doc: "The server is restarting; reconnect shortly.", fields: [.optional("new_socket", .string)]) {
             r throws(CoreError) in .reloading(newSocket: try r.optionalString("new_socket"))
@@ -277,7 +334,59 @@ public enum ServerEvent: Equatable, Sendable {
                     isPassword: try r.bool("is_password", default: false),
                     toolCallID: try r.optionalString("tool_call_id")))
         },
-        MessageSpec("pong", doc: "Answer to ping.", fields: [id]) { r throws(CoreError) in .pong(id: try r.optionalInt("id")) },
+        MessageSpec("pong", doc: "Answer to ping (the app sends none; logged only).", fields: [id]) { r throws(CoreError) in .pong(id: try r.optionalInt("id")) },
+    ] + loggedOnly.map { type, why in
+        MessageSpec(type, doc: "Logged only: \(why).") { _ throws(CoreError) in .loggedOnly(type: type) }
+    }
+
+    /// The events of today's jcode the app recognises but does not show, and
+    /// why (docs/PROTOCOL.md has every event and its decision).
+    static let loggedOnly: [(type: String, why: String)] = [
+        ("kv_cache_request", "prompt-cache diagnostics"),
+        ("side_pane_images", "desktop side pane; history carries the images"),
+        ("generated_image", "a path on the server, not image data"),
+        ("batch_progress", "desktop progress detail of a batch tool"),
+        ("swarm_status", "multi-agent coordination"),
+        ("swarm_plan", "multi-agent coordination"),
+        ("swarm_plan_proposal", "multi-agent coordination"),
+        ("memory_injected", "memory diagnostics"),
+        ("memory_activity", "memory diagnostics"),
+        ("context_message_added", "answers a context-only message, which the app never sends"),
+        ("debug_response", "debug socket only"),
+        ("mcp_status", "MCP server diagnostics"),
+        ("client_debug_request", "debug socket only"),
+        ("compacted_history", "answers get_compacted_history, which the app never sends"),
+        ("side_panel_state", "desktop side panel"),
+        ("service_tier_changed", "answers set_service_tier, which the app never sends"),
+        ("transport_changed", "answers set_transport, which the app never sends"),
+        ("compaction_mode_changed", "answers set_compaction_mode, which the app never sends"),
+        ("transcript", "dictation aimed at a desktop input box"),
+        ("input_shell_result", "answers input_shell, which the app never sends"),
+        ("comm_context", "agent-to-agent communication"),
+        ("comm_members", "agent-to-agent communication"),
+        ("comm_channels", "agent-to-agent communication"),
+        ("comm_summary_response", "agent-to-agent communication"),
+        ("comm_status_response", "agent-to-agent communication"),
+        ("comm_report_response", "agent-to-agent communication"),
+        ("comm_plan_status_response", "agent-to-agent communication"),
+        ("comm_assign_task_response", "agent-to-agent communication"),
+        ("comm_task_control_response", "agent-to-agent communication"),
+        ("comm_context_history", "agent-to-agent communication"),
+        ("comm_spawn_response", "agent-to-agent communication"),
+        ("comm_list_models_response", "agent-to-agent communication"),
+        ("comm_await_members_response", "agent-to-agent communication"),
+        ("split_response", "answers split, which the app never sends"),
+        ("resume_all_result", "answers resume_all_sessions, which the app never sends"),
+    ]
+
+    static let historyImageFields: [FieldSpec] = [
+        FieldSpec("media_type", .string), FieldSpec("data", .string), .optional("label", .string),
+        .optional("source", .any), .optional("anchor", .record([FieldSpec("kind", .string), .optional("id", .string), .optional("ordinal", .integer)])),
+    ]
+    static let tokenTotalsFields: [FieldSpec] = [
+        .optional("input_tokens", .integer), .optional("output_tokens", .integer),
+        .optional("cache_read_input_tokens", .integer), .optional("cache_creation_input_tokens", .integer),
+        .optional("messages_with_token_usage", .integer), .optional("cache_reported_input_tokens", .integer),
     ]
 
     private static func decodeHistory(_ r: inout FieldReader) throws(CoreError) -> History {
@@ -296,14 +405,36 @@ public enum ServerEvent: Equatable, Sendable {
         let activity = try r.optionalRecord("activity") { (a: inout FieldReader) throws(CoreError) -> Bool? in
             try a.optionalBool("is_processing")
         }
+        let images = try r.optionalRecords("images") { (i: inout FieldReader) throws(CoreError) -> HistoryImage in
+            let anchor = try i.optionalRecord("anchor") { (a: inout FieldReader) throws(CoreError) -> HistoryImage.Anchor? in
+                switch try a.string("kind") {
+                case "tool_call": return try a.optionalString("id").map(HistoryImage.Anchor.toolCall)
+                case "user_prompt": return try a.optionalInt("ordinal").map(HistoryImage.Anchor.userPrompt)
+                default: return nil
+                }
+            }
+            return HistoryImage(
+                mediaType: try i.string("media_type"), data: try i.string("data"), label: try i.optionalString("label"),
+                anchor: anchor ?? nil)
+        }
+        var totals = try r.optionalValue("total_tokens").flatMap(TokenUsage.init(json:))
+        if let detail = try r.optionalRecord("token_usage_totals", { (t: inout FieldReader) throws(CoreError) -> TokenUsage? in
+            guard let input = try t.optionalInt("input_tokens"), let output = try t.optionalInt("output_tokens") else { return nil }
+            return TokenUsage(
+                input: input, output: output, cacheRead: try t.optionalInt("cache_read_input_tokens"),
+                cacheCreation: try t.optionalInt("cache_creation_input_tokens"))
+        }), let detail {
+            totals = detail
+        }
         return History(
             sessionID: try r.string("session_id"), messages: messages,
             providerName: try r.optionalString("provider_name"), providerModel: try r.optionalString("provider_model"),
             availableModels: try r.optionalStrings("available_models"),
             allSessions: try r.optionalArray("all_sessions").map(sessionSummaries),
-            totalTokens: try r.optionalValue("total_tokens").flatMap(TokenUsage.init(json:)),
+            totalTokens: totals,
             serverVersion: try r.optionalString("server_version"), displayTitle: try r.optionalString("display_title"),
-            reasoningEffort: try r.optionalString("reasoning_effort"), isProcessing: activity ?? nil)
+            reasoningEffort: try r.optionalString("reasoning_effort"), isProcessing: activity ?? nil,
+            wasInterrupted: try r.optionalBool("was_interrupted"), images: images ?? [])
     }
 
     /// `all_sessions` elements: a session id, or an object naming one.
@@ -319,5 +450,41 @@ public enum ServerEvent: Equatable, Sendable {
                 return nil
             }
         }
+    }
+}
+
+/// A `notification` from another session or agent.
+public struct AgentNotification: Equatable, Sendable {
+    /// The session that sent it (`background_task` for a finished background task).
+    public var fromSession: String?
+    public var fromName: String?
+    /// `notification_type.kind`: `message`, `file_conflict`, `shared_context`.
+    public var kind: String?
+    public var message: String
+}
+
+/// An image of the server's transcript (`history.images`), with where it belongs.
+public struct HistoryImage: Equatable, Sendable {
+    public enum Anchor: Equatable, Sendable {
+        /// The result of this tool call.
+        case toolCall(String)
+        /// The nth (from 0) user prompt.
+        case userPrompt(Int)
+    }
+
+    public var mediaType: String
+    /// Base64.
+    public var data: String
+    public var label: String?
+    public var anchor: Anchor?
+
+    var json: JSONValue {
+        let anchor: JSONValue
+        switch self.anchor {
+        case .toolCall(let id): anchor = ["kind": "tool_call", "id": .string(id)]
+        case .userPrompt(let n): anchor = ["kind": "user_prompt", "ordinal": .int(Int64(n))]
+        case nil: anchor = .null
+        }
+        return ["media_type": .string(mediaType), "label": .from(label), "anchor": anchor, "data": .string(data)]
     }
 }
