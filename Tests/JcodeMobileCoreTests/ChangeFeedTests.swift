@@ -168,6 +168,7 @@ final class ChangeFeedTests: XCTestCase {
         _ = app.dispatch(json: #"{"type":"set_host","value":"devbox.local"}"#)
         _ = app.dispatch(json: #"{"type":"set_pair_code","value":"731904"}"#)
         _ = app.dispatch(json: #"{"type":"set_device_name","value":"Phone"}"#)
+        _ = app.dispatch(json: #"{"type":"set_working_dir","value":"/home/me/app"}"#)
         XCTAssertTrue(app.changesJSON(since: 0).string.contains("731904"), "while typed, the mirror shows it")
         let beforeSubmit = app.state.revision
         _ = app.dispatch(json: #"{"type":"submit_pairing"}"#)

@@ -147,7 +147,11 @@ final class ChatStreamingTests: XCTestCase {
 
     func testTokensStatusDetailAndServerPhaseShowWhileTheTurnRunsAndClearWhenItEnds() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"tokens","input":1200,"output":34}"#) { $0["/session/tokens"] = ["input": 1200, "output": 34] }
+        // The settings' total counts the running turn too (the fixture's history said 48210 in, 3120 out).
+        store.server(#"{"type":"tokens","input":1200,"output":34,"cache_read_input":900}"#) {
+            $0["/session/tokens"] = ["input": 1200, "output": 34, "cache_read_input": 900, "cache_creation_input": nil]
+            $0["/session/total_tokens"] = ["input": 49410, "output": 3154, "cache_read_input": 900, "cache_creation_input": nil]
+        }
         store.server(#"{"type":"status_detail","detail":"Reading files"}"#) { $0["/session/status_detail"] = "Reading files" }
         store.server(#"{"type":"connection_phase","phase":"streaming"}"#) { $0["/session/server_phase"] = "streaming" }
         let activity = store.node("chat.activity")
@@ -199,10 +203,10 @@ final class ChatStreamingTests: XCTestCase {
         }
         let socket = store.pendingID("websocket_connect")
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","target_session_id":"session-fox"}"#)), .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
-            $0["/connection/attempt"] = 0
             $0["/connection/reason"] = nil
             $0["/connection/socket_open"] = true
             $0["/session/history_loaded"] = false
@@ -212,6 +216,7 @@ final class ChatStreamingTests: XCTestCase {
         store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[]}"#, effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"hello from the train"}"#))], followUps: ["send"]) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "hello from the train")]
             $0.remove("/outbox/0")
+            $0["/connection/attempt"] = 0
             $0["/session/history_loaded"] = true
             $0["/session/is_processing"] = true
             $0["/banners/status"] = nil

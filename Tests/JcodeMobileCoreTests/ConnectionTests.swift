@@ -9,13 +9,13 @@ final class ConnectionTests: XCTestCase {
         let id = store.pendingID("http_pair", file: file, line: line)
         store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":true,"token":"tok","server_name":"devbox"}"#, effects: [
             .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok")),
-            .storage(.write(key: "servers", value: [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil]])),
+            .storage(.write(key: "servers", value: [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil, "working_dir": "/home/me/jcode"]])),
             .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok")),
             .device(.haptic(style: .success)), .device(.registerPushNotifications),
         ], followUps: ["paired", "server_changed", "server_selected"], file: file, line: line) {
             $0["/pairing/is_submitting"] = false
             $0["/pairing/has_held_code"] = false
-            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil]]
+            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil, "working_dir": "/home/me/jcode", "working_dir_error": nil]]
             $0["/selected_server_id"] = "devbox.local:7643"
             $0["/connection/phase"] = "connecting"
             $0["/banners/status"] = "Connecting to devbox…"
@@ -62,7 +62,8 @@ final class ConnectionTests: XCTestCase {
         var store = paired()
         let socket = store.pendingID("websocket_connect")
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe"}"#)), .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
         ], followUps: ["socket_opened"]) {
             $0["/screen"] = "chat"
             $0["/connection/phase"] = "connected"
@@ -81,12 +82,18 @@ final class ConnectionTests: XCTestCase {
     func testHistoryFillsTheChat() {
         var store = SpecStore(.connectedEmptyChat)
         store.server(
-            #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello!"},{"role":"tool","content":"ignored"},{"role":"assistant","content":""}],"provider_model":"gpt-5","all_sessions":["session-fox","session-new"],"total_tokens":[10,20]}"#
+            #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello!","tool_calls":["grep"]},{"role":"tool","content":"found it","tool_data":{"id":"call_1","name":"grep","input":{"pattern":"x"}}},{"role":"assistant","content":""},{"role":"background_task","content":"build finished"}],"provider_model":"gpt-5","all_sessions":["session-fox","session-new"],"total_tokens":[10,20]}"#
         ) {
-            $0["/transcript"] = [entryJSON("m1", "user", text: "hi"), entryJSON("m2", "assistant", text: "Hello!")]
+            $0["/transcript"] = [
+                entryJSON("m1", "user", text: "hi"),
+                entryJSON("m2", "assistant", text: "Hello!", toolCalls: [
+                    toolCallJSON("call_1", "grep", input: #"{"pattern":"x"}"#, output: "found it", status: "succeeded")
+                ]),
+                entryJSON("m3", "background_task", text: "build finished"),
+            ]
             $0["/session/model"] = "gpt-5"
             $0["/session/all_sessions"] = [["id": "session-fox", "title": "Fix the flaky test"], ["id": "session-new", "title": nil]]
-            $0["/session/total_tokens"] = ["input": 10, "output": 20]
+            $0["/session/total_tokens"] = ["input": 10, "output": 20, "cache_read_input": nil, "cache_creation_input": nil]
         }
     }
 
@@ -94,14 +101,14 @@ final class ConnectionTests: XCTestCase {
         // The fixture's history gave the totals as an array: [48210, 3120].
         var store = SpecStore(.connectedEmptyChat)
         store.frame(#"{"type":"history","id":2,"session_id":"session-fox","messages":[],"total_tokens":{"input":51234,"output":3456}}"#) {
-            $0["/session/total_tokens"] = ["input": 51234, "output": 3456]
+            $0["/session/total_tokens"] = ["input": 51234, "output": 3456, "cache_read_input": nil, "cache_creation_input": nil]
         }
         store.send(.navigate(.settings)) { $0["/screen"] = "settings" }
         XCTAssertEqual(store.node("settings.tokens")?.value, "51234 in · 3456 out")
     }
 
     func testADroppedConnectionReconnectsWithExponentialBackoffCappedAt30Seconds() {
-        var store = SpecStore(.connectedChat)
+        var store = SpecStore(.connectedEmptyChat)
         let expected: [(delay: Int, shown: String)] = [
             (1000, "1 s"), (2000, "2 s"), (4000, "4 s"), (8000, "8 s"), (16000, "16 s"), (30000, "30 s"), (30000, "30 s"),
         ]
@@ -128,16 +135,23 @@ final class ConnectionTests: XCTestCase {
             socket = store.pendingID("websocket_connect")
         }
         XCTAssertEqual(delays, [1000, 2000, 4000, 8000, 16000, 30000, 30000])
-        // Success resets the backoff.
+        // An open socket is not yet a healthy connection: a server that
+        // accepts and then closes must still see the backoff grow.
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","target_session_id":"session-fox"}"#)), .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
-            $0["/connection/attempt"] = 0
             $0["/connection/reason"] = nil
             $0["/connection/socket_open"] = true
             $0["/session/history_loaded"] = false
             $0["/banners/status"] = "Loading conversation…"
+        }
+        // The history loaded: the connection proved healthy, and the backoff starts over.
+        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[]}"#) {
+            $0["/connection/attempt"] = 0
+            $0["/session/history_loaded"] = true
+            $0["/banners/status"] = nil
         }
         // The next drop starts again at 1 s.
         store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [.timer(.schedule(timerID: "reconnect.8", afterMS: 1000, purpose: "reconnect"))], followUps: ["connection_lost"]) {
@@ -191,18 +205,23 @@ final class ConnectionTests: XCTestCase {
         }
     }
 
-    func testASessionClosedByTheServerIsNotReconnected() {
+    func testASessionClosedByTheServerClosesTheSocketAndIsNotReconnected() {
         var store = SpecStore(.connectedChat)
-        store.server(#"{"type":"session_close_requested","reason":"Session was taken over by another client"}"#, followUps: ["show_error"]) {
-            $0["/banners/error"] = ["message": "Session was taken over by another client", "retry_after_secs": nil, "text": "Session was taken over by another client"]
-        }
         let socket = openSocket(of: store)
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, followUps: ["connection_lost"]) {
+        // Today's jcode keeps its end open and waits for the client to go.
+        store.server(
+            #"{"type":"session_close_requested","reason":"Session was taken over by another client"}"#,
+            effects: [.webSocket(.close)], followUps: ["connection_lost", "show_error"]
+        ) {
             $0["/connection/phase"] = "failed"
             $0["/connection/reason"] = "Session was taken over by another client"
             $0["/connection/socket_open"] = false
             $0["/banners/status"] = "Session was taken over by another client"
+            $0["/banners/error"] = ["message": "Session was taken over by another client", "retry_after_secs": nil, "text": "Session was taken over by another client"]
         }
+        store.event(
+            #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
+            notes: ["websocket_closed for effect \(socket), which is not the current socket; ignored"])
         XCTAssertEqual(store.node("connection.retry")?.visible, true, "reconnecting is left to the person")
     }
 
@@ -293,7 +312,8 @@ final class ConnectionTests: XCTestCase {
             $0["/session"] = [
                 "id": nil, "title": nil, "all_sessions": [], "model": nil, "pending_model": nil, "provider": nil,
                 "available_models": [], "reasoning_effort": nil, "pending_reasoning_effort": nil, "server_version": nil,
-                "tokens": nil, "total_tokens": nil, "is_processing": false, "is_reasoning": false, "server_phase": nil,
+                "tokens": nil, "total_tokens": nil, "connection_type": nil, "upstream_provider": nil, "was_interrupted": false,
+                "is_processing": false, "is_reasoning": false, "server_phase": nil,
                 "status_detail": nil, "history_loaded": false, "is_compacting": false,
             ]
             $0["/transcript"] = []

@@ -18,7 +18,7 @@ final class SoftInterruptTests: XCTestCase {
         store.send(.setDraft("wait")) { $0["/draft"] = "wait" }
         store.send(
             .sendMessage(text: nil), effects: [.webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"wait","urgent":false}"#))],
-            followUps: ["composer_sent", "queue_interrupt", "send"]
+            followUps: ["composer_sent", "send"]
         ) {
             $0["/draft"] = ""
             $0.append("/transcript", entryJSON("m5", "user", text: "wait", isQueued: true))

@@ -12,8 +12,9 @@ final class PairingTests: XCTestCase {
         store.send(.setHost("devbox.local")) { $0["/pairing/host"] = "devbox.local" }
         store.send(.setPort("8443")) { $0["/pairing/port"] = "8443" }
         store.send(.setPairCode("123 456")) { $0["/pairing/pair_code"] = "123 456" }
-        store.send(.setDeviceName("Test iPhone")) {
-            $0["/pairing/device_name"] = "Test iPhone"
+        store.send(.setDeviceName("Test iPhone")) { $0["/pairing/device_name"] = "Test iPhone" }
+        store.send(.setWorkingDir("/home/me/jcode", serverID: nil)) {
+            $0["/pairing/working_dir"] = "/home/me/jcode"
             $0["/pairing/can_submit"] = true
         }
         // The code is sent without its space, to the typed port.
@@ -36,6 +37,7 @@ final class PairingTests: XCTestCase {
             $0["/pairing/errors/host"] = "Enter the host name or IP address of the computer running jcode."
             $0["/pairing/errors/pair_code"] = "Enter the 6-digit pairing code shown by `jcode pair`."
             $0["/pairing/errors/device_name"] = "Give this device a name so you can recognise it on the server."
+            $0["/pairing/errors/working_dir"] = "Enter the folder on the server where jcode should work, e.g. /home/you/project."
             // An empty port means the default: no message for it.
         }
         XCTAssertEqual(store["/pairing/errors/port"], .null)
@@ -72,7 +74,7 @@ final class PairingTests: XCTestCase {
             #"{"type":"pair_finished","effect_id":\#(pairID),"ok":true,"token":"tok-secret","server_name":"devbox","server_version":"0.9.2"}"#,
             effects: [
                 .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok-secret")),
-                .storage(.write(key: "servers", value: [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2"]])),
+                .storage(.write(key: "servers", value: [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2", "working_dir": "/home/me/jcode"]])),
                 .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok-secret")),
                 .device(.haptic(style: .success)),
                 .device(.registerPushNotifications),
@@ -80,7 +82,7 @@ final class PairingTests: XCTestCase {
         ) {
             $0["/pairing/is_submitting"] = false
             $0["/pairing/has_held_code"] = false
-            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2"]]
+            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2", "working_dir": "/home/me/jcode", "working_dir_error": nil]]
             $0["/selected_server_id"] = "devbox.local:7643"
             $0["/session/server_version"] = "0.9.2"
             $0["/connection/phase"] = "connecting"
@@ -190,6 +192,7 @@ final class PairingTests: XCTestCase {
     func testScanningAPairingQRCodeFillsTheFormAndPairs() {
         var store = SpecStore()
         store.send(.setDeviceName("Test iPhone")) { $0["/pairing/device_name"] = "Test iPhone" }
+        store.send(.setWorkingDir("/srv/app", serverID: nil)) { $0["/pairing/working_dir"] = "/srv/app" }
         store.send(.scanQR, effects: [.device(.requestCameraQRScan)])
         store.event(
             #"{"type":"qr_payload_scanned","payload":"jcode://pair?host=https%3A%2F%2Fdevbox.example.com&port=8443&code=654321"}"#,
@@ -255,6 +258,7 @@ final class PairingTests: XCTestCase {
             $0["/pairing/errors/host"] = "Enter the host name or IP address of the computer running jcode."
             $0["/pairing/errors/pair_code"] = "Enter the 6-digit pairing code shown by `jcode pair`."
             $0["/pairing/errors/device_name"] = "Give this device a name so you can recognise it on the server."
+            $0["/pairing/errors/working_dir"] = "Enter the folder on the server where jcode should work, e.g. /home/you/project."
         }
     }
 

@@ -58,7 +58,7 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(at(.onboarding, "/screen"), "onboarding")
         XCTAssertEqual(at(.onboarding, "/servers"), [])
         XCTAssertEqual(at(.pairingReady, "/pairing/can_submit"), true)
-        XCTAssertEqual(at(.pairingReady, "/pairing/errors"), ["host": nil, "port": nil, "pair_code": nil, "device_name": nil])
+        XCTAssertEqual(at(.pairingReady, "/pairing/errors"), ["host": nil, "port": nil, "pair_code": nil, "device_name": nil, "working_dir": nil])
         XCTAssertEqual(at(.pairingInvalidCode, "/banners/error/message"), "Invalid or expired pairing code")
         XCTAssertEqual(
             at(.serverUnreachable, "/banners/error/message"),
@@ -84,7 +84,7 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(at(.offlineQueuedMessage, "/lifecycle/network_reachable"), false)
         XCTAssertEqual(at(.longRunningTask, "/session/status_detail"), "Running make bench (2m 14s)")
         XCTAssertEqual(at(.longRunningTask, "/transcript/4/tool_calls/0/status"), "running")
-        XCTAssertEqual(at(.longRunningTask, "/session/tokens"), ["input": 18234, "output": 912])
+        XCTAssertEqual(at(.longRunningTask, "/session/tokens"), ["input": 18234, "output": 912, "cache_read_input": nil, "cache_creation_input": nil])
         XCTAssertEqual(
             at(.stdinRequestPending, "/stdin_requests"),
             [["request_id": "stdin-1", "prompt": "[sudo] password for dev:", "is_password": true, "tool_call_id": "call_apt"]])
@@ -104,13 +104,13 @@ final class ScenarioTests: XCTestCase {
                 #"""
                 {"revision":0,"screen":"onboarding","focused_node_id":null,
                  "connection":{"phase":"disconnected","attempt":0,"reason":null,"socket_open":false,"reconnect_delay_ms":null},
-                 "pairing":{"host":"","port":"","pair_code":"","has_held_code":false,"device_name":"","is_submitting":false,"can_submit":false,
-                            "errors":{"host":null,"port":null,"pair_code":null,"device_name":null},"health":null},
+                 "pairing":{"host":"","port":"","pair_code":"","has_held_code":false,"device_name":"","working_dir":"","is_submitting":false,"can_submit":false,
+                            "errors":{"host":null,"port":null,"pair_code":null,"device_name":null,"working_dir":null},"health":null},
                  "servers":[],"selected_server_id":null,
                  "session":{"id":null,"title":null,"all_sessions":[],"model":null,"pending_model":null,"provider":null,"available_models":[],
                             "reasoning_effort":null,"pending_reasoning_effort":null,"server_version":null,"tokens":null,"total_tokens":null,
-                            "is_processing":false,"is_reasoning":false,"server_phase":null,"status_detail":null,"history_loaded":false,"is_compacting":false},
-                 "transcript":[],"soft_interrupts":[],"outbox":[],"permission_requests":[],"stdin_requests":[],"notices":[],
+                            "connection_type":null,"upstream_provider":null,"was_interrupted":false,"is_processing":false,"is_reasoning":false,"server_phase":null,"status_detail":null,"history_loaded":false,"is_compacting":false},
+                 "transcript":[],"images":[],"soft_interrupts":[],"outbox":[],"permission_requests":[],"stdin_requests":[],"notices":[],
                  "banners":{"error":null,"status":null},"draft":"","attachments":[],"voice":{"is_listening":false},
                  "lifecycle":{"is_foreground":true,"network_reachable":true,"push_registered":false,"device_id":"fixture-device"},
                  "pending_effects":[]}

@@ -12,8 +12,8 @@ final class SessionTests: XCTestCase {
                 "model": "claude-sonnet-4", "pending_model": nil, "provider": "anthropic",
                 "available_models": ["claude-sonnet-4", "claude-opus-4", "gpt-5"],
                 "reasoning_effort": "medium", "pending_reasoning_effort": nil, "server_version": "0.9.2",
-                "tokens": nil, "total_tokens": ["input": 48210, "output": 3120],
-                "is_processing": false, "is_reasoning": false, "server_phase": nil, "status_detail": nil,
+                "tokens": nil, "total_tokens": ["input": 48210, "output": 3120, "cache_read_input": nil, "cache_creation_input": nil],
+                "connection_type": nil, "upstream_provider": nil, "was_interrupted": false, "is_processing": false, "is_reasoning": false, "server_phase": nil, "status_detail": nil,
                 "history_loaded": true, "is_compacting": false,
             ])
     }
@@ -29,7 +29,7 @@ final class SessionTests: XCTestCase {
             $0["/session/available_models"] = ["gpt-5", "o3"]
             $0["/session/reasoning_effort"] = "high"
             $0["/session/server_version"] = "1.0.0"
-            $0["/session/total_tokens"] = ["input": 10, "output": 20]
+            $0["/session/total_tokens"] = ["input": 10, "output": 20, "cache_read_input": nil, "cache_creation_input": nil]
         }
     }
 
@@ -91,7 +91,7 @@ final class SessionTests: XCTestCase {
         store.send(
             .tapNode(id: "session.session-owl"),
             effects: [
-                .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl"}"#)),
+                .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
                 .webSocket(.send(#"{"id":4,"type":"get_history"}"#)),
             ], followUps: ["resume_session", "open_chat", "session_switched", "send", "send"]
         ) {
@@ -107,7 +107,7 @@ final class SessionTests: XCTestCase {
         store.server(#"{"type":"history","id":4,"session_id":"session-owl","messages":[{"role":"user","content":"Draft the notes"}],"total_tokens":[7,8]}"#) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "Draft the notes")]
             $0["/session/history_loaded"] = true
-            $0["/session/total_tokens"] = ["input": 7, "output": 8]
+            $0["/session/total_tokens"] = ["input": 7, "output": 8, "cache_read_input": nil, "cache_creation_input": nil]
             $0["/banners/status"] = nil
         }
     }

@@ -135,6 +135,32 @@ public enum ABIReference {
         case ("tool_start", "id"), ("tool_exec", "id"), ("tool_done", "id"): return "call_bash"
         case ("permission_request", "detail"): return "cargo test -p jcode-mobile-core"
         case ("session_renamed", "title"): return "Fix the flaky test"
+        case ("history", "images"):
+            return [["media_type": "image/png", "data": "iVBORw0KGgo=", "label": "screenshot", "anchor": ["kind": "tool_call", "id": "call_1"]]]
+        case ("history", "messages"):
+            return [
+                ["role": "user", "content": "Why does the test fail?"],
+                ["role": "assistant", "content": "Let me look.", "tool_calls": ["grep"]],
+                ["role": "tool", "content": "tests/reconnect.rs:42: sleep(100ms)", "tool_data": ["id": "call_1", "name": "grep", "input": ["pattern": "sleep"]]],
+                ["role": "background_task", "content": "cargo build finished"],
+            ]
+        case ("history", "token_usage_totals"):
+            return ["input_tokens": 48210, "output_tokens": 3120, "cache_read_input_tokens": 40000, "cache_creation_input_tokens": 2000]
+        case ("tokens", "cache_read_input"): return 900
+        case ("tokens", "cache_creation_input"): return .null
+        case ("message_end", "stop_reason"): return "max_tokens"
+        case ("provider_guardrail", "stop_reason"): return "refusal"
+        case ("provider_guardrail", "message"): return "The model declined to answer this request."
+        case ("notification", "from_session"): return "session-owl"
+        case ("notification", "notification_type"): return ["kind": "message"]
+        case ("notification", "message"): return "Tests pass on my branch"
+        case ("reload_progress", "step"): return "cargo_build"
+        case ("reload_progress", "message"): return "Building the new server"
+        case ("connection_type", "connection"): return "websocket"
+        case ("upstream_provider", "provider"): return "fireworks"
+        case ("subscribe", "working_dir"), ("set_working_dir", "value"): return "/home/ana/jcode"
+        case ("subscribe", "client_instance_id"), ("resume_session", "client_instance_id"): return "ios-6F1C"
+        case ("soft_interrupt", "images"), ("message", "images"): return [["image/png", "iVBORw0KGgo="]]
         default: break
         }
         if field.name == "id" { return 3 }

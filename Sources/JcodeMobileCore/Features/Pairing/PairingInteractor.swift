@@ -76,8 +76,8 @@ public struct PairingInteractor: Interactor {
             state.code = link.code
             state.health = nil
             let shown = Emission.internal(.pairingLinkScanned)
-            if state.deviceName.trimmingSpaces().isEmpty {
-                // Nothing more to ask: the form shows what is missing.
+            if state.validated == nil {
+                // Something only the person can give (device name, working directory): the form shows what.
                 state.showAllErrors = true
                 return shown
             }

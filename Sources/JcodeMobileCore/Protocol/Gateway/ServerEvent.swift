@@ -182,7 +182,7 @@ public enum ServerEvent: Equatable, Sendable {
         },
         MessageSpec(
             "reload_progress", doc: "A step of a server update; a failed step is a notice.",
-            fields: [FieldSpec("step", .string), FieldSpec("message", .string), .optional("success", .boolean), .optional("output", .string)]
+            fields: [FieldSpec("step", .string), FieldSpec("message", .string), .optional("success", .boolean)]
         ) { r throws(CoreError) in
             .reloadProgress(step: try r.string("step"), message: try r.string("message"), success: try r.optionalBool("success"))
         },
