@@ -39,6 +39,49 @@ final class DocumentationTests: XCTestCase {
     }
 }
 
+final class ProtocolDocumentTests: XCTestCase {
+    /// The rows of docs/PROTOCOL.md: `type` → decision, for requests and for events.
+    private func rows() -> (requests: [String: String], events: [String: String]) {
+        guard let text = readFile(URLPath.repositoryRoot + "/docs/PROTOCOL.md") else {
+            XCTFail("docs/PROTOCOL.md is missing")
+            return ([:], [:])
+        }
+        var requests: [String: String] = [:]
+        var events: [String: String] = [:]
+        var section = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("## ") { section = String(line) }
+            guard line.hasPrefix("| `") else { continue }
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 3 else { continue }
+            let type = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            if section.hasPrefix("## Requests") { requests[type] = cells[2] }
+            if section.hasPrefix("## Server events") { events[type] = cells[2] }
+        }
+        return (requests, events)
+    }
+
+    func testEveryEventTheCoreDecodesHasItsRowAndLoggedOnlyOnesSaySo() {
+        let (_, events) = rows()
+        for spec in ServerEvent.wire.members where spec.type != "permission_request" {
+            XCTAssertNotNil(events[spec.type], "docs/PROTOCOL.md has no row for server event \(spec.type)")
+        }
+        for (type, _) in ServerEvent.loggedOnly {
+            XCTAssertEqual(events[type], "logged only", type)
+        }
+        XCTAssertEqual(events.count, 71, "every ServerEvent of wire.rs at the documented commit")
+    }
+
+    func testEveryRequestTheCoreSendsIsSupportedInTheDocument() {
+        let (requests, _) = rows()
+        for kind in GatewayRequest.Kind.allCases where kind != .permissionResponse {
+            XCTAssertEqual(requests[kind.rawValue]?.hasPrefix("supported"), true, "\(kind.rawValue) is sent, so its row says supported")
+        }
+        XCTAssertEqual(requests["ping"], "not sent")
+        XCTAssertEqual(requests.count, 77, "every Request of wire.rs at the documented commit")
+    }
+}
+
 enum URLPath {
     /// The repository root, found from this file's path.
     static var repositoryRoot: String {

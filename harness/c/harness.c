@@ -799,6 +799,7 @@ static long long fill_and_submit_at(int line, session *s, int by_tap, const char
     drop(dispatch_value_at(line, s, "set_port", "7643", ANY_CHANGE));
     drop(dispatch_value_at(line, s, "set_pair_code", CODE, ANY_CHANGE));
     drop(dispatch_value_at(line, s, "set_device_name", "Harness Phone", ANY_CHANGE));
+    drop(dispatch_value_at(line, s, "set_working_dir", "/home/harness/project", ANY_CHANGE));
     r = send_at(line, s, 0,
                 by_tap ? "{\"type\":\"tap_node\",\"node_id\":\"pair.submit\"}" : "{\"type\":\"submit_pairing\"}",
                 CHANGES, ctx);
@@ -947,6 +948,7 @@ static void test_flow(void) {
     drop(DISPATCH_VALUE(&s, "set_port", "7643", CHANGES));
     drop(DISPATCH_VALUE(&s, "set_pair_code", CODE, CHANGES));
     drop(DISPATCH_VALUE(&s, "set_device_name", "Harness Phone", CHANGES));
+    drop(DISPATCH_VALUE(&s, "set_working_dir", "/home/harness/project", CHANGES));
     st = GET_STATE(&s, "form filled");
     EXPECT_STR(st.doc, "state.pairing.host", "devbox.local", "form filled");
     EXPECT_STR(st.doc, "state.pairing.port", "7643", "form filled");

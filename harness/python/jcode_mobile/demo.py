@@ -88,6 +88,7 @@ class Demo:
             ("set_port", "7643"),
             ("set_pair_code", "123456"),
             ("set_device_name", "Demo iPhone"),
+            ("set_working_dir", "/home/demo/project"),
         ]:
             self.host.dispatch({"type": kind, "value": value})
         self.screen("Pairing form filled in")

@@ -52,8 +52,13 @@ def all_scenarios() -> List[str]:
     return names
 
 
-def fill_pairing_form(host: Host, *, server="devbox.local", port="7643", code="123456", device="Test iPhone"):
-    for kind, value in [("set_host", server), ("set_port", port), ("set_pair_code", code), ("set_device_name", device)]:
+WORKING_DIR = "/home/me/project"
+
+
+def fill_pairing_form(host: Host, *, server="devbox.local", port="7643", code="123456", device="Test iPhone",
+                      working_dir=WORKING_DIR):
+    for kind, value in [("set_host", server), ("set_port", port), ("set_pair_code", code), ("set_device_name", device),
+                        ("set_working_dir", working_dir)]:
         host.dispatch({"type": kind, "value": value})
 
 

@@ -108,7 +108,7 @@ def test_the_pairing_code_leaves_the_feed_once_used():
     app = App()
     mirror = Mirror(app)
     for action in ({"type": "set_host", "value": "devbox.local"}, {"type": "set_pair_code", "value": "731904"},
-                   {"type": "set_device_name", "value": "Phone"}):
+                   {"type": "set_device_name", "value": "Phone"}, {"type": "set_working_dir", "value": "/srv/app"}):
         app.dispatch(action)
     assert b"731904" in app.changes_bytes(0)
     app.dispatch({"type": "submit_pairing"})
