@@ -42,7 +42,7 @@ final class ChatStreamingTests: XCTestCase {
         store.server(#"{"type":"reasoning_done","duration_secs":1e300}"#) { $0["/transcript/4/reasoning_secs"] = 1e300 }
         XCTAssertEqual(store.node("message.m5.reasoning")?.label, "Thought for a long time")
         // A retry delay that does not fit is no delay: the banner names none.
-        store.server(#"{"type":"error","message":"overloaded","retry_after_secs":-9223372036854775808}"#, followUps: ["show_error"]) {
+        store.server(#"{"type":"error","message":"overloaded","retry_after_secs":-9223372036854775808}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
             $0["/banners/error"] = ["message": "overloaded", "retry_after_secs": nil, "text": "overloaded"]
@@ -137,7 +137,7 @@ final class ChatStreamingTests: XCTestCase {
         store.server(#"{"type":"text_delta","text":"partial"}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", text: "partial", isStreaming: true))
         }
-        store.server(#"{"type":"error","id":3,"message":"overloaded","retry_after_secs":15}"#, followUps: ["show_error"]) {
+        store.server(#"{"type":"error","id":3,"message":"overloaded","retry_after_secs":15}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
             $0["/banners/error"] = ["message": "overloaded", "retry_after_secs": 15, "text": "overloaded (retry in 15 s)"]
@@ -176,7 +176,7 @@ final class ChatStreamingTests: XCTestCase {
 
     func testAnErrorWithoutIdOrRetryDelayShowsItsMessageAloneAndEndsTheTurn() {
         var store = SpecStore.turnRunning()
-        store.frame(#"{"type":"error","message":"slow down"}"#, followUps: ["show_error"]) {
+        store.frame(#"{"type":"error","message":"slow down"}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/banners/error"] = ["message": "slow down", "retry_after_secs": nil, "text": "slow down"]
         }

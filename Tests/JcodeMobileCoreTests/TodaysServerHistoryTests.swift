@@ -165,7 +165,7 @@ final class TodaysServerHistoryTests: XCTestCase {
             $0["/session/total_tokens"] = ["input": 48310, "output": 3140, "cache_read_input": nil, "cache_creation_input": nil]
         }
         // The provider failed: the turn ends, its tokens were spent.
-        store.server(#"{"type":"error","message":"overloaded"}"#, followUps: ["show_error"]) {
+        store.server(#"{"type":"error","message":"overloaded"}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/banners/error"] = ["message": "overloaded", "retry_after_secs": nil, "text": "overloaded"]
         }

@@ -31,7 +31,7 @@ final class TodaysServerTurnTests: XCTestCase {
         store.server(#"{"type":"text_delta","text":"Hel"}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", text: "Hel", isStreaming: true))
         }
-        store.server(#"{"type":"error","id":3,"message":"Provider error: overloaded","retry_after_secs":15}"#, followUps: ["show_error"]) {
+        store.server(#"{"type":"error","id":3,"message":"Provider error: overloaded","retry_after_secs":15}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
             $0["/banners/error"] = ["message": "Provider error: overloaded", "retry_after_secs": 15, "text": "Provider error: overloaded (retry in 15 s)"]
@@ -40,7 +40,7 @@ final class TodaysServerTurnTests: XCTestCase {
 
     func testAnErrorWithoutAnIDEndsTheTurn() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"error","message":"Provider error: overloaded"}"#, followUps: ["show_error"]) {
+        store.server(#"{"type":"error","message":"Provider error: overloaded"}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/banners/error"] = ["message": "Provider error: overloaded", "retry_after_secs": nil, "text": "Provider error: overloaded"]
         }

@@ -11,7 +11,7 @@ public struct ApprovalsInteractor: Interactor {
     public func interact(_ state: inout ApprovalsState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .server(.permissionRequest(let request)):
-            state.serverAskedPermissionOnThisSocket = true
+            state.askedOnThisSocket.insert(request.requestID)
             let isNew = Self.keep(request, in: &state.permissionRequests)
             return isNew ? .effect(.device(.haptic(style: .warning))) : .none
 
@@ -20,7 +20,7 @@ public struct ApprovalsInteractor: Interactor {
             return .none
 
         case .action(.respondPermission(let requestID, let approved, let remember)):
-            if facts.canSend, !state.serverAskedPermissionOnThisSocket,
+            if facts.canSend, !state.askedOnThisSocket.contains(requestID),
                let i = state.permissionRequests.firstIndex(where: { $0.requestID == requestID })
             {
                 // Asked on an earlier connection: this server may not know the request (or the message).
@@ -38,11 +38,12 @@ public struct ApprovalsInteractor: Interactor {
             }
 
         case .internal(.socketOpened):
-            state.serverAskedPermissionOnThisSocket = false
+            state.askedOnThisSocket = []
             return .none
         case .internal(.turnEnded), .internal(.serverChanged), .internal(.sessionSwitched):
             // No tool is waiting any more.
-            state = ApprovalsState()
+            state.permissionRequests = []
+            state.stdinRequests = []
             return .none
         default:
             return .none

@@ -226,7 +226,7 @@ public struct ChatInteractor: Interactor {
                 return banner
             }
             Self.endTurn(&state)
-            return banner
+            return banner + .internal(.turnEnded)
         case .sessionCloseRequested:
             Self.endTurn(&state)
             return .none

@@ -13,7 +13,8 @@ public struct SessionInteractor: Interactor {
         case .internal(.serverChanged):
             state = SessionState()
             return .none
-        case .internal(.turnEnded):
+        case .internal(.turnEnded), .internal(.connectionLost):
+            // The turn's last `tokens` joins the total (a lost connection ends the turn too).
             state.totalTokens = state.currentTotalTokens
             state.turnTokens = nil
             return .none
