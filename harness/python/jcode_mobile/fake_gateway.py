@@ -4,19 +4,46 @@ The core never performs I/O: it returns effects (``http_pair``,
 ``websocket_connect``, ``websocket_send``…) and learns their outcome from
 platform events. This module plays the other side, in memory:
 
-- :class:`FakeJcodeServer` is a jcode gateway: ``GET /health``, ``POST /pair``
-  and the WebSocket protocol (``subscribe``, ``get_history``, ``message`` with
-  a scripted, streamed :class:`Reply`, and the other requests).
+- :class:`FakeJcodeServer` is a jcode gateway that keeps the rules of today's
+  jcode server (github.com/1jehuang/jcode). Every rule carries a
+  ``# jcode: <file> (<item>)`` comment naming where the real server states it.
+  In short, a client meets:
+
+  * ``GET /health`` → ``{status, version, gateway: true}``; ``POST /pair``
+    with ``{code, device_id, device_name, apns_token?}`` → 200
+    ``{token, server_name: "jcode", server_version}``, 400 ``Invalid JSON: …``
+    for a body that is not that object, 401 for an unknown or already used
+    code; anything else 404 ``{"error": "Not found"}``.
+  * The WebSocket upgrade is only at ``/ws`` (404 before anything else) and
+    needs a token the server issued (401 before the socket opens).
+  * The first request on a connection must be ``subscribe`` with a non-empty
+    absolute ``working_dir``; otherwise the server writes one ``error`` frame
+    quoting that request's id and ends the connection
+    (:attr:`FakeSocket.server_closed`). A first ``ping`` is answered with
+    ``pong`` and also ends the connection.
+  * Every request after that is first acknowledged with
+    ``{"type":"ack","id":N}``; a line that is not a request (unknown type,
+    missing field, bad JSON) gets ``{"type":"error","id":0,"message":"Invalid
+    request: …"}`` and the connection stays.
+  * A connection starts in a brand-new, empty session; ``subscribe`` with a
+    ``target_session_id`` of an existing session, or ``resume_session``,
+    attaches an existing one (whose history the server then sends).
+  * ``message`` streams a scripted :class:`Reply` (which can pause with
+    ``hold_after`` so ``cancel`` and ``soft_interrupt`` meet a running turn)
+    and ends with ``done {id}``.
+
 - :class:`Host` owns an :class:`~jcode_mobile.App` and a server and does
   what an iOS host would: it executes every effect, answers with platform
   events quoting the ``effect_id``, keeps the Keychain and storage as dicts,
   records timers, and delivers server frames parsed (``{"event":…}``) or raw
-  (``{"line":…}``, several events per frame if asked).
+  (``{"line":…}``, several events per frame if asked). When the server ends a
+  connection, the host delivers the frames sent before and then reports
+  ``websocket_closed`` with code 1006 (no close frame).
 
     host = Host()
     host.dispatch({"type": "set_host", "value": "devbox.local"})
     ...
-    host.dispatch({"type": "submit_pairing"})   # pairs, connects, loads history
+    host.dispatch({"type": "submit_pairing"})   # pairs, connects
     host.dispatch({"type": "send_message", "text": "hi"})  # reply streamed in
 
 Every effect executed is kept in ``host.effects`` and every call into the
@@ -26,16 +53,21 @@ core in ``host.steps``, for assertions.
 from __future__ import annotations
 
 import base64
+import copy
+import hashlib
 import json
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from .binding import App, JSONInput
 
 __all__ = [
+    "DEFAULT_PORT",
+    "DEFAULT_HISTORY",
+    "REQUEST_TYPES",
     "Unreachable",
     "SocketRejected",
     "HTTPResponse",
@@ -45,9 +77,60 @@ __all__ = [
     "Step",
     "HostError",
     "Host",
+    "decode_request",
+    "guardrail_notice",
+    "split_words",
 ]
 
+# jcode: crates/jcode-base/src/gateway.rs (DEFAULT_PORT)
 DEFAULT_PORT = 7643
+
+# jcode: crates/jcode-protocol/src/wire.rs (enum Request): the tag of every
+# request the server decodes, in declaration order. serde lists them in this
+# order when it rejects an unknown tag.
+REQUEST_TYPES: Tuple[str, ...] = (
+    "message", "cancel", "background_tool", "soft_interrupt", "cancel_soft_interrupts", "clear", "rewind",
+    "rewind_undo", "ping", "state", "debug_command", "client_debug_command", "client_debug_response",
+    "subscribe", "get_history", "get_model_catalog", "get_compacted_history", "reload", "resume_session",
+    "resume_all_sessions", "notify_session", "transcript", "input_shell", "cycle_model", "refresh_models",
+    "set_model", "set_route", "set_subagent_model", "run_subagent", "set_reasoning_effort", "set_service_tier",
+    "set_transport", "set_premium_mode", "set_feature", "set_compaction_mode", "rename_session", "split",
+    "transfer", "compact", "trigger_memory_extraction", "notify_auth_changed", "switch_anthropic_account",
+    "switch_openai_account", "stdin_response", "agent_register", "agent_task", "agent_capabilities",
+    "agent_context", "comm_share", "comm_read", "comm_message", "comm_list", "comm_list_channels",
+    "comm_channel_members", "comm_propose_plan", "comm_approve_plan", "comm_reject_plan", "comm_seed_graph",
+    "comm_expand_node", "comm_complete_node", "comm_inject_gap", "comm_spawn", "comm_list_models", "comm_stop",
+    "comm_assign_role", "comm_summary", "comm_status", "comm_report", "comm_read_context", "comm_resync_plan",
+    "comm_plan_status", "comm_assign_task", "comm_assign_next", "comm_task_control", "comm_subscribe_channel",
+    "comm_unsubscribe_channel", "comm_await_members",
+)
+
+# jcode: crates/jcode-protocol/src/lib.rs (Request::is_lightweight_control_request):
+# ping and the swarm comm_* requests. As a connection's first request they are
+# answered and the connection then ends (client_lifecycle.rs, handle_client).
+LIGHTWEIGHT_REQUEST_TYPES = frozenset({"ping"} | {t for t in REQUEST_TYPES if t.startswith("comm_")})
+
+# The fields the fake checks, per request it implements: (name, kind, required),
+# in the order wire.rs declares them (serde reports the first missing one in
+# that order). Every request carries ``id: u64``.
+# jcode: crates/jcode-protocol/src/wire.rs (enum Request)
+_FIELDS: Dict[str, Tuple[Tuple[str, str, bool], ...]] = {
+    "message": (("id", "u64", True), ("content", "str", True), ("images", "pairs", False),
+                ("system_reminder", "ostr", False), ("active_skill", "ostr", False), ("no_reply", "bool", False)),
+    "soft_interrupt": (("id", "u64", True), ("content", "str", True), ("images", "pairs", False),
+                       ("urgent", "bool", False)),
+    "subscribe": (("id", "u64", True), ("working_dir", "ostr", False), ("selfdev", "obool", False),
+                  ("target_session_id", "ostr", False), ("client_instance_id", "ostr", False),
+                  ("client_has_local_history", "bool", False), ("allow_session_takeover", "bool", False),
+                  ("terminal_env", "pairs", False)),
+    "resume_session": (("id", "u64", True), ("session_id", "str", True), ("client_instance_id", "ostr", False),
+                       ("client_has_local_history", "bool", False), ("allow_session_takeover", "bool", False)),
+    "set_model": (("id", "u64", True), ("model", "str", True)),
+    "set_reasoning_effort": (("id", "u64", True), ("effort", "str", True), ("target_session_id", "ostr", False)),
+    "rename_session": (("id", "u64", True), ("title", "ostr", False)),
+    "stdin_response": (("id", "u64", True), ("request_id", "str", True), ("input", "str", True)),
+}
+_ID_ONLY: Tuple[Tuple[str, str, bool], ...] = (("id", "u64", True),)
 
 
 class Unreachable(Exception):
@@ -55,7 +138,7 @@ class Unreachable(Exception):
 
 
 class SocketRejected(Exception):
-    """The gateway refused the WebSocket upgrade with an HTTP status (401: bad token)."""
+    """The gateway refused the WebSocket upgrade with an HTTP status (401: bad token, 404: not /ws)."""
 
     def __init__(self, status: int, message: str):
         super().__init__(message)
@@ -76,88 +159,553 @@ def split_words(text: str, words_per_chunk: int = 2) -> List[str]:
     return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)] or [text]
 
 
+# -- serde's wording ------------------------------------------------------------
+#
+# The real server answers an undecodable line with the serde_json error text.
+# These helpers word the cases the fake meets the way serde does: unknown tags
+# (with serde_json's line/column), missing fields and wrong types (no position:
+# the variant's fields are decoded from a buffered copy). Syntax errors are
+# approximated from Python's json messages.
+
+
+def _unexpected(value: Any) -> str:
+    """How serde names a JSON value in "invalid type: …" messages."""
+    if value is None:
+        return "unit value"
+    if isinstance(value, bool):
+        return f"boolean `{'true' if value else 'false'}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value!r}`"
+    if isinstance(value, str):
+        return "string " + json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "sequence"
+    return "map"
+
+
+def _field_problem(value: Any, kind: str) -> Optional[str]:
+    """serde's complaint about ``value`` for a field of ``kind`` (None: fine)."""
+    if kind == "u64":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"invalid type: {_unexpected(value)}, expected u64"
+        if value < 0:
+            return f"invalid value: integer `{value}`, expected u64"
+        return None
+    if kind in ("str", "ostr"):
+        if value is None and kind == "ostr":
+            return None
+        return None if isinstance(value, str) else f"invalid type: {_unexpected(value)}, expected a string"
+    if kind in ("bool", "obool"):
+        if value is None and kind == "obool":
+            return None
+        return None if isinstance(value, bool) else f"invalid type: {_unexpected(value)}, expected a boolean"
+    if kind == "pairs":
+        if not isinstance(value, list):
+            return f"invalid type: {_unexpected(value)}, expected a sequence"
+        for item in value:
+            if not isinstance(item, list):
+                return f"invalid type: {_unexpected(item)}, expected a tuple of size 2"
+            if len(item) != 2:
+                return f"invalid length {len(item)}, expected a tuple of size 2"
+            for part in item:
+                if not isinstance(part, str):
+                    return f"invalid type: {_unexpected(part)}, expected a string"
+        return None
+    raise ValueError(kind)
+
+
+_PYTHON_TO_SERDE = [
+    ("Expecting value", "expected value"),
+    ("Expecting property name enclosed in double quotes", "key must be a string"),
+    ("Expecting ':' delimiter", "expected `:`"),
+    ("Expecting ',' delimiter", "expected `,` or `}`"),
+    ("Extra data", "trailing characters"),
+    ("Unterminated string", "EOF while parsing a string"),
+    ("Invalid control character", "control character (\\u0000-\\u001F) found while parsing a string"),
+]
+
+
+def _syntax_error(problem: json.JSONDecodeError) -> str:
+    text = next((serde for py, serde in _PYTHON_TO_SERDE if problem.msg.startswith(py)), problem.msg)
+    return f"{text} at line {problem.lineno} column {problem.colno}"
+
+
+def _top_level_value_end(text: str, key: str) -> Optional[int]:
+    """Offset just past the value of ``key`` in the top-level object ``text``
+    (the first occurrence), or None. serde_json reports an error found while
+    reading that value at this column."""
+    decoder = json.JSONDecoder()
+    n = len(text)
+
+    def skip(i: int) -> int:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    try:
+        i = skip(0)
+        if i >= n or text[i] != "{":
+            return None
+        i = skip(i + 1)
+        while i < n and text[i] == '"':
+            name, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+            i = skip(i)
+            if i >= n or text[i] != ":":
+                return None
+            _, end = decoder.raw_decode(text, skip(i + 1))
+            if name == key:
+                return end
+            i = skip(end)
+            if i < n and text[i] == ",":
+                i = skip(i + 1)
+    except ValueError:
+        return None
+    return None
+
+
+def decode_request(line: str) -> Tuple[Optional[dict], Optional[str]]:
+    """Decode one request line as the real server does: ``(request, None)`` or
+    ``(None, message)`` where ``message`` is the serde_json error text the
+    server quotes after "Invalid request: ".
+
+    jcode: crates/jcode-protocol/src/lib.rs (decode_request): serde's
+    internally tagged ``Request`` enum, plus the legacy
+    ``{"type":"set_route","model":…}`` shape read as ``set_model``.
+    """
+    text = line if line.endswith("\n") else line + "\n"
+    if not text.strip():
+        return None, "EOF while parsing a value at line 2 column 0"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as problem:
+        return None, _syntax_error(problem)
+    if not isinstance(value, dict):
+        end = len(text.rstrip())
+        expected = "expected internally tagged enum Request"
+        return None, f"invalid type: {_unexpected(value)}, {expected} at line 1 column {end}"
+    if "type" not in value:
+        return None, f"missing field `type` at line 1 column {len(text.rstrip())}"
+    kind = value["type"]
+    end = _top_level_value_end(text, "type") or len(text.rstrip())
+    if not isinstance(kind, str):
+        return None, f"invalid type: {_unexpected(kind)}, expected variant identifier at line 1 column {end}"
+    if kind not in REQUEST_TYPES:
+        expected = ", ".join(f"`{name}`" for name in REQUEST_TYPES)
+        return None, f"unknown variant `{kind}`, expected one of {expected} at line 1 column {end}"
+    if kind == "set_route" and "selection" not in value and isinstance(value.get("model"), str):
+        # jcode: crates/jcode-protocol/src/lib.rs (decode_legacy_set_route_model)
+        rid = value.get("id")
+        rid = rid if isinstance(rid, int) and not isinstance(rid, bool) and rid >= 0 else 0
+        return {"type": "set_model", "id": rid, "model": value["model"]}, None
+    fields = _FIELDS.get(kind, _ID_ONLY)
+    kinds = {name: field_kind for name, field_kind, _ in fields}
+    for name, field_value in value.items():  # serde checks values in the order they arrive
+        if name in kinds:
+            problem = _field_problem(field_value, kinds[name])
+            if problem:
+                return None, problem
+    for name, _, required in fields:  # then missing fields, in declaration order
+        if required and name not in value:
+            return None, f"missing field `{name}`"
+    return value, None
+
+
+def _working_dir_problem(working_dir: Any) -> Optional[str]:
+    """Why a subscribe's working_dir is refused (None: accepted).
+
+    jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (required_subscribe_working_dir)
+    """
+    text = working_dir.strip() if isinstance(working_dir, str) else ""
+    if not text:
+        return "Subscribe requires the client's working directory"
+    if not text.startswith("/"):  # Path::is_absolute on the Unix server
+        return "Subscribe working_dir must be an absolute path"
+    return None
+
+
+def _is_hex_token(token: str) -> bool:
+    # jcode: crates/jcode-base/src/gateway/auth.rs (is_valid_hex_token): 64 hex digits
+    return len(token) == 64 and all(c in "0123456789abcdefABCDEF" for c in token)
+
+
+def guardrail_notice(stop_reason: Optional[str], *, had_reasoning: bool = False) -> str:
+    """The ``provider_guardrail`` message the server words for a turn that
+    ended without visible text.
+
+    jcode: crates/jcode-app-core/src/agent/response_recovery.rs
+    (provider_guardrail_notice, is_guardrail_stop_reason)
+    """
+    label = (stop_reason or "").strip() or "unknown"
+    lowered = label.lower()
+    if lowered in ("refusal", "content_filter", "safety") or "guardrail" in lowered or "policy_violation" in lowered:
+        return (
+            f"Provider guardrail stopped the response (stop_reason: {label}). The model declined to answer this "
+            "request. Rephrasing, narrowing the request, or providing more context may help."
+        )
+    hint = " after producing only internal reasoning" if had_reasoning else ""
+    return (
+        f"The model ended its turn without any visible output{hint} (stop_reason: {label}). The provider returned "
+        "an empty response; this is usually a transient upstream failure rather than a content filter. Retrying "
+        "the request may help."
+    )
+
+
+def _tool_input_object(raw: Any) -> Any:
+    """The ``input`` of a rendered tool call: the streamed JSON as an object.
+
+    jcode: crates/jcode-message-types/src/lib.rs (ToolCall::parse_streamed_input_to_object):
+    empty → {}, a JSON object as is, other JSON → {}, invalid JSON → null.
+    """
+    if isinstance(raw, dict):
+        return dict(raw)
+    text = (raw or "").strip() if isinstance(raw, str) else ""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else {}
+
+
+def _tool_data(tool: Dict[str, Any]) -> dict:
+    """``tool_data`` of a history row: jcode's ToolCall {id, name, input, intent?}.
+
+    jcode: crates/jcode-message-types/src/lib.rs (ToolCall, ToolCall::intent_from_input)
+    """
+    data = {"id": tool["id"], "name": tool["name"], "input": _tool_input_object(tool.get("input", ""))}
+    intent = data["input"].get("intent") if isinstance(data["input"], dict) else None
+    if isinstance(intent, str) and intent.strip():
+        data["intent"] = intent.strip()
+    return data
+
+
+def _background_task_text(task_id: str, tool: str, seconds: float, exit_code: int, output: str) -> str:
+    # jcode: crates/jcode-app-core/src/message_notifications.rs (format_background_task_notification_markdown)
+    return (
+        f"**Background task** `{task_id}` · `{tool}` · ✓ completed · {seconds:.1f}s · exit {exit_code}"
+        f"\n\n```text\n{output}\n```\n\n_Full output:_ `bg action=\"output\" task_id=\"{task_id}\"`"
+    )
+
+
+#: The scripted session's history, rendered as the real server renders stored
+#: messages: one row per visible text, role user/assistant (an assistant row
+#: lists the names of the tools it called in ``tool_calls``), one ``tool`` row
+#: per tool result (content = the output, ``tool_data`` = the call), and
+#: ``background_task`` rows for background-task reports.
+#: jcode: crates/jcode-base/src/session/render.rs (render_messages_and_images_with_compacted_history)
+#: jcode: crates/jcode-protocol/src/lib.rs (HistoryMessage)
+DEFAULT_HISTORY: List[dict] = [
+    {"role": "user", "content": "The login test fails about one run in five. Can you find out why?"},
+    {"role": "assistant", "content": "I'll run it a few times to reproduce it.", "tool_calls": ["bash"]},
+    {
+        "role": "tool",
+        "content": "5 runs: 4 passed, 1 failed (test_login: timeout waiting for the session cookie)",
+        "tool_data": {"id": "toolu_01", "name": "bash",
+                      "input": {"command": "for i in 1 2 3 4 5; do pytest tests/test_login.py -q; done"}},
+    },
+    {"role": "assistant", "content": "It times out waiting for the session cookie. I'll run the whole suite in "
+                                     "the background while I read the fixture.", "tool_calls": ["bash", "read"]},
+    {
+        "role": "tool",
+        "content": "Started background task bg-7f2c",
+        "tool_data": {"id": "toolu_02", "name": "bash", "input": {"command": "pytest -q", "run_in_background": True}},
+    },
+    {
+        "role": "tool",
+        "content": "def session_cookie(jar=SHARED_JAR):\n    return jar.get('session')",
+        "tool_data": {"id": "toolu_03", "name": "read", "input": {"file_path": "tests/conftest.py"}},
+    },
+    {"role": "background_task", "content": _background_task_text("bg-7f2c", "bash", 41.3, 0, "212 passed in 41.02s")},
+    {"role": "assistant", "content": "The fixture shares one cookie jar between tests; I made it per test. "
+                                     "The suite passes."},
+]
+
+#: Token usage persisted with the scripted session (sent as ``total_tokens``
+#: and ``token_usage_totals``).
+#: jcode: crates/jcode-protocol/src/lib.rs (TokenUsageTotals)
+DEFAULT_TOKEN_USAGE: Dict[str, int] = {
+    "messages_with_token_usage": 3,
+    "input_tokens": 18234,
+    "output_tokens": 1290,
+    "cache_reported_input_tokens": 18234,
+    "cache_read_input_tokens": 12288,
+    "cache_creation_input_tokens": 2048,
+}
+
+
 @dataclass
 class Reply:
     """A scripted assistant turn: what the fake server streams after ``message``.
 
-    Order on the wire: ``reasoning_delta``… ``reasoning_done``, then per tool
-    ``tool_start``/``tool_input``/``tool_exec``/``tool_done`` and a
-    ``message_end``, then ``text_delta`` per chunk, ``tokens`` and finally
-    ``done {id}`` with the message's request id.
+    Order on the wire, as the real server streams a turn (jcode:
+    crates/jcode-app-core/src/agent/turn_streaming_mpsc.rs):
+
+    - when the turn calls tools, a first provider response: ``reasoning_delta``…
+      ``reasoning_done``, the ``preamble`` as ``text_delta``s, per tool
+      ``tool_start``/``tool_input``/``tool_exec``, ``message_end``
+      (``stop_reason`` "tool_use"), then per tool ``tool_done`` as it runs;
+    - the final response: (reasoning, when there were no tools), ``text_delta``
+      per chunk, ``message_end`` with ``stop_reason``, ``tokens`` (when any
+      usage is set), ``provider_guardrail`` (when ``guardrail`` is set) and
+      finally ``done {id}`` with the message's request id.
+
+    ``hold_after``: stream only that many events and keep the turn running
+    (``cancel`` then meets it; :meth:`FakeJcodeServer.finish_turn` sends the
+    rest).
     """
 
     text: str = "Done."
-    #: The deltas to send; default: ``text`` cut by :func:`split_words`.
+    #: The deltas to send; default: ``text`` cut by :func:`split_words` (none for "").
     chunks: Optional[List[str]] = None
     reasoning: Optional[str] = None
     reasoning_secs: Optional[float] = None
-    #: Tool calls: ``{"id","name","input"(str),"output","error"?}``.
+    #: Tool calls: ``{"id","name","input"(JSON text or dict),"output","error"?}``.
     tools: List[Dict[str, Any]] = field(default_factory=list)
-    #: ``(input, output)`` token usage, sent before ``done`` when set.
+    #: ``(input, output)`` token usage, sent as ``tokens`` before ``done``.
     tokens: Optional[Tuple[int, int]] = None
+    #: Text the model writes before calling its tools (the history row that
+    #: carries ``tool_calls``).
+    preamble: Optional[str] = None
+    #: The provider's stop reason on the final ``message_end`` (None: omitted).
+    stop_reason: Optional[str] = "end_turn"
+    cache_read_input: Optional[int] = None
+    cache_creation_input: Optional[int] = None
+    #: A ``provider_guardrail`` message ending the turn (see :func:`guardrail_notice`).
+    guardrail: Optional[str] = None
+    hold_after: Optional[int] = None
+
+    @classmethod
+    def refusal(cls, stop_reason: str = "refusal", **options: Any) -> "Reply":
+        """A turn the provider ends without text: ``message_end {stop_reason}``,
+        ``provider_guardrail {stop_reason, message}``, ``done``."""
+        options.setdefault("text", "")
+        notice = guardrail_notice(stop_reason, had_reasoning=bool(options.get("reasoning")))
+        return cls(stop_reason=stop_reason, guardrail=notice, **options)
 
     def deltas(self) -> List[str]:
-        return list(self.chunks) if self.chunks is not None else split_words(self.text)
+        if self.chunks is not None:
+            return list(self.chunks)
+        return split_words(self.text) if self.text else []
 
-    def events(self, request_id: int) -> List[dict]:
-        events: List[dict] = []
-        if self.reasoning:
-            for part in split_words(self.reasoning, 4):
-                events.append({"type": "reasoning_delta", "text": part})
-            done: dict = {"type": "reasoning_done"}
-            if self.reasoning_secs is not None:
-                done["duration_secs"] = self.reasoning_secs
-            events.append(done)
+    def _reasoning_events(self) -> List[dict]:
+        if not self.reasoning:
+            return []
+        events: List[dict] = [{"type": "reasoning_delta", "text": part} for part in split_words(self.reasoning, 4)]
+        done: dict = {"type": "reasoning_done"}
+        if self.reasoning_secs is not None:
+            done["duration_secs"] = self.reasoning_secs
+        events.append(done)
+        return events
+
+    def call_events(self) -> List[dict]:
+        """The first provider response of a tool turn (up to its message_end); [] without tools."""
+        if not self.tools:
+            return []
+        events = self._reasoning_events()
+        events += [{"type": "text_delta", "text": part} for part in split_words(self.preamble)] if self.preamble else []
         for tool in self.tools:
             events.append({"type": "tool_start", "id": tool["id"], "name": tool["name"]})
-            if tool.get("input"):
-                events.append({"type": "tool_input", "delta": tool["input"]})
+            raw = tool.get("input", "")
+            delta = json.dumps(raw, separators=(",", ":")) if isinstance(raw, dict) else raw
+            if delta:
+                events.append({"type": "tool_input", "delta": delta})
             events.append({"type": "tool_exec", "id": tool["id"], "name": tool["name"]})
-            finished = {"type": "tool_done", "id": tool["id"], "name": tool["name"], "output": tool.get("output", "")}
-            if tool.get("error") is not None:
-                finished["error"] = tool["error"]
-            events.append(finished)
-        if self.tools:
-            events.append({"type": "message_end"})
-        for chunk in self.deltas():
-            events.append({"type": "text_delta", "text": chunk})
-        if self.tokens is not None:
-            events.append({"type": "tokens", "input": self.tokens[0], "output": self.tokens[1]})
+        end: dict = {"type": "message_end"}
+        if self.stop_reason is not None:
+            # jcode: crates/jcode-provider-anthropic-runtime/src/lib.rs (message_delta → MessageEnd):
+            # Anthropic ends a response that calls tools with stop_reason "tool_use"
+            end["stop_reason"] = "tool_use"
+        events.append(end)
+        return events
+
+    def tool_done_event(self, tool: Dict[str, Any]) -> dict:
+        # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::ToolDone)
+        done = {"type": "tool_done", "id": tool["id"], "name": tool["name"], "output": tool.get("output", "")}
+        if tool.get("error") is not None:
+            done["error"] = tool["error"]
+        return done
+
+    def final_events(self) -> List[dict]:
+        """The last provider response: text, message_end, tokens."""
+        events = [] if self.tools else self._reasoning_events()
+        events += [{"type": "text_delta", "text": chunk} for chunk in self.deltas()]
+        # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::MessageEnd {stop_reason?})
+        end: dict = {"type": "message_end"}
+        if self.stop_reason is not None:
+            end["stop_reason"] = self.stop_reason
+        events.append(end)
+        usage = self.usage_event()
+        if usage is not None:
+            events.append(usage)
+        return events
+
+    def usage_event(self) -> Optional[dict]:
+        # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::TokenUsage, tag "tokens"); sent when
+        # any usage is known (turn_streaming_mpsc.rs), cache fields only when reported
+        if self.tokens is None and self.cache_read_input is None and self.cache_creation_input is None:
+            return None
+        inp, out = self.tokens if self.tokens is not None else (0, 0)
+        event: dict = {"type": "tokens", "input": inp, "output": out}
+        if self.cache_read_input is not None:
+            event["cache_read_input"] = self.cache_read_input
+        if self.cache_creation_input is not None:
+            event["cache_creation_input"] = self.cache_creation_input
+        return event
+
+    def guardrail_event(self) -> Optional[dict]:
+        # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::ProviderGuardrail {stop_reason?, message})
+        if self.guardrail is None:
+            return None
+        event: dict = {"type": "provider_guardrail"}
+        if self.stop_reason is not None:
+            event["stop_reason"] = self.stop_reason
+        event["message"] = self.guardrail
+        return event
+
+    def events(self, request_id: int) -> List[dict]:
+        """The whole stream of this turn, ending with ``done {request_id}``."""
+        events = self.call_events() + [self.tool_done_event(tool) for tool in self.tools] + self.final_events()
+        guardrail = self.guardrail_event()
+        if guardrail is not None:
+            events.append(guardrail)
         events.append({"type": "done", "id": request_id})
         return events
 
+    def rows(self) -> List[dict]:
+        """The history rows this turn leaves (after the user's row)."""
+        rows: List[dict] = []
+        if self.tools:
+            if self.preamble:
+                rows.append({"role": "assistant", "content": self.preamble,
+                             "tool_calls": [tool["name"] for tool in self.tools]})
+            rows += [_tool_row(tool) for tool in self.tools]
+        text = "".join(self.deltas())
+        if text:
+            rows.append({"role": "assistant", "content": text})
+        return rows
+
+
+def _tool_row(tool: Dict[str, Any], content: Optional[str] = None) -> dict:
+    # jcode: crates/jcode-base/src/session/render.rs: a tool result renders as
+    # {role: "tool", content: <the output>, tool_data: <the call>}
+    return {"role": "tool", "content": tool.get("output", "") if content is None else content,
+            "tool_data": _tool_data(tool)}
+
+
+@dataclass
+class _Turn:
+    """A message turn still running on a connection."""
+
+    request_id: int
+    reply: Reply
+    sent: int = 0
+
+
+@dataclass
+class _Interrupt:
+    content: str
+    images: List[List[str]]
+    urgent: bool
+    source: str  # "user", "system", "background_task"
+
 
 class FakeSocket:
-    """One WebSocket connection to the fake gateway."""
+    """One WebSocket connection to the fake gateway.
+
+    ``send(text)`` delivers a text frame (the gateway splits it into lines,
+    one request each) and returns the events the server writes in answer.
+    Events the server sends on its own (:meth:`FakeJcodeServer.push`, the rest
+    of a held turn) go to ``listener(events)`` when set (the :class:`Host` sets
+    it), else into ``outbox``.
+    """
 
     def __init__(self, server: "FakeJcodeServer", url: str, token: str):
         self.server = server
         self.url = url
         self.token = token
+        #: False once the client closed it.
         self.open = True
-        #: Request lines received on this connection, parsed.
+        #: True once the server ended the connection (after a refused first request).
+        self.server_closed = False
+        #: Request lines received on this connection, parsed (those that decoded).
         self.received: List[dict] = []
+        #: Lines sent after the server ended the connection (never read).
+        self.lost: List[str] = []
+        #: Events pushed while no listener was set.
+        self.outbox: List[dict] = []
+        self.listener: Optional[Callable[[List[dict]], None]] = None
+        #: Set by the first valid subscribe.
+        self.subscribed = False
+        self.session_id: Optional[str] = None
+        self.working_dir: Optional[str] = None
+        self.client_instance_id: Optional[str] = None
+        self.turn: Optional[_Turn] = None
 
-    def send(self, line: str) -> List[dict]:
-        """Deliver one request line; returns the server events it causes, in order."""
+    def send(self, text: str) -> List[dict]:
+        """Deliver one text frame; returns the server events it causes, in order."""
         if not self.open:
             raise RuntimeError("send on a closed fake socket")
-        request = json.loads(line)
-        self.received.append(request)
-        self.server.requests.append(request)
-        return self.server.handle_request(self, request)
+        return self.server._receive(self, text)
+
+    def push(self, events: Sequence[dict]) -> None:
+        """The server writes ``events`` on its own."""
+        if not events or not self.open or self.server_closed:
+            return
+        if self.listener is not None:
+            self.listener(list(events))
+        else:
+            self.outbox.extend(events)
+
+    def take_pushed(self) -> List[dict]:
+        """The events pushed since the last call (when no listener is set)."""
+        pushed, self.outbox = self.outbox, []
+        return pushed
 
     def close(self) -> None:
-        self.open = False
+        """The client closes the connection."""
+        if self.open:
+            self.open = False
+            self.turn = None
+            self.server._detach(self)
+
+
+def _ack(rid: int) -> dict:
+    # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::Ack)
+    return {"type": "ack", "id": rid}
+
+
+def _done(rid: int) -> dict:
+    return {"type": "done", "id": rid}
+
+
+def _error(rid: int, message: str, retry_after_secs: Optional[int] = None) -> dict:
+    # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::Error {id, message, retry_after_secs?})
+    event: dict = {"type": "error", "id": rid, "message": message}
+    if retry_after_secs is not None:
+        event["retry_after_secs"] = retry_after_secs
+    return event
+
+
+_FRESH_NAMES = ("otter", "heron", "lynx", "wren", "moth", "newt", "ibis", "vole")
 
 
 class FakeJcodeServer:
-    """An in-memory jcode gateway.
+    """An in-memory jcode gateway that keeps today's server's rules.
 
-    Pairing: the code ``pair_code`` ("123456") returns ``token``; any other
-    code gets 401 ``{"error":"Invalid or expired pairing code"}``. A host
-    ending in ``.invalid`` (or a port other than ``port``) is unreachable.
-    The WebSocket accepts tokens it issued (plus ``accepted_tokens``).
+    Pairing: the codes in ``pair_codes`` (initially ``pair_code``, "123456")
+    are single use; the first pairing returns ``token``, later ones a fresh
+    64-hex token. Re-pairing a device id revokes that device's older token.
+    A host ending in ``.invalid`` (or a port other than ``port``) is
+    unreachable. The WebSocket accepts tokens it issued (plus
+    ``accepted_tokens``), the set ``valid_tokens``.
+
+    Sessions: ``sessions`` maps a session id to its rendered history; the
+    scripted one is ``session_id`` (``history``, default
+    :data:`DEFAULT_HISTORY`) plus ``other_sessions``. Each connection starts
+    in a brand-new session.
 
     Replies to ``message`` come from ``replies`` (a queue of :class:`Reply`)
     and, when it is empty, from ``default_reply(content)``.
@@ -169,6 +717,7 @@ class FakeJcodeServer:
         pair_code: str = "123456",
         token: str = "tok-fake-0001",
         server_name: str = "devbox",
+        server_icon: str = "🔥",
         version: str = "0.9.2",
         port: int = DEFAULT_PORT,
         session_id: str = "session-fox",
@@ -177,28 +726,40 @@ class FakeJcodeServer:
         provider_model: str = "claude-sonnet-4",
         available_models: Tuple[str, ...] = ("claude-sonnet-4", "claude-opus-4", "gpt-5"),
         history: Optional[List[dict]] = None,
+        token_usage: Optional[Dict[str, int]] = None,
         other_sessions: Optional[Dict[str, str]] = None,
         accepted_tokens: Tuple[str, ...] = ("fixture-token",),
         replies: Optional[List[Reply]] = None,
         default_reply: Optional[Callable[[str], Reply]] = None,
     ):
         self.pair_code = pair_code
+        #: Pairing codes not used yet (a code works once).
+        self.pair_codes = {pair_code}
         self.token = token
+        #: Reported in history as ``server_name`` (``/pair`` always says "jcode").
         self.server_name = server_name
+        self.server_icon = server_icon
         self.version = version
         self.port = port
         self.provider_name = provider_name
         self.provider_model = provider_model
         self.available_models = list(available_models)
-        self.reasoning_effort = "medium"
-        #: session id -> {"title": str, "messages": [...]}
-        self.sessions: Dict[str, dict] = {
-            session_id: {"title": display_title, "messages": list(history or [])},
-        }
+        self.reasoning_effort: Optional[str] = "medium"
+        #: The scripted session.
+        self.main_session = session_id
+        #: session id -> {"title", "messages", "images", "usage", "was_interrupted", "working_dir"}
+        self.sessions: Dict[str, dict] = {}
+        scripted_usage = token_usage if token_usage is not None else (DEFAULT_TOKEN_USAGE if history is None else None)
+        self.add_session(session_id, display_title, DEFAULT_HISTORY if history is None else history,
+                         token_usage=scripted_usage)
         for sid, title in (other_sessions if other_sessions is not None else {"session-owl": "Release notes"}).items():
-            self.sessions.setdefault(sid, {"title": title, "messages": []})
+            if sid not in self.sessions:
+                self.add_session(sid, title, [])
+        #: The session of the most recent connection (initially the scripted one).
         self.current_session = session_id
         self.valid_tokens = set(accepted_tokens)
+        #: token -> {"id", "name", "apns_token"} for tokens issued by /pair.
+        self.devices: Dict[str, dict] = {}
         self.replies: Deque[Reply] = deque(replies or [])
         self.default_reply = default_reply or (lambda content: Reply(text=f"You said: {content}"))
         #: Bodies of every POST /pair, every request line (all connections), every socket.
@@ -206,6 +767,24 @@ class FakeJcodeServer:
         self.health_checks: List[Tuple[str, int, bool]] = []
         self.requests: List[dict] = []
         self.sockets: List[FakeSocket] = []
+        #: Every subscribe seen: {"working_dir", "client_instance_id", "target_session_id", "error"}.
+        self.subscribes: List[dict] = []
+        #: (request_id, input) of every stdin_response.
+        self.stdin_inputs: List[Tuple[str, str]] = []
+        self._fresh = 0
+        self._pairings = 0
+        self._pending: Dict[str, List[_Interrupt]] = {}
+
+    def add_session(self, session_id: str, title: Optional[str], messages: List[dict], *,
+                    images: Optional[List[dict]] = None, token_usage: Optional[Dict[str, int]] = None,
+                    was_interrupted: bool = False) -> dict:
+        """A session the server knows (can be resumed)."""
+        usage = {key: 0 for key in DEFAULT_TOKEN_USAGE}
+        usage.update(token_usage or {})
+        session = {"title": title, "messages": copy.deepcopy(list(messages)), "images": copy.deepcopy(list(images or [])),
+                   "usage": usage, "was_interrupted": was_interrupted, "working_dir": None}
+        self.sessions[session_id] = session
+        return session
 
     # -- HTTP ---------------------------------------------------------------
 
@@ -216,115 +795,699 @@ class FakeJcodeServer:
         if not self.reachable(host, port):
             raise Unreachable("Connection refused" if not host.endswith(".invalid") else f"Could not resolve host {host}")
 
-    def health(self, host: str, port: int, use_tls: bool = False) -> HTTPResponse:
-        """``GET /health``."""
-        self.health_checks.append((host, port, use_tls))
-        self._check_reachable(host, port)
-        return HTTPResponse(200, {"status": "ok", "version": self.version, "gateway": True})
+    def http(self, method: str, host: str, port: int, path: str, body: Union[None, str, bytes, dict] = None,
+             use_tls: bool = False) -> HTTPResponse:
+        """Any plain HTTP request to the gateway.
 
-    def pair(self, host: str, port: int, use_tls: bool, body: dict) -> HTTPResponse:
-        """``POST /pair`` with ``{code, device_id, device_name, apns_token?}``."""
+        jcode: crates/jcode-base/src/gateway.rs (handle_http): GET /health,
+        POST /pair, OPTIONS → 204; anything else 404 {"error":"Not found"}.
+        The query string is ignored when matching the path.
+        """
         self._check_reachable(host, port)
-        self.pair_requests.append(dict(body))
-        if str(body.get("code", "")) != self.pair_code:
+        route = (method.upper(), path.split("?", 1)[0])
+        if route == ("GET", "/health"):
+            return HTTPResponse(200, {"status": "ok", "version": self.version, "gateway": True})
+        if route == ("POST", "/pair"):
+            return self._pair(body)
+        if route[0] == "OPTIONS":
+            return HTTPResponse(204, {})
+        return HTTPResponse(404, {"error": "Not found"})
+
+    def health(self, host: str, port: int, use_tls: bool = False) -> HTTPResponse:
+        """``GET /health`` → ``{status: "ok", version, gateway: true}``."""
+        self.health_checks.append((host, port, use_tls))
+        return self.http("GET", host, port, "/health", use_tls=use_tls)
+
+    def pair(self, host: str, port: int, use_tls: bool, body: Union[dict, str, bytes]) -> HTTPResponse:
+        """``POST /pair`` with ``{code, device_id, device_name, apns_token?}``
+        (a dict, or the raw body text)."""
+        self._check_reachable(host, port)
+        recorded: Any = body
+        if not isinstance(body, dict):
+            try:
+                recorded = json.loads(body)
+            except ValueError:
+                recorded = None
+        if isinstance(recorded, dict):
+            self.pair_requests.append(dict(recorded))
+        return self.http("POST", host, port, "/pair", body, use_tls)
+
+    def _pair(self, body: Union[None, str, bytes, dict]) -> HTTPResponse:
+        # jcode: crates/jcode-base/src/gateway.rs (handle_pair_request)
+        if isinstance(body, dict):
+            text = json.dumps(body, separators=(",", ":"))
+        elif isinstance(body, bytes):
+            text = body.decode("utf-8", "replace")
+        else:
+            text = body or ""
+        problem = self._pair_body_problem(text)
+        if problem is not None:
+            return HTTPResponse(400, {"error": f"Invalid JSON: {problem}"})
+        request = json.loads(text)
+        # jcode: crates/jcode-base/src/gateway/registry.rs (DeviceRegistry::validate_code): a pending
+        # code works once (it is removed when used) and expires after 5 minutes
+        if request["code"] not in self.pair_codes:
             return HTTPResponse(401, {"error": "Invalid or expired pairing code"})
-        self.valid_tokens.add(self.token)
-        return HTTPResponse(200, {"token": self.token, "server_name": self.server_name, "server_version": self.version})
+        self.pair_codes.discard(request["code"])
+        token = self._issue_token(request["device_id"], request["device_name"], request.get("apns_token"))
+        # jcode: crates/jcode-base/src/gateway.rs (handle_pair_request): server_name is the literal "jcode"
+        return HTTPResponse(200, {"token": token, "server_name": "jcode", "server_version": self.version})
+
+    @staticmethod
+    def _pair_body_problem(text: str) -> Optional[str]:
+        """serde_json's complaint about a /pair body (None: a PairRequest).
+
+        jcode: crates/jcode-base/src/gateway.rs (handle_pair_request, struct PairRequest):
+        code, device_id, device_name are required strings, apns_token an optional string.
+        """
+        if not text.strip():
+            return "EOF while parsing a value at line 1 column 0"
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as problem:
+            return _syntax_error(problem)
+        end = len(text.rstrip())
+        if not isinstance(value, dict):
+            return f"invalid type: {_unexpected(value)}, expected struct PairRequest at line 1 column {end}"
+        kinds = {"code": "str", "device_id": "str", "device_name": "str", "apns_token": "ostr"}
+        for name, field_value in value.items():
+            if name in kinds:
+                problem = _field_problem(field_value, kinds[name])
+                if problem:
+                    return f"{problem} at line 1 column {_top_level_value_end(text, name) or end}"
+        for name in ("code", "device_id", "device_name"):
+            if name not in value:
+                return f"missing field `{name}` at line 1 column {end}"
+        return None
+
+    def _issue_token(self, device_id: str, device_name: str, apns_token: Optional[str]) -> str:
+        # jcode: crates/jcode-base/src/gateway/registry.rs (DeviceRegistry::pair_device): a new random
+        # 32-byte hex token per pairing; pairing a device id again drops that device's old entry
+        self._pairings += 1
+        if self._pairings == 1:
+            token = self.token
+        else:
+            token = hashlib.sha256(f"{self.token}#{self._pairings}".encode()).hexdigest()
+        for old, device in list(self.devices.items()):
+            if device["id"] == device_id:
+                self.revoke_token(old)
+        self.devices[token] = {"id": device_id, "name": device_name, "apns_token": apns_token}
+        self.valid_tokens.add(token)
+        return token
+
+    def revoke_token(self, token: str) -> None:
+        """Forget a token (as ``jcode`` does when a device is revoked)."""
+        self.valid_tokens.discard(token)
+        self.devices.pop(token, None)
+
+    def revoke_device(self, device_id: str) -> None:
+        for token, device in list(self.devices.items()):
+            if device["id"] == device_id:
+                self.revoke_token(token)
 
     # -- WebSocket ----------------------------------------------------------
 
-    def open_socket(self, url: str, auth_token: str) -> FakeSocket:
-        """Open ``ws(s)://host:port/ws`` with ``Authorization: Bearer <auth_token>``."""
+    def open_socket(self, url: str, auth_token: Optional[str] = None) -> FakeSocket:
+        """Open ``ws(s)://host:port/ws`` with ``Authorization: Bearer <auth_token>``
+        (or ``?token=`` in the URL). Raises :class:`SocketRejected` before the
+        socket opens when the gateway refuses the upgrade."""
         parts = urlsplit(url)
         default = 443 if parts.scheme == "wss" else 80
         self._check_reachable(parts.hostname or "", parts.port or default)
+        # jcode: crates/jcode-base/src/gateway.rs (handle_ws_connection): only /ws upgrades
         if parts.path != "/ws":
-            raise SocketRejected(404, f"no WebSocket at {parts.path}")
-        if auth_token not in self.valid_tokens:
-            raise SocketRejected(401, "Unauthorized")
-        socket = FakeSocket(self, url, auth_token)
+            raise SocketRejected(404, "WebSocket endpoint not found")
+        # jcode: crates/jcode-base/src/gateway/auth.rs (extract_ws_auth, authorize_ws_device): refused
+        # with 401 during the handshake, so the client never sees an open socket
+        header = None
+        if auth_token is not None:
+            if not auth_token.strip() or len(auth_token.split()) != 1:
+                raise SocketRejected(401, "Authorization must be 'Bearer <token>'")
+            header = auth_token.strip()
+        query = next((p[len("token="):] for p in parts.query.split("&") if p.startswith("token=") and len(p) > 6), None)
+        if header is not None and query is not None and header != query:
+            raise SocketRejected(401, "Conflicting auth token sources")
+        token = header if header is not None else query
+        if token is None:
+            raise SocketRejected(401, "Missing Authorization header or token query parameter")
+        if token not in self.valid_tokens:
+            if not _is_hex_token(token):
+                raise SocketRejected(401, "Malformed auth token")
+            raise SocketRejected(401, "Unknown or revoked auth token; re-pair this device")
+        socket = FakeSocket(self, url, token)
         self.sockets.append(socket)
         return socket
 
-    def session_event(self) -> dict:
-        return {"type": "session", "session_id": self.current_session}
+    def open_sockets(self) -> List[FakeSocket]:
+        return [s for s in self.sockets if s.open and not s.server_closed]
 
-    def history_event(self, request_id: int) -> dict:
-        session = self.sessions[self.current_session]
-        return {
-            "type": "history",
-            "id": request_id,
-            "session_id": self.current_session,
-            "messages": list(session["messages"]),
-            "provider_name": self.provider_name,
-            "provider_model": self.provider_model,
-            "available_models": list(self.available_models),
-            "all_sessions": [{"session_id": sid, "display_title": s["title"]} for sid, s in self.sessions.items()],
-            "server_version": self.version,
-            "display_title": session["title"],
-            "reasoning_effort": self.reasoning_effort,
-        }
+    def push(self, events: Union[dict, Sequence[dict]], socket: Optional[FakeSocket] = None) -> List[dict]:
+        """Send events on ``socket`` (default: every subscribed open socket)."""
+        batch = [events] if isinstance(events, dict) else list(events)
+        targets = [socket] if socket is not None else [s for s in self.open_sockets() if s.subscribed]
+        for target in targets:
+            target.push(batch)
+        return batch
+
+    def request_session_close(self, reason: str, socket: Optional[FakeSocket] = None) -> dict:
+        """Push ``session_close_requested {reason}``; the server keeps the socket open.
+
+        jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::SessionCloseRequested);
+        crates/jcode-app-core/src/server/comm_session.rs and server.rs send it to a
+        session's clients ("Stopped by coordinator …", idle worker reaped) and do
+        not end their connections.
+        """
+        event = {"type": "session_close_requested", "reason": reason}
+        self.push(event, socket)
+        return event
+
+    @staticmethod
+    def notification_event(message: str, *, from_session: str = "session-owl", from_name: Optional[str] = None,
+                           kind: str = "message", **details: Any) -> dict:
+        """A ``notification`` event.
+
+        jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::Notification) and
+        crates/jcode-protocol/src/notifications.rs (NotificationType, tagged by "kind"):
+        file_conflict {path, operation, intent?, summary?, detail?},
+        shared_context {key, value}, message {scope?, channel?, tldr?}.
+        """
+        required = {"file_conflict": ("path", "operation"), "shared_context": ("key", "value"), "message": ()}
+        if kind not in required:
+            raise ValueError(f"unknown notification kind {kind!r}")
+        missing = [name for name in required[kind] if details.get(name) is None]
+        if missing:
+            raise ValueError(f"a {kind} notification needs {missing}")
+        event: dict = {"type": "notification", "from_session": from_session}
+        if from_name is not None:
+            event["from_name"] = from_name
+        event["notification_type"] = {"kind": kind, **{k: v for k, v in details.items() if v is not None}}
+        event["message"] = message
+        return event
+
+    def notify(self, message: str, socket: Optional[FakeSocket] = None, **options: Any) -> dict:
+        """Push a :meth:`notification_event`."""
+        event = self.notification_event(message, **options)
+        self.push(event, socket)
+        return event
+
+    def request_stdin(self, prompt: str, *, request_id: str = "stdin-1", is_password: bool = False,
+                      socket: Optional[FakeSocket] = None) -> dict:
+        """Push ``stdin_request``.
+
+        jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::StdinRequest); the
+        per-client forwarder in client_lifecycle.rs sends ``tool_call_id`` "".
+        """
+        event = {"type": "stdin_request", "request_id": request_id, "prompt": prompt,
+                 "is_password": is_password, "tool_call_id": ""}
+        self.push(event, socket)
+        return event
+
+    def queue_soft_interrupt(self, session_id: str, content: str, *, source: str = "system",
+                             urgent: bool = False) -> None:
+        """Queue a server-side soft interrupt (``source`` "system" or
+        "background_task"); it is injected at the session's next safe point."""
+        if source not in ("user", "system", "background_task"):
+            raise ValueError(source)
+        self._pending.setdefault(session_id, []).append(_Interrupt(content, [], urgent, source))
+
+    def session_event(self, session_id: Optional[str] = None) -> dict:
+        # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::SessionId, tag "session")
+        return {"type": "session", "session_id": session_id or self.current_session}
+
+    def history_event(self, request_id: int, session_id: Optional[str] = None, *,
+                      was_interrupted: Optional[bool] = None, catalog_only: bool = False) -> dict:
+        """A ``history`` event for a session, with the fields today's server sends.
+
+        jcode: crates/jcode-app-core/src/server/client_state.rs (send_history,
+        handle_get_model_catalog) and crates/jcode-protocol/src/wire.rs
+        (ServerEvent::History): ``all_sessions`` is a list of session ids;
+        ``total_tokens`` is ``[input, output]`` and comes with
+        ``token_usage_totals`` once a message reported usage; ``images`` only
+        when there are some; ``was_interrupted`` only from a resume. There is no
+        title: a client learns titles from ``session_renamed``.
+        """
+        sid = session_id or self.current_session
+        session = self.sessions[sid]
+        event: dict = {"type": "history", "id": request_id, "session_id": sid}
+        event["messages"] = [] if catalog_only else copy.deepcopy(session["messages"])
+        if session["images"] and not catalog_only:
+            event["images"] = copy.deepcopy(session["images"])
+        event["provider_name"] = self.provider_name
+        event["provider_model"] = self.provider_model
+        if self.available_models:
+            event["available_models"] = list(self.available_models)
+        if catalog_only:
+            event["compaction_mode"] = "reactive"
+            return event
+        usage = session["usage"]
+        if usage["messages_with_token_usage"] > 0:
+            event["total_tokens"] = [usage["input_tokens"], usage["output_tokens"]]
+            event["token_usage_totals"] = dict(usage)
+        event["all_sessions"] = list(self.sessions)
+        event["client_count"] = len(self.open_sockets())
+        event["is_canary"] = False
+        event["server_version"] = self.version
+        event["server_name"] = self.server_name
+        event["server_icon"] = self.server_icon
+        event["server_has_update"] = False
+        if was_interrupted is not None:
+            event["was_interrupted"] = was_interrupted
+        if self.reasoning_effort is not None:
+            event["reasoning_effort"] = self.reasoning_effort
+        event["compaction_mode"] = "reactive"
+        activity = self._activity(sid)
+        if activity is not None:
+            event["activity"] = activity
+        return event
+
+    def _activity(self, session_id: str) -> Optional[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_state.rs (session_activity_snapshot)
+        for socket in self.open_sockets():
+            if socket.session_id == session_id and socket.turn is not None:
+                running = None
+                plan, _, _ = self._plan(socket, socket.turn, keep_pending=True)
+                for event in plan[: socket.turn.sent]:
+                    if event["type"] == "tool_start":
+                        running = event["name"]
+                    elif event["type"] == "tool_done":
+                        running = None
+                return {"is_processing": True, "current_tool_name": running} if running else {"is_processing": True}
+        return None
 
     def next_reply(self, content: str) -> Reply:
         return self.replies.popleft() if self.replies else self.default_reply(content)
 
-    def handle_request(self, socket: FakeSocket, request: dict) -> List[dict]:
-        """The events the gateway sends in answer to one request."""
-        kind = request.get("type")
-        rid = request.get("id")
-        session = self.sessions[self.current_session]
-        if kind == "subscribe":
-            target = request.get("target_session_id")
-            if target in self.sessions:
-                self.current_session = target
-            return [self.session_event()]
-        if kind == "get_history":
-            return [self.history_event(rid)]
-        if kind == "message":
-            content = request.get("content", "")
-            session["messages"].append({"role": "user", "content": content})
-            reply = self.next_reply(content)
-            for tool in reply.tools:
-                data = {"id": tool["id"], "name": tool["name"], "input": tool.get("input", ""), "output": tool.get("output", "")}
-                if tool.get("error") is not None:
-                    data["error"] = tool["error"]
-                session["messages"].append({"role": "assistant", "content": "", "tool_data": data})
-            session["messages"].append({"role": "assistant", "content": "".join(reply.deltas())})
-            return reply.events(rid)
-        if kind == "cancel":
-            return [{"type": "interrupted"}]
-        if kind == "soft_interrupt":
-            return [{"type": "soft_interrupt_injected", "content": request.get("content", ""), "point": "after_tool"}]
-        if kind == "cancel_soft_interrupts":
+    def new_session_id(self) -> str:
+        """The id of a brand-new session (shaped like jcode's memorable ids:
+        ``session_<name>_<millis>_<16 hex>``; jcode: crates/jcode-core/src/id.rs)."""
+        self._fresh += 1
+        name = _FRESH_NAMES[(self._fresh - 1) % len(_FRESH_NAMES)]
+        return f"session_{name}_{1700000000000 + self._fresh}_{self._fresh:016x}"
+
+    # -- requests -------------------------------------------------------------
+
+    def _receive(self, socket: FakeSocket, text: str) -> List[dict]:
+        # jcode: crates/jcode-base/src/gateway.rs (handle_ws_connection): a text frame is written to
+        # the server with a newline added when missing; the server reads it line by line
+        text = text if text.endswith("\n") else text + "\n"
+        answers: List[dict] = []
+        for line in text.split("\n")[:-1]:
+            if socket.server_closed:
+                socket.lost.append(line)
+                continue
+            answers += self._receive_line(socket, line)
+        return answers
+
+    def _receive_line(self, socket: FakeSocket, line: str) -> List[dict]:
+        if not socket.subscribed and not line.strip():
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client): blank lines
+            # before the first request are skipped
             return []
-        if kind == "ping":
-            return [{"type": "pong", "id": rid}]
-        if kind == "resume_session":
-            sid = request.get("session_id")
-            if sid not in self.sessions:
-                return [{"type": "error", "id": rid, "message": f"unknown session {sid}"}]
-            self.current_session = sid
-            return [self.session_event()]
-        if kind == "set_model":
-            model = request.get("model")
-            if model not in self.available_models:
-                return [{"type": "model_changed", "id": rid, "model": model, "error": "unknown model"}]
-            self.provider_model = model
-            return [{"type": "model_changed", "id": rid, "model": model}]
-        if kind == "set_reasoning_effort":
-            self.reasoning_effort = request.get("effort")
-            return [{"type": "reasoning_effort_changed", "id": rid, "effort": self.reasoning_effort}]
-        if kind == "compact":
-            return [{"type": "compact_result", "id": rid, "message": "Conversation compacted", "success": True}]
-        if kind == "rename_session":
-            session["title"] = request.get("title") or session["title"]
-            return [{"type": "session_renamed", "session_id": self.current_session, "display_title": session["title"]}]
-        if kind == "clear":
-            session["messages"] = []
-            return [{"type": "ack", "id": rid}]
-        if kind in ("permission_response", "stdin_response"):
-            return [{"type": "ack", "id": rid}]
-        return [{"type": "error", "id": rid, "message": f"unknown request type {kind!r}"}]
+        request, problem = decode_request(line)
+        if request is None:
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client): an undecodable
+            # line is answered with an error quoting id 0; the connection stays (before and after subscribe)
+            return [_error(0, f"Invalid request: {problem}")]
+        self.requests.append(request)
+        socket.received.append(request)
+        if not socket.subscribed:
+            refused = self._first_request(socket, request)
+            if refused is not None:
+                return refused
+        return self._handle(socket, request)
+
+    def _first_request(self, socket: FakeSocket, request: dict) -> Optional[List[dict]]:
+        """Check a connection's first request; the answer when the server ends the connection."""
+        kind, rid = request["type"], request["id"]
+        if kind in LIGHTWEIGHT_REQUEST_TYPES:
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client) and
+            # crates/jcode-app-core/src/server/client_lightweight_control.rs: answered
+            # without a session, then the connection ends
+            socket.server_closed = True
+            if kind == "ping":
+                return [{"type": "pong", "id": rid}]
+            return [_ack(rid), _error(rid, f"FakeJcodeServer does not implement {kind!r}")]
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (initial_subscribe_working_dir,
+        # handle_client): anything but a subscribe with a usable working_dir gets one error frame with
+        # the request's id and the server returns, ending the connection
+        if kind != "subscribe":
+            problem: Optional[str] = "Client must Subscribe with a working_dir before sending stateful requests"
+        else:
+            problem = _working_dir_problem(request.get("working_dir"))
+            if problem is not None:
+                self._record_subscribe(request, problem)
+        if problem is not None:
+            socket.server_closed = True
+            return [_error(rid, problem)]
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client): each connection gets a new agent
+        # and session
+        socket.subscribed = True
+        sid = self.new_session_id()
+        self.add_session(sid, None, [])["working_dir"] = request["working_dir"].strip()
+        socket.session_id = sid
+        return None
+
+    def _record_subscribe(self, request: dict, error: Optional[str]) -> None:
+        self.subscribes.append({
+            "working_dir": request.get("working_dir"),
+            "client_instance_id": request.get("client_instance_id"),
+            "target_session_id": request.get("target_session_id"),
+            "error": error,
+        })
+
+    def handle_request(self, socket: FakeSocket, request: dict) -> List[dict]:
+        """The events the gateway sends in answer to one request (given parsed)."""
+        return self._receive(socket, json.dumps(request, separators=(",", ":")))
+
+    def _handle(self, socket: FakeSocket, request: dict) -> List[dict]:
+        kind, rid = request["type"], request["id"]
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client): every decoded
+        # request is acknowledged with {"type":"ack","id":N} before it is handled (cancel's ack is
+        # queued first too)
+        answers = [_ack(rid)]
+        handler = getattr(self, "_on_" + kind, None)
+        if handler is None:
+            answers.append(_error(rid, f"FakeJcodeServer does not implement {kind!r}"))
+        else:
+            answers += handler(socket, request)
+        return answers
+
+    def _bind(self, socket: FakeSocket, session_id: str) -> None:
+        old = socket.session_id
+        socket.session_id = session_id
+        self.current_session = session_id
+        if old and old != session_id and old in self.sessions and not self.sessions[old]["messages"]:
+            if not any(s.session_id == old for s in self.open_sockets()):
+                del self.sessions[old]  # an unused fresh session leaves with its connection
+
+    def _detach(self, socket: FakeSocket) -> None:
+        """A connection ended: its session leaves the server when nothing was said in it."""
+        sid = socket.session_id
+        if sid and sid in self.sessions and sid != self.main_session and not self.sessions[sid]["messages"]:
+            if not any(s.session_id == sid for s in self.open_sockets()):
+                del self.sessions[sid]
+
+    def _on_subscribe(self, socket: FakeSocket, request: dict) -> List[dict]:
+        rid = request["id"]
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (Request::Subscribe): a later subscribe is checked
+        # the same way but
+        # only answered with an error; the connection stays
+        problem = _working_dir_problem(request.get("working_dir"))
+        self._record_subscribe(request, problem)
+        if problem is not None:
+            return [_error(rid, problem)]
+        socket.working_dir = request["working_dir"].strip()
+        socket.client_instance_id = request.get("client_instance_id")
+        self.sessions[socket.session_id]["working_dir"] = socket.working_dir
+        target = request.get("target_session_id")
+        answers: List[dict] = []
+        if target is not None and target in self.sessions and target != socket.session_id:
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (Request::Subscribe → handle_resume_session,
+            # then handle_subscribe):
+            # the existing session's history and done, then session and done
+            answers += self._resume(socket, rid, target)
+        self.current_session = socket.session_id
+        # jcode: crates/jcode-app-core/src/server/client_session.rs (handle_subscribe): session, then done
+        return answers + [self.session_event(socket.session_id), _done(rid)]
+
+    def _resume(self, socket: FakeSocket, rid: int, session_id: str) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_session.rs (handle_resume_session): history
+        # (with was_interrupted) then done; a session that cannot be restored is an error
+        if session_id not in self.sessions:
+            return [_error(rid, "Failed to restore session: No such file or directory (os error 2)")]
+        self._bind(socket, session_id)
+        session = self.sessions[session_id]
+        was_interrupted = bool(session["was_interrupted"])
+        session["was_interrupted"] = False
+        return [self.history_event(rid, session_id, was_interrupted=was_interrupted), _done(rid)]
+
+    def _on_resume_session(self, socket: FakeSocket, request: dict) -> List[dict]:
+        socket.client_instance_id = request.get("client_instance_id")
+        return self._resume(socket, request["id"], request["session_id"])
+
+    def _on_get_history(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_state.rs (handle_get_history)
+        return [self.history_event(request["id"], socket.session_id)]
+
+    def _on_get_model_catalog(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_state.rs (handle_get_model_catalog): a history event with no
+        # messages
+        return [self.history_event(request["id"], socket.session_id, catalog_only=True)]
+
+    def _on_state(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_state.rs (handle_get_state): message_count counts the server's
+        # sessions
+        return [{"type": "state", "id": request["id"], "session_id": socket.session_id,
+                 "message_count": len(self.sessions), "is_processing": socket.turn is not None}]
+
+    def _on_ping(self, socket: FakeSocket, request: dict) -> List[dict]:
+        return [{"type": "pong", "id": request["id"]}]
+
+    def _busy(self, socket: FakeSocket, rid: int, kind: str) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (reject_if_agent_busy_for_request,
+        # send_agent_busy_error)
+        message = f"Cannot handle {kind} while the session is busy. Try again after the current turn finishes."
+        return [_error(rid, message, retry_after_secs=1)]
+
+    def _on_clear(self, socket: FakeSocket, request: dict) -> List[dict]:
+        rid = request["id"]
+        if socket.turn is not None:
+            return self._busy(socket, rid, "clear")
+        # jcode: crates/jcode-app-core/src/server/client_session.rs (handle_clear_session): a fresh
+        # session (same working dir), announced with session then done
+        sid = self.new_session_id()
+        self.add_session(sid, None, [])["working_dir"] = socket.working_dir
+        self._bind(socket, sid)
+        return [self.session_event(sid), _done(rid)]
+
+    def _on_rename_session(self, socket: FakeSocket, request: dict) -> List[dict]:
+        rid = request["id"]
+        if socket.turn is not None:
+            return self._busy(socket, rid, "rename_session")
+        # jcode: crates/jcode-app-core/src/server/client_actions.rs (handle_rename_session):
+        # session_renamed {session_id, title?, display_title} then done
+        title = request.get("title")
+        title = title.strip() if isinstance(title, str) and title.strip() else None
+        session = self.sessions[socket.session_id]
+        if title is not None:
+            session["title"] = title
+        event: dict = {"type": "session_renamed", "session_id": socket.session_id}
+        if title is not None:
+            event["title"] = title
+        event["display_title"] = session["title"] or socket.session_id
+        return [event, _done(rid)]
+
+    def _on_set_model(self, socket: FakeSocket, request: dict) -> List[dict]:
+        rid, model = request["id"], request["model"]
+        # jcode: crates/jcode-app-core/src/server/provider_control.rs (send_model_changed_result):
+        # success → model_changed {id, model, provider_name}; failure → the current model and the error
+        if model not in self.available_models:
+            return [{"type": "model_changed", "id": rid, "model": self.provider_model, "error": "unknown model"}]
+        self.provider_model = model
+        return [{"type": "model_changed", "id": rid, "model": model, "provider_name": self.provider_name}]
+
+    def _on_set_reasoning_effort(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/provider_control.rs (send_reasoning_effort_result)
+        self.reasoning_effort = request["effort"]
+        return [{"type": "reasoning_effort_changed", "id": request["id"], "effort": self.reasoning_effort}]
+
+    def _on_compact(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_actions.rs (handle_compact)
+        return [{"type": "compact_result", "id": request["id"], "message": "Conversation compacted", "success": True}]
+
+    def _on_stdin_response(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_actions.rs (handle_stdin_response): done, whether or not a
+        # command waited
+        self.stdin_inputs.append((request["request_id"], request["input"]))
+        return [_done(request["id"])]
+
+    def _on_soft_interrupt(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (queue_soft_interrupt): queued for the session's
+        # next safe point and
+        # acknowledged a second time
+        interrupt = _Interrupt(request["content"], list(request.get("images") or []),
+                               bool(request.get("urgent", False)), "user")
+        self._pending.setdefault(socket.session_id, []).append(interrupt)
+        return [_ack(request["id"])]
+
+    def _on_cancel_soft_interrupts(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (clear_soft_interrupts): the queue is emptied, a
+        # second ack
+        self._pending.pop(socket.session_id, None)
+        return [_ack(request["id"])]
+
+    def _on_background_tool(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (move_tool_to_background): a second ack
+        return [_ack(request["id"])]
+
+    def _on_cancel(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (cancel_processing_message):
+        # interrupted, then done with the id of the message whose turn was running; with nothing
+        # running only interrupted
+        turn = socket.turn
+        if turn is None:
+            return [{"type": "interrupted"}]
+        socket.turn = None
+        return [{"type": "interrupted"}, _done(turn.request_id)]
+
+    def _on_message(self, socket: FakeSocket, request: dict) -> List[dict]:
+        rid, content = request["id"], request["content"]
+        session = self.sessions[socket.session_id]
+        images = list(request.get("images") or [])
+        if request.get("no_reply"):
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (append_context_message): stored, no turn
+            self._add_user_row(session, content, images)
+            return [{"type": "context_message_added", "id": rid}]
+        if socket.turn is not None:
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (start_processing_message)
+            return [_error(rid, "Already processing a message")]
+        self._add_user_row(session, content, images)
+        reply = self.next_reply(content)
+        turn = _Turn(rid, reply)
+        if reply.hold_after is not None:
+            socket.turn = turn
+            plan, _, _ = self._plan(socket, turn, keep_pending=True)
+            # done never goes out before finish_turn, nor an injection (what is injected is only known then)
+            injections = [i for i, e in enumerate(plan) if e["type"] == "soft_interrupt_injected"]
+            stop = min([reply.hold_after, len(plan) - 1] + injections[:1])
+            turn.sent = stop
+            return plan[:stop]
+        plan, rows, follow_up = self._plan(socket, turn)
+        self._complete(session, reply, rows, follow_up)
+        return plan
+
+    def finish_turn(self, socket: Optional[FakeSocket] = None) -> List[dict]:
+        """Send the rest of a held turn (pushed on its socket) and return it."""
+        if socket is None:
+            running = [s for s in self.open_sockets() if s.turn is not None]
+            if len(running) != 1:
+                raise RuntimeError(f"{len(running)} turns are running; name the socket")
+            socket = running[0]
+        turn = socket.turn
+        if turn is None:
+            raise RuntimeError("no turn is running on that socket")
+        plan, rows, follow_up = self._plan(socket, turn)
+        socket.turn = None
+        self._complete(self.sessions[socket.session_id], turn.reply, rows, follow_up)
+        rest = plan[turn.sent :]
+        socket.push(rest)
+        return rest
+
+    def _add_user_row(self, session: dict, content: str, images: List[List[str]]) -> None:
+        # jcode: crates/jcode-base/src/session/render.rs (image_anchor_for_message,
+        # image_source_for_message): a user's images are listed in history.images, anchored to the
+        # prompt's ordinal (no anchor when the message has no text to anchor to)
+        ordinal = sum(1 for m in session["messages"] if m["role"] == "user")
+        for media_type, data in images:
+            image = {"media_type": media_type, "data": data, "label": None, "source": {"kind": "user_input"}}
+            if content:
+                image["anchor"] = {"kind": "user_prompt", "ordinal": ordinal}
+            session["images"].append(image)
+        if content:
+            session["messages"].append({"role": "user", "content": content})
+
+    def _complete(self, session: dict, reply: Reply, rows: List[dict], follow_up: Optional[Reply]) -> None:
+        for row in rows:
+            if row["role"] == "user" and row.get("_images"):
+                self._add_user_row(session, row["content"], row["_images"])
+            else:
+                session["messages"].append({k: v for k, v in row.items() if not k.startswith("_")})
+        for used in (reply, follow_up):
+            if used is None or used.usage_event() is None:
+                continue
+            usage, event = session["usage"], used.usage_event()
+            usage["messages_with_token_usage"] += 1
+            usage["input_tokens"] += event["input"]
+            usage["output_tokens"] += event["output"]
+            if "cache_read_input" in event or "cache_creation_input" in event:
+                usage["cache_reported_input_tokens"] += event["input"]
+            usage["cache_read_input_tokens"] += event.get("cache_read_input", 0)
+            usage["cache_creation_input_tokens"] += event.get("cache_creation_input", 0)
+
+    def _plan(self, socket: FakeSocket, turn: _Turn, *, keep_pending: bool = False
+              ) -> Tuple[List[dict], List[dict], Optional[Reply]]:
+        """The whole stream of ``turn`` (the first ``turn.sent`` events already
+        went out), the history rows it leaves, and a follow-up reply when a soft
+        interrupt continued the turn.
+
+        Soft interrupts queued for the session are injected where the real turn
+        loop looks for them (jcode: crates/jcode-app-core/src/agent/turn_streaming_mpsc.rs
+        and agent/interrupts.rs): point "C" between tools when one is urgent
+        (the remaining tools are skipped, ``tools_skipped``), "D" after the
+        tools ran, "B" after a response without tools (the model then answers
+        it: the next reply). Consecutive interrupts of one source are joined
+        with a blank line into one ``soft_interrupt_injected``.
+        """
+        reply, sent, rid = turn.reply, turn.sent, turn.request_id
+        pending = list(self._pending.get(socket.session_id, []))
+        injected_any = False
+        events = reply.call_events()
+        rows: List[dict] = []
+        if reply.tools and reply.preamble:
+            rows.append({"role": "assistant", "content": reply.preamble,
+                         "tool_calls": [tool["name"] for tool in reply.tools]})
+        follow_up: Optional[Reply] = None
+
+        def inject(point: str, tools_skipped: Optional[int] = None) -> None:
+            nonlocal pending, injected_any
+            injected_any = True
+            groups: List[Tuple[str, List[_Interrupt]]] = []
+            for item in pending:
+                if groups and groups[-1][0] == item.source:
+                    groups[-1][1].append(item)
+                else:
+                    groups.append((item.source, [item]))
+            for index, (source, items) in enumerate(groups):
+                content = "\n\n".join(i.content for i in items)
+                event: dict = {"type": "soft_interrupt_injected", "content": content}
+                if source != "user":
+                    event["display_role"] = source
+                event["point"] = point
+                if index == 0 and tools_skipped is not None:
+                    event["tools_skipped"] = tools_skipped
+                events.append(event)
+                role = "user" if source == "user" else source
+                rows.append({"role": role, "content": content, "_images": [img for i in items for img in i.images]})
+            pending = []
+
+        if reply.tools:
+            urgent = any(i.urgent for i in pending)
+            first_done = len(events) + 1
+            if pending and urgent and len(reply.tools) >= 2 and sent <= first_done:
+                first, rest = reply.tools[0], reply.tools[1:]
+                events.append(reply.tool_done_event(first))
+                rows.append(_tool_row(first))
+                rows += [_tool_row(tool, "[Skipped: user interrupted]") for tool in rest]
+                inject("C", tools_skipped=len(rest))
+                rows.append({"role": "user", "content": f"[User interrupted: {len(rest)} remaining tool(s) skipped]"})
+            else:
+                events += [reply.tool_done_event(tool) for tool in reply.tools]
+                rows += [_tool_row(tool) for tool in reply.tools]
+                if pending and sent <= len(events):
+                    inject("D")
+        events += reply.final_events()
+        text = "".join(reply.deltas())
+        if text:
+            rows.append({"role": "assistant", "content": text})
+        ending = reply
+        if pending and sent <= len(events):
+            inject("B")
+            asked = rows[-1]["content"]
+            if keep_pending:  # look without taking the scripted reply
+                follow_up = self.replies[0] if self.replies else self.default_reply(asked)
+            else:
+                follow_up = self.next_reply(asked)
+            follow = follow_up.events(rid)[:-1]
+            events += [e for e in follow if e["type"] != "provider_guardrail"]
+            rows += follow_up.rows()
+            ending = follow_up
+        guardrail = ending.guardrail_event()
+        if guardrail is not None:
+            events.append(guardrail)
+        events.append(_done(rid))
+        if not keep_pending and injected_any:
+            self._pending[socket.session_id] = pending
+        return events, rows, follow_up
 
 
 # -- the host -------------------------------------------------------------------
@@ -411,12 +1574,14 @@ class Host:
         self.effects: List[dict] = []
         #: Every call into the core with its report.
         self.steps: List[Step] = []
-        #: Server frames not delivered yet: (socket effect_id, [events]).
-        self.inbox: Deque[Tuple[int, List[dict]]] = deque()
+        #: Server frames not delivered yet: (socket effect_id, [events]); ``None``
+        #: instead of events: the server ended that connection here.
+        self.inbox: Deque[Tuple[int, Optional[List[dict]]]] = deque()
         #: Open sockets by the effect_id of their websocket_connect.
         self.sockets: Dict[int, Any] = {}
         self.socket_id: Optional[int] = None
         self._queue: Deque[dict] = deque()
+        self._closing: set = set()
 
     # -- driving the core -----------------------------------------------------
 
@@ -449,6 +1614,9 @@ class Host:
             socket = self.sockets.get(socket_id)
             if socket is None or not socket.open:
                 continue  # frames of a closed socket never arrive
+            if events is None:
+                self._server_closed(socket_id)
+                return True
             event: dict = {"type": "websocket_event"}
             if self.tag_frames:
                 event["effect_id"] = socket_id
@@ -469,6 +1637,15 @@ class Host:
         while self.deliver_next():
             n += 1
         return n
+
+    def finish_turn(self) -> List[dict]:
+        """The server sends the rest of the turn held on the current socket
+        (see ``Reply.hold_after``); then run. Returns the events sent."""
+        if self.socket_id is None:
+            raise HostError("no open socket")
+        events = self.server.finish_turn(self.sockets[self.socket_id])
+        self.run()
+        return events
 
     def fire_timers(self, purpose: Optional[str] = None) -> List[str]:
         """Fire every pending timer (optionally only those of ``purpose``), then run."""
@@ -540,6 +1717,17 @@ class Host:
         for i in range(0, len(events), size):
             self.inbox.append((socket_id, events[i : i + size]))
 
+    def _server_closed(self, socket_id: int) -> None:
+        """The server ended the connection after the frames before: the
+        WebSocket drops without a close frame, the host reports 1006."""
+        self._closing.discard(socket_id)
+        self.sockets.pop(socket_id).close()
+        if self.socket_id == socket_id:
+            self.socket_id = None
+        self._event({"type": "websocket_closed", "effect_id": socket_id, "code": 1006,
+                     "reason": "connection closed by the server"})
+        self._drain_effects()
+
     def _execute(self, effect: dict) -> None:
         kind = effect["type"]
         eid = effect["effect_id"]
@@ -607,12 +1795,19 @@ class Host:
             self.sockets.pop(self.socket_id).close()
         self.sockets[eid] = socket
         self.socket_id = eid
+        # what the server sends on its own (pushes, the rest of a held turn) arrives as frames
+        socket.listener = lambda events, sid=eid: self._enqueue_frames(sid, events)
         self._answer({"type": "websocket_opened", "effect_id": eid})
 
     def _do_websocket_send(self, eid: int, e: dict) -> None:
         if self.socket_id is None:
             raise HostError(f"websocket_send with no open socket: {e}")
-        self._enqueue_frames(self.socket_id, self.sockets[self.socket_id].send(e["line"]))
+        socket_id = self.socket_id
+        socket = self.sockets[socket_id]
+        self._enqueue_frames(socket_id, socket.send(e["line"]))
+        if socket.server_closed and socket_id not in self._closing:
+            self._closing.add(socket_id)
+            self.inbox.append((socket_id, None))
 
     def _do_websocket_close(self, eid: int, e: dict) -> None:
         if self.socket_id is None:

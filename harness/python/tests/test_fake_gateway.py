@@ -12,14 +12,20 @@ from jcode_mobile.fake_gateway import (
 from helpers import fill_pairing_form
 
 
+PAIR_BODY = {"code": "123456", "device_id": "d", "device_name": "n"}
+
+
 def test_http_endpoints():
     server = FakeJcodeServer(token="t1")
     assert server.health("devbox.local", 7643).body == {"status": "ok", "version": "0.9.2", "gateway": True}
     with pytest.raises(Unreachable):
         server.health("box.invalid", 7643)
-    assert server.pair("devbox.local", 7643, False, {"code": "000000"}).status == 401
-    ok = server.pair("devbox.local", 7643, False, {"code": "123456", "device_id": "d", "device_name": "n"})
-    assert (ok.status, ok.body["token"]) == (200, "t1")
+    wrong = server.pair("devbox.local", 7643, False, dict(PAIR_BODY, code="000000"))
+    assert (wrong.status, wrong.body) == (401, {"error": "Invalid or expired pairing code"})
+    partial = server.pair("devbox.local", 7643, False, {"code": "123456"})
+    assert (partial.status, partial.body) == (400, {"error": "Invalid JSON: missing field `device_id` at line 1 column 17"})
+    ok = server.pair("devbox.local", 7643, False, PAIR_BODY)
+    assert (ok.status, ok.body) == (200, {"token": "t1", "server_name": "jcode", "server_version": "0.9.2"})
 
 
 def test_socket_needs_a_token_it_issued():
@@ -27,15 +33,22 @@ def test_socket_needs_a_token_it_issued():
     with pytest.raises(SocketRejected) as info:
         server.open_socket("ws://devbox.local:7643/ws", "t1")
     assert info.value.status == 401
-    server.pair("devbox.local", 7643, False, {"code": "123456"})
+    server.pair("devbox.local", 7643, False, PAIR_BODY)
     socket = server.open_socket("ws://devbox.local:7643/ws", "t1")
-    assert socket.send('{"id":1,"type":"subscribe"}') == [{"type": "session", "session_id": "session-fox"}]
-    (history,) = socket.send('{"id":2,"type":"get_history"}')
-    assert history["type"] == "history" and history["id"] == 2 and history["session_id"] == "session-fox"
-    for key in ("provider_model", "available_models", "all_sessions", "display_title"):
+    fresh = "session_otter_1700000000001_0000000000000001"
+    assert socket.send('{"id":1,"type":"subscribe","working_dir":"/home/dev/app"}') == [
+        {"type": "ack", "id": 1}, {"type": "session", "session_id": fresh}, {"type": "done", "id": 1},
+    ]
+    ack, history = socket.send('{"id":2,"type":"get_history"}')
+    assert ack == {"type": "ack", "id": 2}
+    assert history["type"] == "history" and history["id"] == 2 and history["session_id"] == fresh
+    assert history["messages"] == []
+    assert history["all_sessions"] == ["session-fox", "session-owl", fresh]
+    for key in ("provider_model", "available_models"):
         assert key in history
+    assert "display_title" not in history
     events = socket.send(json.dumps({"id": 3, "type": "message", "content": "hi"}))
-    assert [e["type"] for e in events][-1] == "done" and events[-1]["id"] == 3
+    assert events[0] == {"type": "ack", "id": 3} and events[-1] == {"type": "done", "id": 3}
     assert "".join(e["text"] for e in events if e["type"] == "text_delta") == "You said: hi"
     assert len([e for e in events if e["type"] == "text_delta"]) > 1
 
@@ -44,8 +57,8 @@ def test_reply_event_order():
     reply = Reply(text="a b c", reasoning="why", tools=[{"id": "t", "name": "bash", "input": "{}", "output": "ok"}],
                   tokens=(1, 2))
     assert [e["type"] for e in reply.events(9)] == [
-        "reasoning_delta", "reasoning_done", "tool_start", "tool_input", "tool_exec", "tool_done", "message_end",
-        "text_delta", "text_delta", "tokens", "done",
+        "reasoning_delta", "reasoning_done", "tool_start", "tool_input", "tool_exec", "message_end", "tool_done",
+        "text_delta", "text_delta", "message_end", "tokens", "done",
     ]
     assert split_words("one two three four five") == ["one two ", "three four ", "five"]
 
