@@ -24,8 +24,11 @@ def make_host(**host_options) -> Host:
 
 
 def connect(host: Host) -> None:
+    """Pair, then open the server's session with the history: today's jcode
+    gives a newly paired phone a fresh, empty session of its own."""
     fill_pairing_form(host)
     host.dispatch({"type": "submit_pairing"})
+    host.dispatch({"type": "resume_session", "session_id": host.server.main_session})
 
 
 def test_pairing_form_is_reflected_in_state_and_tree():
@@ -64,7 +67,7 @@ def test_pairing_effects_are_exact():
     (paired,) = steps_with(host, "pair_finished")
     assert paired.input == {
         "type": "pair_finished", "effect_id": report["effects"][0]["effect_id"], "ok": True,
-        "token": TOKEN, "server_name": "devbox", "server_version": "0.9.2",
+        "token": TOKEN, "server_name": "jcode", "server_version": "0.9.2",
     }
     effects = paired.report["effects"]
     assert [e["type"] for e in effects] == [
@@ -75,8 +78,8 @@ def test_pairing_effects_are_exact():
     }
     assert without_effect_id(effects[1]) == {
         "type": "storage_write", "key": "servers",
-        "value": [{"id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643,
-                   "use_tls": False, "server_version": "0.9.2"}],
+        "value": [{"id": "devbox.local:7643", "name": "jcode", "host": "devbox.local", "port": 7643,
+                   "use_tls": False, "server_version": "0.9.2", "working_dir": "/home/me/project"}],
     }
     assert without_effect_id(effects[2]) == {
         "type": "websocket_connect", "url": "ws://devbox.local:7643/ws", "auth_token": TOKEN,
@@ -89,7 +92,7 @@ def test_pairing_effects_are_exact():
     lines = opened.report["effects"]
     assert [e["type"] for e in lines] == ["websocket_send", "websocket_send"]
     assert [json.loads(e["line"]) for e in lines] == [
-        {"id": 1, "type": "subscribe"},
+        {"id": 1, "type": "subscribe", "working_dir": "/home/me/project", "client_instance_id": "device-under-test"},
         {"id": 2, "type": "get_history"},
     ]
 
@@ -109,7 +112,7 @@ def test_connected_chat_shows_the_history():
     assert state["selected_server_id"] == "devbox.local:7643"
     session = state["session"]
     assert session["id"] == "session-fox"
-    assert session["title"] == "Fix the flaky test"
+    assert session["title"] is None  # today's history carries no title
     assert session["model"] == "claude-sonnet-4"
     assert session["available_models"] == ["claude-sonnet-4", "claude-opus-4", "gpt-5"]
     assert session["history_loaded"] is True and session["is_processing"] is False
@@ -117,7 +120,7 @@ def test_connected_chat_shows_the_history():
     assert state["banners"] == {"error": None, "status": None}
 
     tree = host.app.tree()
-    assert tree["value"] == "chat" and tree["label"] == "Fix the flaky test"
+    assert tree["value"] == "chat" and tree["label"] == "New session"
     messages = find_node(tree, "chat.messages")["children"]
     assert [(n["id"], n["label"], n["value"]) for n in messages] == [
         ("message." + m["id"], "You" if m["role"] == "user" else "jcode", m["text"]) for m in state["transcript"]
@@ -126,7 +129,12 @@ def test_connected_chat_shows_the_history():
     assert find_node(tree, "chat.interrupt")["visible"] is False
     assert find_node(tree, "banner.error")["visible"] is False
     # The server saw exactly the two opening requests.
-    assert host.server.requests == [{"id": 1, "type": "subscribe"}, {"id": 2, "type": "get_history"}]
+    assert host.server.requests == [
+        {"id": 1, "type": "subscribe", "working_dir": "/home/me/project", "client_instance_id": "device-under-test"},
+        {"id": 2, "type": "get_history"},
+        {"id": 3, "type": "resume_session", "session_id": "session-fox", "client_instance_id": "device-under-test"},
+        {"id": 4, "type": "get_history"},
+    ]
 
 
 def stream_reply_step_by_step(host: Host):
@@ -135,9 +143,9 @@ def stream_reply_step_by_step(host: Host):
     host.hold_frames = True
     report = host.dispatch({"type": "send_message", "text": "Run the tests"})
     assert [without_effect_id(e) for e in report["effects"]] == [
-        {"type": "websocket_send", "line": json.dumps({"id": 3, "type": "message", "content": "Run the tests"}, separators=(",", ":"))}
+        {"type": "websocket_send", "line": json.dumps({"id": 5, "type": "message", "content": "Run the tests"}, separators=(",", ":"))}
     ]
-    assert json.loads(report["effects"][0]["line"]) == {"id": 3, "type": "message", "content": "Run the tests"}
+    assert json.loads(report["effects"][0]["line"]) == {"id": 5, "type": "message", "content": "Run the tests"}
     state = host.app.state()
     assert state["transcript"][-1]["role"] == "user" and state["transcript"][-1]["text"] == "Run the tests"
     assert state["session"]["is_processing"] is True
@@ -156,9 +164,18 @@ def stream_reply_step_by_step(host: Host):
         last = state["transcript"][-1]
         events = [step.input["event"]] if "event" in step.input else [json.loads(l) for l in step.input["line"].split("\n")]
         text += "".join(e["text"] for e in events if e["type"] == "text_delta")
-        if any(e["type"] == "done" for e in events):
+        kinds = {e["type"] for e in events}
+        if "done" in kinds:
             assert last["is_streaming"] is False
             assert state["session"]["is_processing"] is False
+        elif kinds == {"ack"}:
+            # The server acknowledged the message; nothing streamed yet.
+            assert last["role"] == "user" and state["session"]["is_processing"] is True
+            continue
+        elif "message_end" in kinds:
+            # The provider finished the visible message; the turn is still open.
+            assert last["role"] == "assistant" and last["is_streaming"] is False
+            assert state["session"]["is_processing"] is True
         else:
             assert last["role"] == "assistant" and last["is_streaming"] is True
             assert state["session"]["is_processing"] is True
@@ -184,15 +201,16 @@ def test_streamed_reply_parsed_events():
     host = make_host()
     connect(host)
     delivered = stream_reply_step_by_step(host)
-    assert [e["event"]["type"] for e in delivered] == ["text_delta"] * 4 + ["done"]
-    assert delivered[-1]["event"] == {"type": "done", "id": 3}
+    # Today's jcode acks the message, and ends the provider's message before the turn.
+    assert [e["event"]["type"] for e in delivered] == ["ack"] + ["text_delta"] * 4 + ["message_end", "done"]
+    assert delivered[-1]["event"] == {"type": "done", "id": 5}
     assert all(e["effect_id"] == host.socket_id for e in delivered)
     assert final_conversation(host) == EXPECTED_CONVERSATION
     tree = host.app.tree()
     last = host.app.state()["transcript"][-1]
     assert find_node(tree, "message." + last["id"])["label"] == "jcode"
     assert find_node(tree, "chat.activity")["visible"] is False
-    assert host.server.requests[-1] == {"id": 3, "type": "message", "content": "Run the tests"}
+    assert host.server.requests[-1] == {"id": 5, "type": "message", "content": "Run the tests"}
 
 
 def test_streamed_reply_raw_lines_one_event_per_frame():
@@ -201,7 +219,7 @@ def test_streamed_reply_raw_lines_one_event_per_frame():
     assert host.app.state()["screen"] == "chat"  # subscribe/history also went through raw frames
     assert all("line" in s.input for s in steps_with(host, "websocket_event"))
     delivered = stream_reply_step_by_step(host)
-    assert len(delivered) == 5 and all("\n" not in e["line"] for e in delivered)
+    assert len(delivered) == 7 and all("\n" not in e["line"] for e in delivered)
     assert final_conversation(host) == EXPECTED_CONVERSATION
 
 
@@ -209,8 +227,8 @@ def test_streamed_reply_raw_frames_with_several_events():
     host = make_host(delivery="raw", frame_events=3)
     connect(host)
     delivered = stream_reply_step_by_step(host)
-    # 5 events in frames of 3: one frame holds three newline-separated events.
-    assert [len(e["line"].split("\n")) for e in delivered] == [3, 2]
+    # 7 events (ack, 4 deltas, message_end, done) in frames of 3.
+    assert [len(e["line"].split("\n")) for e in delivered] == [3, 3, 1]
     assert final_conversation(host) == EXPECTED_CONVERSATION
 
 
@@ -226,7 +244,7 @@ def test_one_raw_frame_applies_every_event_and_skips_a_malformed_line():
         "{not json",
         json.dumps({"type": "no_such_event", "x": 1}),
         json.dumps({"type": "text_delta", "text": "lo"}),
-        json.dumps({"type": "done", "id": 3}),
+        json.dumps({"type": "done", "id": 5}),
     ])
     before = host.app.revision
     report = host.app.platform_event({"type": "websocket_event", "effect_id": host.socket_id, "line": frame})
@@ -269,7 +287,8 @@ def test_reconnect_after_a_drop_resumes_the_session():
     (connect_effect,) = host.effects_of("websocket_connect", mark)
     assert connect_effect["url"] == "ws://devbox.local:7643/ws" and connect_effect["auth_token"] == TOKEN
     assert host.sent_requests(mark) == [
-        {"id": 1, "type": "subscribe", "target_session_id": "session-fox"},
+        {"id": 1, "type": "subscribe", "working_dir": "/home/me/project", "target_session_id": "session-fox",
+         "client_instance_id": "device-under-test"},
         {"id": 2, "type": "get_history"},
     ]
     state = host.app.state()

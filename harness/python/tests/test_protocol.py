@@ -256,7 +256,7 @@ def test_history_replaces_the_transcript_and_takes_the_session_metadata(chat, to
     assert session["provider"] == "openai"
     assert session["available_models"] == ["gpt-5", "o3"]
     assert [(s["id"], s["title"]) for s in session["all_sessions"]] == [("session-fox", "Deflake"), ("session-bee", "Bees")]
-    assert session["total_tokens"] == {"input": 48210, "output": 3120}
+    assert session["total_tokens"] == {"input": 48210, "output": 3120, "cache_read_input": None, "cache_creation_input": None}
     assert session["server_version"] == "1.0.0"
     assert session["title"] == "Deflake"
     assert session["reasoning_effort"] == "high"

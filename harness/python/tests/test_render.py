@@ -19,6 +19,7 @@ def test_onboarding_screen():
         "  Port: (7643)",
         "  Pairing code: (6-digit code)",
         "  Device name: (My iPhone)",
+        "  Working directory on the server: (/home/you/project)",
         "  [Pair]",
         "  [Check server] (disabled)",
     ]
