@@ -427,7 +427,6 @@ def test_missing_optional_fields_take_their_defaults(chat):
         {"type": "stdin_request", "request_id": "stdin-9", "prompt": "Name?"},  # no is_password, tool_call_id
         {"type": "notification", "message": "Heads up"},  # no from_name
         {"type": "available_models_updated", "available_models": ["claude-sonnet-4", "o3"]},  # no provider_model
-        {"type": "error", "message": "slow down"},  # no id, no retry_after_secs
     )
     state = chat.state()
     entry = state["transcript"][-1]
@@ -445,7 +444,11 @@ def test_missing_optional_fields_take_their_defaults(chat):
     assert [n["text"] for n in state["notices"]] == ["Heads up"]
     assert state["session"]["available_models"] == ["claude-sonnet-4", "o3"]
     assert state["session"]["model"] == "claude-sonnet-4"
+    chat.frame({"type": "error", "message": "slow down"})  # no id, no retry_after_secs: it ends the turn
+    state = chat.state()
     assert state["banners"]["error"] == {"message": "slow down", "retry_after_secs": None, "text": "slow down"}
+    assert state["session"]["is_processing"] is False
+    assert state["permission_requests"] == [] and state["stdin_requests"] == []  # no tool waits any more
 
 
 def test_done_without_an_id_ends_the_turn(chat):
