@@ -2,7 +2,7 @@
 #
 #   make            release library: lib/libjcode_mobile.so (Swift stdlib linked statically)
 #   make test       every test: swift test, the C harness, the Python suite
-#   make demo       a scripted session against the harness's fake jcode backend
+#   make demo       a whole session over real sockets against the fake jcode gateway
 #   make install PREFIX=/usr/local
 #   make clean
 
@@ -24,7 +24,7 @@ SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-python header-check demo docs bench fuzz fuzz-build install clean deps \
+.PHONY: all lib test test-swift test-c test-python header-check demo docs bench fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -43,9 +43,16 @@ $(LIB): $(SOURCES)
 	ln -sf $(LIB_NAME).$(SOVERSION) $(LIB)
 	@echo "built $(LIB); it needs:"; readelf -d $(LIB) | grep NEEDED
 
-# What the tests need beyond the image: pytest (normally preinstalled).
+# What the Python harness needs beyond the image: the dependencies its
+# pyproject.toml declares (aiohttp) and pytest, from PyPI when missing.
+PY_REQUIREMENTS = $(PYTHON) -c "import tomllib; p = tomllib.load(open('harness/python/pyproject.toml', 'rb'))['project']; \
+	print(' '.join(p['dependencies'] + p['optional-dependencies']['test']))"
 deps:
-	@$(PYTHON) -c "import pytest" 2>/dev/null || $(PYTHON) -m pip install --quiet pytest
+	@$(PYTHON) -c "import pytest, aiohttp" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
+
+# The `jcode-mobile` command and the package, with the built library bundled in.
+install-python: lib
+	$(PYTHON) -m pip install --quiet ./harness/python
 
 test: test-swift test-c test-python sanitize
 
@@ -151,7 +158,7 @@ bench: $(C_BUILD)/bench deps
 test-python: lib deps
 	cd harness/python && $(PYTHON) -m pytest -q tests
 
-demo: lib
+demo: lib deps
 	cd harness/python && $(PYTHON) -m jcode_mobile.demo
 
 # ---------------------------------------------------------------- fuzzing
@@ -214,5 +221,6 @@ install: lib
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/jcode_mobile.pc
 
 clean:
-	rm -rf .build .build-* fuzz-out $(LIB_DIR) $(C_BUILD) harness/python/.pytest_cache
+	rm -rf .build .build-* fuzz-out $(LIB_DIR) $(C_BUILD) harness/python/.pytest_cache harness/python/build \
+		harness/python/*.egg-info harness/python/jcode_mobile/_lib
 	find harness/python -name __pycache__ -type d -exec rm -rf {} +

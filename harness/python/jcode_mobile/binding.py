@@ -72,12 +72,26 @@ class JcodeMobileError(Exception):
 
 
 def library_path() -> Path:
-    """Where :func:`load_library` looks: ``$JCODE_MOBILE_LIB`` or ``<repo>/lib/libjcode_mobile.so``."""
+    """Where :func:`load_library` looks, first match wins:
+
+    1. ``$JCODE_MOBILE_LIB``;
+    2. ``<repo>/lib/libjcode_mobile.so`` when this package runs from a checkout;
+    3. the copy bundled into an installed package (``jcode_mobile/_lib/``,
+       made by ``pip install ./harness/python`` after ``make lib``);
+    4. ``libjcode_mobile.so.1`` as the dynamic loader finds it (``make install``).
+    """
     env = os.environ.get(_ENV_VAR)
     if env:
         return Path(env)
+    here = Path(__file__).resolve().parent
     # jcode_mobile/ -> python/ -> harness/ -> the repository
-    return Path(__file__).resolve().parents[3] / "lib" / "libjcode_mobile.so"
+    in_repo = here.parents[2] / "lib" / "libjcode_mobile.so"
+    if in_repo.exists():
+        return in_repo
+    bundled = here / "_lib" / "libjcode_mobile.so.1"
+    if bundled.exists():
+        return bundled
+    return Path("libjcode_mobile.so.1")
 
 
 def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
@@ -91,9 +105,13 @@ def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
         if _library is not None and path is None:
             return _library
         target = Path(path) if path is not None else library_path()
-        if not target.exists():
+        if target.is_absolute() and not target.exists():
             raise OSError(f"{target} not found: run `make lib` in the repository (or set {_ENV_VAR})")
-        lib = ctypes.CDLL(str(target))
+        try:
+            lib = ctypes.CDLL(str(target))
+        except OSError as problem:
+            raise OSError(f"cannot load {target}: {problem} (run `make lib` in the repository, "
+                          f"`make install`, or set {_ENV_VAR})") from None
         c_char_p, c_void_p = ctypes.c_char_p, ctypes.c_void_p
         signatures = {
             "jcode_mobile_version": ([], c_char_p),  # static: never freed

@@ -1,0 +1,345 @@
+"""The background simulator: a real host behind a Unix socket.
+
+``jcode-mobile start`` runs ``python -m jcode_mobile.cli.simulator`` as a
+detached process. It owns one :class:`~jcode_mobile.App`, executes its
+effects over real sockets (:class:`~jcode_mobile.host.RealHost`), records
+every call into the core for ``export-replay``, and answers commands on a
+Unix socket (mode 0600, in a 0700 directory).
+
+Wire format: the client writes one JSON object and a newline,
+``{"command": NAME, "args": {...}}``; the simulator answers one line,
+``{"ok": true, "result": …}`` or ``{"ok": false, "error": {"code", "message",
+"failure"?}}``. Codes: ``bad_request`` (unknown command, bad arguments),
+``refused`` (the core or the node said no), ``assertion_failed`` (with the
+check's ``failure``), ``internal``.
+
+Commands that change something (``tap``, ``set-field``, ``dispatch``,
+``event``, ``load-scenario``) wait until the host has settled (no network
+operation in flight and nothing new for 100 ms, at most ``settle`` seconds)
+before answering, so the next command sees their outcome. Assertions retry
+until they hold or ``timeout`` seconds passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Dict, Optional
+
+from ..binding import App, JcodeMobileError, find_node
+from ..host import DeviceScript, FileSecureStore, FileStorage, MemorySecureStore, MemoryStorage, RealHost
+from ..render import render_screen
+from ..trace import Recorder
+from . import checks
+
+#: Longest request line the simulator reads (an event JSON can be large).
+MAX_REQUEST = 64 * 1024 * 1024
+
+
+class CommandError(Exception):
+    """A command the simulator refuses; ``code`` is one of the codes above."""
+
+    def __init__(self, code: str, message: str, failure: Optional[dict] = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.failure = failure
+
+
+def _summary(report: dict) -> dict:
+    """A report with the effects reduced to their types (secrets stay out of the CLI's output)."""
+    if not report.get("ok"):
+        return report
+    return {"ok": True, "revision": report["revision"], "effects": [e["type"] for e in report.get("effects", [])]}
+
+
+class Simulator:
+    """One app, its host and the command table."""
+
+    def __init__(self, options: dict, socket_path: Path, *, host: RealHost):
+        self.options = options
+        self.socket_path = socket_path
+        self.host = host
+        self.app = host.app
+        self.started = time.monotonic()
+        self.stopped = asyncio.Event()
+        self.commands: Dict[str, Callable[[dict], Awaitable[Any]]] = {
+            "status": self.status,
+            "state": self.state,
+            "tree": self.tree,
+            "render": self.render,
+            "find-node": self.find_node,
+            "tap": self.tap,
+            "set-field": self.set_field,
+            "dispatch": self.dispatch,
+            "event": self.event,
+            "log": self.log,
+            "load-scenario": self.load_scenario,
+            "assert-screen": self.assert_screen,
+            "assert-text": self.assert_text,
+            "assert-node": self.assert_node,
+            "assert-no-error": self.assert_no_error,
+            "assert-effect": self.assert_effect,
+            "export-replay": self.export_replay,
+            "shutdown": self.shutdown,
+        }
+
+    # -- serving ----------------------------------------------------------------
+
+    async def serve(self) -> None:
+        await self.host.start()
+        server = await asyncio.start_unix_server(self._client, path=str(self.socket_path), limit=MAX_REQUEST)
+        os.chmod(self.socket_path, 0o600)
+        try:
+            await self.stopped.wait()
+        finally:
+            server.close()
+            await server.wait_closed()
+            await self.host.close()
+            try:
+                self.socket_path.unlink()
+            except FileNotFoundError:
+                pass
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await reader.readline()
+            answer = await self.answer(line)
+            writer.write(json.dumps(answer, ensure_ascii=False).encode() + b"\n")
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass  # the client went away (or sent more than MAX_REQUEST): nothing to answer
+        finally:
+            writer.close()
+
+    async def answer(self, line: bytes) -> dict:
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict) or not isinstance(request.get("command"), str):
+                raise CommandError("bad_request", 'a request is {"command": NAME, "args": {...}}')
+            handler = self.commands.get(request["command"])
+            if handler is None:
+                raise CommandError("bad_request", f"unknown command {request['command']!r}")
+            args = request.get("args") or {}
+            if not isinstance(args, dict):
+                raise CommandError("bad_request", "args must be an object")
+            return {"ok": True, "result": await handler(args)}
+        except json.JSONDecodeError as problem:
+            return _error("bad_request", f"the request is not JSON: {problem}")
+        except CommandError as problem:
+            return _error(problem.code, problem.message, problem.failure)
+        except JcodeMobileError as problem:
+            return _error("refused", str(problem))
+        except Exception as problem:  # the simulator keeps serving whatever a command did
+            return _error("internal", f"{type(problem).__name__}: {problem}")
+
+    # -- helpers ------------------------------------------------------------------
+
+    async def _settle(self, args: dict) -> None:
+        await self.host.settle(quiet=0.1, timeout=_number(args, "settle", 3.0))
+
+    async def _until(self, args: dict, check: Callable[[], Optional[dict]]) -> dict:
+        """Run ``check`` until it returns None or ``timeout`` seconds passed."""
+        deadline = time.monotonic() + _number(args, "timeout", 2.0)
+        while True:
+            failure = check()
+            if failure is None:
+                return {"passed": True}
+            if time.monotonic() >= deadline:
+                raise CommandError("assertion_failed", json.dumps(failure, ensure_ascii=False), failure)
+            await asyncio.sleep(0.05)
+
+    def _dispatch(self, action: Any) -> dict:
+        report = self.host.dispatch(action)
+        if not report.get("ok"):
+            error = report.get("error") or {}
+            raise CommandError("refused", f"{error.get('code')}: {error.get('message')}")
+        return report
+
+    # -- commands -------------------------------------------------------------------
+
+    async def status(self, args: dict) -> dict:
+        state = self.app.state()
+        return {
+            "pid": os.getpid(),
+            "socket": str(self.socket_path),
+            "options": {k: v for k, v in self.options.items() if k != "snapshot"},
+            "uptime_secs": round(time.monotonic() - self.started, 3),
+            "revision": state["revision"],
+            "screen": state["screen"],
+            "connection": state["connection"]["phase"],
+            "effects_executed": len(self.host.effects),
+            "calls": len(self.host.steps),
+            "host_errors": list(self.host.errors),
+        }
+
+    async def state(self, args: dict) -> dict:
+        return self.app.state()
+
+    async def tree(self, args: dict) -> dict:
+        return self.app.tree()
+
+    async def render(self, args: dict) -> str:
+        root = args.get("root")
+        tree = self.app.tree()
+        if root is not None and find_node(tree, root) is None:
+            raise CommandError("refused", f"no node {root!r} in the tree")
+        return render_screen(tree, root)
+
+    async def find_node(self, args: dict) -> dict:
+        node_id = _text(args, "node_id")
+        node = find_node(self.app.tree(), node_id)
+        if node is None:
+            raise CommandError("refused", f"no node {node_id!r} in the tree")
+        return checks.node_summary(node)
+
+    async def tap(self, args: dict) -> dict:
+        node_id = _text(args, "node_id")
+        problem = checks.tap_problem(self.app.tree(), node_id)
+        if problem is not None:
+            raise CommandError("refused", problem)
+        report = self._dispatch({"type": "tap_node", "node_id": node_id})
+        await self._settle(args)
+        return _summary(report)
+
+    async def set_field(self, args: dict) -> dict:
+        try:
+            action = checks.field_action(_text(args, "name"), _text(args, "value", allow_empty=True))
+        except ValueError as problem:
+            raise CommandError("bad_request", str(problem)) from None
+        report = self._dispatch(action)
+        await self._settle(args)
+        return _summary(report)
+
+    async def dispatch(self, args: dict) -> dict:
+        report = self.host.dispatch(_json_arg(args, "json"))
+        await self._settle(args)
+        return _summary(report)
+
+    async def event(self, args: dict) -> dict:
+        report = self.host.platform_event(_json_arg(args, "json"))
+        await self._settle(args)
+        return _summary(report)
+
+    async def log(self, args: dict) -> dict:
+        limit = args.get("limit", 20)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 0 <= limit <= 0xFFFFFFFF:
+            raise CommandError("bad_request", "limit is an integer from 0 to 4294967295")
+        return self.app.logs(limit)
+
+    async def load_scenario(self, args: dict) -> dict:
+        report = self._dispatch({"type": "load_scenario", "scenario": _text(args, "scenario")})
+        await self._settle(args)
+        return _summary(report)
+
+    async def assert_screen(self, args: dict) -> dict:
+        expected = _text(args, "screen")
+        return await self._until(args, lambda: checks.check_screen(self.app.state(), expected))
+
+    async def assert_text(self, args: dict) -> dict:
+        text = _text(args, "text")
+        return await self._until(args, lambda: checks.check_text(self.app.tree(), text))
+
+    async def assert_node(self, args: dict) -> dict:
+        node_id = _text(args, "node_id")
+        enabled, role, label = args.get("enabled"), args.get("role"), args.get("label")
+        return await self._until(
+            args, lambda: checks.check_node(self.app.tree(), node_id, enabled=enabled, role=role, label=label))
+
+    async def assert_no_error(self, args: dict) -> dict:
+        return await self._until(args, lambda: checks.check_no_error(self.app.state()))
+
+    async def assert_effect(self, args: dict) -> dict:
+        effect_type = _text(args, "effect")
+        return await self._until(args, lambda: checks.check_effect(self.host.effects, effect_type))
+
+    async def export_replay(self, args: dict) -> dict:
+        path = Path(_text(args, "path"))
+        recorder = self.host.recorder
+        recorder.finish(self.app)
+        recorder.save(path)
+        return {"path": str(path), "steps": len(recorder.steps)}
+
+    async def shutdown(self, args: dict) -> dict:
+        self.stopped.set()
+        return {"stopped": True}
+
+
+def _error(code: str, message: str, failure: Optional[dict] = None) -> dict:
+    error: Dict[str, Any] = {"code": code, "message": message}
+    if failure is not None:
+        error["failure"] = failure
+    return {"ok": False, "error": error}
+
+
+def _text(args: dict, name: str, *, allow_empty: bool = False) -> str:
+    value = args.get(name)
+    if not isinstance(value, str) or (not value and not allow_empty):
+        raise CommandError("bad_request", f"{name} must be a non-empty string")
+    return value
+
+
+def _number(args: dict, name: str, default: float) -> float:
+    value = args.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 3600:
+        raise CommandError("bad_request", f"{name} is a number of seconds from 0 to 3600")
+    return float(value)
+
+
+def _json_arg(args: dict, name: str) -> Any:
+    """An action or event given as JSON text; the core judges its content."""
+    text = _text(args, name)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # passed on as is: the core answers invalid_json with an offset
+
+
+def build_host(options: dict, *, secure_store: Optional[str], storage: Optional[str],
+               device: DeviceScript) -> RealHost:
+    """The simulator's host: file-backed stores when paths are given."""
+    app = App(options)
+    return RealHost(
+        app,
+        secure_store=FileSecureStore(Path(secure_store)) if secure_store else MemorySecureStore(),
+        storage=FileStorage(Path(storage)) if storage else MemoryStorage(),
+        device=device,
+        recorder=Recorder(options, app=app),
+    )
+
+
+def main(argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jcode_mobile.cli.simulator")
+    parser.add_argument("--socket", required=True)
+    parser.add_argument("--options", default="{}", help="app_new options as JSON")
+    parser.add_argument("--secure-store")
+    parser.add_argument("--storage")
+    parser.add_argument("--qr-payload")
+    parser.add_argument("--speech-text")
+    parser.add_argument("--push-token")
+    args = parser.parse_args(argv)
+    options = json.loads(args.options)
+    device = DeviceScript(qr_payload=args.qr_payload, speech_text=args.speech_text, push_token=args.push_token)
+    socket_path = Path(args.socket)
+
+    async def run() -> None:
+        simulator = Simulator(options, socket_path,
+                              host=build_host(options, secure_store=args.secure_store, storage=args.storage,
+                                              device=device))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, simulator.stopped.set)
+        await simulator.serve()
+
+    asyncio.run(run())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

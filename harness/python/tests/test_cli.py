@@ -1,0 +1,307 @@
+"""The `jcode-mobile` command, driven as a person or a test agent would: a
+background simulator over a Unix socket, talking to the fake gateway over
+real loopback sockets."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jcode_mobile.fake_gateway import FakeJcodeServer, Reply
+from jcode_mobile.gateway import RunningGateway
+
+HARNESS = Path(__file__).resolve().parents[1]
+WORKING_DIR = "/home/me/project"
+CODE = "123456"
+
+
+def cli(*args, socket=None, timeout=60):
+    command = [sys.executable, "-m", "jcode_mobile"]
+    if socket is not None:
+        command += ["--socket", str(socket)]
+    return subprocess.run(command + [str(a) for a in args], cwd=HARNESS, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def one_line_error(out):
+    """The failure is one line on stderr, never a traceback."""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    assert lines[0].startswith("jcode-mobile: ")
+    return lines[0]
+
+
+@pytest.fixture
+def gateway():
+    server = FakeJcodeServer(pair_code=CODE, replies=[Reply(text="All 42 tests pass.", reasoning="Run them.",
+                                                            tools=[{"id": "t1", "name": "bash",
+                                                                    "input": '{"command":"make test"}',
+                                                                    "output": "42 passed"}])])
+    with RunningGateway(server) as running:
+        yield running
+
+
+@pytest.fixture
+def sim(tmp_path):
+    """A started simulator (onboarding); shut down after the test."""
+    socket = tmp_path / "sim.sock"
+    out = cli("start", "--scenario", "onboarding", socket=socket)
+    assert out.returncode == 0, out.stderr
+    yield socket
+    cli("shutdown", socket=socket, timeout=15)
+
+
+def pair(socket, port):
+    for name, value in [("host", "127.0.0.1"), ("port", port), ("code", CODE), ("device_name", "CLI phone"),
+                        ("working_dir", WORKING_DIR)]:
+        out = cli("set-field", name, value, socket=socket)
+        assert out.returncode == 0, out.stderr
+    out = cli("tap", "pair.submit", socket=socket)
+    assert out.returncode == 0, out.stderr
+
+
+def test_start_reports_the_pid_screen_and_socket(sim):
+    out = cli("status", socket=sim)
+    assert out.returncode == 0, out.stderr
+    status = json.loads(out.stdout)
+    assert status["screen"] == "onboarding"
+    assert status["connection"] == "disconnected"
+    assert status["socket"] == str(sim)
+
+
+def test_a_person_pairs_chats_and_reads_the_reply_over_real_sockets(gateway, sim):
+    pair(sim, gateway.port)
+    assert cli("assert-screen", "chat", "--timeout", "10", socket=sim).returncode == 0
+    assert cli("assert-no-error", socket=sim).returncode == 0
+    assert cli("assert-effect", "websocket_connect", socket=sim).returncode == 0
+    assert cli("set-field", "draft", "Run the tests", socket=sim).returncode == 0
+    assert cli("assert-node", "chat.send", "--enabled", "--role", "button", socket=sim).returncode == 0
+    out = cli("tap", "chat.send", socket=sim)
+    assert out.returncode == 0, out.stderr
+    assert cli("assert-text", "All 42 tests pass.", "--timeout", "10", socket=sim).returncode == 0
+    screen = cli("render", socket=sim).stdout
+    assert "Run the tests" in screen
+    assert "All 42 tests pass." in screen
+    state = json.loads(cli("state", socket=sim).stdout)
+    assert state["connection"]["phase"] == "connected"
+    assert [e["text"] for e in state["transcript"]] == ["Run the tests", "All 42 tests pass."]
+    assert gateway.fake.subscribes[0]["working_dir"] == WORKING_DIR
+
+
+def test_find_node_prints_one_node_without_children(sim):
+    out = cli("find-node", "pair.submit", socket=sim)
+    assert out.returncode == 0, out.stderr
+    node = json.loads(out.stdout)
+    assert node["id"] == "pair.submit"
+    assert node["role"] == "button"
+    assert "children" not in node
+
+
+def test_tree_and_log_are_json(sim):
+    assert json.loads(cli("tree", socket=sim).stdout)["ok"] is True
+    cli("set-field", "host", "devbox.local", socket=sim)
+    log = json.loads(cli("log", "--limit", "1", socket=sim).stdout)
+    assert [e["type"] for e in log["entries"]] == ["set_host"]
+
+
+def test_dispatch_and_event_print_the_report(sim):
+    out = cli("dispatch", '{"type":"set_port","value":"7000"}', socket=sim)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["ok"] is True
+    out = cli("event", '{"type":"app_background"}', socket=sim)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(cli("state", socket=sim).stdout)["lifecycle"]["is_foreground"] is False
+
+
+def test_load_scenario_changes_the_screen(sim):
+    assert cli("load-scenario", "connected_chat", socket=sim).returncode == 0
+    assert cli("assert-screen", "chat", socket=sim).returncode == 0
+
+
+def test_a_failed_assertion_exits_1_with_a_structured_message(sim):
+    out = cli("assert-screen", "chat", "--timeout", "0.2", socket=sim)
+    assert out.returncode == 1
+    line = one_line_error(out)
+    assert line.startswith("jcode-mobile: assertion failed: ")
+    failure = json.loads(line[len("jcode-mobile: assertion failed: "):])
+    assert failure == {"assert": "screen", "expected": "chat", "actual": "onboarding"}
+
+
+def test_assert_node_names_the_property_that_differs(sim):
+    out = cli("assert-node", "pair.submit", "--enabled", "--timeout", "0.2", socket=sim)
+    assert out.returncode == 1
+    failure = json.loads(one_line_error(out).split("assertion failed: ", 1)[1])
+    assert failure == {"assert": "node", "node_id": "pair.submit", "expected": {"enabled": True},
+                       "actual": {"enabled": False}}
+
+
+def test_assert_effect_fails_for_an_effect_never_executed(sim):
+    out = cli("assert-effect", "http_pair", "--timeout", "0.1", socket=sim)
+    assert out.returncode == 1
+    assert '"expected": "http_pair"' in one_line_error(out)
+
+
+def test_tapping_an_unknown_node_is_refused_in_one_line(sim):
+    out = cli("tap", "no.such.node", socket=sim)
+    assert out.returncode == 4
+    assert one_line_error(out) == "jcode-mobile: no node 'no.such.node' in the tree"
+
+
+def test_tapping_a_disabled_button_is_refused(sim):
+    out = cli("tap", "pair.submit", socket=sim)
+    assert out.returncode == 4
+    assert one_line_error(out) == "jcode-mobile: node 'pair.submit' is disabled"
+
+
+def test_an_unknown_field_lists_the_known_ones(sim):
+    out = cli("set-field", "colour", "blue", socket=sim)
+    assert out.returncode == 4
+    assert one_line_error(out) == ("jcode-mobile: unknown field 'colour' (known: code, device_name, draft, host, "
+                                   "pair_code, port, working_dir)")
+
+
+def test_invalid_json_is_answered_by_the_core(sim):
+    out = cli("dispatch", '{"type":', socket=sim)
+    assert out.returncode == 4
+    assert "invalid_json" in one_line_error(out)
+
+
+def test_a_bad_argument_is_one_line_and_exit_2():
+    out = cli("log", "--limit", "-1", socket="/nonexistent/sim.sock")
+    assert out.returncode == 2
+    assert "must be from 0 to 4294967295" in one_line_error(out)
+    out = cli("no-such-command")
+    assert out.returncode == 2
+    one_line_error(out)
+
+
+def test_no_simulator_is_exit_3(tmp_path):
+    out = cli("state", socket=tmp_path / "nothing.sock")
+    assert out.returncode == 3
+    assert one_line_error(out) == (f"jcode-mobile: no simulator is running at {tmp_path / 'nothing.sock'} "
+                                   "(start one with `jcode-mobile start`)")
+
+
+def test_a_killed_simulator_is_exit_3(tmp_path):
+    socket = tmp_path / "sim.sock"
+    assert cli("start", socket=socket).returncode == 0
+    pid = json.loads(cli("status", socket=socket).stdout)["pid"]
+    os.kill(pid, 9)
+    for _ in range(50):  # the simulator is not our child: wait until its socket stops answering
+        out = cli("status", socket=socket)
+        if out.returncode != 0:
+            break
+    assert out.returncode == 3
+    one_line_error(out)
+
+
+def test_starting_twice_on_one_socket_is_refused(sim):
+    out = cli("start", socket=sim)
+    assert out.returncode == 4
+    assert "already running" in one_line_error(out)
+
+
+def test_shutdown_removes_the_socket(tmp_path):
+    socket = tmp_path / "sim.sock"
+    assert cli("start", socket=socket).returncode == 0
+    out = cli("shutdown", socket=socket)
+    assert out.returncode == 0
+    assert not socket.exists()
+
+
+def test_an_exported_session_replays_identically(gateway, sim, tmp_path):
+    pair(sim, gateway.port)
+    assert cli("assert-screen", "chat", "--timeout", "10", socket=sim).returncode == 0
+    trace = tmp_path / "session.json"
+    out = cli("export-replay", trace, socket=sim)
+    assert out.returncode == 0, out.stderr
+    text = trace.read_text()
+    assert CODE not in text  # the pairing code is a secret
+    assert gateway.fake.token not in text
+    out = cli("replay", trace)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("replay identical")
+
+
+def test_replaying_a_tampered_trace_exits_1(gateway, sim, tmp_path):
+    pair(sim, gateway.port)
+    trace = tmp_path / "session.json"
+    assert cli("export-replay", trace, socket=sim).returncode == 0
+    data = json.loads(trace.read_text())
+    data["final"]["state"]["screen"] = "settings"
+    trace.write_text(json.dumps(data))
+    out = cli("replay", trace)
+    assert out.returncode == 1
+    assert one_line_error(out).startswith("jcode-mobile: replay differs: ")
+
+
+def test_replay_of_a_missing_file_is_refused(tmp_path):
+    out = cli("replay", tmp_path / "missing.json")
+    assert out.returncode == 4
+    assert one_line_error(out) == f"jcode-mobile: no trace at {tmp_path / 'missing.json'}"
+
+
+# -- run: one session in one process ---------------------------------------------
+
+
+def test_run_pairs_sends_and_prints_the_transcript(gateway):
+    out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", CODE, "--working-dir", WORKING_DIR,
+              "--message", "Run the tests", "--timeout", "30")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "you: Run the tests",
+        "assistant (thinking): Run them.",
+        "  tool bash: succeeded",
+        "assistant: All 42 tests pass.",
+    ]
+
+
+def test_run_json_prints_the_final_state(gateway):
+    out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", CODE, "--working-dir", WORKING_DIR,
+              "--message", "hi", "--json", "--timeout", "30")
+    assert out.returncode == 0, out.stderr
+    state = json.loads(out.stdout)
+    assert state["screen"] == "chat"
+    assert state["transcript"][0]["text"] == "hi"
+
+
+def test_run_with_a_wrong_code_exits_5_with_the_servers_reason(gateway):
+    out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", "654321", "--working-dir",
+              WORKING_DIR, "--message", "hi", "--timeout", "30")
+    assert out.returncode == 5
+    assert one_line_error(out) == "jcode-mobile: could not pair: Invalid or expired pairing code"
+
+
+def test_run_against_a_closed_port_exits_5(unused_port):
+    out = cli("run", "--host", "127.0.0.1", "--port", unused_port, "--code", CODE, "--working-dir", WORKING_DIR,
+              "--message", "hi", "--timeout", "30")
+    assert out.returncode == 5
+    assert one_line_error(out).startswith("jcode-mobile: could not pair: Could not reach 127.0.0.1:")
+
+
+def test_run_with_a_relative_working_dir_exits_2(gateway):
+    out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", CODE, "--working-dir", "project",
+              "--message", "hi", "--timeout", "30")
+    assert out.returncode == 2
+    assert one_line_error(out).startswith("jcode-mobile: working_dir: ")
+
+
+def test_run_exits_7_when_the_turn_never_finishes(gateway):
+    gateway.call(lambda fake: fake.replies.append(Reply(text="never ends", hold_after=2)))
+    out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", CODE, "--working-dir", WORKING_DIR,
+              "--message", "hi", "--timeout", "4")
+    assert out.returncode == 7
+    assert one_line_error(out).startswith("jcode-mobile: the turn did not finish within the timeout")
+
+
+@pytest.fixture
+def unused_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
