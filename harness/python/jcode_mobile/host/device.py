@@ -1,0 +1,62 @@
+"""The phone's hardware, scripted: push registration, camera, dictation, photos, haptics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+#: The effect types a :class:`DeviceScript` answers.
+DEVICE_EFFECTS = frozenset({
+    "register_push_notifications", "request_camera_qr_scan", "request_speech_transcript",
+    "request_image_picker", "haptic",
+})
+
+
+@dataclass
+class DeviceScript:
+    """What the device answers when the core asks for its hardware.
+
+    Attributes:
+        push_token: the token ``register_push_notifications`` yields
+            (``push_token_received``); None: the OS never answers.
+        qr_payload: what the camera reads (``qr_payload_scanned``); None: the
+            person closes the scanner (``qr_scan_cancelled``).
+        speech_text: the final dictated text (``speech_transcript`` with
+            ``is_final: true``); None: dictation never answers.
+        image: ``(media_type, data_base64)`` the photo picker yields
+            (``image_attachment_selected``); None: nothing is picked.
+        haptics: the styles of every ``haptic`` played, in order.
+    """
+
+    push_token: Optional[str] = None
+    qr_payload: Optional[str] = None
+    speech_text: Optional[str] = None
+    image: Optional[Tuple[str, str]] = None
+    haptics: List[str] = field(default_factory=list)
+
+    def handles(self, effect_type: str) -> bool:
+        """Whether ``effect_type`` is one of the device's effects."""
+        return effect_type in DEVICE_EFFECTS
+
+    def answer(self, effect: dict) -> Optional[dict]:
+        """Carry out a device effect; returns the platform event to report, or None."""
+        kind = effect.get("type")
+        if kind == "haptic":
+            self.haptics.append(str(effect.get("style")))
+            return None
+        if kind == "register_push_notifications":
+            return None if self.push_token is None else {"type": "push_token_received", "token": self.push_token}
+        if kind == "request_camera_qr_scan":
+            if self.qr_payload is None:
+                return {"type": "qr_scan_cancelled"}
+            return {"type": "qr_payload_scanned", "payload": self.qr_payload}
+        if kind == "request_speech_transcript":
+            if self.speech_text is None:
+                return None
+            return {"type": "speech_transcript", "text": self.speech_text, "is_final": True}
+        if kind == "request_image_picker":
+            if self.image is None:
+                return None
+            media_type, data = self.image
+            return {"type": "image_attachment_selected", "media_type": media_type, "data_base64": data}
+        raise ValueError(f"not a device effect: {kind!r}")
