@@ -28,8 +28,10 @@ from .gateway import RunningGateway
 from .host import BackgroundHost, HostTimeout
 from .render import render_screen
 
-#: Fields whose values the demo never prints.
-SECRET_FIELDS = frozenset({"code", "auth_token", "token", "value", "pair_code"})
+#: Fields that always hold a secret, and the inputs/effects whose ``value``/``input`` is one.
+SECRET_FIELDS = frozenset({"code", "auth_token", "token"})
+SECRET_VALUES = {"set_pair_code": "value", "secure_store_write": "value", "secure_store_read_finished": "value",
+                 "respond_stdin": "input"}
 MASK = "•••"
 
 HISTORY = [
@@ -48,7 +50,7 @@ LONG_REPLY = Reply(
     text="Refactoring the reconnect module step by step, starting with the backoff table and then the timers.",
     tools=[{"id": "call_sleep", "name": "bash", "input": '{"command":"cargo build --release"}', "output": "ok"}],
     preamble="Building first.",
-    hold_after=6,
+    hold_after=4,  # text, tool_start, tool_input, tool_exec: the tool stays running
 )
 DEVICE_ID = "demo-device-0001"
 WORKING_DIR = "/home/demo/project"
@@ -65,9 +67,11 @@ def expect(condition: bool, message: str) -> None:
 
 
 def mask(value: Any) -> Any:
-    """A copy with every secret field's value replaced by •••."""
+    """A copy with every secret replaced by •••."""
     if isinstance(value, dict):
-        return {k: (MASK if k in SECRET_FIELDS and isinstance(v, str) else mask(v)) for k, v in value.items()}
+        secret = SECRET_VALUES.get(value.get("type"))
+        return {k: (MASK if (k in SECRET_FIELDS or k == secret) and isinstance(v, str) else mask(v))
+                for k, v in value.items()}
     if isinstance(value, list):
         return [mask(v) for v in value]
     return value
@@ -117,8 +121,9 @@ class Demo:
 
     # -- output ---------------------------------------------------------------
 
-    def observe(self, kind: str, payload: Any, report: dict) -> None:
-        """Called by the host (on its thread) for every call into the core."""
+    def observe(self, kind: str, call: dict) -> None:
+        """Called by the host (on its thread) for every call into the core: ``{"input", "report"}``."""
+        payload, report = call["input"], call["report"]
         right = self.width - self.left - 3
         with self._lock:
             self.calls += 1
@@ -129,7 +134,7 @@ class Demo:
                     heading = self._watch.pop(event_type, None) if event_type else None
                     if heading is not None:
                         # the frame that makes this screen worth showing: draw it now, on the host's thread
-                        self._show(heading, render_screen(self.host.app.tree()) if self.host else "")
+                        self._show(heading, render_screen(self.host.host.app.tree()) if self.host else "")
 
     def watch(self, event_type: str, heading: str) -> None:
         """Show the screen right after the first frame carrying ``event_type``."""
@@ -221,8 +226,9 @@ class Demo:
         self.screen("Reply complete")
 
         host.dispatch({"type": "send_message", "text": "Now refactor the reconnect module"})
-        self.wait(lambda s: any(c["id"] == "call_sleep" for e in s["transcript"] for c in e["tool_calls"]),
-                  "the second turn did not start", timeout=30)
+        self.wait(lambda s: any(c["id"] == "call_sleep" and c["status"] == "running"
+                                for e in s["transcript"] for c in e["tool_calls"]),
+                  "the second turn's tool did not start", timeout=30)
         self.screen("A long turn is running")
         host.dispatch({"type": "tap_node", "node_id": "chat.interrupt"})
         state = self.wait(lambda s: not s["session"]["is_processing"], "the interrupt did not stop the turn")
@@ -238,9 +244,10 @@ class Demo:
                f"after the reconnect the session is {state['session']['id']!r}")
         self.screen("Reconnected: the same session, history reloaded")
 
+        executed = len(host.effects)
         host.close()
         self.out("")
-        self.out(f"ok: {len(host.effects)} effects executed over real sockets, {self.calls} calls into the core")
+        self.out(f"ok: {executed} effects executed over real sockets, {self.calls} calls into the core")
         self.out("")
         self.out("Try the CLI against a fake gateway (two terminals; `pip install ./harness/python` gives the")
         self.out("`jcode-mobile` command, or use `python3 -m jcode_mobile` from harness/python):")

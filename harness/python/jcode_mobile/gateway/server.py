@@ -412,6 +412,19 @@ class GatewayServer:
         self._log(f"reload: {dropped} connection(s) dropped")
         return dropped
 
+    def drop_connections(self) -> int:
+        """The network fails: every connection ends at once, without an event
+        and without a close frame (the client sees 1006); what was queued is
+        lost. The server forgets those connections as if the phones vanished;
+        sessions stay for a reconnect. Returns how many connections were dropped."""
+        dropped = 0
+        for conn in list(self._connections):
+            if conn.ending is None:
+                conn.kill("network dropped")
+                dropped += 1
+        self._log(f"drop: {dropped} connection(s) dropped")
+        return dropped
+
     def revoke_token(self, token: str, *, drop: bool = True) -> int:
         """Revoke ``token``: later upgrades with it get 401. With ``drop``, its
         open connections are dropped too (real jcode checks tokens only at the
@@ -447,7 +460,7 @@ class GatewayServer:
     def control(self, command: Dict[str, Any]) -> Dict[str, Any]:
         """Run one control command (the body of ``POST /_fake/control``).
 
-        Commands: ``push {events}`` · ``finish_turn`` · ``reload`` ·
+        Commands: ``push {events}`` · ``finish_turn`` · ``reload`` · ``drop_connections`` ·
         ``revoke_all_tokens {drop?}`` · ``request_session_close {reason}`` ·
         ``set_faults {faults}`` · ``add_pair_code {code}`` · ``state``.
         The answer is ``{"ok": true, …}``; a bad command raises ValueError.
@@ -468,6 +481,8 @@ class GatewayServer:
                 raise ValueError(str(problem)) from None
         if name == "reload":
             return {"ok": True, "dropped": self.reload()}
+        if name == "drop_connections":
+            return {"ok": True, "dropped": self.drop_connections()}
         if name == "revoke_all_tokens":
             return {"ok": True, "dropped": self.revoke_all_tokens(drop=bool(command.get("drop", True)))}
         if name == "request_session_close":
@@ -778,6 +793,9 @@ class RunningGateway:
 
     def reload(self) -> int:
         return self._on_loop(self.server.reload)
+
+    def drop_connections(self) -> int:
+        return self._on_loop(self.server.drop_connections)
 
     def finish_turn(self) -> List[dict]:
         return self._on_loop(self.server.finish_turn)
