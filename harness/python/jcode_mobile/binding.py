@@ -17,6 +17,7 @@ without raising, which is what the ABI tests use.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import json
 import os
@@ -31,6 +32,7 @@ __all__ = [
     "library_path",
     "version",
     "abi_version",
+    "library_versions",
     "encode_input",
     "find_node",
     "iter_nodes",
@@ -174,6 +176,12 @@ def abi_version() -> int:
     return int(load_library().jcode_mobile_abi_version())
 
 
+def library_versions(library: Optional[ctypes.CDLL] = None) -> dict:
+    """``{"version": …, "abi_version": …}`` of ``library`` (default: the loaded one)."""
+    lib = library or load_library()
+    return {"version": lib.jcode_mobile_version().decode("utf-8"), "abi_version": int(lib.jcode_mobile_abi_version())}
+
+
 def last_error() -> dict:
     """The parsed ``jcode_mobile_last_error()`` of the calling thread."""
     lib = load_library()
@@ -191,10 +199,15 @@ class App:
 
     After :meth:`close` the handle is kept, so later calls reach the library
     and come back as ``invalid_handle`` errors, as the ABI promises.
+
+    ``options`` stays readable as :attr:`options` (a copy), so a recorder can
+    note what the app was created with (see :mod:`jcode_mobile.trace`).
     """
 
     def __init__(self, options: JSONInput = None, *, library: Optional[ctypes.CDLL] = None):
         self._lib = library or load_library()
+        #: The options this app was created with (a deep copy of a dict or list).
+        self.options: JSONInput = copy.deepcopy(options) if isinstance(options, (dict, list)) else options
         self._closed = True
         handle = self._lib.jcode_mobile_app_new(encode_input(options))
         if not handle:
@@ -212,6 +225,11 @@ class App:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def library(self) -> ctypes.CDLL:
+        """The loaded library this app calls (for its version, see :func:`library_versions`)."""
+        return self._lib
 
     def close(self) -> None:
         """Free the handle. Calling it again does nothing."""

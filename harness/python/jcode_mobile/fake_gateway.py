@@ -1533,6 +1533,11 @@ class Host:
         push_token, qr_payload, speech_text, image: what the device answers
             to register_push_notifications, the QR scanner, dictation and the
             photo picker (None: no answer / scan cancelled).
+        recorder: also hands every call into the core to
+            ``recorder.record(kind, input, report, app=app)`` (a
+            :class:`jcode_mobile.trace.Recorder`, or anything with that
+            method), right after the call, before its effects run. A call
+            the core refuses raises before it is recorded.
     """
 
     def __init__(
@@ -1550,6 +1555,7 @@ class Host:
         qr_payload: Optional[str] = None,
         speech_text: Optional[str] = "Run the tests",
         image: Optional[Tuple[str, str]] = ("image/png", TINY_PNG_BASE64),
+        recorder: Optional[Any] = None,
     ):
         if delivery not in ("parsed", "raw"):
             raise ValueError("delivery is 'parsed' or 'raw'")
@@ -1564,6 +1570,8 @@ class Host:
         self.qr_payload = qr_payload
         self.speech_text = speech_text
         self.image = image
+        #: Receives every call into the core (see ``recorder`` above); may be set later.
+        self.recorder = recorder
 
         self.keychain: Dict[str, str] = {}
         self.storage: Dict[str, Any] = {}
@@ -1696,6 +1704,8 @@ class Host:
 
     def _record(self, kind: str, value: Any, report: dict) -> None:
         self.steps.append(Step(kind, value, report))
+        if self.recorder is not None:
+            self.recorder.record(kind, value, report, app=self.app)
         self._queue.extend(report["effects"])
 
     def _event(self, event: JSONInput) -> dict:
