@@ -200,8 +200,11 @@ class Demo:
         self.screen("Pairing form filled in")
 
         host.dispatch({"type": "tap_node", "node_id": "pair.submit"})
-        state = self.wait(lambda s: s["screen"] == "chat" and s["connection"]["phase"] == "connected"
-                          and s["session"]["history_loaded"], "pairing did not reach a connected chat")
+        state = self.wait(lambda s: (s["screen"] == "chat" and s["connection"]["phase"] == "connected"
+                                     and s["session"]["history_loaded"]) or bool(s["banners"]["error"]),
+                          "pairing did not reach a connected chat")
+        banner = state["banners"]["error"]
+        expect(banner is None, f"pairing failed: {banner and banner['text']}")
         # Like today's jcode, the server gives a newly paired phone a fresh session.
         expect(state["transcript"] == [], f"expected a new, empty session, got {len(state['transcript'])} messages")
         self.screen("Paired: a new session over the WebSocket")

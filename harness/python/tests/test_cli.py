@@ -88,7 +88,9 @@ def test_a_person_pairs_chats_and_reads_the_reply_over_real_sockets(gateway, sim
     assert "All 42 tests pass." in screen
     state = json.loads(cli("state", socket=sim).stdout)
     assert state["connection"]["phase"] == "connected"
-    assert [e["text"] for e in state["transcript"]] == ["Run the tests", "All 42 tests pass."]
+    # the person's message, the reasoning with the tool call, then the answer
+    assert [(e["role"], e["text"]) for e in state["transcript"]] == [
+        ("user", "Run the tests"), ("assistant", ""), ("assistant", "All 42 tests pass.")]
     assert gateway.fake.subscribes[0]["working_dir"] == WORKING_DIR
 
 
@@ -102,7 +104,7 @@ def test_find_node_prints_one_node_without_children(sim):
 
 
 def test_tree_and_log_are_json(sim):
-    assert json.loads(cli("tree", socket=sim).stdout)["ok"] is True
+    assert json.loads(cli("tree", socket=sim).stdout)["id"] == "root"
     cli("set-field", "host", "devbox.local", socket=sim)
     log = json.loads(cli("log", "--limit", "1", socket=sim).stdout)
     assert [e["type"] for e in log["entries"]] == ["set_host"]
@@ -132,10 +134,10 @@ def test_a_failed_assertion_exits_1_with_a_structured_message(sim):
 
 
 def test_assert_node_names_the_property_that_differs(sim):
-    out = cli("assert-node", "pair.submit", "--enabled", "--timeout", "0.2", socket=sim)
+    out = cli("assert-node", "pair.check", "--enabled", "--timeout", "0.2", socket=sim)
     assert out.returncode == 1
     failure = json.loads(one_line_error(out).split("assertion failed: ", 1)[1])
-    assert failure == {"assert": "node", "node_id": "pair.submit", "expected": {"enabled": True},
+    assert failure == {"assert": "node", "node_id": "pair.check", "expected": {"enabled": True},
                        "actual": {"enabled": False}}
 
 
@@ -152,9 +154,21 @@ def test_tapping_an_unknown_node_is_refused_in_one_line(sim):
 
 
 def test_tapping_a_disabled_button_is_refused(sim):
-    out = cli("tap", "pair.submit", socket=sim)
+    # "Check server" needs a host first
+    out = cli("tap", "pair.check", socket=sim)
     assert out.returncode == 4
-    assert one_line_error(out) == "jcode-mobile: node 'pair.submit' is disabled"
+    assert one_line_error(out) == "jcode-mobile: node 'pair.check' is disabled"
+
+
+def test_set_field_also_takes_a_text_fields_node_id(sim):
+    assert cli("set-field", "pair.host", "devbox.local", socket=sim).returncode == 0
+    assert json.loads(cli("state", socket=sim).stdout)["pairing"]["host"] == "devbox.local"
+
+
+def test_set_field_on_a_node_that_is_not_a_text_field_is_refused(sim):
+    out = cli("set-field", "pair.submit", "x", socket=sim)
+    assert out.returncode == 4
+    assert one_line_error(out) == "jcode-mobile: node 'pair.submit' is not a text field"
 
 
 def test_an_unknown_field_lists_the_known_ones(sim):
@@ -291,6 +305,7 @@ def test_run_with_a_relative_working_dir_exits_2(gateway):
 
 
 def test_run_exits_7_when_the_turn_never_finishes(gateway):
+    gateway.call(lambda fake: fake.replies.clear())
     gateway.call(lambda fake: fake.replies.append(Reply(text="never ends", hold_after=2)))
     out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", CODE, "--working-dir", WORKING_DIR,
               "--message", "hi", "--timeout", "4")

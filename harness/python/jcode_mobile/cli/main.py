@@ -101,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     find.add_argument("node_id")
     tap = commands.add_parser("tap", help="tap a node, as a person would")
     tap.add_argument("node_id")
-    field = commands.add_parser("set-field", help="type into a field: host, port, code, device_name, working_dir, draft")
+    field = commands.add_parser("set-field", help="type into a field: host, port, code, device_name, working_dir, "
+                                "draft, or a text field's node id")
     field.add_argument("name")
     field.add_argument("value")
     dispatch = commands.add_parser("dispatch", help="dispatch an action given as JSON")
@@ -198,7 +199,9 @@ def _replay(file: Path) -> None:
         raise CLIError(EXIT_REFUSED, f"{file} is not a usable trace: {problem}") from None
     result = replay(trace)
     if not result.ok:
-        raise CLIError(EXIT_ASSERTION, f"replay differs: {result}")
+        # one line: the first difference, its expected and actual values
+        raise CLIError(EXIT_ASSERTION, "replay differs: " + "; ".join(
+            line.strip() for line in str(result).splitlines() if line.strip()))
     print(f"replay identical: {result}")
 
 

@@ -209,10 +209,20 @@ class Simulator:
         return _summary(report)
 
     async def set_field(self, args: dict) -> dict:
-        try:
-            action = checks.field_action(_text(args, "name"), _text(args, "value", allow_empty=True))
-        except ValueError as problem:
-            raise CommandError("bad_request", str(problem)) from None
+        name, value = _text(args, "name"), _text(args, "value", allow_empty=True)
+        if "." in name:  # a text field's node id: the edit action it supports
+            node = find_node(self.app.tree(), name)
+            if node is None:
+                raise CommandError("refused", f"no node {name!r} in the tree")
+            edits = [a for a in node.get("supported_actions", []) if a.startswith("set_")]
+            if not edits:
+                raise CommandError("refused", f"node {name!r} is not a text field")
+            action = {"type": edits[0], "value": value}
+        else:
+            try:
+                action = checks.field_action(name, value)
+            except ValueError as problem:
+                raise CommandError("bad_request", str(problem)) from None
         report = self._dispatch(action)
         await self._settle(args)
         return _summary(report)
