@@ -19,6 +19,50 @@ final class ToolCallTests: XCTestCase {
             [toolCallJSON("t1", "bash", input: #"{"command":"ls"}"#, output: "README.md", status: "succeeded")])
     }
 
+    func testAnInterruptMarksTheToolsThatNeverReportedAsInterrupted() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"tool_start","id":"a","name":"read"}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("a", "read", status: "pending")], isStreaming: true))
+        }
+        store.server(#"{"type":"tool_done","id":"a","name":"read","output":"ok"}"#) {
+            $0["/transcript/4/tool_calls/0/status"] = "succeeded"
+            $0["/transcript/4/tool_calls/0/output"] = "ok"
+        }
+        store.server(#"{"type":"tool_exec","id":"b","name":"bash"}"#) {
+            $0.append("/transcript/4/tool_calls", toolCallJSON("b", "bash", status: "running"))
+        }
+        store.server(#"{"type":"tool_start","id":"c","name":"write"}"#) {
+            $0.append("/transcript/4/tool_calls", toolCallJSON("c", "write", status: "pending"))
+        }
+        store.send(.interrupt, effects: [.webSocket(.send(#"{"id":4,"type":"cancel"}"#))], followUps: ["send"])
+        store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/transcript/4/is_streaming"] = false
+            $0["/transcript/4/tool_calls/1/status"] = "interrupted"
+            $0["/transcript/4/tool_calls/2/status"] = "interrupted"
+            $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
+        }
+        XCTAssertEqual(store.node("tool.a")?.value, "Done")
+        XCTAssertEqual(store.node("tool.b")?.value, "Interrupted")
+        XCTAssertEqual(store.node("tool.c")?.value, "Interrupted")
+    }
+
+    func testAToolOfAFinishedTurnIsNotTouchedByALaterInterrupt() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"tool_exec","id":"b","name":"bash"}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("b", "bash", status: "running")], isStreaming: true))
+        }
+        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/transcript/4/is_streaming"] = false
+        }
+        // Another client's interrupt arrives later: the finished turn's card keeps what the server said.
+        store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {
+            $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
+        }
+        XCTAssertEqual(store["/transcript/4/tool_calls/0/status"], "running")
+    }
+
     func testToolInputAppendsToTheLatestCallOnly() {
         var store = SpecStore.turnRunning()
         store.server(#"{"type":"tool_start","id":"a","name":"read"}"#) {

@@ -96,6 +96,7 @@ enum ChatScreen {
         case .running: return "Running"
         case .succeeded: return "Done"
         case .failed: return "Failed"
+        case .interrupted: return "Interrupted"
         }
     }
 

@@ -115,6 +115,7 @@ public struct ChatInteractor: Interactor {
         state.turn.serverPhase = nil
         state.turn.statusDetail = nil
         state.transcript.finishStreaming()
+        state.transcript.forgetTurnToolCalls()
     }
 
     /// The agent finished (done or interrupted): soft interrupts still
@@ -214,6 +215,7 @@ public struct ChatInteractor: Interactor {
             }
             return turnFinished(&state, facts)
         case .interrupted:
+            state.transcript.interruptOpenToolCalls()
             return turnFinished(&state, facts, notice: .internal(.notice(.info, "Interrupted")))
         case .error(let id, let message, let retryAfterSecs):
             // The connection owns an error answering `subscribe` (it is why the link failed).

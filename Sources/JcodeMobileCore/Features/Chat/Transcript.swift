@@ -20,6 +20,8 @@ public struct Transcript: Sendable {
     public private(set) var latestToolCallID: String?
     /// Which entry (by serial) holds each tool call.
     private var toolOwners: [String: Int] = [:]
+    /// The tool calls of the running turn, oldest first.
+    private var turnToolCallIDs: [String] = []
     /// Changes since the last `drainChanges()`.
     public private(set) var changes: [TranscriptChange] = []
     /// Whether the transcript was replaced whole since the last drain.
@@ -137,6 +139,26 @@ public struct Transcript: Sendable {
     /// A new turn starts: `tool_input` only ever extends a call of this turn.
     public mutating func beginTurn() {
         latestToolCallID = nil
+        turnToolCallIDs.removeAll(keepingCapacity: true)
+    }
+
+    /// The turn was interrupted: its tool calls that never reported a
+    /// result (still preparing or running) are marked interrupted. Costs
+    /// the number of tool calls in the turn, not the transcript's length.
+    public mutating func interruptOpenToolCalls() {
+        for id in turnToolCallIDs {
+            guard let (e, c) = locateToolCall(id) else { continue }
+            let status = entries[e].toolCalls[c].status
+            guard status == .pending || status == .running else { continue }
+            entries[e].toolCalls[c].status = .interrupted
+            changes.append(.setToolCall(index: e, call: c, value: entries[e].toolCalls[c]))
+        }
+        turnToolCallIDs.removeAll(keepingCapacity: true)
+    }
+
+    /// The turn ended on this side: its tool calls are no longer "this turn's".
+    public mutating func forgetTurnToolCalls() {
+        turnToolCallIDs.removeAll(keepingCapacity: true)
     }
 
     /// Adds a tool call to the entry at `index`.
@@ -144,6 +166,7 @@ public struct Transcript: Sendable {
         entries[index].toolCalls.append(call)
         toolOwners[call.id] = entries[index].serial
         latestToolCallID = call.id
+        if call.status == .pending || call.status == .running { turnToolCallIDs.append(call.id) }
         changes.append(.insertToolCall(index: index, call: entries[index].toolCalls.count &- 1, value: call))
     }
 
@@ -225,6 +248,7 @@ public struct Transcript: Sendable {
         queuedCount = entries.reversed().prefix(while: \.isQueued).count
         streamingIndex = entries.lastIndex(where: \.isStreaming)
         toolOwners.removeAll(keepingCapacity: true)
+        turnToolCallIDs.removeAll(keepingCapacity: true)
         latestToolCallID = nil
         for entry in entries {
             for call in entry.toolCalls { toolOwners[call.id] = entry.serial }

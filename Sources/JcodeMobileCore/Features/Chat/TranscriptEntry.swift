@@ -131,6 +131,8 @@ public struct ToolCall: Equatable, Sendable {
         case running
         case succeeded
         case failed
+        /// The turn was interrupted before the tool reported a result.
+        case interrupted
     }
 
     public var id: String
