@@ -44,11 +44,12 @@ $(LIB): $(SOURCES)
 	@echo "built $(LIB); it needs:"; readelf -d $(LIB) | grep NEEDED
 
 # What the Python harness needs beyond the image: the dependencies its
-# pyproject.toml declares (aiohttp) and pytest, from PyPI when missing.
+# pyproject.toml declares (aiohttp) and its test extras (pytest; wheel and
+# setuptools to install it in a scratch virtualenv), from PyPI when missing.
 PY_REQUIREMENTS = $(PYTHON) -c "import tomllib; p = tomllib.load(open('harness/python/pyproject.toml', 'rb'))['project']; \
 	print(' '.join(p['dependencies'] + p['optional-dependencies']['test']))"
 deps:
-	@$(PYTHON) -c "import pytest, aiohttp" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
+	@$(PYTHON) -c "import pytest, aiohttp, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
 
 # The `jcode-mobile` command and the package, with the built library bundled in.
 install-python: lib

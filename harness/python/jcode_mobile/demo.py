@@ -210,8 +210,9 @@ class Demo:
         self.screen("Paired: a new session over the WebSocket")
 
         host.dispatch({"type": "resume_session", "session_id": self.server.main_session})
-        state = self.wait(lambda s: s["session"]["id"] == self.server.main_session and len(s["transcript"]) >= 2,
-                          "the earlier session's history did not load")
+        state = self.wait(lambda s: s["session"]["id"] == self.server.main_session and len(s["transcript"]) >= 2
+                          and s["session"]["history_loaded"], "the earlier session's history did not load")
+        host.settle()  # the resume's answers have all arrived
         self.screen("History of an earlier session")
 
         self.gateway.set_faults(delay_ms=self.frame_delay_ms)  # slow the stream down to watch it
@@ -220,7 +221,7 @@ class Demo:
         self.watch("tool_done", "Streaming: the tool finished")
         host.dispatch({"type": "set_draft", "value": "Run the tests again"})
         host.dispatch({"type": "tap_node", "node_id": "chat.send"})
-        state = self.wait(lambda s: not s["session"]["is_processing"] and s["transcript"][-1]["role"] == "assistant"
+        state = self.wait(lambda s: not s["session"]["is_processing"] and s["transcript"][-1]["text"] == REPLY.text
                           and not s["transcript"][-1]["is_streaming"], "the reply did not finish", timeout=30)
         last = state["transcript"][-1]
         expect(last["text"] == REPLY.text, f"the reply reads {last['text']!r}")
