@@ -63,6 +63,16 @@ final class ToolCallTests: XCTestCase {
         XCTAssertEqual(store["/transcript/4/tool_calls/0/status"], "running")
     }
 
+    func testARepeatedToolStartKeepsOneCard() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"tool_start","id":"t1","name":"bash"}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("t1", "bash", status: "pending")], isStreaming: true))
+        }
+        store.server(#"{"type":"tool_exec","id":"t1","name":"bash"}"#) { $0["/transcript/4/tool_calls/0/status"] = "running" }
+        store.server(#"{"type":"tool_start","id":"t1","name":"bash"}"#, notes: ["tool_start for call t1, already shown; ignored"])
+        XCTAssertEqual(store["/transcript/4/tool_calls"], [toolCallJSON("t1", "bash", status: "running")])
+    }
+
     func testToolInputAppendsToTheLatestCallOnly() {
         var store = SpecStore.turnRunning()
         store.server(#"{"type":"tool_start","id":"a","name":"read"}"#) {

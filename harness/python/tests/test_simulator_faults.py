@@ -511,17 +511,16 @@ def test_duplicate_frames_double_the_streamed_text_a_known_limitation(gateway, h
     assert host.errors == []
 
 
-def test_duplicate_tool_events_show_two_cards_for_one_tool_call_a_core_limitation(gateways, host):
-    """A repeated tool_start with the same id adds a second card (the core
-    does not key tool cards by id): one stays "pending" with no input, the
-    other gets the doubled input and succeeds. Reasoning and text double too."""
+def test_duplicate_tool_events_keep_one_card_per_tool_call(gateways, host):
+    """A repeated tool_start with the same id adds no second card; the
+    streamed input, reasoning and text still double (events carry no
+    sequence numbers), until a history reload."""
     gateway = gateways(replies=[TOOL_REPLY])
     pair(host, gateway)
     gateway.set_faults(duplicate=True)
     state = send_and_wait_reply(host)
     tool_entry, answer = state["transcript"][-2], state["transcript"][-1]
     assert [(c["id"], c["status"], c["input"]) for c in tool_entry["tool_calls"]] == [
-        ("call_tests", "pending", ""),
         ("call_tests", "succeeded", '{"command":"make test"}{"command":"make test"}')]
     assert tool_entry["reasoning"] == "Run the suite.Run the suite."
     assert answer["text"] == "All 42 All 42 tests pass.tests pass."
@@ -699,14 +698,8 @@ def test_a_connection_dropped_inside_a_fragmented_frame_is_survived(gateway, hos
 
 
 def write_raw(gateway: RunningGateway, data: bytes) -> None:
-    """Write raw bytes on every open connection (the fake has no public hook for
-    bytes that are not a valid WebSocket text message, so this reaches in)."""
-
-    def go() -> None:
-        for connection in gateway.server._connections:
-            connection.transport.write(data)
-
-    gateway._on_loop(go)
+    """Raw bytes on every open connection (not necessarily a valid WebSocket message)."""
+    assert gateway.send_raw(data) == 1
 
 
 @pytest.mark.parametrize("frame, reason", [

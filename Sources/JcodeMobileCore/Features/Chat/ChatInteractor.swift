@@ -184,6 +184,8 @@ public struct ChatInteractor: Interactor {
             return .none
 
         case .toolStart(let id, let name):
+            // One card per call: a repeated start (a frame sent twice) changes nothing.
+            if state.transcript.locateToolCall(id) != nil { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
             let index = state.transcript.streamingEntryCreatingIfNeeded()
             state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
             return .none

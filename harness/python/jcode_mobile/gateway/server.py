@@ -425,6 +425,18 @@ class GatewayServer:
         self._log(f"drop: {dropped} connection(s) dropped")
         return dropped
 
+    def send_raw(self, data: bytes) -> int:
+        """Write ``data`` as is on every open connection's TCP stream — bytes
+        that need not be a valid WebSocket message (a protocol violation, a
+        binary frame): the fault a broken proxy or server produces. Returns
+        how many connections got it."""
+        sent = 0
+        for conn in self._connections:
+            if conn.ending is None and conn.transport is not None and not conn.transport.is_closing():
+                conn.transport.write(data)
+                sent += 1
+        return sent
+
     def revoke_token(self, token: str, *, drop: bool = True) -> int:
         """Revoke ``token``: later upgrades with it get 401. With ``drop``, its
         open connections are dropped too (real jcode checks tokens only at the
@@ -796,6 +808,9 @@ class RunningGateway:
 
     def drop_connections(self) -> int:
         return self._on_loop(self.server.drop_connections)
+
+    def send_raw(self, data: bytes) -> int:
+        return self._on_loop(lambda: self.server.send_raw(data))
 
     def finish_turn(self) -> List[dict]:
         return self._on_loop(self.server.finish_turn)
