@@ -1,6 +1,7 @@
 """`python -m jcode_mobile.demo` (what `make demo` runs): a whole session over
 real loopback sockets against the fake gateway."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 
 from jcode_mobile import demo
 from jcode_mobile.fake_gateway import FakeJcodeServer
+from jcode_mobile.gateway import RunningGateway
 
 HARNESS = Path(__file__).resolve().parents[1]
 
@@ -86,3 +88,27 @@ def test_main_reports_failure_with_exit_code_1(monkeypatch, capsys):
     monkeypatch.setattr(demo, "Demo", Broken)
     assert demo.main([]) == 1
     assert "demo failed: pairing failed" in capsys.readouterr().err
+
+
+def test_the_cli_commands_the_demo_prints_work(demo_output, tmp_path):
+    """Run the printed commands as printed (the gateway on a free port instead
+    of 7643, the trace in a scratch directory)."""
+    lines = demo_output.splitlines()
+    start = lines.index("  jcode-mobile start --scenario onboarding")
+    script = "\n".join(line.strip() for line in lines[start:] if line.startswith("  jcode-mobile "))
+    one_shot = re.search(r"or in one shot: (jcode-mobile run .*?)\\\n\s+(.*)", demo_output)
+    assert one_shot is not None
+    with RunningGateway(FakeJcodeServer(pair_code="123456")) as gateway:
+        script = script.replace("7643", str(gateway.port)).replace("/tmp/session.json", str(tmp_path / "s.json"))
+        shell = (f'jcode-mobile() {{ "{sys.executable}" -m jcode_mobile --socket "{tmp_path}/sim.sock" "$@"; }}\n'
+                 "set -e\n" + script + "\n")
+        out = subprocess.run(["bash", "-c", shell], cwd=HARNESS, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "replay identical" in out.stdout
+        assert "You: Run the tests" in out.stdout  # the rendered chat screen
+        gateway.call(lambda fake: fake.pair_codes.add("123456"))  # a code works once: `jcode pair` again
+        command = (one_shot.group(1) + " " + one_shot.group(2)).replace("7643", str(gateway.port))
+        out = subprocess.run(["bash", "-c", f'jcode-mobile() {{ "{sys.executable}" -m jcode_mobile "$@"; }}\n{command}'],
+                             cwd=HARNESS, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.splitlines() == ["you: Run the tests", "assistant: You said: Run the tests"]
