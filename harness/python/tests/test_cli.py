@@ -290,6 +290,24 @@ def test_run_with_a_wrong_code_exits_5_with_the_servers_reason(gateway):
     assert one_line_error(out) == "jcode-mobile: could not pair: Invalid or expired pairing code"
 
 
+class ForgetfulServer(FakeJcodeServer):
+    """Pairs, then refuses the token it issued at the WebSocket upgrade (401)."""
+
+    def _issue_token(self, device_id, device_name, apns_token):
+        token = super()._issue_token(device_id, device_name, apns_token)
+        self.valid_tokens.discard(token)
+        return token
+
+
+def test_run_exits_6_when_the_socket_refuses_the_new_token():
+    with RunningGateway(ForgetfulServer(pair_code=CODE)) as gateway:
+        out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", CODE, "--working-dir",
+                  WORKING_DIR, "--message", "hi", "--timeout", "30")
+    assert out.returncode == 6
+    assert one_line_error(out) == ("jcode-mobile: could not connect: This device is no longer paired with the "
+                                   "server. Re-pair to reconnect.")
+
+
 def test_run_against_a_closed_port_exits_5(unused_port):
     out = cli("run", "--host", "127.0.0.1", "--port", unused_port, "--code", CODE, "--working-dir", WORKING_DIR,
               "--message", "hi", "--timeout", "30")
