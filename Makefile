@@ -11,7 +11,7 @@ SWIFT       ?= swift
 CC          ?= cc
 CXX         ?= c++
 PYTHON      ?= python3
-VERSION     := 0.1.0
+VERSION     := 0.2.0
 SOVERSION   := 1
 
 LIB_DIR     := lib

@@ -56,7 +56,16 @@
 **
 **   Secrets.  Auth tokens and used pairing codes appear only in the effects
 **   that need them (http_pair, secure_store_write, websocket_connect); never
-**   in the state, the tree or the logs.
+**   in the state, the tree, the logs or the snapshot.
+**
+**   Persistence.  What survives a restart (saved servers, the last session
+**   per server, the draft, the outbox, the device identity) is one JSON
+**   snapshot. The core hands it to the host in a storage_write effect
+**   {"key":"snapshot","value":{…}} after every call that changed it, and
+**   jcode_mobile_snapshot() returns it on demand; pass it back to
+**   jcode_mobile_app_new({"snapshot":…}) at the next launch. Tokens stay in
+**   the host's secure store (one key per server). docs/LIFECYCLE.md has the
+**   schema, the versioning rule and the connection's lifecycle.
 **
 ** ERROR CODES
 **
@@ -68,7 +77,10 @@
 **   too_deep           the input nests deeper than JCODE_MOBILE_MAX_DEPTH
 **   unknown_type       the "type" of an action or event is unknown
 **   invalid_field      a field is missing, has the wrong type or a bad value
-**   invalid_scenario   app_new: unknown scenario or option, or an unsupported snapshot
+**   invalid_scenario   app_new: unknown scenario or option, or a scenario and a snapshot
+**   invalid_snapshot   app_new: the snapshot is not an object or has no integer version
+**   unsupported_snapshot  app_new: the snapshot's version is not one this library
+**                      reads (a newer library wrote it): keep it, do not discard it
 **   internal           a bug in the library, reported instead of crashing
 */
 #ifndef JCODE_MOBILE_H
@@ -98,9 +110,9 @@ extern "C" {
 ** you loaded) to detect a mismatch.
 */
 #define JCODE_MOBILE_VERSION_MAJOR 0
-#define JCODE_MOBILE_VERSION_MINOR 1
+#define JCODE_MOBILE_VERSION_MINOR 2
 #define JCODE_MOBILE_VERSION_PATCH 0
-#define JCODE_MOBILE_VERSION "0.1.0"
+#define JCODE_MOBILE_VERSION "0.2.0"
 #define JCODE_MOBILE_VERSION_NUMBER \
     (JCODE_MOBILE_VERSION_MAJOR * 1000000 + JCODE_MOBILE_VERSION_MINOR * 1000 + JCODE_MOBILE_VERSION_PATCH)
 #define JCODE_MOBILE_VERSION_CHECK(major, minor, patch) \
@@ -143,18 +155,30 @@ JCODE_MOBILE_API uint32_t jcode_mobile_abi_version(void);
 **     "scenario":     a named fixture ("connected_chat", … see docs/ABI.md)
 **     "log_capacity": transitions kept by jcode_mobile_logs (1…100000, default 256)
 **     "viewport":     {"width":W,"height":H}, the screen size the tree's bounds assume
-**     "device_id":    identifies this device to servers (sent with http_pair);
-**                     pass a stable per-device id: the default is the same for
-**                     every app ("jcode-mobile-device")
+**     "device_id":    identifies this install to servers (http_pair, subscribe),
+**                     1 to 128 printable ASCII characters. Optional: without
+**                     one (and none in the snapshot) the core asks the host
+**                     for one with a create_device_id effect before pairing.
 **     "device_name":  prefills the device name field
-**     "snapshot":     reserved for persisted snapshots (not available yet)
+**     "snapshot":     a snapshot from storage_write {"key":"snapshot"} or
+**                     jcode_mobile_snapshot() (not together with "scenario")
 **   The string is read during the call only.
+**
+**   A restored app shows the chat of its server and connects when told the
+**   app is in front: send {"type":"app_foreground"} once the app is visible
+**   (at launch too); its report asks for the server's token
+**   (secure_store_read) and then opens the socket. A snapshot that is partly
+**   damaged is restored as far as it can be, and a notice names what was
+**   left out.
 **
 ** Returns: a new handle, or NULL on failure. On failure,
 **   jcode_mobile_last_error() on the same thread says why:
 **     invalid_utf8, invalid_json, too_large, too_deep  the argument is malformed
-**     invalid_scenario  unknown scenario or option, a non-object, or a snapshot
+**     invalid_scenario  unknown scenario or option, a non-object, or both a
+**                       scenario and a snapshot
 **     invalid_field     an option has the wrong type or range
+**     invalid_snapshot  the snapshot is not an object or has no integer version
+**     unsupported_snapshot  the snapshot is of another (newer) version
 ** Ownership: release the handle with jcode_mobile_app_free().
 ** Threads: safe from any thread; handles are independent of each other.
 ** Since ABI 1.
@@ -310,6 +334,29 @@ JCODE_MOBILE_API char *jcode_mobile_logs(void *app, uint32_t limit);
 ** Since ABI 1.
 */
 JCODE_MOBILE_API char *jcode_mobile_changes(void *app, uint64_t since_revision);
+
+/*
+** jcode_mobile_snapshot — what the app would persist, now.
+**
+** Role: method of the app handle.
+**
+** The same snapshot the core hands out in storage_write {"key":"snapshot"}
+** effects, for a host that saves at moments of its own choosing (when the
+** app goes to the background, before it is terminated).
+**
+** Returns (owned by the caller)
+**     {"ok":true,"snapshot":{"version":1,"device":{…},"servers":[…],
+**       "selected_server_id":…,"composer":{…},"outbox":{…}}}
+**   Pass the "snapshot" member to jcode_mobile_app_new({"snapshot":…}). It
+**   never holds a secret (tokens stay in the secure store); it does hold the
+**   draft, its images and unsent messages, so store it where the app's own
+**   data lives. docs/LIFECYCLE.md has the schema and the versioning rule.
+** Errors: null_argument, invalid_handle.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1 (library 0.2.0; check jcode_mobile_version() before calling it
+**   from a host that may load an older library).
+*/
+JCODE_MOBILE_API char *jcode_mobile_snapshot(void *app);
 
 /*
 ** jcode_mobile_string_free — release a string returned by this library.

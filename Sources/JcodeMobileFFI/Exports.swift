@@ -9,7 +9,7 @@ import JcodeMobileCore
 // its arguments, finds the app, and hands bytes to JcodeMobileApp.
 
 /// The library version, "MAJOR.MINOR.PATCH", NUL-terminated in static storage.
-let versionLiteral: StaticString = "0.1.0\u{0}"
+let versionLiteral: StaticString = "0.2.0\u{0}"
 
 @_cdecl("jcode_mobile_version")
 public func jcode_mobile_version() -> UnsafePointer<CChar>? {
@@ -104,6 +104,11 @@ public func jcode_mobile_logs(_ app: UnsafeMutableRawPointer?, _ limit: UInt32) 
 @_cdecl("jcode_mobile_changes")
 public func jcode_mobile_changes(_ app: UnsafeMutableRawPointer?, _ sinceRevision: UInt64) -> UnsafeMutablePointer<CChar>? {
     ErrorBoundary.withApp(app) { $0.changesDocument(since: sinceRevision) }
+}
+
+@_cdecl("jcode_mobile_snapshot")
+public func jcode_mobile_snapshot(_ app: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { $0.snapshotDocument() }
 }
 
 @_cdecl("jcode_mobile_string_free")

@@ -6,6 +6,8 @@ public struct AppOptions: Equatable, Sendable {
     public var viewport = SemanticTree.Viewport()
     public var deviceID: String?
     public var deviceName: String?
+    /// A persisted snapshot to restore, as read (with what could not be).
+    public var snapshot: Snapshot.Restored?
 
     public init() {}
 
@@ -14,12 +16,12 @@ public struct AppOptions: Equatable, Sendable {
     /// The documented members (docs and, later, the schema).
     public static let fields: [FieldSpec] = [
         .optional("scenario", .enumeration(Scenario.allCases.map(\.rawValue)), doc: "start from a named fixture"),
-        .optional("snapshot", .object, doc: "restore a persisted snapshot (not available yet: invalid_scenario)"),
+        .optional("snapshot", .object, doc: "restore a persisted snapshot (what storage_write {key: \"snapshot\"} or jcode_mobile_snapshot gave; docs/LIFECYCLE.md)"),
         .optional("log_capacity", .integer, doc: "transitions kept by the log, 1…100000 (default 256)"),
         .optional(
             "viewport", .record([FieldSpec("width", .integer), FieldSpec("height", .integer)]),
             doc: "screen size in points for the tree's bounds (default 390×844)"),
-        .optional("device_id", .string, doc: "identifies this device to servers (sent with http_pair)"),
+        .optional("device_id", .string, doc: "identifies this install to servers (1 to 128 printable ASCII characters); without one the core asks the host with create_device_id before pairing"),
         .optional("device_name", .string, doc: "prefills the device name field"),
     ]
 
@@ -43,8 +45,11 @@ public struct AppOptions: Equatable, Sendable {
             }
             options.scenario = scenario
         }
-        if try r.optionalObject("snapshot") != nil {
-            throw CoreError(.invalidScenario, "snapshot restore is not available in this version of the library", field: "snapshot")
+        if let value = object["snapshot"] {
+            guard options.scenario == nil else {
+                throw CoreError(.invalidScenario, "give a scenario or a snapshot, not both", field: "snapshot")
+            }
+            options.snapshot = try Snapshot.read(value)
         }
         if let capacity = try r.optionalInt("log_capacity") {
             guard capacity >= 1 && capacity <= maxLogCapacity else {
@@ -60,7 +65,12 @@ public struct AppOptions: Equatable, Sendable {
             }
             options.viewport = size
         }
-        options.deviceID = try r.optionalString("device_id")
+        if let deviceID = try r.optionalString("device_id") {
+            guard LifecycleState.isValidDeviceID(deviceID) else {
+                throw CoreError.invalidField("device_id", "device_id must be 1 to 128 printable ASCII characters")
+            }
+            options.deviceID = deviceID
+        }
         options.deviceName = try r.optionalString("device_name")
         return options
     }

@@ -43,6 +43,7 @@ extension Facts {
         deviceID = state.lifecycle.deviceID
         pushToken = state.lifecycle.pushToken
         isNetworkReachable = state.lifecycle.isNetworkReachable
+        isForeground = state.lifecycle.isForeground
         pendingEffects = state.effects
     }
 }

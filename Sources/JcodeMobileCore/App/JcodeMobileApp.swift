@@ -19,6 +19,12 @@ public final class JcodeMobileApp {
     public init(options: AppOptions) {
         self.options = options
         var state = options.scenario?.state() ?? AppState()
+        if let restored = options.snapshot {
+            restored.snapshot.restore(into: &state)
+            if !restored.problems.isEmpty {
+                state.notices.add(.warning, "Some saved data could not be restored: \(restored.problems.joined(separator: ", ")).")
+            }
+        }
         if let deviceID = options.deviceID { state.lifecycle.deviceID = deviceID }
         if let name = options.deviceName, state.pairing.deviceName.isEmpty { state.pairing.deviceName = name }
         store = Store(state: state, logCapacity: options.logCapacity)
@@ -205,6 +211,17 @@ public final class JcodeMobileApp {
             w.key("state")
             store.state.writeJSON(to: &w)
         }
+        w.objectEnd()
+        return w
+    }
+
+    /// `jcode_mobile_snapshot`: `{"ok":true,"snapshot":{…}}`, what
+    /// `app_new({"snapshot": …})` restores.
+    public func snapshotDocument() -> JSONWriter {
+        var w = JSONWriter(capacity: 512)
+        w.objectStart()
+        w.key("ok"); w.bool(true)
+        w.key("snapshot"); w.value(Snapshot(of: store.state).json)
         w.objectEnd()
         return w
     }

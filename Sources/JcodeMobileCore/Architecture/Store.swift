@@ -8,17 +8,24 @@ public struct Store: Sendable {
     /// What changed at each revision (`jcode_mobile_changes`).
     public private(set) var feed: ChangeFeed
     let interactor: AppInteractor
+    /// The snapshot last written (or restored); nil when the store does not
+    /// persist (spec tests that look at one feature's effects).
+    public private(set) var persisted: Snapshot?
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
     /// by the app's features.
     static let followUpDepthLimit = 16
 
-    public init(state: AppState, interactor: AppInteractor = AppInteractor(), logCapacity: Int = TransitionLog.defaultCapacity) {
+    public init(
+        state: AppState, interactor: AppInteractor = AppInteractor(), logCapacity: Int = TransitionLog.defaultCapacity,
+        persists: Bool = true
+    ) {
         self.state = state
         self.interactor = interactor
         self.log = TransitionLog(capacity: logCapacity)
         self.feed = ChangeFeed(state: state)
+        self.persisted = persists ? Snapshot(of: state) : nil
     }
 
     /// What one input did.
@@ -57,6 +64,7 @@ public struct Store: Sendable {
         var scrubs: [JSONPath] = []
         var followUps: [Input] = []
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
+        persist(effects: &effects)
 
         let transcriptChanges = state.chat.transcript.drainChanges()
         let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges)
@@ -76,6 +84,17 @@ public struct Store: Sendable {
                 followUps: followUps.map(\.name), errorCode: nil)
         }
         return Transition(revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps)
+    }
+
+    /// Writes the snapshot when this call changed it: at most once per call,
+    /// after everything the call led to.
+    private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) {
+        guard let last = persisted else { return }
+        let now = Snapshot(of: state)
+        guard now != last else { return }
+        persisted = now
+        let effect = Effect.storage(.write(key: Snapshot.storageKey, value: now.json))
+        effects.append((state.effects.issue(effect), effect))
     }
 
     /// Records an input the ABI rejected, so the log accounts for every call.

@@ -188,7 +188,9 @@ public enum ABIReference {
         case .tooDeep: return "the input nests deeper than 128 levels"
         case .unknownType: return "the `type` is not an action (or platform event) the core knows"
         case .invalidField: return "a field is missing or has the wrong type or value (`field`: its path)"
-        case .invalidScenario: return "`app_new`: unknown scenario or option, a non-object, or a snapshot; `load_scenario`: unknown name"
+        case .invalidScenario: return "`app_new`: unknown scenario or option, a non-object, or both a scenario and a snapshot; `load_scenario`: unknown name"
+        case .invalidSnapshot: return "`app_new`: the snapshot is not an object or has no integer `version`"
+        case .unsupportedSnapshot: return "`app_new`: the snapshot's `version` is not one this library reads (a newer library wrote it); keep it"
         case .internal: return "a bug in the library, reported instead of crashing"
         }
     }

@@ -10,11 +10,16 @@ enum ChatScreen {
             messages.reserveCapacity(state.chat.transcript.count + state.chat.outbox.count)
             for entry in state.chat.transcript.entries { messages.append(message(entry)) }
         }
-        for pending in state.chat.outbox { messages.append(outboxMessage(pending)) }
+        // A message already sent shows as its transcript entry, once.
+        var waiting = 0
+        for pending in state.chat.outbox where !pending.isInTranscript {
+            messages.append(outboxMessage(pending))
+            waiting += 1
+        }
         nodes.append(
             SemanticNode(
                 "chat.messages", .list, label: "", value: nil,
-                accessibilityLabel: "Conversation", accessibilityValue: "\(state.chat.transcript.count + state.chat.outbox.count) messages",
+                accessibilityLabel: "Conversation", accessibilityValue: "\(state.chat.transcript.count + waiting) messages",
                 children: messages))
         if !state.chat.turn.historyLoaded && state.connection.phase == .connected {
             nodes.append(.text("chat.loading", "Loading conversation…", role: .status))
@@ -118,9 +123,11 @@ enum ChatScreen {
             children.append(
                 .text("outbox.\(message.id).images", message.attachments.count == 1 ? "1 image" : "\(message.attachments.count) images", role: .image))
         }
+        let sent = message.delivery != .waiting
         return SemanticNode(
-            "outbox.\(message.id)", .message, label: "You (waiting to send)", value: message.text,
-            accessibilityLabel: "You said, not sent yet", accessibilityValue: message.text, children: children)
+            "outbox.\(message.id)", .message, label: sent ? "You (sent, not confirmed yet)" : "You (waiting to send)", value: message.text,
+            accessibilityLabel: sent ? "You said, not confirmed by the server yet" : "You said, not sent yet", accessibilityValue: message.text,
+            children: children)
     }
 
     /// What the agent is doing, while a turn runs.

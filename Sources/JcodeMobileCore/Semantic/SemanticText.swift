@@ -22,6 +22,8 @@ public enum SemanticText {
             return "The server refused the working directory (\(message)). Set it in Settings, then reconnect."
         case .noWorkingDir(let serverName):
             return "Set the working directory for \(serverName) in Settings to connect."
+        case .keepAliveTimeout:
+            return "The server stopped answering"
         }
     }
 

@@ -53,12 +53,18 @@ public enum SemanticTree {
         let status = SemanticText.statusBanner(state)
         var statusChildren: [SemanticNode] = []
         let phase = state.connection.phase
-        let tokenRejected = phase == .failed && state.connection.issue == .tokenRejected
+        // Without a usable token only pairing again helps (the server refused
+        // it, or the secure store has none): retrying would ask again and again.
+        let needsPairing: Bool
+        switch state.connection.issue {
+        case .tokenRejected, .noCredentials: needsPairing = phase == .failed
+        default: needsPairing = false
+        }
         statusChildren.append(
             .button(
                 "connection.retry", "Retry now", .retryConnection,
-                visible: state.servers.selected != nil && (phase == .reconnecting || phase == .offline || (phase == .failed && !tokenRejected) || phase == .disconnected)))
-        statusChildren.append(.button("connection.repair", "Pair again", .navigate(.onboarding), visible: tokenRejected))
+                visible: state.servers.selected != nil && (phase == .reconnecting || phase == .offline || (phase == .failed && !needsPairing) || phase == .disconnected)))
+        statusChildren.append(.button("connection.repair", "Pair again", .navigate(.onboarding), visible: needsPairing))
         let needsWorkingDir: Bool
         switch state.connection.issue {
         case .workingDirRefused, .noWorkingDir: needsWorkingDir = phase == .failed

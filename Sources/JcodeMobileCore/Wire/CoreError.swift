@@ -20,8 +20,12 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unknownType = "unknown_type"
     /// A field is missing or has the wrong type or value (`field` is its path).
     case invalidField = "invalid_field"
-    /// `app_new` was given an unknown scenario or a malformed snapshot or option.
+    /// `app_new` was given an unknown scenario or option.
     case invalidScenario = "invalid_scenario"
+    /// `app_new`'s snapshot is damaged beyond use (not an object, no integer version).
+    case invalidSnapshot = "invalid_snapshot"
+    /// `app_new`'s snapshot is of a version this library does not read (a newer one).
+    case unsupportedSnapshot = "unsupported_snapshot"
     /// A bug in the core. Never expected; reported instead of crashing.
     case `internal` = "internal"
 }

@@ -20,14 +20,17 @@ import XCTest
 struct SpecStore {
     var store: Store
 
-    init(_ scenario: Scenario = .onboarding, file: StaticString = #filePath, line: UInt = #line) {
+    /// `persists: false` (the default) leaves out the snapshot's
+    /// `storage_write`, so a step lists the effects of its features only;
+    /// the persistence tests turn it on.
+    init(_ scenario: Scenario = .onboarding, persists: Bool = false, file: StaticString = #filePath, line: UInt = #line) {
         let built = scenario.build()
         XCTAssertEqual(built.problems, [], "fixture \(scenario.rawValue) did not build as written", file: file, line: line)
-        store = Store(state: built.state)
+        store = Store(state: built.state, persists: persists)
     }
 
-    init(state: AppState) {
-        store = Store(state: state)
+    init(state: AppState, persists: Bool = false) {
+        store = Store(state: state, persists: persists)
     }
 
     var state: AppState { store.state }

@@ -1,7 +1,10 @@
-/// Owns the conversation: sending messages (or keeping them in the outbox
-/// until they can go), streaming text, reasoning and tool calls into the
-/// transcript, the turn and how it ends, soft interrupts
+/// Owns the conversation: sending messages through the outbox (exactly
+/// once: see `OutboxMessage`), streaming text, reasoning and tool calls into
+/// the transcript, the turn and how it ends, soft interrupts
 /// (`ChatInteractor+Interrupts.swift`), and the server's authoritative history.
+///
+///     send_message → outbox (waiting) → message sent (awaiting_ack) → ack or done: leaves the outbox
+///     connection lost before the ack → unconfirmed → next history: arrived (leaves) or sent again
 public struct ChatInteractor: Interactor {
     public init() {}
 
@@ -17,6 +20,7 @@ public struct ChatInteractor: Interactor {
             state.transcript.removeAll()
             Self.endTurn(&state)
             state.softInterrupts = []
+            state.serverUserRows = 0
             return .send(.clear)
         case .action(.queueInterrupt(let text, let urgent)):
             return queueInterrupt(&state, text: text, urgent: urgent, facts)
@@ -28,6 +32,8 @@ public struct ChatInteractor: Interactor {
         // What the other features did
         case .internal(.connectionLost):
             Self.endTurn(&state)
+            // A message on its way may or may not have arrived: the next history says.
+            if state.outbox.first?.delivery == .awaitingAck { state.outbox[0].delivery = .unconfirmed }
             return .none
         case .internal(.socketOpened):
             state.turn.historyLoaded = false
@@ -49,6 +55,7 @@ public struct ChatInteractor: Interactor {
             state.wasInterrupted = false
             state.turn.historyLoaded = false
             state.turn.tokens = nil
+            state.serverUserRows = 0
             return .none
         default:
             return .none
@@ -75,18 +82,22 @@ public struct ChatInteractor: Interactor {
         let taken: Emission =
             (fromDraft && !facts.draft.isEmpty) || !attachments.isEmpty
             ? .internal(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
-        let message = OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments)
+        state.outbox.append(OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments))
         state.nextOutboxID &+= 1
-        guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, state.outbox.isEmpty else {
+        guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, state.outbox.count == 1 else {
             // Offline, still loading, or behind earlier messages: it waits its turn.
-            state.outbox.append(message)
             return taken + .note("message queued in the outbox")
         }
-        return taken + deliver(&state, message)
+        return taken + deliverHead(&state, facts)
     }
 
-    /// Puts a message in the transcript and sends it.
-    private func deliver(_ state: inout ChatState, _ message: OutboxMessage) -> Emission {
+    /// Sends the oldest outbox message: it shows in the transcript and stays
+    /// in the outbox until the server acknowledges it.
+    private func deliverHead(_ state: inout ChatState, _ facts: Facts) -> Emission {
+        state.outbox[0].delivery = .awaitingAck
+        state.outbox[0].sent = OutboxMessage.SentMark(sessionID: facts.sessionID, userRowsBefore: state.serverUserRows)
+        state.outbox[0].isInTranscript = true
+        let message = state.outbox[0]
         state.transcript.finishStreaming()
         state.transcript.beginTurn()
         state.transcript.append(role: .user, text: message.text, imageCount: message.attachments.count)
@@ -98,11 +109,55 @@ public struct ChatInteractor: Interactor {
         return .send(.message(content: message.text, images: images))
     }
 
-    /// Sends the oldest outbox message when the connection is ready for it.
+    /// Sends the oldest outbox message when the connection is ready for it
+    /// and nothing before it is still on its way.
     private func flushOutbox(_ state: inout ChatState, _ facts: Facts) -> Emission {
-        guard !state.outbox.isEmpty, facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing else { return .none }
-        let message = state.outbox.removeFirst()
-        return deliver(&state, message)
+        guard state.outbox.first?.delivery == .waiting, facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing
+        else { return .none }
+        return deliverHead(&state, facts)
+    }
+
+    /// The server answered the message on its way (`ack`, or the `done`,
+    /// `interrupted` or `error` that ended its turn): it arrived, so it
+    /// leaves the outbox.
+    private func acknowledged(_ state: inout ChatState) {
+        guard state.outbox.first?.delivery == .awaitingAck else { return }
+        state.outbox.removeFirst()
+        state.serverUserRows &+= 1
+    }
+
+    /// A history arrived while a message was on its way (a reconnect): if a
+    /// user row the server added since it was sent has its text, it arrived
+    /// and leaves the outbox; otherwise it waits to be sent again. Either way
+    /// it shows once: in the history, or in the outbox until it goes.
+    private func reconcile(_ state: inout ChatState, with history: ServerEvent.History) -> Emission {
+        guard let head = state.outbox.first, head.delivery != .waiting else { return .none }
+        if Self.history(history, shows: head) {
+            state.outbox.removeFirst()
+            return .note("message \(head.id) is in the server's history: not sent again")
+        }
+        state.outbox[0].delivery = .waiting
+        state.outbox[0].sent = nil
+        state.outbox[0].isInTranscript = false
+        return .note("message \(head.id) is not in the server's history: it goes again")
+    }
+
+    /// Whether the server's history holds `message`: a user row of the same
+    /// session, after the rows it held when the message was sent, with the
+    /// same text. A history with fewer user rows than then (compacted) can
+    /// only show it as its latest user row.
+    static func history(_ history: ServerEvent.History, shows message: OutboxMessage) -> Bool {
+        guard let mark = message.sent else { return false }
+        if let session = mark.sessionID, session != history.sessionID { return false }
+        var userRows = 0
+        var latest: String?
+        for row in history.messages where row.role == "user" {
+            if userRows >= mark.userRowsBefore && row.content.trimmingSpaces() == message.text { return true }
+            userRows &+= 1
+            latest = row.content
+        }
+        if userRows < mark.userRowsBefore, let latest, latest.trimmingSpaces() == message.text { return true }
+        return false
     }
 
     // MARK: - Turns
@@ -210,13 +265,21 @@ public struct ChatInteractor: Interactor {
             }
             return .none
 
+        case .ack(let id?) where id == facts.sentRequests.latest(.message):
+            acknowledged(&state)
+            return .none
         case .done(let id):
             // The server also answers `subscribe`, `resume_session` and `clear` with `done`: that ends no turn.
-            if let id, let kind = facts.sentRequests.kind(of: id), kind != .message {
-                return .note("done for \(kind.rawValue)")
+            if let id, let kind = facts.sentRequests.kind(of: id) {
+                if kind != .message { return .note("done for \(kind.rawValue)") }
+                // A repeated done of an earlier message must not end the turn of the next one.
+                if id != facts.sentRequests.latest(.message) { return .note("done for an earlier message; ignored", .ignored) }
             }
+            // The turn of the message on its way ended: the server had it.
+            acknowledged(&state)
             return turnFinished(&state, facts)
         case .interrupted:
+            acknowledged(&state)
             state.transcript.interruptOpenToolCalls()
             return turnFinished(&state, facts, notice: .internal(.notice(.info, "Interrupted")))
         case .error(let id, let message, let retryAfterSecs):
@@ -229,6 +292,7 @@ public struct ChatInteractor: Interactor {
             guard id == nil || id == facts.sentRequests.latest(.message), state.turn.isProcessing else {
                 return banner
             }
+            acknowledged(&state)
             Self.endTurn(&state)
             return banner + .internal(.turnEnded)
         case .sessionCloseRequested:
@@ -255,6 +319,8 @@ public struct ChatInteractor: Interactor {
             return .none
 
         case .history(let history):
+            let reconciled = reconcile(&state, with: history)
+            state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
             let (entries, skipped) = Self.entries(from: history.messages)
             state.transcript.replaceAll(with: entries)
             state.softInterrupts = []
@@ -265,7 +331,7 @@ public struct ChatInteractor: Interactor {
             state.turn.isReasoning = false
             state.turn.historyLoaded = true
             let dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
-            return dropped + flushOutbox(&state, facts)
+            return reconciled + dropped + flushOutbox(&state, facts)
 
         default:
             return .none

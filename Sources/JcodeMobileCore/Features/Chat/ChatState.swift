@@ -3,8 +3,15 @@
 public struct ChatState: Equatable, Sendable {
     public var transcript = Transcript()
     public var turn = TurnState()
-    /// Messages written while offline or before history loaded, oldest first.
+    /// Messages the server has not acknowledged, oldest first: the head may
+    /// be on its way (`awaiting_ack`, or `unconfirmed` after a drop); the
+    /// others wait their turn.
     public var outbox: [OutboxMessage] = []
+    /// How many user rows the server's transcript of this session holds, as
+    /// far as this device knows (the last history, plus messages it
+    /// acknowledged since): where reconciling looks for a message that was
+    /// on its way when the link dropped.
+    public var serverUserRows = 0
     /// The id the next outbox message gets.
     public var nextOutboxID = 1
     /// Soft interrupts sent while a turn runs, not yet injected.

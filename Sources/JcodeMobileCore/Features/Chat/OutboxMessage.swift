@@ -1,17 +1,49 @@
-/// A message written while offline, waiting for the connection. Nothing the
-/// person sends is lost: it goes out, in order, once connected.
+/// A message the person sent that the server has not acknowledged yet.
+/// Nothing the person sends is lost: it waits here (and in the snapshot)
+/// while offline or before history loaded, goes out in order, and leaves
+/// only when the server acknowledged it (`ack`) or, after a reconnect, its
+/// history shows it arrived.
 public struct OutboxMessage: Equatable, Sendable {
     public var id: String
     public var text: String
     public var attachments: [Attachment]
+    public var delivery: Delivery
+    /// Where it went, once sent: what reconciling with the history needs.
+    public var sent: SentMark?
+    /// The transcript shows it as a user entry (from when it was sent until
+    /// the next history replaces the transcript); the outbox list does not.
+    public var isInTranscript = false
 
-    public init(id: String, text: String, attachments: [Attachment]) {
+    public enum Delivery: String, Sendable {
+        /// Not sent yet: shown as "waiting to send".
+        case waiting
+        /// Sent on the open socket; its `ack` has not come. Shown in the transcript.
+        case awaitingAck = "awaiting_ack"
+        /// Sent, but the socket went before the `ack`: the next history says
+        /// whether the server has it (then it leaves) or not (then it goes again).
+        case unconfirmed
+    }
+
+    /// The session a message was sent to and how many user rows the
+    /// server's transcript of it held before: the message arrived if a
+    /// later user row of that session has its text.
+    public struct SentMark: Equatable, Sendable {
+        public var sessionID: String?
+        public var userRowsBefore: Int
+    }
+
+    public init(id: String, text: String, attachments: [Attachment], delivery: Delivery = .waiting, sent: SentMark? = nil) {
         self.id = id
         self.text = text
         self.attachments = attachments
+        self.delivery = delivery
+        self.sent = sent
     }
 
     var json: JSONValue {
-        ["id": .string(id), "text": .string(text), "attachments": .array(attachments.map(\.json))]
+        [
+            "id": .string(id), "text": .string(text), "attachments": .array(attachments.map(\.json)),
+            "delivery": .string(delivery.rawValue),
+        ]
     }
 }

@@ -6,6 +6,13 @@
 /// Reconnect policy (SPEC 7): 1 s, doubling, capped at 30 s; 0.5 s after the
 /// server announced `reloading`; never after a rejected token (401) or a
 /// `session_close_requested`; paused while the network is unreachable.
+///
+/// Lifecycle (docs/LIFECYCLE.md): while connected in the foreground a
+/// `ping` goes out every 20 s, and a `pong` still missing at the next tick
+/// counts as a dropped connection. In the background the socket stays open
+/// (the OS may suspend it) but the keep-alive and reconnect timers stop; back
+/// in front, a link that dropped (or was restored from a snapshot) comes up
+/// at once, and an open one is pinged at once.
 public struct ConnectionInteractor: Interactor {
     public init() {}
 
@@ -16,6 +23,7 @@ public struct ConnectionInteractor: Interactor {
         case .platform(.webSocket(let result)):
             return socket(&state, result, facts)
         case .platform(.timer(.fired(let timerID))):
+            if timerID == state.keepAliveTimerID { return keepAliveTick(&state, facts) }
             guard timerID == state.reconnectTimerID else { return .note("stale timer \(timerID) ignored", .ignored) }
             state.reconnectTimerID = nil
             state.reconnectDelayMS = nil
@@ -23,9 +31,9 @@ public struct ConnectionInteractor: Interactor {
         case .platform(.lifecycle(.networkReachabilityChanged(let reachable))):
             return networkChanged(&state, reachable: reachable, facts)
         case .platform(.lifecycle(.foreground)):
-            // Back in front with a reconnect pending: try now rather than wait out the backoff.
-            guard state.phase == .reconnecting, state.reconnectTimerID != nil else { return .none }
-            return cancelReconnectTimer(&state) + connectSelected(&state, facts)
+            return foreground(&state, facts)
+        case .platform(.lifecycle(.background)):
+            return background(&state)
         case .action(.retryConnection):
             guard facts.selectedServer != nil else { return .note("no server to connect to") }
             if state.phase == .connected { return .note("already connected") }
@@ -36,6 +44,7 @@ public struct ConnectionInteractor: Interactor {
             state.phase = .disconnected
             state.issue = nil
             state.attempt = 0
+            state.resumesInForeground = false
             return emission + .internal(.connectionLost)
         case .internal(.send(let request)):
             return send(&state, request)
@@ -68,6 +77,7 @@ public struct ConnectionInteractor: Interactor {
         case .internal(.credentialsMissing(let name)):
             state.phase = .failed
             state.issue = .noCredentials(serverName: name)
+            state.resumesInForeground = false
             return .none
         case .internal(.workingDirChanged(let serverID)):
             // The server hears the working directory only in `subscribe`: start over.
@@ -77,6 +87,9 @@ public struct ConnectionInteractor: Interactor {
             return cancelReconnectTimer(&state) + connectSelected(&state, facts)
 
         // What the server said about the link
+        case .server(.pong):
+            state.isPingOutstanding = false
+            return .none
         case .server(.reloading):
             state.reconnectSoon = true
             return .internal(.notice(.info, "Server is updating, reconnecting shortly"))
@@ -150,10 +163,13 @@ public struct ConnectionInteractor: Interactor {
             state.sentRequests = SentRequests()
             state.subscribeRefusal = nil
             state.subscribeRequestID = state.nextRequestID
+            state.isPingOutstanding = false
+            state.resumesInForeground = false
             let subscribe = GatewayRequest.subscribe(
                 workingDir: facts.selectedServer?.workingDir ?? "", targetSessionID: facts.sessionID,
                 clientInstanceID: facts.deviceID)
-            return .internal(.socketOpened) + send(&state, subscribe) + send(&state, .getHistory)
+            let keepAlive = facts.isForeground ? scheduleKeepAlive(&state) : .none
+            return .internal(.socketOpened) + send(&state, subscribe) + send(&state, .getHistory) + keepAlive
 
         case .event(let id, let items):
             return Self.frame(state, effectID: id, items: items)
@@ -173,7 +189,7 @@ public struct ConnectionInteractor: Interactor {
             state.isSocketOpen = false
             state.phase = .failed
             state.issue = .tokenRejected
-            var emission = Emission.settle(id)
+            var emission = Emission.settle(id) + stopKeepAlive(&state)
             if let serverID = facts.selectedServerID { emission.append(.internal(.credentialsRejected(serverID: serverID))) }
             return emission + .internal(.connectionLost) + .effect(.device(.haptic(style: .error)))
         }
@@ -183,7 +199,7 @@ public struct ConnectionInteractor: Interactor {
     private func dropped(_ state: inout ConnectionState, issue: ConnectionIssue, _ facts: Facts) -> Emission {
         state.socketEffectID = nil
         state.isSocketOpen = false
-        let lost = Emission.internal(.connectionLost)
+        let lost = stopKeepAlive(&state) + .internal(.connectionLost)
         if let request = state.closeRequest {
             state.phase = .failed
             state.issue = .closedByServer(request)
@@ -201,7 +217,75 @@ public struct ConnectionInteractor: Interactor {
             state.phase = .offline
             return lost
         }
+        if !facts.isForeground {
+            // No timers in the background: reconnect when the app is in front again.
+            state.attempt &+= 1
+            state.phase = .reconnecting
+            state.resumesInForeground = true
+            return lost
+        }
         return lost + scheduleReconnect(&state)
+    }
+
+    // MARK: - Lifecycle and keep-alive
+
+    /// Back in front: a link that should be up comes up now, without waiting
+    /// out a backoff; an open one is pinged now (it may have died while the
+    /// app was suspended) and the keep-alive resumes.
+    private func foreground(_ state: inout ConnectionState, _ facts: Facts) -> Emission {
+        if state.canSend {
+            guard state.keepAliveTimerID == nil else { return .none }
+            var emission = Emission.none
+            if !state.isPingOutstanding {
+                state.isPingOutstanding = true
+                emission = send(&state, .ping)
+            }
+            return emission + scheduleKeepAlive(&state)
+        }
+        let waiting = state.resumesInForeground || (state.phase == .reconnecting && state.reconnectTimerID != nil)
+        guard waiting, !Self.hasSocket(state, facts) else { return .none }
+        state.resumesInForeground = false
+        guard facts.isNetworkReachable else {
+            state.phase = .offline
+            return .none
+        }
+        return cancelReconnectTimer(&state) + connectSelected(&state, facts)
+    }
+
+    /// To the background: the socket stays open, timers stop. A reconnect
+    /// that was waiting happens when the app is in front again.
+    private func background(_ state: inout ConnectionState) -> Emission {
+        let emission = stopKeepAlive(&state)
+        guard state.reconnectTimerID != nil else { return emission }
+        state.resumesInForeground = true
+        return emission + cancelReconnectTimer(&state)
+    }
+
+    /// A keep-alive tick: the last `ping` must have been answered by now.
+    private func keepAliveTick(_ state: inout ConnectionState, _ facts: Facts) -> Emission {
+        state.keepAliveTimerID = nil
+        guard state.canSend else { return .none }
+        if state.isPingOutstanding {
+            // No pong for a whole interval: the link is dead even if the socket says nothing.
+            let closing = closeSocket(&state, facts)
+            return closing + dropped(&state, issue: .keepAliveTimeout, facts)
+        }
+        state.isPingOutstanding = true
+        return send(&state, .ping) + scheduleKeepAlive(&state)
+    }
+
+    private func scheduleKeepAlive(_ state: inout ConnectionState) -> Emission {
+        let timerID = "keepalive.\(state.nextTimerSerial)"
+        state.nextTimerSerial &+= 1
+        state.keepAliveTimerID = timerID
+        return .effect(.timer(.schedule(timerID: timerID, afterMS: ConnectionState.keepAliveIntervalMS, purpose: "keepalive")))
+    }
+
+    private func stopKeepAlive(_ state: inout ConnectionState) -> Emission {
+        state.isPingOutstanding = false
+        guard let timerID = state.keepAliveTimerID else { return .none }
+        state.keepAliveTimerID = nil
+        return .effect(.timer(.cancel(timerID: timerID)))
     }
 
     private func scheduleReconnect(_ state: inout ConnectionState) -> Emission {
@@ -229,6 +313,7 @@ public struct ConnectionInteractor: Interactor {
     static func closingEffects(_ state: ConnectionState, _ facts: Facts) -> Emission {
         var emission = hasSocket(state, facts) ? Emission.effect(.webSocket(.close)) : .none
         if let timer = state.reconnectTimerID { emission.append(.effect(.timer(.cancel(timerID: timer)))) }
+        if let timer = state.keepAliveTimerID { emission.append(.effect(.timer(.cancel(timerID: timer)))) }
         return emission
     }
 
@@ -243,7 +328,7 @@ public struct ConnectionInteractor: Interactor {
         let hadSocket = Self.hasSocket(state, facts)
         state.socketEffectID = nil
         state.isSocketOpen = false
-        return .settleAll(.websocketConnect) + (hadSocket ? .effect(.webSocket(.close)) : .none)
+        return .settleAll(.websocketConnect) + (hadSocket ? .effect(.webSocket(.close)) : .none) + stopKeepAlive(&state)
     }
 
     /// The server refused this socket's `subscribe` and will close it. A

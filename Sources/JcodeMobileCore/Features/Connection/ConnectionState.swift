@@ -39,7 +39,7 @@ public struct ConnectionState: Equatable, Sendable {
     /// The server refused this socket's `subscribe`: why, kept for when the
     /// socket closes.
     public var subscribeRefusal: String?
-    /// The pending reconnect timer and its delay.
+    /// The pending reconnect timer and its delay (none while in the background).
     public var reconnectTimerID: String?
     public var reconnectDelayMS: Int?
     public var nextTimerSerial = 1
@@ -48,8 +48,20 @@ public struct ConnectionState: Equatable, Sendable {
     /// The server asked this client to close (`session_close_requested`):
     /// when the socket goes, do not reconnect.
     public var closeRequest: CloseRequest?
+    /// The keep-alive timer while connected in the foreground.
+    public var keepAliveTimerID: String?
+    /// A `ping` went out and its `pong` has not come back: if the next
+    /// keep-alive tick finds it still missing, the link is dead.
+    public var isPingOutstanding = false
+    /// The link should come up as soon as the app is in front again: it was
+    /// restored from a snapshot, or it dropped while in the background.
+    public var resumesInForeground = false
 
     public init() {}
+
+    /// How often a `ping` goes out while connected in the foreground; a
+    /// `pong` missing by the next tick counts as a dropped connection.
+    public static let keepAliveIntervalMS = 20_000
 
     /// Whether requests can be sent now.
     public var canSend: Bool { isSocketOpen && phase == .connected }
@@ -82,6 +94,8 @@ public enum ConnectionIssue: Equatable, Sendable {
     case noWorkingDir(serverName: String)
     /// No token for the server in memory or in the secure store.
     case noCredentials(serverName: String)
+    /// The server did not answer the keep-alive `ping`.
+    case keepAliveTimeout
 }
 
 /// The server's `session_close_requested`, as it said it.

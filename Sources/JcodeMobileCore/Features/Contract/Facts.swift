@@ -28,9 +28,11 @@ public struct Facts: Sendable {
     // Navigation
     public var screen: Screen = .onboarding
     // Lifecycle
-    public var deviceID = ""
+    /// This install's identity; nil until the host gave one.
+    public var deviceID: String?
     public var pushToken: String?
     public var isNetworkReachable = true
+    public var isForeground = true
     // Store
     /// Effects the host has not answered yet.
     public var pendingEffects = EffectLedger()

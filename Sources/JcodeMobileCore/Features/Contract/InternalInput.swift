@@ -16,6 +16,15 @@ public enum InternalInput: Equatable, Sendable {
     /// `GET /health` answered with the server's version.
     case serverVersionSeen(serverID: String, version: String?)
 
+    /// Pairing needs this install's identity (the lifecycle asks the host once).
+    case identityNeeded
+
+    // Lifecycle → Pairing
+    /// This install has its identity now (`device_id`).
+    case identityReady
+    /// The host answered `create_device_id` with an unusable value.
+    case identityFailed
+
     // Servers → everyone
     /// The selected server is another one (or none): what belonged to the
     /// old one — session, transcript, outbox, requests — is forgotten.

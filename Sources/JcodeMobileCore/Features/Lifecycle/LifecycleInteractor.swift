@@ -1,5 +1,9 @@
 /// Owns what the host reports about the app and the device: foreground and
-/// background, the network, push registration and opened notifications.
+/// background, the network, this install's identity, push registration and
+/// opened notifications.
+///
+///     identity_needed (pairing) → create_device_id (once)
+///     device_id_created         → identity_ready, or identity_failed
 public struct LifecycleInteractor: Interactor {
     public init() {}
 
@@ -14,6 +18,21 @@ public struct LifecycleInteractor: Interactor {
         case .platform(.lifecycle(.networkReachabilityChanged(let reachable))):
             state.isNetworkReachable = reachable
             return .none
+        case .internal(.identityNeeded):
+            if state.deviceID != nil { return .internal(.identityReady) }
+            guard !facts.pendingEffects.contains(.createDeviceID) else { return .note("device id already requested") }
+            return .effect(.device(.createDeviceID))
+        case .platform(.device(.deviceIDCreated(let id, let value))):
+            guard facts.pending(id)?.kind == .createDeviceID else {
+                return .note("device_id_created for effect \(id), which is not a pending create_device_id; ignored", .ignored)
+            }
+            guard LifecycleState.isValidDeviceID(value) else {
+                return .settle(id) + .note("device_id_created: not 1 to 128 printable ASCII characters; ignored", .ignored)
+                    + .internal(.identityFailed)
+            }
+            // The first identity stays: an install never changes who it is.
+            if state.deviceID == nil { state.deviceID = value }
+            return .settle(id) + .internal(.identityReady)
         case .platform(.device(.pushTokenReceived(let token))):
             state.pushToken = token
             return .none

@@ -21,6 +21,8 @@ public struct PairingForm: Equatable, Sendable {
     public var showAllErrors = false
     /// `http_pair` is in flight.
     public var isSubmitting = false
+    /// Submitted, waiting for this install's identity before `http_pair` goes out.
+    public var awaitingIdentity = false
     /// The last server check (`check_server`).
     public var health: HealthCheck?
 
@@ -111,7 +113,7 @@ public struct PairingForm: Equatable, Sendable {
     }
 
     var json: JSONValue {
-        var o = JSONObject(capacity: 9)
+        var o = JSONObject(capacity: 10)
         o.append("host", .string(host))
         o.append("port", .string(port))
         o.append("pair_code", .string(code))
@@ -119,6 +121,7 @@ public struct PairingForm: Equatable, Sendable {
         o.append("device_name", .string(deviceName))
         o.append("working_dir", .string(workingDir))
         o.append("is_submitting", .bool(isSubmitting))
+        o.append("awaiting_identity", .bool(awaitingIdentity))
         o.append("can_submit", .bool(validated != nil && !isSubmitting))
         o.append("errors", visibleErrors.json)
         if let health {

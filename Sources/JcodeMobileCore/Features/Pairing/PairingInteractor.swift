@@ -30,6 +30,14 @@ public struct PairingInteractor: Interactor {
             return .none
         case .action(.submitPairing):
             return submit(&state, facts)
+        case .internal(.identityReady):
+            return identityReady(&state, facts)
+        case .internal(.identityFailed):
+            guard state.awaitingIdentity else { return .none }
+            state.awaitingIdentity = false
+            state.isSubmitting = false
+            return .internal(.pairingFailed)
+                + .internal(.showError(ErrorBanner(message: "This device could not create its identity for pairing. Try again.")))
         case .action(.scanQR):
             return .effect(.device(.requestCameraQRScan))
         case .action(.checkServer):
@@ -58,12 +66,32 @@ public struct PairingInteractor: Interactor {
         // The code is used now: it leaves the state, kept aside for a retry.
         state.code = ""
         state.heldCode = form.code
-        return .internal(.pairingStarted) + .scrub(PairingForm.codePath)
-            + .effect(
-                .http(
-                    .pair(
-                        host: form.address.host, port: form.address.port, useTLS: form.address.useTLS, code: form.code,
-                        deviceID: facts.deviceID, deviceName: form.deviceName, apnsToken: facts.pushToken)))
+        let started = Emission.internal(.pairingStarted) + .scrub(PairingForm.codePath)
+        guard let deviceID = facts.deviceID else {
+            // No identity yet: the host creates one first, then the code goes out.
+            state.awaitingIdentity = true
+            return started + .internal(.identityNeeded)
+        }
+        return started + Self.pair(form, deviceID: deviceID, facts)
+    }
+
+    /// The identity pairing waited for arrived: send the held code.
+    private func identityReady(_ state: inout PairingForm, _ facts: Facts) -> Emission {
+        guard state.awaitingIdentity else { return .none }
+        state.awaitingIdentity = false
+        guard let form = state.validated, let deviceID = facts.deviceID else {
+            state.isSubmitting = false
+            return .internal(.pairingFailed) + .note("pairing form changed while waiting for the device id")
+        }
+        return Self.pair(form, deviceID: deviceID, facts)
+    }
+
+    private static func pair(_ form: PairingForm.Validated, deviceID: String, _ facts: Facts) -> Emission {
+        .effect(
+            .http(
+                .pair(
+                    host: form.address.host, port: form.address.port, useTLS: form.address.useTLS, code: form.code,
+                    deviceID: deviceID, deviceName: form.deviceName, apnsToken: facts.pushToken)))
     }
 
     private func scanned(_ state: inout PairingForm, _ payload: String) -> Emission {

@@ -1,17 +1,19 @@
 /// Owns the saved servers, which one is in use, and their tokens: saving a
 /// paired server, choosing and forgetting servers, and the secure store
-/// where tokens live between launches.
+/// where tokens live between launches (one key per server). The list
+/// itself is persisted with the app's snapshot (`Persistence/`).
 ///
-///     paired          → secure_store_write(token) + storage_write(servers), serverSelected
-///     select_server   → serverChanged (another server), serverSelected
-///     forget_server   → secure_store_delete + storage_write, serverChanged(nil) if it was in use
+///     paired              → secure_store_write(token), serverSelected
+///     select_server       → serverChanged (another server), serverSelected
+///     forget_server       → secure_store_delete, serverChanged(nil) if it was in use
+///     credentialsRejected → secure_store_delete (the server will never take it again)
 public struct ServersInteractor: Interactor {
     public init() {}
 
     public func interact(_ state: inout ServersState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .internal(.paired(let paired)):
-            return save(&state, paired)
+            return save(&state, paired, facts)
         case .action(.selectServer(let id)):
             return select(&state, serverID: id, facts)
         case .action(.forgetServer(let id)):
@@ -28,7 +30,8 @@ public struct ServersInteractor: Interactor {
             return .effect(.secureStore(.read(key: server.tokenKey)))
         case .internal(.credentialsRejected(let serverID)):
             state.credentials[serverID] = nil
-            return .none
+            guard let server = state.list.first(where: { $0.id == serverID }) else { return .none }
+            return .effect(.secureStore(.delete(key: server.tokenKey)))
         case .platform(.secureStore(let result)):
             return stored(&state, result, facts)
         default:
@@ -36,18 +39,19 @@ public struct ServersInteractor: Interactor {
         }
     }
 
-    private func save(_ state: inout ServersState, _ paired: PairedServer) -> Emission {
-        let server = SavedServer(
+    private func save(_ state: inout ServersState, _ paired: PairedServer, _ facts: Facts) -> Emission {
+        var server = SavedServer(
             address: paired.address, name: paired.name, serverVersion: paired.serverVersion, workingDir: paired.workingDir)
         if let i = state.list.firstIndex(where: { $0.id == server.id }) {
+            // Paired again: the same server, so the same last session.
+            server.lastSessionID = state.list[i].id == state.selectedID ? facts.sessionID : state.list[i].lastSessionID
             state.list[i] = server
         } else {
             state.list.append(server)
         }
         state.credentials[server.id] = paired.token
         var emission = Emission.effect(.secureStore(.write(key: server.tokenKey, value: paired.token)))
-        emission.append(Self.persist(state))
-        emission.append(choose(&state, server))
+        emission.append(choose(&state, server, facts))
         emission.append(.internal(.serverSelected(ServerSelection(server: server, reason: .paired(serverVersion: paired.serverVersion)))))
         return emission
     }
@@ -57,15 +61,19 @@ public struct ServersInteractor: Interactor {
             return .note("select_server: no saved server \(serverID)")
         }
         if serverID == state.selectedID && facts.connectionPhase == .connected { return .internal(.openChat) }
-        let emission = choose(&state, server) + .internal(.serverSelected(ServerSelection(server: server, reason: .chosen)))
+        let emission = choose(&state, server, facts) + .internal(.serverSelected(ServerSelection(server: server, reason: .chosen)))
         guard state.credentials[server.id] == nil else { return emission }
         return emission + .effect(.secureStore(.read(key: server.tokenKey)))
     }
 
     /// Makes `server` the one in use; when it is another one, everything
     /// that belonged to the old one is forgotten.
-    private func choose(_ state: inout ServersState, _ server: SavedServer) -> Emission {
+    private func choose(_ state: inout ServersState, _ server: SavedServer, _ facts: Facts) -> Emission {
         guard state.selectedID != server.id else { return .none }
+        // The server left keeps its session for when it is chosen again.
+        if let old = state.selectedID, let i = state.list.firstIndex(where: { $0.id == old }), let session = facts.sessionID {
+            state.list[i].lastSessionID = session
+        }
         state.selectedID = server.id
         return .internal(.serverChanged(to: server))
     }
@@ -81,7 +89,7 @@ public struct ServersInteractor: Interactor {
             state.selectedID = nil
             emission = .internal(.serverChanged(to: nil))
         }
-        return emission + .effect(.secureStore(.delete(key: server.tokenKey))) + Self.persist(state)
+        return emission + .effect(.secureStore(.delete(key: server.tokenKey)))
     }
 
     /// A saved server's working directory, from settings: kept when it is
@@ -99,13 +107,8 @@ public struct ServersInteractor: Interactor {
             state.list[i].workingDirError = nil
             guard path != state.list[i].workingDir else { return .none }
             state.list[i].workingDir = path
-            return Self.persist(state) + .internal(.workingDirChanged(serverID: serverID))
+            return .internal(.workingDirChanged(serverID: serverID))
         }
-    }
-
-    /// Saves the server list (never tokens) for the next launch.
-    private static func persist(_ state: ServersState) -> Emission {
-        .effect(.storage(.write(key: "servers", value: .array(state.list.map { .object($0.stored) }))))
     }
 
     // MARK: - Secure store

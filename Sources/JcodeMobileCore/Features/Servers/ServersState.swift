@@ -26,13 +26,21 @@ public struct SavedServer: Equatable, Sendable {
     /// Why the last edit of the working directory was refused (the old
     /// value stays), shown under the settings field.
     public var workingDirError: FieldMessage?
+    /// The session this device last used on this server, resumed when the
+    /// server is chosen again (for the server in use, the session's own id
+    /// is newer: see `Snapshot`).
+    public var lastSessionID: String?
 
-    public init(address: ServerAddress, name: String, serverVersion: String? = nil, workingDir: String, workingDirError: FieldMessage? = nil) {
+    public init(
+        address: ServerAddress, name: String, serverVersion: String? = nil, workingDir: String, workingDirError: FieldMessage? = nil,
+        lastSessionID: String? = nil
+    ) {
         self.address = address
         self.name = name
         self.serverVersion = serverVersion
         self.workingDir = workingDir
         self.workingDirError = workingDirError
+        self.lastSessionID = lastSessionID
     }
 
     public var id: String { address.serverID }
@@ -46,9 +54,9 @@ public struct SavedServer: Equatable, Sendable {
         return .object(o)
     }
 
-    /// What `storage_write` keeps of the server for the next launch.
+    /// What the snapshot keeps of the server for the next launch (never its token).
     var stored: JSONObject {
-        var o = JSONObject(capacity: 8)
+        var o = JSONObject(capacity: 9)
         o.append("id", .string(id))
         o.append("name", .string(name))
         o.append("host", .string(address.host))
@@ -56,6 +64,7 @@ public struct SavedServer: Equatable, Sendable {
         o.append("use_tls", .bool(address.useTLS))
         o.append("server_version", .from(serverVersion))
         o.append("working_dir", .string(workingDir))
+        o.append("last_session_id", .from(lastSessionID))
         return o
     }
 }

@@ -10,8 +10,10 @@ public struct SessionInteractor: Interactor {
             return handle(&state, action, facts)
         case .server(let event):
             return handle(&state, event)
-        case .internal(.serverChanged):
+        case .internal(.serverChanged(let server)):
+            // Another server: its own last session is the one to resume (subscribe's target).
             state = SessionState()
+            state.id = server?.lastSessionID
             return .none
         case .internal(.turnEnded), .internal(.connectionLost):
             // The turn's last `tokens` joins the total (a lost connection ends the turn too).

@@ -1,6 +1,8 @@
-/// Device capabilities: push registration, the camera, speech, the photo
-/// picker and haptics.
+/// Device capabilities: this install's identity, push registration, the
+/// camera, speech, the photo picker and haptics.
 public enum DeviceEffect: Equatable, Sendable {
+    /// A new identity for this install (the core never draws random numbers).
+    case createDeviceID
     case registerPushNotifications
     case requestCameraQRScan
     case requestSpeechTranscript
@@ -13,6 +15,7 @@ public enum DeviceEffect: Equatable, Sendable {
 
     var encoded: EncodedMessage<EffectKind> {
         switch self {
+        case .createDeviceID: return EncodedMessage(.createDeviceID)
         case .registerPushNotifications: return EncodedMessage(.registerPushNotifications)
         case .requestCameraQRScan: return EncodedMessage(.requestCameraQRScan)
         case .requestSpeechTranscript: return EncodedMessage(.requestSpeechTranscript)
@@ -22,6 +25,10 @@ public enum DeviceEffect: Equatable, Sendable {
     }
 
     static let specs: [EffectSpec] = [
+        EffectSpec(
+            .createDeviceID,
+            doc: "Create an identity for this install (a random UUID is right) and answer with it; the core keeps it in the snapshot and sends it with http_pair.",
+            answeredBy: ["device_id_created"], tracked: true),
         EffectSpec(
             .registerPushNotifications, doc: "Ask the OS for a push token.", answeredBy: ["push_token_received"]),
         EffectSpec(
@@ -38,6 +45,7 @@ public enum DeviceEffect: Equatable, Sendable {
 }
 
 public enum DeviceResult: Equatable, Sendable {
+    case deviceIDCreated(effectID: EffectID, deviceID: String)
     case pushTokenReceived(token: String)
     case qrPayloadScanned(payload: String)
     case qrScanCancelled
@@ -45,6 +53,12 @@ public enum DeviceResult: Equatable, Sendable {
     case imageAttachmentSelected(mediaType: String, dataBase64: String)
 
     static let specs: [MessageSpec<PlatformEvent>] = [
+        MessageSpec(
+            "device_id_created", doc: "Answers create_device_id with this install's new identity (1 to 128 printable ASCII characters).",
+            fields: [FieldSpec("effect_id", .integer), FieldSpec("device_id", .string)]
+        ) { r throws(CoreError) in
+            .device(.deviceIDCreated(effectID: EffectID(try r.int("effect_id")), deviceID: try r.string("device_id")))
+        },
         MessageSpec("push_token_received", doc: "The OS issued a push token.", fields: [FieldSpec("token", .string)]) {
             r throws(CoreError) in
             .device(.pushTokenReceived(token: try r.string("token")))
@@ -81,8 +95,13 @@ public enum LifecycleEvent: Equatable, Sendable {
     case pushNotificationOpened(payload: JSONObject)
 
     static let specs: [MessageSpec<PlatformEvent>] = [
-        MessageSpec("app_foreground", doc: "The app became active.") { _ throws(CoreError) in .lifecycle(.foreground) },
-        MessageSpec("app_background", doc: "The app went to the background.") { _ throws(CoreError) in .lifecycle(.background) },
+        MessageSpec(
+            "app_foreground",
+            doc: "The app became active (send it at launch too, once the app is visible: a restored app connects then)."
+        ) { _ throws(CoreError) in .lifecycle(.foreground) },
+        MessageSpec(
+            "app_background", doc: "The app went to the background (keep-alive and reconnect timers stop; docs/LIFECYCLE.md)."
+        ) { _ throws(CoreError) in .lifecycle(.background) },
         MessageSpec(
             "network_reachability_changed", doc: "The network became reachable or unreachable.",
             fields: [FieldSpec("reachable", .boolean)]

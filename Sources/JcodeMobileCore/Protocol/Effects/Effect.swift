@@ -77,6 +77,7 @@ public enum EffectKind: String, CaseIterable, Sendable {
     case websocketClose = "websocket_close"
     case scheduleTimer = "schedule_timer"
     case cancelTimer = "cancel_timer"
+    case createDeviceID = "create_device_id"
     case registerPushNotifications = "register_push_notifications"
     case requestCameraQRScan = "request_camera_qr_scan"
     case requestSpeechTranscript = "request_speech_transcript"

@@ -1,13 +1,13 @@
 /// One request to the jcode gateway, written as one NDJSON line. Request ids
 /// increase from 1 on every connection (the connection feature owns the counter).
 public enum GatewayRequest: Equatable, Sendable {
-    case subscribe(workingDir: String, targetSessionID: String?, clientInstanceID: String)
+    case subscribe(workingDir: String, targetSessionID: String?, clientInstanceID: String?)
     case getHistory
     case message(content: String, images: [ImagePayload])
     case cancel
     case softInterrupt(content: String, images: [ImagePayload], urgent: Bool)
     case cancelSoftInterrupts
-    case resumeSession(sessionID: String, clientInstanceID: String)
+    case resumeSession(sessionID: String, clientInstanceID: String?)
     case setModel(String)
     case setReasoningEffort(String)
     case compact
@@ -15,6 +15,8 @@ public enum GatewayRequest: Equatable, Sendable {
     case clear
     case permissionResponse(requestID: String, approved: Bool, remember: Bool)
     case stdinResponse(requestID: String, input: String)
+    /// Keep-alive: the server answers `pong` with the same id.
+    case ping
 
     /// An image sent with a message, as the gateway expects it: a
     /// `[media_type, data_base64]` pair.
@@ -42,6 +44,7 @@ public enum GatewayRequest: Equatable, Sendable {
         case clear
         case permissionResponse = "permission_response"
         case stdinResponse = "stdin_response"
+        case ping
 
         /// The declaration of this kind (every kind has exactly one; a test checks).
         public var spec: RequestSpec { Kind.table[self]! }
@@ -58,7 +61,7 @@ public enum GatewayRequest: Equatable, Sendable {
     var encoded: EncodedMessage<Kind> {
         switch self {
         case .subscribe(let workingDir, let target, let instance):
-            return EncodedMessage(.subscribe, [.string(workingDir), .optional(target), .string(instance)])
+            return EncodedMessage(.subscribe, [.string(workingDir), .optional(target), .optional(instance)])
         case .getHistory: return EncodedMessage(.getHistory)
         case .message(let content, let images):
             return EncodedMessage(.message, [.string(content), Self.encoded(images)])
@@ -66,7 +69,7 @@ public enum GatewayRequest: Equatable, Sendable {
         case .softInterrupt(let content, let images, let urgent):
             return EncodedMessage(.softInterrupt, [.string(content), Self.encoded(images), .bool(urgent)])
         case .cancelSoftInterrupts: return EncodedMessage(.cancelSoftInterrupts)
-        case .resumeSession(let id, let instance): return EncodedMessage(.resumeSession, [.string(id), .string(instance)])
+        case .resumeSession(let id, let instance): return EncodedMessage(.resumeSession, [.string(id), .optional(instance)])
         case .setModel(let model): return EncodedMessage(.setModel, [.string(model)])
         case .setReasoningEffort(let effort): return EncodedMessage(.setReasoningEffort, [.string(effort)])
         case .compact: return EncodedMessage(.compact)
@@ -75,6 +78,7 @@ public enum GatewayRequest: Equatable, Sendable {
         case .permissionResponse(let requestID, let approved, let remember):
             return EncodedMessage(.permissionResponse, [.string(requestID), .bool(approved), .bool(remember)])
         case .stdinResponse(let requestID, let input): return EncodedMessage(.stdinResponse, [.string(requestID), .string(input)])
+        case .ping: return EncodedMessage(.ping)
         }
     }
 
@@ -108,8 +112,8 @@ public enum GatewayRequest: Equatable, Sendable {
     /// `id` (first) and `type`.
     public static let specs: [RequestSpec] = [
         RequestSpec(.subscribe,
-                    doc: "First line on a connection (today's jcode refuses any other first line, and a subscribe without an absolute working_dir); resumes target_session_id when given. client_instance_id is the device id, stable per install.",
-                    fields: [FieldSpec("working_dir", .string), .optional("target_session_id", .string), FieldSpec("client_instance_id", .string)]),
+                    doc: "First line on a connection (today's jcode refuses any other first line, and a subscribe without an absolute working_dir); resumes target_session_id when given. client_instance_id is the device id, stable per install (absent until the install has one).",
+                    fields: [FieldSpec("working_dir", .string), .optional("target_session_id", .string), .optional("client_instance_id", .string)]),
         RequestSpec(.getHistory, doc: "Ask for the session's transcript (answered by history)."),
         RequestSpec(.message, doc: "Send a user message; images are [media_type, data_base64] pairs.",
                     fields: [FieldSpec("content", .string), .optional("images", .array(.array(.string)))]),
@@ -118,7 +122,7 @@ public enum GatewayRequest: Equatable, Sendable {
                     fields: [FieldSpec("content", .string), .optional("images", .array(.array(.string))), FieldSpec("urgent", .boolean)]),
         RequestSpec(.cancelSoftInterrupts, doc: "Withdraw queued soft interrupts."),
         RequestSpec(.resumeSession, doc: "Switch to another session (answered by history, then done).",
-                    fields: [FieldSpec("session_id", .string), FieldSpec("client_instance_id", .string)]),
+                    fields: [FieldSpec("session_id", .string), .optional("client_instance_id", .string)]),
         RequestSpec(.setModel, doc: "Switch model (answered by model_changed).", fields: [FieldSpec("model", .string)]),
         RequestSpec(.setReasoningEffort, doc: "Change reasoning effort (answered by reasoning_effort_changed).",
                     fields: [FieldSpec("effort", .string)]),
@@ -129,6 +133,7 @@ public enum GatewayRequest: Equatable, Sendable {
                     fields: [FieldSpec("request_id", .string), FieldSpec("approved", .boolean), FieldSpec("remember", .boolean)]),
         RequestSpec(.stdinResponse, doc: "Answer a stdin_request.",
                     fields: [FieldSpec("request_id", .string), FieldSpec("input", .string, secret: true)]),
+        RequestSpec(.ping, doc: "Keep-alive, sent on a timer while connected in the foreground (answered by pong; docs/LIFECYCLE.md)."),
     ]
 }
 

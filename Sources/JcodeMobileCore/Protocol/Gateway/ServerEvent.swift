@@ -334,7 +334,7 @@ public enum ServerEvent: Equatable, Sendable {
                     isPassword: try r.bool("is_password", default: false),
                     toolCallID: try r.optionalString("tool_call_id")))
         },
-        MessageSpec("pong", doc: "Answer to ping (the app sends none; logged only).", fields: [id]) { r throws(CoreError) in .pong(id: try r.optionalInt("id")) },
+        MessageSpec("pong", doc: "Answer to the keep-alive ping.", fields: [id]) { r throws(CoreError) in .pong(id: try r.optionalInt("id")) },
     ] + loggedOnly.map { type, why in
         MessageSpec(type, doc: "Logged only: \(why).") { _ throws(CoreError) in .loggedOnly(type: type) }
     }
