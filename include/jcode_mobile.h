@@ -156,7 +156,7 @@ JCODE_MOBILE_API uint32_t jcode_mobile_abi_version(void);
 **     "log_capacity": transitions kept by jcode_mobile_logs (1…100000, default 256)
 **     "viewport":     {"width":W,"height":H}, the screen size the tree's bounds assume
 **     "device_id":    identifies this install to servers (http_pair, subscribe),
-**                     1 to 128 printable ASCII characters. Optional: without
+**                     1 to 128 printable ASCII characters without spaces. Optional: without
 **                     one (and none in the snapshot) the core asks the host
 **                     for one with a create_device_id effect before pairing.
 **     "device_name":  prefills the device name field

@@ -21,7 +21,7 @@ public struct AppOptions: Equatable, Sendable {
         .optional(
             "viewport", .record([FieldSpec("width", .integer), FieldSpec("height", .integer)]),
             doc: "screen size in points for the tree's bounds (default 390×844)"),
-        .optional("device_id", .string, doc: "identifies this install to servers (1 to 128 printable ASCII characters); without one the core asks the host with create_device_id before pairing"),
+        .optional("device_id", .string, doc: "identifies this install to servers (1 to 128 printable ASCII characters without spaces); without one the core asks the host with create_device_id before pairing"),
         .optional("device_name", .string, doc: "prefills the device name field"),
     ]
 
@@ -67,7 +67,7 @@ public struct AppOptions: Equatable, Sendable {
         }
         if let deviceID = try r.optionalString("device_id") {
             guard LifecycleState.isValidDeviceID(deviceID) else {
-                throw CoreError.invalidField("device_id", "device_id must be 1 to 128 printable ASCII characters")
+                throw CoreError.invalidField("device_id", "device_id must be 1 to 128 printable ASCII characters without spaces")
             }
             options.deviceID = deviceID
         }

@@ -131,7 +131,9 @@ public struct ChatInteractor: Interactor {
     /// and leaves the outbox; otherwise it waits to be sent again. Either way
     /// it shows once: in the history, or in the outbox until it goes.
     private func reconcile(_ state: inout ChatState, with history: ServerEvent.History) -> Emission {
-        guard let head = state.outbox.first, head.delivery != .waiting else { return .none }
+        // Only a message whose socket went before its ack: one still awaiting
+        // its ack on the open socket (a session switch asks for history too) gets it there.
+        guard let head = state.outbox.first, head.delivery == .unconfirmed else { return .none }
         if Self.history(history, shows: head) {
             state.outbox.removeFirst()
             return .note("message \(head.id) is in the server's history: not sent again")

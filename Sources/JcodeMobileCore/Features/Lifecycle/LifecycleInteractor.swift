@@ -27,7 +27,7 @@ public struct LifecycleInteractor: Interactor {
                 return .note("device_id_created for effect \(id), which is not a pending create_device_id; ignored", .ignored)
             }
             guard LifecycleState.isValidDeviceID(value) else {
-                return .settle(id) + .note("device_id_created: not 1 to 128 printable ASCII characters; ignored", .ignored)
+                return .settle(id) + .note("device_id_created: not 1 to 128 printable ASCII characters without spaces; ignored", .ignored)
                     + .internal(.identityFailed)
             }
             // The first identity stays: an install never changes who it is.

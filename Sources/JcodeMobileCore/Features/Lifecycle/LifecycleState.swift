@@ -15,7 +15,7 @@ public struct LifecycleState: Equatable, Sendable {
     /// The longest device id accepted from the host.
     public static let deviceIDLimit = 128
 
-    /// Whether `value` can identify this install: 1 to 128 printable ASCII
+    /// Whether `value` can identify this install: 1 to 128 printable ASCII, no spaces
     /// characters (it travels in JSON bodies and headers-like fields).
     public static func isValidDeviceID(_ value: String) -> Bool {
         let bytes = value.utf8
