@@ -36,7 +36,8 @@ final class AppTests: XCTestCase {
         XCTAssertEqual(stateJSON(app()).at("/state/screen"), "onboarding")
         XCTAssertEqual(stateJSON(app("")).at("/state/screen"), "onboarding")
         XCTAssertEqual(stateJSON(app("  {} ")).at("/state/screen"), "onboarding")
-        XCTAssertEqual(stateJSON(app()).at("/state/lifecycle/device_id"), "jcode-mobile-device")
+        // No shared default identity: null until app_new, a snapshot or the host (create_device_id) gives one.
+        XCTAssertEqual(stateJSON(app()).at("/state/lifecycle/device_id"), .null)
         let chat = stateJSON(app(#"{"scenario":"connected_chat","device_id":"dev-42","device_name":"Pixel"}"#))
         XCTAssertEqual(chat.at("/state/screen"), "chat")
         XCTAssertEqual(chat.at("/state/lifecycle/device_id"), "dev-42")
@@ -44,7 +45,8 @@ final class AppTests: XCTestCase {
         XCTAssertEqual(stateJSON(app(#"{"device_name":"Pixel"}"#)).at("/state/pairing/device_name"), "Pixel")
         XCTAssertEqual(optionsError(#"{"scenario":"nope"}"#)?.code, .invalidScenario)
         XCTAssertEqual(optionsError(#"{"colour":"red"}"#)?.code, .invalidScenario)
-        XCTAssertEqual(optionsError(#"{"snapshot":{}}"#)?.code, .invalidScenario)
+        // "snapshot" is an option now: one without an integer version is refused as a snapshot.
+        XCTAssertEqual(optionsError(#"{"snapshot":{}}"#)?.code, .invalidSnapshot)
         XCTAssertEqual(optionsError(#"{"log_capacity":"big"}"#)?.code, .invalidField)
         XCTAssertEqual(optionsError(#"{"log_capacity":0}"#)?.code, .invalidField)
         XCTAssertEqual(optionsError(#"{"viewport":{"width":0,"height":10}}"#)?.field, "viewport")

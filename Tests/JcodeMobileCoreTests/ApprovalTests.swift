@@ -97,6 +97,7 @@ final class ApprovalTests: XCTestCase {
             $0["/permission_requests"] = []
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
+            $0["/outbox"] = []
         }
     }
 

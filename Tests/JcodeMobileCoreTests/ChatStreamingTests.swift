@@ -2,12 +2,13 @@ import XCTest
 @testable import JcodeMobileCore
 
 final class ChatStreamingTests: XCTestCase {
-    func testSendingTheDraftPutsItInTheTranscriptAndSendsAMessageRequest() {
+    func testSendingTheDraftPutsItInTheTranscriptAndSendsAMessageRequestAndKeepsItInTheOutboxUntilAcknowledged() {
         var store = SpecStore(.connectedChat)
         store.send(.setDraft("  Run the tests  ")) { $0["/draft"] = "  Run the tests  " }
         store.send(.sendMessage(text: nil), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"Run the tests"}"#))], followUps: ["composer_sent", "send"]) {
             $0["/draft"] = ""
             $0.append("/transcript", entryJSON("m4", "user", text: "Run the tests"))
+            $0.append("/outbox", outboxJSON("o1", "Run the tests", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
     }
@@ -27,6 +28,7 @@ final class ChatStreamingTests: XCTestCase {
         store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
+            $0["/outbox"] = []
         }
     }
 
@@ -44,6 +46,7 @@ final class ChatStreamingTests: XCTestCase {
         // A retry delay that does not fit is no delay: the banner names none.
         store.server(#"{"type":"error","message":"overloaded","retry_after_secs":-9223372036854775808}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0["/transcript/4/is_streaming"] = false
             $0["/banners/error"] = ["message": "overloaded", "retry_after_secs": nil, "text": "overloaded"]
         }
@@ -119,6 +122,7 @@ final class ChatStreamingTests: XCTestCase {
         store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
             $0.remove("/transcript/5")
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
         }
     }
 
@@ -127,6 +131,7 @@ final class ChatStreamingTests: XCTestCase {
         store.send(.interrupt, effects: [.webSocket(.send(#"{"id":4,"type":"cancel"}"#))], followUps: ["send"])
         store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
         }
         store.send(.interrupt, notes: ["interrupt: no turn is running"])
@@ -139,6 +144,7 @@ final class ChatStreamingTests: XCTestCase {
         }
         store.server(#"{"type":"error","id":3,"message":"overloaded","retry_after_secs":15}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0["/transcript/4/is_streaming"] = false
             $0["/banners/error"] = ["message": "overloaded", "retry_after_secs": 15, "text": "overloaded (retry in 15 s)"]
         }
@@ -159,6 +165,7 @@ final class ChatStreamingTests: XCTestCase {
         XCTAssertEqual(activity?.value, "1200 in · 34 out")
         store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0["/session/status_detail"] = nil
             $0["/session/server_phase"] = nil
         }
@@ -170,6 +177,7 @@ final class ChatStreamingTests: XCTestCase {
         store.frame(#"{"type":"text_delta","text":"Bye"}"#, #"{"type":"done"}"#, followUps: ["turn_ended"]) {
             $0.append("/transcript", entryJSON("m5", "assistant", text: "Bye"))
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
         }
         XCTAssertEqual(store.node("chat.interrupt")?.visible, false)
     }
@@ -178,6 +186,7 @@ final class ChatStreamingTests: XCTestCase {
         var store = SpecStore.turnRunning()
         store.frame(#"{"type":"error","message":"slow down"}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0["/banners/error"] = ["message": "slow down", "retry_after_secs": nil, "text": "slow down"]
         }
         XCTAssertEqual(store.node("banner.error")?.label, "slow down")
@@ -185,19 +194,20 @@ final class ChatStreamingTests: XCTestCase {
 
     func testTheDoneThatAnswersSubscribeIsNotTheEndOfATurn() {
         var store = SpecStore.turnRunning()
-        // Nothing changes: is_processing stays true.
+        // Nothing changes: is_processing stays true, and "go" stays in the outbox awaiting its ack.
         store.server(#"{"type":"done","id":1}"#, notes: ["done for subscribe"])
     }
 
-    func testSendingWhileOfflineQueuesTheMessageAndItGoesOutOnceConnected() {
+    func testSendingWhileOfflineQueuesTheMessageAndItGoesOutOnceConnectedAndLeavesTheOutboxWhenItsTurnEnds() {
         var store = SpecStore(.networkReconnect)
         store.send(.sendMessage(text: "hello from the train"), notes: ["message queued in the outbox"]) {
-            $0.append("/outbox", ["id": "o1", "text": "hello from the train", "attachments": []])
+            $0.append("/outbox", outboxJSON("o1", "hello from the train", delivery: "waiting"))
         }
         store.send(.sendMessage(text: "and another"), notes: ["message queued in the outbox"]) {
-            $0.append("/outbox", ["id": "o2", "text": "and another", "attachments": []])
+            $0.append("/outbox", outboxJSON("o2", "and another", delivery: "waiting"))
         }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
+        // The fixture's reconnect timer is reconnect.2 (keepalive.1 was the connection's keep-alive).
+        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
             $0["/connection/reconnect_delay_ms"] = nil
             $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
@@ -205,6 +215,7 @@ final class ChatStreamingTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
             $0["/connection/reason"] = nil
@@ -212,19 +223,20 @@ final class ChatStreamingTests: XCTestCase {
             $0["/session/history_loaded"] = false
             $0["/banners/status"] = "Loading conversation…"
         }
-        // The history replaces the transcript; the first queued message goes out (new ids: m4 is never reused).
+        // The history replaces the transcript; the first queued message goes out (new ids: m4 is never reused)
+        // and stays in the outbox until acknowledged.
         store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[]}"#, effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"hello from the train"}"#))], followUps: ["send"]) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "hello from the train")]
-            $0.remove("/outbox/0")
+            $0["/outbox/0/delivery"] = "awaiting_ack"
             $0["/connection/attempt"] = 0
             $0["/session/history_loaded"] = true
             $0["/session/is_processing"] = true
             $0["/banners/status"] = nil
         }
-        // Its turn ends and the next one starts at once: is_processing stays true.
+        // Its turn ends (it leaves the outbox) and the next one starts at once: is_processing stays true.
         store.server(#"{"type":"done","id":3}"#, effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"and another"}"#))], followUps: ["turn_ended", "send"]) {
             $0.append("/transcript", entryJSON("m5", "user", text: "and another"))
-            $0["/outbox"] = []
+            $0["/outbox"] = [outboxJSON("o2", "and another", delivery: "awaiting_ack")]
         }
     }
 

@@ -16,6 +16,7 @@ final class ComposerTests: XCTestCase {
             $0["/draft"] = ""
             $0["/attachments"] = []
             $0.append("/transcript", entryJSON("m4", "user", text: "what is this?", imageCount: 1))
+            $0.append("/outbox", outboxJSON("o1", "what is this?", attachments: [["id": "a1", "media_type": "image/png", "byte_count": 8]], delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
         XCTAssertEqual(store.node("message.m4.images")?.label, "1 image")
@@ -29,6 +30,7 @@ final class ComposerTests: XCTestCase {
         store.send(.sendMessage(text: nil), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"","images":[["image/jpeg","AAAA"]]}"#))], followUps: ["composer_sent", "send"]) {
             $0["/attachments"] = []
             $0.append("/transcript", entryJSON("m4", "user", imageCount: 1))
+            $0.append("/outbox", outboxJSON("o1", "", attachments: [["id": "a1", "media_type": "image/jpeg", "byte_count": 3]], delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
     }
@@ -61,6 +63,7 @@ final class ComposerTests: XCTestCase {
         store.send(.tapNode(id: "chat.send"), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"run the tests"}"#))], followUps: ["send_message", "composer_sent", "send"]) {
             $0["/draft"] = ""
             $0.append("/transcript", entryJSON("m4", "user", text: "run the tests"))
+            $0.append("/outbox", outboxJSON("o1", "run the tests", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
     }

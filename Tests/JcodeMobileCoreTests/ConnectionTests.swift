@@ -9,13 +9,12 @@ final class ConnectionTests: XCTestCase {
         let id = store.pendingID("http_pair", file: file, line: line)
         store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":true,"token":"tok","server_name":"devbox"}"#, effects: [
             .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok")),
-            .storage(.write(key: "servers", value: [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil, "working_dir": "/home/me/jcode"]])),
             .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok")),
             .device(.haptic(style: .success)), .device(.registerPushNotifications),
         ], followUps: ["paired", "server_changed", "server_selected"], file: file, line: line) {
             $0["/pairing/is_submitting"] = false
             $0["/pairing/has_held_code"] = false
-            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil, "working_dir": "/home/me/jcode", "working_dir_error": nil]]
+            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil, "working_dir": "/home/me/jcode", "last_session_id": nil, "working_dir_error": nil]]
             $0["/selected_server_id"] = "devbox.local:7643"
             $0["/connection/phase"] = "connecting"
             $0["/banners/status"] = "Connecting to devbox…"
@@ -36,11 +35,11 @@ final class ConnectionTests: XCTestCase {
     }
 
     /// `network_reconnect` whose reconnect is refused with 401: the token is
-    /// forgotten and reconnecting stops.
+    /// forgotten (in memory and in the secure store) and reconnecting stops.
     private func tokenRejected(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
         var store = SpecStore(.networkReconnect, file: file, line: line)
         store.event(
-            #"{"type":"timer_fired","timer_id":"reconnect.1"}"#,
+            #"{"type":"timer_fired","timer_id":"reconnect.2"}"#,
             effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))], file: file, line: line
         ) {
             $0["/connection/reconnect_delay_ms"] = nil
@@ -49,7 +48,10 @@ final class ConnectionTests: XCTestCase {
         let socket = store.pendingID("websocket_connect", file: file, line: line)
         store.event(
             #"{"type":"websocket_failed","effect_id":\#(socket),"error":"Unauthorized","status":401}"#,
-            effects: [.device(.haptic(style: .error))], followUps: ["credentials_rejected", "connection_lost"], file: file, line: line
+            // The servers feature deletes the token while the follow-up `credentials_rejected`
+            // runs, which comes before the connection's haptic in the same step.
+            effects: [.secureStore(.delete(key: "jcode.token.devbox.local:7643")), .device(.haptic(style: .error))],
+            followUps: ["credentials_rejected", "connection_lost"], file: file, line: line
         ) {
             $0["/connection/phase"] = "failed"
             $0["/connection/reason"] = "This device is no longer paired with the server. Re-pair to reconnect."
@@ -58,12 +60,14 @@ final class ConnectionTests: XCTestCase {
         return store
     }
 
-    func testOpeningTheSocketSubscribesAsksForHistoryAndShowsTheChat() {
+    func testOpeningTheSocketSubscribesAsksForHistoryStartsTheKeepAliveAndShowsTheChat() {
         var store = paired()
         let socket = store.pendingID("websocket_connect")
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            // In the foreground, a keep-alive ping is scheduled every 20 s.
+            .timer(.schedule(timerID: "keepalive.1", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/screen"] = "chat"
             $0["/connection/phase"] = "connected"
@@ -119,7 +123,11 @@ final class ConnectionTests: XCTestCase {
             let closed = attempt == 1
                 ? #"{"type":"websocket_closed","effect_id":\#(socket),"code":1006}"#
                 : #"{"type":"websocket_failed","effect_id":\#(socket),"error":"timed out"}"#
-            store.event(closed, effects: [.timer(.schedule(timerID: "reconnect.\(attempt)", afterMS: step.delay, purpose: "reconnect"))], followUps: ["connection_lost"]) {
+            // Timer ids share one counter: the fixture's keep-alive was keepalive.1, so
+            // attempt N is reconnect.N+1; the first drop cancels the keep-alive first.
+            let reconnect = Effect.timer(.schedule(timerID: "reconnect.\(attempt + 1)", afterMS: step.delay, purpose: "reconnect"))
+            let effects = attempt == 1 ? [.timer(.cancel(timerID: "keepalive.1")), reconnect] : [reconnect]
+            store.event(closed, effects: effects, followUps: ["connection_lost"]) {
                 $0["/connection/phase"] = "reconnecting"
                 $0["/connection/attempt"] = .int(Int64(attempt))
                 $0["/connection/socket_open"] = false
@@ -128,7 +136,7 @@ final class ConnectionTests: XCTestCase {
                 $0["/banners/status"] = .string("Connection lost, retrying in \(step.shown) (attempt \(attempt))")
             }
             delays.append(store["/connection/reconnect_delay_ms"] ?? .null)
-            store.event(#"{"type":"timer_fired","timer_id":"reconnect.\#(attempt)"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
+            store.event(#"{"type":"timer_fired","timer_id":"reconnect.\#(attempt + 1)"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
                 $0["/connection/reconnect_delay_ms"] = nil
                 $0["/banners/status"] = .string("Reconnecting to devbox (attempt \(attempt))…")
             }
@@ -140,6 +148,7 @@ final class ConnectionTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.9", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
             $0["/connection/reason"] = nil
@@ -154,7 +163,9 @@ final class ConnectionTests: XCTestCase {
             $0["/banners/status"] = nil
         }
         // The next drop starts again at 1 s.
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [.timer(.schedule(timerID: "reconnect.8", afterMS: 1000, purpose: "reconnect"))], followUps: ["connection_lost"]) {
+        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [
+            .timer(.cancel(timerID: "keepalive.9")), .timer(.schedule(timerID: "reconnect.10", afterMS: 1000, purpose: "reconnect")),
+        ], followUps: ["connection_lost"]) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1
             $0["/connection/reason"] = "Connection closed"
@@ -170,7 +181,9 @@ final class ConnectionTests: XCTestCase {
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Server is updating, reconnecting shortly"])
         }
         let socket = openSocket(of: store)
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 500, purpose: "reconnect"))], followUps: ["connection_lost"]) {
+        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [
+            .timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 500, purpose: "reconnect")),
+        ], followUps: ["connection_lost"]) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1
             $0["/connection/socket_open"] = false
@@ -178,13 +191,13 @@ final class ConnectionTests: XCTestCase {
             $0["/connection/reconnect_delay_ms"] = 500
             $0["/banners/status"] = "Connection lost, retrying in 0.5 s (attempt 1)"
         }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
+        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
             $0["/connection/reconnect_delay_ms"] = nil
             $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
         // The short delay was for that reload only: the next failure backs off as usual.
         let retry = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_failed","effect_id":\#(retry),"error":"timed out"}"#, effects: [.timer(.schedule(timerID: "reconnect.2", afterMS: 2000, purpose: "reconnect"))], followUps: ["connection_lost"]) {
+        store.event(#"{"type":"websocket_failed","effect_id":\#(retry),"error":"timed out"}"#, effects: [.timer(.schedule(timerID: "reconnect.3", afterMS: 2000, purpose: "reconnect"))], followUps: ["connection_lost"]) {
             $0["/connection/attempt"] = 2
             $0["/connection/reason"] = "Connection failed: timed out"
             $0["/connection/reconnect_delay_ms"] = 2000
@@ -211,7 +224,7 @@ final class ConnectionTests: XCTestCase {
         // Today's jcode keeps its end open and waits for the client to go.
         store.server(
             #"{"type":"session_close_requested","reason":"Session was taken over by another client"}"#,
-            effects: [.webSocket(.close)], followUps: ["connection_lost", "show_error"]
+            effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.1"))], followUps: ["connection_lost", "show_error"]
         ) {
             $0["/connection/phase"] = "failed"
             $0["/connection/reason"] = "Session was taken over by another client"
@@ -228,24 +241,25 @@ final class ConnectionTests: XCTestCase {
     func testEventsOfAReplacedSocketAreIgnored() {
         var store = SpecStore(.connectedChat)
         let old = openSocket(of: store)
-        XCTAssertEqual(old, 4)
-        store.send(.disconnect, effects: [.webSocket(.close)], followUps: ["connection_lost"]) {
+        // Effects 1 and 2 were http_pair and secure_store_write (no storage_write of the servers any more).
+        XCTAssertEqual(old, 3)
+        store.send(.disconnect, effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.1"))], followUps: ["connection_lost"]) {
             $0["/connection/phase"] = "disconnected"
             $0["/connection/socket_open"] = false
             $0["/banners/status"] = "Disconnected from devbox"
         }
         store.event(
             #"{"type":"websocket_event","effect_id":\#(old),"event":{"type":"text_delta","text":"late"}}"#,
-            notes: ["websocket_event for effect 4, which is not the current socket; ignored"])
+            notes: ["websocket_event for effect 3, which is not the current socket; ignored"])
         // A person who disconnected stays disconnected.
         store.event(
             #"{"type":"websocket_closed","effect_id":\#(old)}"#,
-            notes: ["websocket_closed for effect 4, which is not the current socket; ignored"])
+            notes: ["websocket_closed for effect 3, which is not the current socket; ignored"])
     }
 
     func testALostNetworkPausesReconnectingUntilItReturns() {
         var store = SpecStore(.networkReconnect)
-        store.event(#"{"type":"network_reachability_changed","reachable":false}"#, effects: [.timer(.cancel(timerID: "reconnect.1"))]) {
+        store.event(#"{"type":"network_reachability_changed","reachable":false}"#, effects: [.timer(.cancel(timerID: "reconnect.2"))]) {
             $0["/lifecycle/network_reachable"] = false
             $0["/connection/phase"] = "offline"
             $0["/connection/reconnect_delay_ms"] = nil
@@ -261,11 +275,11 @@ final class ConnectionTests: XCTestCase {
 
     func testRetryingNowCancelsTheScheduledReconnect() {
         var store = SpecStore(.networkReconnect)
-        store.send(.retryConnection, effects: [.timer(.cancel(timerID: "reconnect.1")), .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
+        store.send(.retryConnection, effects: [.timer(.cancel(timerID: "reconnect.2")), .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
             $0["/connection/reconnect_delay_ms"] = nil
             $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, notes: ["stale timer reconnect.1 ignored"])
+        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, notes: ["stale timer reconnect.2 ignored"])
     }
 
     func testFramesWithSeveralEventsApplyEachAndDropOnlyTheMalformedOnes() {
@@ -303,7 +317,7 @@ final class ConnectionTests: XCTestCase {
     func testForgettingTheSelectedServerClosesEverythingAndReturnsToPairing() {
         var store = SpecStore(.connectedChat)
         store.send(.forgetServer(id: "devbox.local:7643"), effects: [
-            .webSocket(.close), .secureStore(.delete(key: "jcode.token.devbox.local:7643")), .storage(.write(key: "servers", value: [])),
+            .webSocket(.close), .timer(.cancel(timerID: "keepalive.1")), .secureStore(.delete(key: "jcode.token.devbox.local:7643")),
         ], followUps: ["server_changed"]) {
             $0["/screen"] = "onboarding"
             $0["/connection"] = ["phase": "disconnected", "attempt": 0, "reason": nil, "socket_open": false, "reconnect_delay_ms": nil]

@@ -33,6 +33,7 @@ final class SoftInterruptTests: XCTestCase {
             followUps: ["send_message", "send"]
         ) {
             $0.append("/transcript", entryJSON("m4", "user", text: "hi"))
+            $0.append("/outbox", outboxJSON("o1", "hi", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
     }
@@ -88,6 +89,7 @@ final class SoftInterruptTests: XCTestCase {
             $0["/transcript/4/is_queued"] = false
             $0["/soft_interrupts"] = []
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
         }
     }
 
@@ -101,6 +103,7 @@ final class SoftInterruptTests: XCTestCase {
             $0["/transcript/4/is_queued"] = false
             $0["/soft_interrupts"] = []
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
         }
     }
@@ -176,6 +179,7 @@ final class InterruptTests: XCTestCase {
         XCTAssertEqual(store["/session/is_processing"], true)
         store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
         }
         XCTAssertEqual(store.node("chat.interrupt")?.visible, false)

@@ -74,7 +74,6 @@ final class PairingTests: XCTestCase {
             #"{"type":"pair_finished","effect_id":\#(pairID),"ok":true,"token":"tok-secret","server_name":"devbox","server_version":"0.9.2"}"#,
             effects: [
                 .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok-secret")),
-                .storage(.write(key: "servers", value: [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2", "working_dir": "/home/me/jcode"]])),
                 .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok-secret")),
                 .device(.haptic(style: .success)),
                 .device(.registerPushNotifications),
@@ -82,7 +81,7 @@ final class PairingTests: XCTestCase {
         ) {
             $0["/pairing/is_submitting"] = false
             $0["/pairing/has_held_code"] = false
-            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2", "working_dir": "/home/me/jcode", "working_dir_error": nil]]
+            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": "0.9.2", "working_dir": "/home/me/jcode", "last_session_id": nil, "working_dir_error": nil]]
             $0["/selected_server_id"] = "devbox.local:7643"
             $0["/session/server_version"] = "0.9.2"
             $0["/connection/phase"] = "connecting"

@@ -79,7 +79,7 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(at(.toolFailed, "/transcript/4/tool_calls/0/error"), "exit status 101")
         XCTAssertEqual(at(.networkReconnect, "/connection/phase"), "reconnecting")
         XCTAssertEqual(at(.networkReconnect, "/connection/reconnect_delay_ms"), 1000)
-        XCTAssertEqual(at(.offlineQueuedMessage, "/outbox"), [["id": "o1", "text": "Run the tests when you're back online", "attachments": []]])
+        XCTAssertEqual(at(.offlineQueuedMessage, "/outbox"), [outboxJSON("o1", "Run the tests when you're back online", delivery: "waiting")])
         XCTAssertEqual(at(.offlineQueuedMessage, "/connection/phase"), "offline")
         XCTAssertEqual(at(.offlineQueuedMessage, "/lifecycle/network_reachable"), false)
         XCTAssertEqual(at(.longRunningTask, "/session/status_detail"), "Running make bench (2m 14s)")
@@ -98,13 +98,14 @@ final class ScenarioTests: XCTestCase {
         var store = SpecStore.turnRunning()
         XCTAssertEqual(store["/revision"], 1)
         XCTAssertEqual(store.lastEffectIDs, [EffectID(9)])
-        store.send(.loadScenario("onboarding"), effects: [.webSocket(.close)]) {
+        // Leaving the connected state closes the socket and cancels its keep-alive timer.
+        store.send(.loadScenario("onboarding"), effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.1"))]) {
             // The whole first-launch state; only the device id is kept.
             $0.json = json(
                 #"""
                 {"revision":0,"screen":"onboarding","focused_node_id":null,
                  "connection":{"phase":"disconnected","attempt":0,"reason":null,"socket_open":false,"reconnect_delay_ms":null},
-                 "pairing":{"host":"","port":"","pair_code":"","has_held_code":false,"device_name":"","working_dir":"","is_submitting":false,"can_submit":false,
+                 "pairing":{"host":"","port":"","pair_code":"","has_held_code":false,"device_name":"","working_dir":"","is_submitting":false,"awaiting_identity":false,"can_submit":false,
                             "errors":{"host":null,"port":null,"pair_code":null,"device_name":null,"working_dir":null},"health":null},
                  "servers":[],"selected_server_id":null,
                  "session":{"id":null,"title":null,"all_sessions":[],"model":null,"pending_model":null,"provider":null,"available_models":[],
@@ -117,7 +118,7 @@ final class ScenarioTests: XCTestCase {
                 """#)
         }
         XCTAssertEqual(store["/revision"], 2, "the revision moves on from the old state's")
-        XCTAssertEqual(store.lastEffectIDs, [EffectID(10)], "the close takes the old state's next effect id")
+        XCTAssertEqual(store.lastEffectIDs, [EffectID(10), EffectID(11)], "the close and the cancel take the old state's next effect ids")
         XCTAssertEqual(store["/pending_effects"], [])
         store.send(.reset)
         XCTAssertEqual(store["/revision"], 2, "reset of a first-launch state changes nothing")

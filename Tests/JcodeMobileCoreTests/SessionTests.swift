@@ -221,7 +221,8 @@ final class SessionTests: XCTestCase {
         let socket = store.pendingID("websocket_connect")
         store.event(
             #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 500, purpose: "reconnect"))], followUps: ["connection_lost"]
+            effects: [.timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 500, purpose: "reconnect"))],
+            followUps: ["connection_lost"]
         ) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1

@@ -143,10 +143,14 @@ final class TodaysServerHistoryTests: XCTestCase {
             $0["/session/tokens"] = ["input": 150, "output": 40, "cache_read_input": 120, "cache_creation_input": 5]
             $0["/session/total_tokens"] = ["input": 48360, "output": 3160, "cache_read_input": 120, "cache_creation_input": 5]
         }
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) { $0["/session/is_processing"] = false }
+        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
         // The next turn adds to the total the finished one left.
         store.send(.sendMessage(text: "again"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"again"}"#))], followUps: ["send"]) {
             $0.append("/transcript", entryJSON("m5", "user", text: "again"))
+            $0.append("/outbox", outboxJSON("o2", "again", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
             $0["/session/tokens"] = nil
         }
@@ -167,10 +171,12 @@ final class TodaysServerHistoryTests: XCTestCase {
         // The provider failed: the turn ends, its tokens were spent.
         store.server(#"{"type":"error","message":"overloaded"}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0["/banners/error"] = ["message": "overloaded", "retry_after_secs": nil, "text": "overloaded"]
         }
         store.send(.sendMessage(text: "again"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"again"}"#))], followUps: ["send"]) {
             $0.append("/transcript", entryJSON("m5", "user", text: "again"))
+            $0.append("/outbox", outboxJSON("o2", "again", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
             $0["/session/tokens"] = nil
         }

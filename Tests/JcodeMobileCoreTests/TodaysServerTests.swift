@@ -45,13 +45,9 @@ final class TodaysServerTests: XCTestCase {
         var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
         let pair = store.pendingID("http_pair")
-        let saved: JSONValue = [
-            "id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil,
-            "working_dir": "/home/me/jcode",
-        ]
+        // The saved server is persisted with the app's snapshot (no storage_write of its own).
         store.event(#"{"type":"pair_finished","effect_id":\#(pair),"ok":true,"token":"tok","server_name":"devbox"}"#, effects: [
             .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok")),
-            .storage(.write(key: "servers", value: [saved])),
             .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok")),
             .device(.haptic(style: .success)), .device(.registerPushNotifications),
         ], followUps: ["paired", "server_changed", "server_selected"]) {
@@ -59,7 +55,7 @@ final class TodaysServerTests: XCTestCase {
             $0["/pairing/has_held_code"] = false
             $0["/servers"] = [[
                 "id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil,
-                "working_dir": "/home/me/jcode", "working_dir_error": nil,
+                "working_dir": "/home/me/jcode", "last_session_id": nil, "working_dir_error": nil,
             ]]
             $0["/selected_server_id"] = "devbox.local:7643"
             $0["/connection/phase"] = "connecting"
@@ -69,6 +65,7 @@ final class TodaysServerTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.1", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/screen"] = "chat"
             $0["/connection/phase"] = "connected"
@@ -117,11 +114,8 @@ final class TodaysServerTests: XCTestCase {
     func testChangingTheWorkingDirectoryOfTheServerInUseSavesItAndConnectsAgainWithIt() {
         var store = SpecStore(.connectedChat)
         store.dispatch(#"{"type":"set_working_dir","value":"/srv/api","server_id":"devbox.local:7643"}"#, effects: [
-            .storage(.write(key: "servers", value: [[
-                "id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false,
-                "server_version": "0.9.2", "working_dir": "/srv/api",
-            ]])),
             .webSocket(.close),
+            .timer(.cancel(timerID: "keepalive.1")),
             .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
         ], followUps: ["working_dir_changed"]) {
             $0["/servers/0/working_dir"] = "/srv/api"
@@ -134,6 +128,7 @@ final class TodaysServerTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/srv/api","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.2", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
             $0["/connection/socket_open"] = true
@@ -144,17 +139,13 @@ final class TodaysServerTests: XCTestCase {
 
     func testChangingTheWorkingDirectoryWhileDisconnectedOnlySavesIt() {
         var store = SpecStore(.connectedChat)
-        store.send(.disconnect, effects: [.webSocket(.close)], followUps: ["connection_lost"]) {
+        store.send(.disconnect, effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.1"))], followUps: ["connection_lost"]) {
             $0["/connection/phase"] = "disconnected"
             $0["/connection/socket_open"] = false
             $0["/banners/status"] = "Disconnected from devbox"
         }
-        store.dispatch(#"{"type":"set_working_dir","value":"/srv/api","server_id":"devbox.local:7643"}"#, effects: [
-            .storage(.write(key: "servers", value: [[
-                "id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false,
-                "server_version": "0.9.2", "working_dir": "/srv/api",
-            ]])),
-        ], followUps: ["working_dir_changed"]) {
+        // Saved in the state (the snapshot persists it); nothing connects.
+        store.dispatch(#"{"type":"set_working_dir","value":"/srv/api","server_id":"devbox.local:7643"}"#, followUps: ["working_dir_changed"]) {
             $0["/servers/0/working_dir"] = "/srv/api"
         }
     }
@@ -163,11 +154,7 @@ final class TodaysServerTests: XCTestCase {
         var store = SpecStore(.connectedChat)
         store.loseTheConnection()
         store.dispatch(#"{"type":"set_working_dir","value":"/srv/api","server_id":"devbox.local:7643"}"#, effects: [
-            .storage(.write(key: "servers", value: [[
-                "id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false,
-                "server_version": "0.9.2", "working_dir": "/srv/api",
-            ]])),
-            .timer(.cancel(timerID: "reconnect.1")),
+            .timer(.cancel(timerID: "reconnect.2")),
             .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
         ], followUps: ["working_dir_changed"]) {
             $0["/servers/0/working_dir"] = "/srv/api"
@@ -178,7 +165,7 @@ final class TodaysServerTests: XCTestCase {
             $0["/banners/status"] = "Connecting to devbox…"
         }
         // The cancelled timer, should it still fire, is stale.
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, notes: ["stale timer reconnect.1 ignored"])
+        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, notes: ["stale timer reconnect.2 ignored"])
     }
 
     func testAServerWithoutAWorkingDirectoryNeverConnectsAndPointsToSettings() {
@@ -203,10 +190,6 @@ final class TodaysServerTests: XCTestCase {
         store.send(.tapNode(id: "connection.working_dir"), followUps: ["navigate"]) { $0["/screen"] = "settings" }
         XCTAssertEqual(store.node("settings.working_dir")?.value, "")
         store.dispatch(#"{"type":"set_working_dir","value":"/home/me/jcode","server_id":"devbox.local:7643"}"#, effects: [
-            .storage(.write(key: "servers", value: [[
-                "id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false,
-                "server_version": nil, "working_dir": "/home/me/jcode",
-            ]])),
             .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok")),
         ], followUps: ["working_dir_changed"]) {
             $0["/servers/0/working_dir"] = "/home/me/jcode"
@@ -230,6 +213,7 @@ final class TodaysServerTests: XCTestCase {
                 store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
                     .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
                     .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+                    .timer(.schedule(timerID: "keepalive.\(2 * attempt - 1)", afterMS: 20000, purpose: "keepalive")),
                 ], followUps: ["socket_opened"]) {
                     $0["/connection/phase"] = "connected"
                     $0["/connection/socket_open"] = true
@@ -238,10 +222,14 @@ final class TodaysServerTests: XCTestCase {
                     $0["/banners/status"] = "Loading conversation…"
                 }
             }
-            // … and closed.
+            // … and closed. Timer ids share one counter: attempt N's socket had
+            // keepalive.2N-1 (the fixture's keepalive.1 for the first), its reconnect is reconnect.2N.
             store.event(
                 #"{"type":"websocket_closed","effect_id":\#(socket),"code":1011}"#,
-                effects: [.timer(.schedule(timerID: "reconnect.\(attempt)", afterMS: step.delay, purpose: "reconnect"))], followUps: ["connection_lost"]
+                effects: [
+                    .timer(.cancel(timerID: "keepalive.\(2 * attempt - 1)")),
+                    .timer(.schedule(timerID: "reconnect.\(2 * attempt)", afterMS: step.delay, purpose: "reconnect")),
+                ], followUps: ["connection_lost"]
             ) {
                 $0["/connection/phase"] = "reconnecting"
                 $0["/connection/attempt"] = .int(Int64(attempt))
@@ -251,7 +239,7 @@ final class TodaysServerTests: XCTestCase {
                 $0["/banners/status"] = .string("Connection lost, retrying in \(step.shown) (attempt \(attempt))")
             }
             store.event(
-                #"{"type":"timer_fired","timer_id":"reconnect.\#(attempt)"}"#,
+                #"{"type":"timer_fired","timer_id":"reconnect.\#(2 * attempt)"}"#,
                 effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]
             ) {
                 $0["/connection/reconnect_delay_ms"] = nil
@@ -263,6 +251,7 @@ final class TodaysServerTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.15", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
             $0["/connection/socket_open"] = true
@@ -279,7 +268,8 @@ final class TodaysServerTests: XCTestCase {
         }
         store.event(
             #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.schedule(timerID: "reconnect.8", afterMS: 1000, purpose: "reconnect"))], followUps: ["connection_lost"]
+            effects: [.timer(.cancel(timerID: "keepalive.15")), .timer(.schedule(timerID: "reconnect.16", afterMS: 1000, purpose: "reconnect"))],
+            followUps: ["connection_lost"]
         ) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1
@@ -295,7 +285,10 @@ final class TodaysServerTests: XCTestCase {
             var store = reconnectedAndSubscribed()
             let socket = store.pendingID("websocket_connect")
             let reason = "The server refused the working directory (\(message)). Set it in Settings, then reconnect."
-            store.server(#"{"type":"error","id":1,"message":"\#(message)"}"#, effects: [.webSocket(.close)], followUps: ["connection_lost"]) {
+            store.server(
+                #"{"type":"error","id":1,"message":"\#(message)"}"#, effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.3"))],
+                followUps: ["connection_lost"]
+            ) {
                 $0["/connection/phase"] = "failed"
                 $0["/connection/socket_open"] = false
                 $0["/connection/reason"] = .string(reason)
@@ -311,10 +304,6 @@ final class TodaysServerTests: XCTestCase {
             XCTAssertEqual(store["/connection/phase"], "failed")
             // Once the person sets another directory, the app connects again.
             store.dispatch(#"{"type":"set_working_dir","value":"/home/me/other","server_id":"devbox.local:7643"}"#, effects: [
-                .storage(.write(key: "servers", value: [[
-                    "id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false,
-                    "server_version": "0.9.2", "working_dir": "/home/me/other",
-                ]])),
                 .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
             ], followUps: ["working_dir_changed"]) {
                 $0["/servers/0/working_dir"] = "/home/me/other"
@@ -333,7 +322,8 @@ final class TodaysServerTests: XCTestCase {
         store.server(#"{"type":"error","id":1,"message":"Session session-fox is owned by another user"}"#)
         store.event(
             #"{"type":"websocket_closed","effect_id":\#(socket),"code":1008}"#,
-            effects: [.timer(.schedule(timerID: "reconnect.2", afterMS: 2000, purpose: "reconnect"))], followUps: ["connection_lost"]
+            effects: [.timer(.cancel(timerID: "keepalive.3")), .timer(.schedule(timerID: "reconnect.4", afterMS: 2000, purpose: "reconnect"))],
+            followUps: ["connection_lost"]
         ) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 2
@@ -353,7 +343,8 @@ final class TodaysServerTests: XCTestCase {
         }
         let reason = "Session was taken over by another client"
         store.server(
-            #"{"type":"session_close_requested","reason":"\#(reason)"}"#, effects: [.webSocket(.close)], followUps: ["connection_lost", "show_error"]
+            #"{"type":"session_close_requested","reason":"\#(reason)"}"#, effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.1"))],
+            followUps: ["connection_lost", "show_error"]
         ) {
             $0["/connection/phase"] = "failed"
             $0["/connection/socket_open"] = false
@@ -362,13 +353,15 @@ final class TodaysServerTests: XCTestCase {
             $0["/banners/error"] = ["message": .string(reason), "retry_after_secs": nil, "text": .string(reason)]
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
+            // "go" may or may not have reached the server: the next history says.
+            $0["/outbox/0/delivery"] = "unconfirmed"
         }
         XCTAssertEqual(store.node("banner.status")?.label, reason)
         XCTAssertEqual(store.node("banner.error")?.label, reason)
         XCTAssertEqual(store.node("connection.retry")?.visible, true)
         XCTAssertEqual(store.node("connection.working_dir")?.visible, false)
         // The host's report of the close schedules no reconnect.
-        store.event(#"{"type":"websocket_closed","effect_id":4}"#, notes: ["websocket_closed for effect 4, which is not the current socket; ignored"])
+        store.event(#"{"type":"websocket_closed","effect_id":3}"#, notes: ["websocket_closed for effect 3, which is not the current socket; ignored"])
         // The person reconnects.
         store.send(.retryConnection, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
             $0["/connection/phase"] = "connecting"
@@ -378,7 +371,10 @@ final class TodaysServerTests: XCTestCase {
 
     func testASessionCloseRequestWithoutAReasonSaysTheServerClosedTheSession() {
         var store = reconnectedAndSubscribed()
-        store.server(#"{"type":"session_close_requested","reason":""}"#, effects: [.webSocket(.close)], followUps: ["connection_lost", "show_error"]) {
+        store.server(
+            #"{"type":"session_close_requested","reason":""}"#, effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.3"))],
+            followUps: ["connection_lost", "show_error"]
+        ) {
             $0["/connection/phase"] = "failed"
             $0["/connection/socket_open"] = false
             $0["/connection/reason"] = "Server closed this session"
@@ -417,7 +413,7 @@ final class TodaysServerTests: XCTestCase {
     func testAnApprovalAskedOnAnEarlierConnectionIsWithdrawnWhenAnsweredAndNothingIsSent() {
         var store = SpecStore(.toolApprovalRequired)
         store.loseTheConnectionMidTurn { $0["/transcript/4/is_streaming"] = false }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
+        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
             $0["/connection/reconnect_delay_ms"] = nil
             $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
@@ -425,6 +421,7 @@ final class TodaysServerTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
             $0["/connection/socket_open"] = true
@@ -447,7 +444,7 @@ final class TodaysServerTests: XCTestCase {
     func testAnApprovalAskedAgainOnTheNewConnectionIsAnswered() {
         var store = SpecStore(.toolApprovalRequired)
         store.loseTheConnectionMidTurn { $0["/transcript/4/is_streaming"] = false }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
+        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
             $0["/connection/reconnect_delay_ms"] = nil
             $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
@@ -455,6 +452,7 @@ final class TodaysServerTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
             $0["/connection/socket_open"] = true
@@ -474,7 +472,7 @@ final class TodaysServerTests: XCTestCase {
     func testARequestFromAnEarlierConnectionIsWithdrawnEvenWhenTheNewConnectionAsksAnother() {
         var store = SpecStore(.toolApprovalRequired)
         store.loseTheConnectionMidTurn { $0["/transcript/4/is_streaming"] = false }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.1"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
+        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
             $0["/connection/reconnect_delay_ms"] = nil
             $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
@@ -482,6 +480,7 @@ final class TodaysServerTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
             $0["/connection/socket_open"] = true
@@ -515,13 +514,14 @@ final class TodaysServerTests: XCTestCase {
     // MARK: - Helpers
 
     /// `connected_chat` whose socket dropped and reconnected once: the new
-    /// socket is open, `subscribe` went out as request 1 and the
-    /// history has not arrived (attempt 1).
+    /// socket is open (its keep-alive is `keepalive.3`), `subscribe` went out
+    /// as request 1 and the history has not arrived (attempt 1).
     private func reconnectedAndSubscribed(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
         var store = SpecStore(.connectedChat, file: file, line: line)
         store.event(
-            #"{"type":"websocket_closed","effect_id":4}"#,
-            effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 1000, purpose: "reconnect"))], followUps: ["connection_lost"], file: file, line: line
+            #"{"type":"websocket_closed","effect_id":3}"#,
+            effects: [.timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 1000, purpose: "reconnect"))],
+            followUps: ["connection_lost"], file: file, line: line
         ) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1
@@ -531,7 +531,7 @@ final class TodaysServerTests: XCTestCase {
             $0["/banners/status"] = "Connection lost, retrying in 1 s (attempt 1)"
         }
         store.event(
-            #"{"type":"timer_fired","timer_id":"reconnect.1"}"#,
+            #"{"type":"timer_fired","timer_id":"reconnect.2"}"#,
             effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))], file: file, line: line
         ) {
             $0["/connection/reconnect_delay_ms"] = nil
@@ -541,6 +541,7 @@ final class TodaysServerTests: XCTestCase {
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"], file: file, line: line) {
             $0["/connection/phase"] = "connected"
             $0["/connection/socket_open"] = true

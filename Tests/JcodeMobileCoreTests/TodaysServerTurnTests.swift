@@ -23,6 +23,7 @@ final class TodaysServerTurnTests: XCTestCase {
         store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
+            $0["/outbox"] = []
         }
     }
 
@@ -33,6 +34,7 @@ final class TodaysServerTurnTests: XCTestCase {
         }
         store.server(#"{"type":"error","id":3,"message":"Provider error: overloaded","retry_after_secs":15}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0["/transcript/4/is_streaming"] = false
             $0["/banners/error"] = ["message": "Provider error: overloaded", "retry_after_secs": 15, "text": "Provider error: overloaded (retry in 15 s)"]
         }
@@ -42,15 +44,20 @@ final class TodaysServerTurnTests: XCTestCase {
         var store = SpecStore.turnRunning()
         store.server(#"{"type":"error","message":"Provider error: overloaded"}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
             $0["/banners/error"] = ["message": "Provider error: overloaded", "retry_after_secs": nil, "text": "Provider error: overloaded"]
         }
     }
 
     func testAnErrorAnsweringAnotherRequestOrAnEarlierMessageLeavesTheTurnRunning() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) { $0["/session/is_processing"] = false }
+        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
         store.send(.sendMessage(text: "next"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"next"}"#))], followUps: ["send"]) {
             $0.append("/transcript", entryJSON("m5", "user", text: "next"))
+            $0.append("/outbox", outboxJSON("o2", "next", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
         store.send(.setModel("gpt-5"), effects: [.webSocket(.send(#"{"id":5,"type":"set_model","model":"gpt-5"}"#))], followUps: ["send"]) {
@@ -63,6 +70,7 @@ final class TodaysServerTurnTests: XCTestCase {
             $0["/banners/error"] = ["message": "late answer to the first message", "retry_after_secs": nil, "text": "late answer to the first message"]
         }
         XCTAssertEqual(store["/session/is_processing"], true)
+        XCTAssertEqual(store["/outbox"], [outboxJSON("o2", "next", delivery: "awaiting_ack")], "neither error acknowledges the message on its way")
     }
 
     // MARK: - done
@@ -74,13 +82,17 @@ final class TodaysServerTurnTests: XCTestCase {
         }
         store.send(.sendMessage(text: "go"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"go"}"#))], followUps: ["send"]) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "go")]
+            $0.append("/outbox", outboxJSON("o1", "go", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
         store.server(#"{"type":"done","id":3}"#, notes: ["done for clear"])
         // A late `done` for this socket's subscribe (request 1) ends nothing either.
         store.server(#"{"type":"done","id":1}"#, notes: ["done for subscribe"])
         XCTAssertEqual(store["/session/is_processing"], true)
-        store.server(#"{"type":"done","id":4}"#, followUps: ["turn_ended"]) { $0["/session/is_processing"] = false }
+        store.server(#"{"type":"done","id":4}"#, followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
     }
 
     func testDoneAnsweringResumeSessionEndsNoTurn() {
@@ -102,10 +114,14 @@ final class TodaysServerTurnTests: XCTestCase {
         }
         store.send(.sendMessage(text: "go"), effects: [.webSocket(.send(#"{"id":5,"type":"message","content":"go"}"#))], followUps: ["send"]) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "go")]
+            $0.append("/outbox", outboxJSON("o1", "go", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
         store.server(#"{"type":"done","id":3}"#, notes: ["done for resume_session"])
-        store.server(#"{"type":"done","id":5}"#, followUps: ["turn_ended"]) { $0["/session/is_processing"] = false }
+        store.server(#"{"type":"done","id":5}"#, followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
     }
 
     // MARK: - Soft interrupts
@@ -122,6 +138,7 @@ final class TodaysServerTurnTests: XCTestCase {
             $0["/transcript/4/is_queued"] = false
             $0["/soft_interrupts"] = []
             $0["/session/is_processing"] = false
+            $0["/outbox"] = []
         }
         XCTAssertEqual(store.node("message.m5")?.label, "You")
         // The server injects it into its next turn: it is already shown.

@@ -38,6 +38,7 @@ final class ToolCallTests: XCTestCase {
         store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
+            $0["/outbox"] = []
             $0["/transcript/4/tool_calls/1/status"] = "interrupted"
             $0["/transcript/4/tool_calls/2/status"] = "interrupted"
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
@@ -55,6 +56,7 @@ final class ToolCallTests: XCTestCase {
         store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/transcript/4/is_streaming"] = false
+            $0["/outbox"] = []
         }
         // Another client's interrupt arrives later: the finished turn's card keeps what the server said.
         store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {

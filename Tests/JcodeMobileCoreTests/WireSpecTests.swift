@@ -129,7 +129,7 @@ final class WireSpecTests: XCTestCase {
         .webSocket(.connect(url: "ws://h:1/ws", authToken: "secret")), .webSocket(.send("{}")), .webSocket(.close),
         .timer(.schedule(timerID: "t", afterMS: 5, purpose: "p")), .timer(.cancel(timerID: "t")),
         .device(.registerPushNotifications), .device(.requestCameraQRScan), .device(.requestSpeechTranscript),
-        .device(.requestImagePicker), .device(.haptic(style: .success)),
+        .device(.requestImagePicker), .device(.createDeviceID), .device(.haptic(style: .success)),
     ]
 
     func testEveryEffectEncodesExactlyItsDeclaredFields() {
@@ -177,6 +177,10 @@ final class WireSpecTests: XCTestCase {
         XCTAssertEqual(
             GatewayRequest.subscribe(workingDir: "/srv/app", targetSessionID: "s", clientInstanceID: "dev-1").line(id: 1),
             #"{"id":1,"type":"subscribe","working_dir":"/srv/app","target_session_id":"s","client_instance_id":"dev-1"}"#)
+        // Without a device id, client_instance_id is left out.
+        XCTAssertEqual(
+            GatewayRequest.subscribe(workingDir: "/srv/app", targetSessionID: nil, clientInstanceID: nil).line(id: 1),
+            #"{"id":1,"type":"subscribe","working_dir":"/srv/app"}"#)
         XCTAssertEqual(
             GatewayRequest.softInterrupt(content: "see", images: [.init(mediaType: "image/png", dataBase64: "AAAA")], urgent: false).line(id: 6),
             #"{"id":6,"type":"soft_interrupt","content":"see","images":[["image/png","AAAA"]],"urgent":false}"#)
@@ -188,13 +192,14 @@ final class WireSpecTests: XCTestCase {
 
     static let sampleRequests: [GatewayRequest] = [
         .subscribe(workingDir: "/w", targetSessionID: "s", clientInstanceID: "d"),
-        .subscribe(workingDir: "/w", targetSessionID: nil, clientInstanceID: "d"), .getHistory,
+        .subscribe(workingDir: "/w", targetSessionID: nil, clientInstanceID: "d"),
+        .subscribe(workingDir: "/w", targetSessionID: "s", clientInstanceID: nil), .getHistory,
         .message(content: "hi", images: [.init(mediaType: "image/png", dataBase64: "AAAA")]), .message(content: "hi", images: []),
         .cancel, .softInterrupt(content: "also", images: [], urgent: true),
         .softInterrupt(content: "look", images: [.init(mediaType: "image/png", dataBase64: "AAAA")], urgent: false),
-        .cancelSoftInterrupts, .resumeSession(sessionID: "s", clientInstanceID: "d"),
+        .cancelSoftInterrupts, .resumeSession(sessionID: "s", clientInstanceID: "d"), .resumeSession(sessionID: "s", clientInstanceID: nil),
         .setModel("m"), .setReasoningEffort("high"), .compact, .renameSession(title: "t"), .renameSession(title: nil), .clear,
-        .permissionResponse(requestID: "p", approved: true, remember: false), .stdinResponse(requestID: "r", input: "secret"),
+        .permissionResponse(requestID: "p", approved: true, remember: false), .stdinResponse(requestID: "r", input: "secret"), .ping,
     ]
 
     func testEveryGatewayRequestEncodesExactlyItsDeclaredFields() {
@@ -224,7 +229,7 @@ final class WireSpecTests: XCTestCase {
         XCTAssertEqual(GatewayRequest.specs.map(\.kind.rawValue).sorted(), GatewayRequest.Kind.allCases.map(\.rawValue).sorted())
         for kind in EffectKind.allCases { XCTAssertEqual(kind.spec.kind, kind) }
         XCTAssertEqual(Self.sampleEffects.filter(\.expectsAnswer).map(\.type), [
-            "http_health", "http_pair", "secure_store_write", "secure_store_read", "websocket_connect",
+            "http_health", "http_pair", "secure_store_write", "secure_store_read", "websocket_connect", "create_device_id",
         ], "the effects the ledger keeps until answered")
     }
 }

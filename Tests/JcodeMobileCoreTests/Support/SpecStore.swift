@@ -281,6 +281,12 @@ func entryJSON(
     ]
 }
 
+/// An outbox message as the state JSON writes it (`delivery`: "waiting",
+/// "awaiting_ack" or "unconfirmed").
+func outboxJSON(_ id: String, _ text: String, attachments: [JSONValue] = [], delivery: String) -> JSONValue {
+    ["id": .string(id), "text": .string(text), "attachments": .array(attachments), "delivery": .string(delivery)]
+}
+
 /// A tool call as the state JSON writes it.
 func toolCallJSON(
     _ id: String, _ name: String, input: String = "", output: String = "", status: String, error: String? = nil

@@ -4,11 +4,13 @@ import XCTest
 /// Steps several specifications share, each stated as facts.
 extension SpecStore {
     /// `connected_chat` with "go" sent: a turn is running (the message went
-    /// out as request 3; the user entry is `m4`).
+    /// out as request 3; the user entry is `m4`; it stays in the outbox as
+    /// `o1`, awaiting its ack, until the server acknowledges it).
     static func turnRunning(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
         var store = SpecStore(.connectedChat, file: file, line: line)
         store.send(.sendMessage(text: "go"), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))], followUps: ["send"], file: file, line: line) {
             $0.append("/transcript", entryJSON("m4", "user", text: "go"))
+            $0.append("/outbox", outboxJSON("o1", "go", delivery: "awaiting_ack"))
             $0["/session/is_processing"] = true
         }
         return store
@@ -32,12 +34,15 @@ extension SpecStore {
         }
     }
 
-    /// The open socket of `connected_chat` closes; a reconnect is scheduled after 1 s.
+    /// The open socket of `connected_chat` closes: its keep-alive timer
+    /// (`keepalive.1`, from when it opened) is cancelled and a reconnect is
+    /// scheduled after 1 s (`reconnect.2`: timer ids share one counter).
     mutating func loseTheConnection(file: StaticString = #filePath, line: UInt = #line) {
         guard let socket = state.connection.socketEffectID?.rawValue else { return XCTFail("no open socket", file: file, line: line) }
         event(
             #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.schedule(timerID: "reconnect.1", afterMS: 1000, purpose: "reconnect"))], followUps: ["connection_lost"], file: file, line: line
+            effects: [.timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 1000, purpose: "reconnect"))],
+            followUps: ["connection_lost"], file: file, line: line
         ) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1
