@@ -137,11 +137,13 @@ public enum Scenario: String, Sendable, CaseIterable {
 /// Drives a store with the inputs a host would send, answering effects as a
 /// well-behaved host and a jcode server would.
 struct ScenarioScript {
-    var store = Store(state: {
-        var s = AppState()
-        s.lifecycle.deviceID = "fixture-device"
-        return s
-    }())
+    // A fixture is a state, not a history of writes: nothing is persisted while building it.
+    var store = Store(
+        state: {
+            var s = AppState()
+            s.lifecycle.deviceID = "fixture-device"
+            return s
+        }(), persists: false)
     /// The effects of the last input.
     var lastEffects: [(id: EffectID, effect: Effect)] = []
     /// Steps that could not run as written.
