@@ -475,14 +475,16 @@ static void validate_tree_at(int line, const jv *tree_reply, const char *ctx) {
 /* The secrets of the flow. Distinctive, so a substring search means something. */
 static const char TOKEN[] = "tok-Zq81mWv3xK7p";
 static const char CODE[] = "731904";
+/* What the harness's device answers to create_device_id. */
+#define HARNESS_DEVICE_ID "c-harness-install-0001"
 
 /* state, tree, logs and the change feed mention none of the secrets, raw or
 ** decoded: the token is never in the state, and once the pairing code has
 ** been used it is scrubbed from every retained change record too. */
 static void expect_no_secrets_at(int line, session *s, const char *ctx) {
     const char *secrets[2];
-    reply out[5];
-    const char *what[5] = {"state", "tree", "logs", "changes(0)", "changes(since the code was used)"};
+    reply out[6];
+    const char *what[6] = {"state", "tree", "logs", "changes(0)", "changes(since the code was used)", "snapshot"};
     int i, k;
     secrets[0] = TOKEN;
     secrets[1] = CODE;
@@ -491,7 +493,8 @@ static void expect_no_secrets_at(int line, session *s, const char *ctx) {
     out[2] = take_at(line, jcode_mobile_logs(s->app, 0), ctx);
     out[3] = take_at(line, jcode_mobile_changes(s->app, 0), ctx);
     out[4] = take_at(line, jcode_mobile_changes(s->app, (uint64_t)(s->code_used_rev > 0 ? s->code_used_rev : 0)), ctx);
-    for (i = 0; i < 5; i++) {
+    out[5] = take_at(line, jcode_mobile_snapshot(s->app), ctx);
+    for (i = 0; i < 6; i++) {
         for (k = 0; k < 2; k++) {
             int leaked;
             if (k == 1 && i == 4 && s->code_used_rev <= 0) continue;
@@ -803,6 +806,14 @@ static long long fill_and_submit_at(int line, session *s, int by_tap, const char
     r = send_at(line, s, 0,
                 by_tap ? "{\"type\":\"tap_node\",\"node_id\":\"pair.submit\"}" : "{\"type\":\"submit_pairing\"}",
                 CHANGES, ctx);
+    if (count_effects(r.doc, "create_device_id") == 1) {
+        /* No identity yet (the first pairing of this install): the host creates one, then the code goes out. */
+        char buf[160];
+        snprintf(buf, sizeof buf, "{\"type\":\"device_id_created\",\"effect_id\":%lld,\"device_id\":\"%s\"}",
+                 effect_id_of(find_effect(r.doc, "create_device_id", 0)), HARNESS_DEVICE_ID);
+        reply_free(&r);
+        r = send_at(line, s, 1, buf, CHANGES, ctx);
+    }
     check_at(line, count_effects(r.doc, "http_pair") == 1, "%s: expected one http_pair effect: %.300s", ctx,
              r.raw ? r.raw : "(null)");
     s->code_used_rev = s->rev;
@@ -960,16 +971,34 @@ static void test_flow(void) {
     EXPECT_STR(node, "value", "devbox.local", "form filled: pair.host");
     reply_free(&tr);
 
-    /* submit_pairing → http_pair. */
+    /* submit_pairing → create_device_id (a first launch has no identity) → device_id_created → http_pair. */
     r = DISPATCH(&s, "{\"type\":\"submit_pairing\"}", CHANGES, "submit_pairing");
     EXPECT_LEN(r.doc, "effects", 1, "submit_pairing");
+    e = find_effect(r.doc, "create_device_id", 0);
+    CHECK(e != NULL, "submit_pairing: no create_device_id effect: %.300s", r.raw ? r.raw : "");
+    {
+        char buf[160];
+        snprintf(buf, sizeof buf, "{\"type\":\"device_id_created\",\"effect_id\":%lld,\"device_id\":\"%s\"}",
+                 effect_id_of(e), HARNESS_DEVICE_ID);
+        reply_free(&r);
+        st = GET_STATE(&s, "waiting for the identity");
+        EXPECT_BOOL(st.doc, "state.pairing.awaiting_identity", 1, "waiting for the identity");
+        EXPECT_NULL(st.doc, "state.lifecycle.device_id", "waiting for the identity");
+        reply_free(&st);
+        r = EVENT(&s, buf, CHANGES, "device_id_created");
+    }
+    /* http_pair, and the snapshot keeps the new identity */
+    EXPECT_LEN(r.doc, "effects", 2, "device_id_created");
+    CHECK(count_effects(r.doc, "storage_write") == 1, "device_id_created: expected one storage_write");
+    EXPECT_STR(find_effect(r.doc, "storage_write", 0), "value.device.device_id", HARNESS_DEVICE_ID,
+               "device_id_created: snapshot");
     e = find_effect(r.doc, "http_pair", 0);
-    if (CHECK(e != NULL, "submit_pairing: no http_pair effect: %.300s", r.raw ? r.raw : "")) {
+    if (CHECK(e != NULL, "device_id_created: no http_pair effect: %.300s", r.raw ? r.raw : "")) {
         EXPECT_STR(e, "host", "devbox.local", "http_pair");
         EXPECT_INT(e, "port", 7643, "http_pair");
         EXPECT_BOOL(e, "use_tls", 0, "http_pair");
         EXPECT_STR(e, "code", CODE, "http_pair");
-        EXPECT_NONEMPTY(e, "device_id", "http_pair");
+        EXPECT_STR(e, "device_id", HARNESS_DEVICE_ID, "http_pair");
         EXPECT_STR(e, "device_name", "Harness Phone", "http_pair");
     }
     pair_id = effect_id_of(e);
@@ -1001,7 +1030,10 @@ static void test_flow(void) {
     store_key = jstr(e, "key");
     CHECK(count_effects(r.doc, "storage_write") == 1, "pair_finished: expected one storage_write");
     e = find_effect(r.doc, "storage_write", 0);
-    EXPECT_NONEMPTY(e, "key", "storage_write");
+    EXPECT_STR(e, "key", "snapshot", "storage_write");
+    EXPECT_INT(e, "value.version", 1, "storage_write");
+    EXPECT_STR(e, "value.servers[0].host", "devbox.local", "storage_write");
+    EXPECT_STR(e, "value.device.device_id", HARNESS_DEVICE_ID, "storage_write");
     CHECK(e && !jcontains(jget(e, "value"), TOKEN), "storage_write must not persist the token");
     CHECK(count_effects(r.doc, "websocket_connect") == 1, "pair_finished: expected one websocket_connect");
     e = find_effect(r.doc, "websocket_connect", 0);
@@ -1024,14 +1056,16 @@ static void test_flow(void) {
     reply_free(&st);
     EXPECT_NO_SECRETS(&s, "after pairing");
     /* Logs keep the effects, redacted. */
-    lg = GET_LOGS(&s, 2, "after pairing");
+    lg = GET_LOGS(&s, 3, "after pairing");
     EXPECT_STR(lg.doc, "entries[0].type", "submit_pairing", "logs");
-    EXPECT_STR(lg.doc, "entries[0].effects[0].type", "http_pair", "logs");
-    EXPECT_STR(lg.doc, "entries[0].effects[0].code", "[redacted]", "logs");
-    EXPECT_STR(lg.doc, "entries[1].type", "pair_finished", "logs");
-    EXPECT_STR(lg.doc, "entries[1].kind", "event", "logs");
+    EXPECT_STR(lg.doc, "entries[0].effects[0].type", "create_device_id", "logs");
+    EXPECT_STR(lg.doc, "entries[1].type", "device_id_created", "logs");
+    EXPECT_STR(lg.doc, "entries[1].effects[0].type", "http_pair", "logs");
+    EXPECT_STR(lg.doc, "entries[1].effects[0].code", "[redacted]", "logs");
+    EXPECT_STR(lg.doc, "entries[2].type", "pair_finished", "logs");
+    EXPECT_STR(lg.doc, "entries[2].kind", "event", "logs");
     {
-        const jv *entry = jget(lg.doc, "entries[1]");
+        const jv *entry = jget(lg.doc, "entries[2]");
         EXPECT_STR(find_effect(entry, "websocket_connect", 0), "auth_token", "[redacted]", "logged websocket_connect");
         EXPECT_STR(find_effect(entry, "secure_store_write", 0), "value", "[redacted]", "logged secure_store_write");
     }
@@ -1103,7 +1137,9 @@ static void test_flow(void) {
     EXPECT_STR(st.doc, "state.transcript[0].role", "user", "sent");
     EXPECT_STR(st.doc, "state.transcript[0].text", "hello", "sent");
     EXPECT_BOOL(st.doc, "state.session.is_processing", 1, "sent");
-    EXPECT_LEN(st.doc, "state.outbox", 0, "sent");
+    /* sent, not confirmed: it stays in the outbox until the server's ack or the turn's end */
+    EXPECT_LEN(st.doc, "state.outbox", 1, "sent");
+    EXPECT_STR(st.doc, "state.outbox[0].delivery", "awaiting_ack", "sent");
     reply_free(&st);
 
     /* The reply streams in: raw frames, one with two events, escapes, a parsed event, junk. */
@@ -1152,6 +1188,7 @@ static void test_flow(void) {
     EXPECT_STR(st.doc, "state.screen", "chat", "done");
     EXPECT_STR(st.doc, "state.connection.phase", "connected", "done");
     EXPECT_NULL(st.doc, "state.banners.error", "done");
+    EXPECT_LEN(st.doc, "state.outbox", 0, "done: the turn's end confirms the message");
     reply_free(&st);
     free(expected.d);
 
@@ -1395,6 +1432,7 @@ static void test_null_arguments(void) {
     EXPECT_ERROR(jcode_mobile_logs(NULL, 0), "null_argument", "app", OFF_IGNORE, 0, "logs(NULL, 0)");
     EXPECT_ERROR(jcode_mobile_logs(NULL, 10), "null_argument", "app", OFF_IGNORE, 0, "logs(NULL, 10)");
     EXPECT_ERROR(jcode_mobile_changes(NULL, 0), "null_argument", "app", OFF_IGNORE, 0, "changes(NULL, 0)");
+    EXPECT_ERROR(jcode_mobile_snapshot(NULL), "null_argument", "app", OFF_IGNORE, 0, "snapshot(NULL)");
     EXPECT_REJECTED(&s, 0, (const char *)NULL, "null_argument", "action_json", OFF_IGNORE, 1,
                     "dispatch(app, NULL)");
     EXPECT_REJECTED(&s, 1, (const char *)NULL, "null_argument", "event_json", OFF_IGNORE, 1,
@@ -1570,6 +1608,8 @@ static void test_bad_handles(void) {
         EXPECT_ERROR(jcode_mobile_logs(h, 0), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
         snprintf(ctx, sizeof ctx, "changes(%s)", what);
         EXPECT_ERROR(jcode_mobile_changes(h, 0), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
+        snprintf(ctx, sizeof ctx, "snapshot(%s)", what);
+        EXPECT_ERROR(jcode_mobile_snapshot(h), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
         /* A bad handle and a NULL argument: either error is right, nothing else. */
         {
             reply r = TAKE(jcode_mobile_dispatch(h, NULL), ctx);
@@ -1635,7 +1675,15 @@ static void test_app_new(void) {
     EXPECT_NEW_FAILS("{\"viewport\":\"big\"}", "invalid_field", NULL, OFF_IGNORE, "app_new(viewport: string)");
     EXPECT_NEW_FAILS("[]", "invalid_scenario", NULL, OFF_IGNORE, "app_new([])");
     EXPECT_NEW_FAILS("{\"no_such_option\":1}", "invalid_scenario", NULL, OFF_IGNORE, "app_new(unknown option)");
-    EXPECT_NEW_FAILS("{\"snapshot\":{}}", "invalid_scenario", NULL, OFF_IGNORE, "app_new(snapshot)");
+    EXPECT_NEW_FAILS("{\"snapshot\":{}}", "invalid_snapshot", "snapshot.version", OFF_IGNORE,
+                     "app_new(snapshot without version)");
+    EXPECT_NEW_FAILS("{\"snapshot\":[1]}", "invalid_snapshot", "snapshot", OFF_IGNORE, "app_new(snapshot: array)");
+    EXPECT_NEW_FAILS("{\"snapshot\":{\"version\":\"1\"}}", "invalid_snapshot", "snapshot.version", OFF_IGNORE,
+                     "app_new(snapshot version: string)");
+    EXPECT_NEW_FAILS("{\"snapshot\":{\"version\":2}}", "unsupported_snapshot", "snapshot.version", OFF_IGNORE,
+                     "app_new(snapshot version 2)");
+    EXPECT_NEW_FAILS("{\"scenario\":\"connected_chat\",\"snapshot\":{\"version\":1}}", "invalid_scenario",
+                     "snapshot", OFF_IGNORE, "app_new(scenario and snapshot)");
     EXPECT_NEW_FAILS("{\"scenario\":\"\xff\"}", "invalid_utf8", NULL, 13, "app_new(invalid UTF-8)");
     deep = repeat("", '[', 100000, "");
     EXPECT_NEW_FAILS(deep, "too_deep", NULL, OFF_IGNORE, "app_new(100 000 × [)");
@@ -1706,6 +1754,98 @@ static void test_app_new(void) {
         reply_free(&st);
         jcode_mobile_app_free(s.app);
     }
+}
+
+/* ================================================================ snapshot */
+
+/* The "snapshot" member of a jcode_mobile_snapshot answer, as the library wrote it
+** ({"ok":true,"snapshot":…}); NULL when the answer has another shape. Owned by the caller. */
+static char *snapshot_member(const char *raw) {
+    static const char prefix[] = "{\"ok\":true,\"snapshot\":";
+    size_t n;
+    char *out;
+    if (!raw || strncmp(raw, prefix, sizeof prefix - 1) != 0) return NULL;
+    n = strlen(raw) - (sizeof prefix - 1);
+    if (n < 2 || raw[strlen(raw) - 1] != '}') return NULL;
+    out = (char *)jmini_xmalloc(n);
+    memcpy(out, raw + sizeof prefix - 1, n - 1);
+    out[n - 1] = '\0';
+    return out;
+}
+
+static void test_snapshot(void) {
+    session s, back;
+    reply r, again, st;
+    char *member = NULL, *opts;
+    void *freed;
+
+    g_section = "snapshot";
+    EXPECT_ERROR(jcode_mobile_snapshot(NULL), "null_argument", "app", OFF_IGNORE, 0, "snapshot(NULL)");
+    freed = jcode_mobile_app_new(NULL);
+    if (CHECK(freed != NULL, "app_new(NULL) returned NULL")) {
+        jcode_mobile_app_free(freed);
+        EXPECT_ERROR(jcode_mobile_snapshot(freed), "invalid_handle", NULL, OFF_IGNORE, 0, "snapshot(freed)");
+    }
+
+    /* A first launch: version 1, no identity yet, nothing saved. */
+    if (CHECK(session_open(&s, NULL), "app_new(NULL) returned NULL")) {
+        r = TAKE(jcode_mobile_snapshot(s.app), "snapshot(first launch)");
+        CHECK(jtrue(r.doc, "ok"), "snapshot(first launch): not ok: %.200s", r.raw ? r.raw : "(null)");
+        EXPECT_INT(r.doc, "snapshot.version", 1, "snapshot(first launch)");
+        EXPECT_NULL(r.doc, "snapshot.device.device_id", "snapshot(first launch)");
+        EXPECT_LEN(r.doc, "snapshot.servers", 0, "snapshot(first launch)");
+        EXPECT_NULL(r.doc, "snapshot.selected_server_id", "snapshot(first launch)");
+        EXPECT_STR(r.doc, "snapshot.composer.draft", "", "snapshot(first launch)");
+        EXPECT_LEN(r.doc, "snapshot.outbox.messages", 0, "snapshot(first launch)");
+        reply_free(&r);
+        jcode_mobile_app_free(s.app);
+    }
+
+    /* A connected app with a draft: the round trip gives the same snapshot, byte for byte. */
+    if (!CHECK(session_open(&s, "{\"scenario\":\"connected_chat\"}"), "app_new(connected_chat) returned NULL")) return;
+    drop(DISPATCH_VALUE(&s, "set_draft", "half a thought \xc3\xa9", CHANGES));
+    r = TAKE(jcode_mobile_snapshot(s.app), "snapshot(connected_chat)");
+    CHECK(jtrue(r.doc, "ok"), "snapshot(connected_chat): not ok: %.200s", r.raw ? r.raw : "(null)");
+    EXPECT_INT(r.doc, "snapshot.version", 1, "snapshot(connected_chat)");
+    EXPECT_LEN(r.doc, "snapshot.servers", 1, "snapshot(connected_chat)");
+    EXPECT_STR(r.doc, "snapshot.servers[0].host", "devbox.local", "snapshot(connected_chat)");
+    EXPECT_NONEMPTY(r.doc, "snapshot.servers[0].last_session_id", "snapshot(connected_chat)");
+    EXPECT_NONEMPTY(r.doc, "snapshot.selected_server_id", "snapshot(connected_chat)");
+    EXPECT_STR(r.doc, "snapshot.composer.draft", "half a thought \xc3\xa9", "snapshot(connected_chat)");
+    /* Asking twice changes nothing. */
+    again = TAKE(jcode_mobile_snapshot(s.app), "snapshot(connected_chat) again");
+    CHECK(r.raw && again.raw && strcmp(r.raw, again.raw) == 0, "snapshot twice: the answers differ");
+    reply_free(&again);
+    member = snapshot_member(r.raw);
+    if (CHECK(member != NULL, "snapshot: not {\"ok\":true,\"snapshot\":…}: %.200s", r.raw ? r.raw : "(null)")) {
+        sbuf b = {NULL, 0, 0};
+        sb_puts(&b, "{\"snapshot\":");
+        sb_puts(&b, member);
+        sb_puts(&b, "}");
+        opts = sb_take(&b);
+        if (CHECK(session_open(&back, opts), "app_new({snapshot}) returned NULL: %.300s", opts)) {
+            again = TAKE(jcode_mobile_snapshot(back.app), "snapshot(restored)");
+            CHECK(r.raw && again.raw && strcmp(r.raw, again.raw) == 0,
+                  "round trip: the restored app's snapshot differs:\n  saved:    %.400s\n  restored: %.400s",
+                  r.raw ? r.raw : "(null)", again.raw ? again.raw : "(null)");
+            reply_free(&again);
+            /* The restored app shows the chat and connects once in front. */
+            st = GET_STATE(&back, "restored");
+            EXPECT_STR(st.doc, "state.screen", "chat", "restored");
+            EXPECT_STR(st.doc, "state.connection.phase", "connecting", "restored");
+            EXPECT_STR(st.doc, "state.draft", "half a thought \xc3\xa9", "restored");
+            reply_free(&st);
+            again = EVENT(&back, "{\"type\":\"app_foreground\"}", ANY_CHANGE, "app_foreground after restore");
+            EXPECT_STR(find_effect(again.doc, "secure_store_read", 0), "key", "jcode.token.devbox.local:7643",
+                       "app_foreground after restore");
+            reply_free(&again);
+            jcode_mobile_app_free(back.app);
+        }
+        free(opts);
+    }
+    free(member);
+    reply_free(&r);
+    jcode_mobile_app_free(s.app);
 }
 
 /* ================================================================ 5. threads */
@@ -1978,6 +2118,7 @@ int main(void) {
     test_malformed_inputs();
     test_bad_handles();
     test_app_new();
+    test_snapshot();
     test_threads();
     printf("%ld passed, %ld failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

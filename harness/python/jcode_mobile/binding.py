@@ -129,10 +129,19 @@ def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
             "jcode_mobile_changes": ([c_void_p, ctypes.c_uint64], c_void_p),
             "jcode_mobile_string_free": ([c_void_p], None),
         }
+        #: Functions a library older than the package may lack (library 0.2.0 added them).
+        optional = {
+            "jcode_mobile_snapshot": ([c_void_p], c_void_p),
+        }
         for name, (argtypes, restype) in signatures.items():
             fn = getattr(lib, name)
             fn.argtypes = argtypes
             fn.restype = restype
+        for name, (argtypes, restype) in optional.items():
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.argtypes = argtypes
+                fn.restype = restype
         if path is None:
             _library = lib
         return lib
@@ -285,6 +294,20 @@ class App:
 
     def changes_raw(self, since: int) -> dict:
         return json.loads(self.changes_bytes(since).decode("utf-8"))
+
+    def snapshot_raw(self) -> dict:
+        """``jcode_mobile_snapshot``; the parsed answer, ok or not."""
+        fn = getattr(self._lib, "jcode_mobile_snapshot", None)
+        if fn is None:
+            raise AttributeError("the loaded library has no jcode_mobile_snapshot (it is older than 0.2.0)")
+        return take_json(self._lib, fn(self._handle))
+
+    def snapshot(self) -> dict:
+        """What the app would persist now (the ``snapshot`` member of
+        ``jcode_mobile_snapshot``): pass it back as ``App({"snapshot": …})``
+        at the next launch. Raises :class:`JcodeMobileError` (``invalid_handle``
+        after :meth:`close`)."""
+        return _checked(self.snapshot_raw())["snapshot"]
 
     def changes(self, since: int) -> dict:
         """What changed after revision ``since``: ``{"revision","since","changes":[{"revision","ops"}]}``,

@@ -1515,6 +1515,10 @@ TINY_PNG_BASE64 = base64.b64encode(
 ).decode("ascii")
 
 
+#: What the in-memory :class:`Host` answers to ``create_device_id`` (uuid-shaped, fixed).
+FAKE_DEVICE_ID = "00000000-0000-4000-8000-000000000001"
+
+
 class Host:
     """Executes the core's effects against a :class:`FakeJcodeServer`.
 
@@ -1533,6 +1537,9 @@ class Host:
         push_token, qr_payload, speech_text, image: what the device answers
             to register_push_notifications, the QR scanner, dictation and the
             photo picker (None: no answer / scan cancelled).
+        device_id: what the device answers to ``create_device_id``
+            (``device_id_created``); deterministic by default so runs compare
+            (a real host makes a uuid4). None: never answered.
         recorder: also hands every call into the core to
             ``recorder.record(kind, input, report, app=app)`` (a
             :class:`jcode_mobile.trace.Recorder`, or anything with that
@@ -1556,6 +1563,7 @@ class Host:
         speech_text: Optional[str] = "Run the tests",
         image: Optional[Tuple[str, str]] = ("image/png", TINY_PNG_BASE64),
         recorder: Optional[Any] = None,
+        device_id: Optional[str] = FAKE_DEVICE_ID,
     ):
         if delivery not in ("parsed", "raw"):
             raise ValueError("delivery is 'parsed' or 'raw'")
@@ -1570,6 +1578,7 @@ class Host:
         self.qr_payload = qr_payload
         self.speech_text = speech_text
         self.image = image
+        self.device_id = device_id
         #: Receives every call into the core (see ``recorder`` above); may be set later.
         self.recorder = recorder
 
@@ -1854,3 +1863,7 @@ class Host:
 
     def _do_haptic(self, eid: int, e: dict) -> None:
         self.haptics.append(e["style"])
+
+    def _do_create_device_id(self, eid: int, e: dict) -> None:
+        if self.device_id is not None:
+            self._answer({"type": "device_id_created", "effect_id": eid, "device_id": self.device_id})

@@ -73,6 +73,7 @@ def test_null_app_for_every_handle_function(lib):
         "tree": lambda: lib.jcode_mobile_tree(None),
         "logs": lambda: lib.jcode_mobile_logs(None, 0),
         "changes": lambda: lib.jcode_mobile_changes(None, 0),
+        "snapshot": lambda: lib.jcode_mobile_snapshot(None),
     }
     for name, call in calls.items():
         report = take_json(lib, call())
@@ -262,6 +263,7 @@ def handle_calls(lib, handle):
         "tree": lambda: lib.jcode_mobile_tree(handle),
         "logs": lambda: lib.jcode_mobile_logs(handle, 0),
         "changes": lambda: lib.jcode_mobile_changes(handle, 0),
+        "snapshot": lambda: lib.jcode_mobile_snapshot(handle),
     }
 
 
@@ -279,6 +281,9 @@ def test_freed_handle(lib):
     assert_invalid_handle(lib, handle)
     with pytest.raises(JcodeMobileError) as info:
         app.state()
+    assert info.value.code == "invalid_handle"
+    with pytest.raises(JcodeMobileError) as info:
+        app.snapshot()
     assert info.value.code == "invalid_handle"
     # Other apps are unaffected.
     assert other.state()["screen"] == "chat"
@@ -326,7 +331,17 @@ BAD_OPTIONS = [
     (b'"connected_chat"', "invalid_scenario", None),
     (b'{"scenario":"atlantis"}', "invalid_scenario", "scenario"),
     (b'{"bogus":1}', "invalid_scenario", "bogus"),
-    (b'{"snapshot":{}}', "invalid_scenario", "snapshot"),
+    (b'{"snapshot":{}}', "invalid_snapshot", "snapshot.version"),
+    (b'{"snapshot":[]}', "invalid_snapshot", "snapshot"),
+    (b'{"snapshot":"v1"}', "invalid_snapshot", "snapshot"),
+    (b'{"snapshot":{"version":"1"}}', "invalid_snapshot", "snapshot.version"),
+    (b'{"snapshot":{"version":1.5}}', "invalid_snapshot", "snapshot.version"),
+    (b'{"snapshot":{"version":2}}', "unsupported_snapshot", "snapshot.version"),
+    (b'{"snapshot":{"version":0}}', "unsupported_snapshot", "snapshot.version"),
+    (b'{"scenario":"connected_chat","snapshot":{"version":1}}', "invalid_scenario", "snapshot"),
+    (b'{"device_id":""}', "invalid_field", "device_id"),
+    (b'{"device_id":"has space"}', "invalid_field", "device_id"),
+    (b'{"device_id":"' + b"x" * 129 + b'"}', "invalid_field", "device_id"),
     (b'{"scenario":3}', "invalid_field", "scenario"),
     (b'{"log_capacity":0}', "invalid_field", "log_capacity"),
     (b'{"log_capacity":100001}', "invalid_field", "log_capacity"),

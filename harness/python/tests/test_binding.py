@@ -113,3 +113,30 @@ def test_package_loads_without_the_environment_variable():
     out = subprocess.run([sys.executable, "-c", code], cwd=HARNESS, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[1] == "onboarding"
+
+
+def test_snapshot_of_a_first_launch_and_its_round_trip():
+    with App({"device_id": "ios-6F1C", "device_name": "Ana's phone"}) as app:
+        app.dispatch({"type": "set_draft", "value": "half a thought"})
+        snapshot = app.snapshot()
+        assert snapshot == {
+            "version": 1,
+            "device": {"device_id": "ios-6F1C", "device_name": "Ana's phone"},
+            "servers": [],
+            "selected_server_id": None,
+            "composer": {"draft": "half a thought", "attachments": [], "next_attachment_id": 1},
+            "outbox": {"messages": [], "next_id": 1},
+        }
+        assert app.snapshot_raw() == {"ok": True, "snapshot": snapshot}
+    with App({"snapshot": snapshot}) as restored:
+        assert restored.snapshot() == snapshot
+        state = restored.state()
+        assert state["draft"] == "half a thought" and state["screen"] == "onboarding"
+
+
+def test_snapshot_of_a_freed_app_raises_invalid_handle():
+    app = App()
+    app.close()
+    with pytest.raises(JcodeMobileError) as info:
+        app.snapshot()
+    assert info.value.code == "invalid_handle"

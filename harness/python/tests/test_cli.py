@@ -338,3 +338,49 @@ def unused_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_start_after_shutdown_restores_the_paired_server_the_session_and_the_draft(gateway, tmp_path):
+    socket = tmp_path / "sim.sock"
+    try:
+        out = cli("start", socket=socket)
+        assert out.returncode == 0, out.stderr
+        assert "restored" not in out.stdout  # nothing saved yet: onboarding
+        pair(socket, gateway.port)
+        assert cli("assert-screen", "chat", "--timeout", "10", socket=socket).returncode == 0
+        # chat (today's jcode forgets a session nothing was said in when its connection ends)
+        assert cli("set-field", "draft", "Run the tests", socket=socket).returncode == 0
+        assert cli("tap", "chat.send", socket=socket).returncode == 0
+        assert cli("assert-text", "All 42 tests pass.", "--timeout", "10", socket=socket).returncode == 0
+        first = json.loads(cli("state", socket=socket).stdout)
+        assert cli("set-field", "draft", "Half a thought", socket=socket).returncode == 0
+        assert cli("shutdown", socket=socket, timeout=15).returncode == 0
+
+        # the saved data sits beside the socket: the snapshot (no token) and the token (0600)
+        saved = json.loads((tmp_path / "sim.storage.json").read_text())
+        assert saved["snapshot"]["selected_server_id"] == f"127.0.0.1:{gateway.port}"
+        assert saved["snapshot"]["composer"]["draft"] == "Half a thought"
+        assert (tmp_path / "sim.secure.json").stat().st_mode & 0o777 == 0o600
+
+        out = cli("start", socket=socket)
+        assert out.returncode == 0, out.stderr
+        assert "screen chat, restored from the saved data" in out.stdout
+        assert json.loads(cli("status", socket=socket).stdout)["restored"] is True
+        assert cli("assert-no-error", "--timeout", "10", socket=socket).returncode == 0
+        for _ in range(100):
+            state = json.loads(cli("state", socket=socket).stdout)
+            if state["connection"]["phase"] == "connected" and state["session"]["history_loaded"]:
+                break
+        assert state["connection"]["phase"] == "connected"
+        assert state["session"]["id"] == first["session"]["id"]  # the same session, resumed
+        assert state["draft"] == "Half a thought"
+        assert [(m["role"], m["text"]) for m in state["transcript"]][:1] == [("user", "Run the tests")]
+        assert gateway.call(lambda fake: len(fake.pair_requests)) == 1  # never paired again
+        assert cli("assert-effect", "secure_store_read", socket=socket).returncode == 0
+        assert cli("shutdown", socket=socket, timeout=15).returncode == 0
+
+        out = cli("start", "--fresh", socket=socket)  # ignore the saved data
+        assert out.returncode == 0, out.stderr
+        assert "screen onboarding" in out.stdout and "restored" not in out.stdout
+    finally:
+        cli("shutdown", socket=socket, timeout=15)

@@ -48,7 +48,7 @@ def test_the_demo_talks_to_a_gateway_on_a_loopback_port(demo_output):
 
 def test_beside_each_screen_is_the_json_that_crossed_the_boundary(demo_output):
     assert '| > {"type":"tap_node","node_id":"pair.submit"}' in demo_output
-    assert '| < {"effect_id":1,"type":"http_pair","host":"127.0.0.1"' in demo_output
+    assert '| < {"effect_id":2,"type":"http_pair","host":"127.0.0.1"' in demo_output  # 1: the snapshot keeping the device name
     assert '> {"type":"websocket_event","line":[{"type":"tool_exec","id":"call_test"' in demo_output
     assert '> {"type":"websocket_closed","effect_id":4,"code":1006' in demo_output
 

@@ -6,7 +6,7 @@ import pytest
 
 from jcode_mobile import App
 from jcode_mobile.fake_gateway import (
-    FakeJcodeServer, Host, HostError, Reply, SocketRejected, Unreachable, split_words,
+    FAKE_DEVICE_ID, FakeJcodeServer, Host, HostError, Reply, SocketRejected, Unreachable, split_words,
 )
 
 from helpers import fill_pairing_form
@@ -84,7 +84,29 @@ def test_device_effects_are_answered():
     host.dispatch({"type": "attach_image"})
     (attachment,) = host.app.state()["attachments"]
     assert attachment["media_type"] == "image/png"
-    assert [e["type"] for e in host.effects] == ["request_speech_transcript", "request_image_picker"]
+    # each answer changed the composer, which the snapshot keeps
+    assert [e["type"] for e in host.effects] == [
+        "request_speech_transcript", "storage_write", "request_image_picker", "storage_write"]
+    assert host.storage["snapshot"]["composer"]["draft"] == "Run the linter"
+    assert [a["media_type"] for a in host.storage["snapshot"]["composer"]["attachments"]] == ["image/png"]
+
+
+def test_create_device_id_is_answered_before_pairing():
+    host = Host()  # no device_id option: the core asks the device for one
+    assert host.app.state()["lifecycle"]["device_id"] is None  # no shared default identity
+    for kind, value in [("set_host", "devbox.local"), ("set_pair_code", "123456"), ("set_device_name", "Me"),
+                        ("set_working_dir", "/home/me/project")]:
+        host.dispatch({"type": kind, "value": value})
+    report = host.dispatch({"type": "submit_pairing"})
+    assert [e["type"] for e in report["effects"]] == ["create_device_id"]
+    (created,) = [s for s in host.steps if s.input.get("type") == "device_id_created"]
+    assert created.input == {"type": "device_id_created", "effect_id": report["effects"][0]["effect_id"],
+                             "device_id": FAKE_DEVICE_ID}
+    assert created.report["effects"][0]["type"] == "http_pair"
+    assert created.report["effects"][0]["device_id"] == FAKE_DEVICE_ID
+    assert host.server.pair_requests[0]["device_id"] == FAKE_DEVICE_ID
+    assert host.storage["snapshot"]["device"]["device_id"] == FAKE_DEVICE_ID
+    assert host.app.state()["screen"] == "chat"
 
 
 def test_qr_scan_pairs_in_one_go():

@@ -297,7 +297,12 @@ def test_pairing_stores_the_token_in_the_secure_store_and_never_in_errors():
                 assert store.items() == {key: TOKEN}
                 (written,) = steps_with(host, "secure_store_write_finished")
                 assert written.input["ok"] is True and written.input["key"] == key
-                assert storage.read("servers")[0]["id"] == f"127.0.0.1:{gateway.port}"
+                snapshot = storage.read("snapshot")
+                assert snapshot["servers"][0]["id"] == f"127.0.0.1:{gateway.port}"
+                assert snapshot["selected_server_id"] == f"127.0.0.1:{gateway.port}"
+                assert snapshot == host.app.snapshot()  # the storage holds the latest snapshot
+                assert storage.read("servers") is None
+                assert TOKEN not in json.dumps(storage.items())
                 assert host.errors == []
                 assert TOKEN not in json.dumps(host.app.state())
             finally:
@@ -435,7 +440,7 @@ def test_a_token_refused_at_the_upgrade_is_websocket_failed_401_and_no_reconnect
                 connect = next(e for e in host.effects if e["type"] == "websocket_connect")
                 assert failed.input == {"type": "websocket_failed", "effect_id": connect["effect_id"], "status": 401,
                                         "error": "the server refused the WebSocket upgrade with HTTP 401"}
-                assert "schedule_timer" not in effect_types(host)
+                assert "schedule_timer" not in effect_types(host)  # never connected: no reconnect, no keep-alive
                 assert clock.pending() == {}
                 assert "error" in host.haptics
                 assert gateway.auth_headers == [f"Bearer {TOKEN}"]
@@ -519,7 +524,9 @@ def test_disconnect_closes_with_1000_and_reports_websocket_closed_once():
                         break
                     await asyncio.sleep(0.02)
                 assert gateway.close_codes == [1000]
-                assert "schedule_timer" not in effect_types(host)
+                # no reconnect is scheduled, and the keep-alive stopped with the socket
+                timers = [(e["type"], e["timer_id"]) for e in host.effects if e["type"].endswith("_timer")]
+                assert timers == [("schedule_timer", "keepalive.1"), ("cancel_timer", "keepalive.1")]
             finally:
                 await host.close()
     run(main)
@@ -536,7 +543,9 @@ def test_frames_of_a_replaced_socket_are_never_delivered():
                 # a new working directory makes the core replace the socket
                 report = host.dispatch({"type": "set_working_dir", "value": "/srv/other",
                                         "server_id": f"127.0.0.1:{gateway.port}"})
-                assert [e["type"] for e in report["effects"]][-2:] == ["websocket_close", "websocket_connect"]
+                # the old socket closes (its keep-alive stops), a new one opens, the new directory is kept
+                assert [e["type"] for e in report["effects"]][-4:] == [
+                    "websocket_close", "cancel_timer", "websocket_connect", "storage_write"]
                 replaced_at = len(host.steps)
                 await host.wait_for(connected, timeout=3.0)
                 assert await host.settle(timeout=3.0)

@@ -84,7 +84,13 @@ def assert_consistent(state: dict, tree: dict) -> None:
 
     if state["screen"] == "chat":
         messages = find_node(tree, "chat.messages")["children"]
-        expected = ["message." + i for i in entry_ids] + ["outbox." + m["id"] for m in state["outbox"]]
+        # a message already sent (awaiting_ack, or unconfirmed after a drop) shows once, as its transcript
+        # entry; only those still waiting to go get an outbox node
+        expected = ["message." + i for i in entry_ids] + [
+            "outbox." + m["id"] for m in state["outbox"] if m["delivery"] == "waiting"]
+        sent = [m for m in state["outbox"] if m["delivery"] != "waiting"]
+        for m in sent:
+            assert [e["text"] for e in state["transcript"] if e["role"] == "user"].count(m["text"]) == 1
         assert [n["id"] for n in messages] == expected
         for entry, node in zip(state["transcript"], messages):
             assert node["value"] == entry["text"]

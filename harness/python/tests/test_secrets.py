@@ -17,6 +17,7 @@ def visible_text(app: App) -> dict:
         "state": json.dumps(app.state(), ensure_ascii=False),
         "tree": json.dumps(app.tree(), ensure_ascii=False),
         "logs": json.dumps(app.logs(0), ensure_ascii=False),
+        "snapshot": json.dumps(app.snapshot(), ensure_ascii=False),
     }
 
 
@@ -43,6 +44,11 @@ def test_token_and_pairing_code_never_leave_the_effects():
     connects = host.effects_of("websocket_connect")
     assert len(connects) == 2 and all(e["auth_token"] == TOKEN for e in connects)
     assert host.keychain == {"jcode.token.devbox.local:7643": TOKEN}
+    # what the host persists outside the secure store never holds a secret
+    writes = host.effects_of("storage_write")
+    assert writes and {e["key"] for e in writes} == {"snapshot"}
+    for e in writes:
+        assert TOKEN not in json.dumps(e) and CODE not in json.dumps(e)
 
 
 def test_redacted_log_entries_keep_their_shape():
@@ -53,7 +59,9 @@ def test_redacted_log_entries_keep_their_shape():
     assert entries["set_pair_code"]["payload"]["value"] == "[redacted]"
     assert entries["pair_finished"]["payload"]["token"] == "[redacted]"
     assert entries["pair_finished"]["payload"]["server_name"] == "jcode"  # not a secret (today's jcode always says "jcode")
-    submit = entries["submit_pairing"]["effects"][0]
+    # no identity yet: submit asks the device for one, and the code goes out once it is there
+    assert [e["type"] for e in entries["submit_pairing"]["effects"]] == ["create_device_id"]
+    submit = entries["device_id_created"]["effects"][0]
     assert submit["type"] == "http_pair" and submit["code"] == "[redacted]" and submit["host"] == "devbox.local"
     connect = next(e for e in entries["pair_finished"]["effects"] if e["type"] == "websocket_connect")
     assert connect["auth_token"] == "[redacted]" and connect["url"] == "ws://devbox.local:7643/ws"

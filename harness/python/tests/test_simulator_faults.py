@@ -21,7 +21,9 @@ Observed behaviour worth knowing (documented by the tests below, not hidden):
   reload shows the turn correctly again.
 - ``stall``: the core has no timeout of its own for a turn; a message the
   stalled server never acknowledges shows "processing" until the server
-  answers or the connection drops.
+  answers, the connection drops, or the keep-alive (a ``ping`` every 20 s
+  while connected in the foreground) finds its ``pong`` missing at the next
+  tick and reconnects.
 - ``http_status`` on ``/health``: the check shows the status and asks "is this
   the jcode gateway port?", not the server's error text (``/pair`` shows it).
 - ``http_stall`` on ``/pair``: the phone gives up after ``http_timeout`` and
@@ -365,7 +367,10 @@ def test_revoked_token_gets_401_and_the_app_asks_to_pair_again_without_a_reconne
     assert state["connection"] == {"phase": "failed", "attempt": 1, "reason": REPAIR_REASON, "socket_open": False,
                                    "reconnect_delay_ms": None}
     assert state["banners"]["status"] == REPAIR_REASON
-    assert effect_types(host, since_effects) == ["websocket_connect", "haptic"]
+    # the refused token is forgotten: it can never work again
+    assert effect_types(host, since_effects) == ["websocket_connect", "secure_store_delete", "haptic"]
+    assert host.effects[since_effects + 1]["key"] == f"jcode.token.127.0.0.1:{gateway.port}"
+    assert host.call(lambda: host.host.secure_store.items()) == {}
 
     # no reconnect loop: minutes pass, nothing is scheduled, nothing connects
     since_effects = len(host.effects)
@@ -396,7 +401,9 @@ def test_session_close_request_closes_the_socket_shows_the_reason_and_stays_down
     assert gateway.request_session_close(CLOSE_REASON) == {"type": "session_close_requested", "reason": CLOSE_REASON}
     host.wait_for(phase_is("failed"), timeout=5)
     assert host.settle(timeout=5)
-    assert effect_types(host, since_effects) == ["websocket_close"]  # the app closes its end (1000)
+    # the app closes its end (1000) and stops the keep-alive
+    assert effect_types(host, since_effects) == ["websocket_close", "cancel_timer"]
+    assert host.effects[since_effects + 1]["timer_id"].startswith("keepalive.")
     state = host.state()
     assert state["connection"] == {"phase": "failed", "attempt": 0, "reason": CLOSE_REASON, "socket_open": False,
                                    "reconnect_delay_ms": None}
@@ -621,10 +628,12 @@ def test_a_stalled_socket_keeps_the_message_processing_and_lifting_it_delivers_t
     assert message_requests(gateway) == []  # the server has not read it
     assert transcript(state)[-1] == ("user", MESSAGE)
     assert state["session"]["is_processing"] is True
-    assert state["outbox"] == []  # it was sent, not queued
+    # it was sent, not queued: it stays in the outbox (shown once, as its transcript entry) until acknowledged
+    assert [(m["text"], m["delivery"]) for m in state["outbox"]] == [(MESSAGE, "awaiting_ack")]
     assert state["connection"]["phase"] == "connected"
-    # no client-side turn timeout: a minute later the app still waits
-    host.advance(60_000)
+    # no client-side turn timeout: short of a keep-alive interval later the app still waits
+    # (a stall longer than that is caught by the keep-alive: test_nothing_lost.py)
+    host.advance(19_000)
     state = host.state()
     assert (state["connection"]["phase"], state["session"]["is_processing"]) == ("connected", True)
     assert gateway.connections() == 1

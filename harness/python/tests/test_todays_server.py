@@ -48,7 +48,10 @@ def test_a_session_close_request_closes_the_socket_and_waits_for_the_person():
     host.server.request_session_close("Stopped by coordinator")
     host.run()
     state = host.app.state()
-    assert [e["type"] for e in host.effects_since(mark)] == ["websocket_close"]
+    effects = host.effects_since(mark)
+    # the socket closes and the keep-alive stops with it
+    assert [e["type"] for e in effects] == ["websocket_close", "cancel_timer"]
+    assert effects[1]["timer_id"].startswith("keepalive.")
     assert state["connection"]["phase"] == "failed"
     assert state["connection"]["reason"] == "Stopped by coordinator"
     assert state["banners"]["error"]["message"] == "Stopped by coordinator"

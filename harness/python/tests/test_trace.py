@@ -106,7 +106,10 @@ def test_the_golden_traces_show_placeholders_where_the_secrets_were():
     assert pairing.steps[5].report["effects"][0]["code"] == "000001"
     assert pairing.steps[6].input["token"] == "redacted-token-1"
     assert pairing.steps[6].report["effects"][0]["value"] == "redacted-token-1"
-    assert pairing.steps[6].report["effects"][2]["auth_token"] == "redacted-token-1"
+    assert pairing.steps[6].report["effects"][1]["auth_token"] == "redacted-token-1"
+    # the snapshot the core persists never carries the token
+    assert [e["key"] for e in pairing.steps[6].report["effects"] if e["type"] == "storage_write"] == ["snapshot"]
+    assert "redacted-token-1" not in json.dumps(pairing.steps[6].report["effects"][-1])
     stdin = load_golden("stdin_password")
     (answer,) = [s for s in stdin.steps if s.input.get("type") == "respond_stdin"]
     assert answer.input == {"type": "respond_stdin", "request_id": "stdin-1", "input": "redacted-input-1"}

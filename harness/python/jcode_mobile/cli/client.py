@@ -29,6 +29,14 @@ def default_socket() -> Path:
     return base / "sim.sock"
 
 
+def state_file(path: Path, kind: str) -> Path:
+    """Where the simulator at socket ``path`` keeps its data by default:
+    ``<socket>.storage.json`` (the app's snapshot) and ``<socket>.secure.json``
+    (tokens, mode 0600), beside the socket, so ``start`` after ``shutdown``
+    finds them again."""
+    return path.with_name(f"{path.stem}.{kind}.json")
+
+
 def request(path: Path, command: str, args: Optional[Dict[str, Any]] = None, *, timeout: float = 60.0) -> dict:
     """Send one command; returns the simulator's answer (``{"ok", …}``)."""
     payload = json.dumps({"command": command, "args": args or {}}).encode() + b"\n"

@@ -80,10 +80,15 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
 
     start = commands.add_parser("start", help="start a background simulator")
-    start.add_argument("--scenario", default="onboarding", help="initial scenario (default: onboarding)")
+    start.add_argument("--scenario", default=None,
+                       help="initial scenario (default: restore the last session's saved data, else onboarding)")
     start.add_argument("--options", type=_json_object, default={}, help="more app_new options, as a JSON object")
-    start.add_argument("--secure-store", help="keep secrets in this file (mode 0600) instead of memory")
-    start.add_argument("--storage", help="keep non-secret storage in this JSON file")
+    start.add_argument("--secure-store",
+                       help="keep secrets in this file (mode 0600; default: <socket>.secure.json beside the socket)")
+    start.add_argument("--storage",
+                       help="keep the app's saved data in this JSON file (default: <socket>.storage.json beside it)")
+    start.add_argument("--fresh", action="store_true",
+                       help="ignore the saved data: start at onboarding and forget the saved snapshot")
     start.add_argument("--qr-payload", help="what the camera scans (default: the scan is cancelled)")
     start.add_argument("--speech-text", help="what dictation hears (default: nothing)")
     start.add_argument("--push-token", help="the push token the device receives (default: none)")
@@ -174,9 +179,13 @@ def _start(path: Path, ns: argparse.Namespace) -> None:
     if client.is_running(path):
         raise CLIError(EXIT_REFUSED, f"a simulator is already running at {path} (`jcode-mobile shutdown` first)")
     options = dict(ns.options)
-    options["scenario"] = ns.scenario
-    extra: List[str] = []
-    for flag, value in [("--secure-store", ns.secure_store), ("--storage", ns.storage),
+    if ns.scenario is not None:
+        options["scenario"] = ns.scenario
+    storage = ns.storage or str(client.state_file(path, "storage"))
+    secure_store = ns.secure_store or str(client.state_file(path, "secure"))
+    # no scenario: the app restores what the last simulator at this socket saved (a phone relaunched)
+    extra: List[str] = ["--restore"] + (["--fresh"] if ns.fresh else [])
+    for flag, value in [("--secure-store", secure_store), ("--storage", storage),
                         ("--qr-payload", ns.qr_payload), ("--speech-text", ns.speech_text),
                         ("--push-token", ns.push_token)]:
         if value is not None:
@@ -185,7 +194,8 @@ def _start(path: Path, ns: argparse.Namespace) -> None:
         status = client.spawn(path, options, extra)
     except client.NoSimulator as problem:
         raise CLIError(EXIT_REFUSED, str(problem)) from None
-    print(f"simulator started: pid {status['pid']}, screen {status['screen']}, socket {path}")
+    restored = ", restored from the saved data" if status.get("restored") else ""
+    print(f"simulator started: pid {status['pid']}, screen {status['screen']}{restored}, socket {path}")
 
 
 def _replay(file: Path) -> None:

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, Optional
 
 from ..binding import App, JcodeMobileError, find_node
-from ..host import DeviceScript, FileSecureStore, FileStorage, MemorySecureStore, MemoryStorage, RealHost
+from ..host import (SNAPSHOT_KEY, DeviceScript, FileSecureStore, FileStorage, MemorySecureStore, MemoryStorage, RealHost,
+                    restore_options)
 from ..render import render_screen
 from ..trace import Recorder
 from . import checks
@@ -171,6 +172,7 @@ class Simulator:
             "socket": str(self.socket_path),
             "options": {k: v for k, v in self.options.items() if k != "snapshot"},
             "uptime_secs": round(time.monotonic() - self.started, 3),
+            "restored": self.host.restored,
             "revision": state["revision"],
             "screen": state["screen"],
             "connection": state["connection"]["phase"],
@@ -312,16 +314,30 @@ def _json_arg(args: dict, name: str) -> Any:
 
 
 def build_host(options: dict, *, secure_store: Optional[str], storage: Optional[str],
-               device: DeviceScript) -> RealHost:
-    """The simulator's host: file-backed stores when paths are given."""
+               device: DeviceScript, restore: bool = False, fresh: bool = False) -> RealHost:
+    """The simulator's host: file-backed stores when paths are given.
+
+    With ``restore`` and no ``scenario`` in ``options``, the app is created
+    from the snapshot the storage holds (the last launch's), if any; without
+    one it starts at ``onboarding``. ``fresh`` forgets the stored snapshot first."""
+    store = FileStorage(Path(storage)) if storage else MemoryStorage()
+    if fresh:
+        store.delete(SNAPSHOT_KEY)
+    restored = False
+    if restore and "scenario" not in options:
+        merged = restore_options(store, options)
+        restored = "snapshot" in merged
+        options = merged if restored else {**options, "scenario": "onboarding"}
     app = App(options)
-    return RealHost(
+    host = RealHost(
         app,
         secure_store=FileSecureStore(Path(secure_store)) if secure_store else MemorySecureStore(),
-        storage=FileStorage(Path(storage)) if storage else MemoryStorage(),
+        storage=store,
         device=device,
         recorder=Recorder(options, app=app),
     )
+    host.restored = restored
+    return host
 
 
 def main(argv: Optional[list] = None) -> int:
@@ -333,6 +349,9 @@ def main(argv: Optional[list] = None) -> int:
     parser.add_argument("--qr-payload")
     parser.add_argument("--speech-text")
     parser.add_argument("--push-token")
+    parser.add_argument("--restore", action="store_true",
+                        help="start from the snapshot in --storage when the options name no scenario")
+    parser.add_argument("--fresh", action="store_true", help="forget the snapshot in --storage first")
     args = parser.parse_args(argv)
     options = json.loads(args.options)
     device = DeviceScript(qr_payload=args.qr_payload, speech_text=args.speech_text, push_token=args.push_token)
@@ -341,7 +360,7 @@ def main(argv: Optional[list] = None) -> int:
     async def run() -> None:
         simulator = Simulator(options, socket_path,
                               host=build_host(options, secure_store=args.secure_store, storage=args.storage,
-                                              device=device))
+                                              device=device, restore=args.restore, fresh=args.fresh))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, simulator.stopped.set)

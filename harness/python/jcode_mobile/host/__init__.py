@@ -9,9 +9,10 @@
 """
 
 from .clock import Clock, RealClock, VirtualClock
-from .device import DeviceScript
+from .device import DeviceScript, new_device_id
 from .runtime import BackgroundHost, HostTimeout, RealHost
-from .storage import FileSecureStore, FileStorage, MemorySecureStore, MemoryStorage, StoreError
+from .storage import (SNAPSHOT_KEY, FileSecureStore, FileStorage, MemorySecureStore, MemoryStorage, StoreError,
+                      restore_options)
 
 __all__ = [
     "BackgroundHost",
@@ -24,6 +25,9 @@ __all__ = [
     "MemoryStorage",
     "RealClock",
     "RealHost",
+    "SNAPSHOT_KEY",
     "StoreError",
     "VirtualClock",
+    "new_device_id",
+    "restore_options",
 ]

@@ -1,15 +1,22 @@
-"""The phone's hardware, scripted: push registration, camera, dictation, photos, haptics."""
+"""The phone's hardware, scripted: push registration, camera, dictation, photos,
+haptics, and this install's identity (``create_device_id``)."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 #: The effect types a :class:`DeviceScript` answers.
 DEVICE_EFFECTS = frozenset({
     "register_push_notifications", "request_camera_qr_scan", "request_speech_transcript",
-    "request_image_picker", "haptic",
+    "request_image_picker", "haptic", "create_device_id",
 })
+
+
+def new_device_id() -> str:
+    """A fresh identity for an install: a random UUID (what an iOS host uses)."""
+    return str(uuid.uuid4())
 
 
 @dataclass
@@ -26,6 +33,14 @@ class DeviceScript:
         image: ``(media_type, data_base64)`` the photo picker yields
             (``image_attachment_selected``); None: nothing is picked.
         haptics: the styles of every ``haptic`` played, in order.
+        device_id: what ``create_device_id`` answers (``device_id_created``);
+            None: a fresh :func:`new_device_id` (a uuid4) each time it is asked,
+            or what ``device_id_factory`` returns when that is given.
+        device_id_factory: makes the answer to ``create_device_id`` when
+            ``device_id`` is None (tests inject a deterministic one).
+        answer_device_id: False: ``create_device_id`` is never answered (an
+            OS that hangs), so pairing waits for the identity.
+        device_ids_created: every identity handed to the core, in order.
     """
 
     push_token: Optional[str] = None
@@ -33,6 +48,10 @@ class DeviceScript:
     speech_text: Optional[str] = None
     image: Optional[Tuple[str, str]] = None
     haptics: List[str] = field(default_factory=list)
+    device_id: Optional[str] = None
+    device_id_factory: Optional[Callable[[], str]] = None
+    answer_device_id: bool = True
+    device_ids_created: List[str] = field(default_factory=list)
 
     def handles(self, effect_type: str) -> bool:
         """Whether ``effect_type`` is one of the device's effects."""
@@ -41,6 +60,15 @@ class DeviceScript:
     def answer(self, effect: dict) -> Optional[dict]:
         """Carry out a device effect; returns the platform event to report, or None."""
         kind = effect.get("type")
+        if kind == "create_device_id":
+            if not self.answer_device_id:
+                return None
+            if self.device_id is not None:
+                value = self.device_id
+            else:
+                value = (self.device_id_factory or new_device_id)()
+            self.device_ids_created.append(value)
+            return {"type": "device_id_created", "effect_id": effect["effect_id"], "device_id": value}
         if kind == "haptic":
             self.haptics.append(str(effect.get("style")))
             return None

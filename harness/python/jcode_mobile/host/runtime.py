@@ -22,6 +22,16 @@ the core no longer uses, even when it was already queued.
 
 Secrets. Auth tokens, pairing codes and stored values never enter ``errors``
 or the ``jcode_mobile.host`` logger; they only go where the effect sends them.
+
+Launch and restore. What survives a restart is the core's snapshot, which it
+hands out as ``storage_write {key: "snapshot"}``: the host keeps it in its
+:class:`Storage` like any other key (tokens stay in the secure store). With
+``restore=True`` the host reads that value back and creates the app with
+``{"snapshot": …}`` (first launch when there is none). Like a real iOS host,
+which is told the app became active at launch, :meth:`RealHost.start` reports
+``app_foreground`` once (``foreground_at_start=False`` to skip it): a restored
+app reads its server's token and connects then. ``create_device_id`` is
+answered by the :class:`DeviceScript` (a fresh uuid4 by default).
 """
 
 from __future__ import annotations
@@ -42,7 +52,7 @@ from ..binding import App, JcodeMobileError, JSONInput
 from ..fake_gateway import Step
 from .clock import Clock, RealClock, VirtualClock
 from .device import DeviceScript
-from .storage import MemorySecureStore, MemoryStorage, SecureStore, Storage, StoreError
+from .storage import SNAPSHOT_KEY, MemorySecureStore, MemoryStorage, SecureStore, Storage, StoreError, restore_options
 
 log = logging.getLogger("jcode_mobile.host")
 
@@ -141,6 +151,11 @@ class RealHost:
             called for every call into the core (kind "action" or "event").
         heartbeat: seconds between the host's own WebSocket pings (None: the
             host only answers the server's pings, which it always does).
+        restore: create the app from the snapshot kept in ``storage`` under
+            ``"snapshot"`` (``options`` plus ``{"snapshot": …}``; a first
+            launch when there is none). Not with ``app``.
+        foreground_at_start: :meth:`start` reports ``app_foreground`` once,
+            as iOS does at launch (a restored app connects then).
 
     Attributes:
         app: the :class:`App`.
@@ -165,11 +180,21 @@ class RealHost:
         connect_timeout: float = 10.0,
         observer: Optional[Observer] = None,
         heartbeat: Optional[float] = None,
+        restore: bool = False,
+        foreground_at_start: bool = True,
     ) -> None:
+        self.storage: Storage = storage if storage is not None else MemoryStorage()
+        if restore:
+            if app is not None:
+                raise ValueError("restore=True creates the app from the stored snapshot: do not pass app")
+            options = restore_options(self.storage, options)
+        #: Whether the app was created from a stored snapshot.
+        self.restored: bool = restore and isinstance(options, dict) and "snapshot" in options
         self.app: App = app if app is not None else App(options)
         self.clock: Clock = clock if clock is not None else RealClock()
         self.secure_store: SecureStore = secure_store if secure_store is not None else MemorySecureStore()
-        self.storage: Storage = storage if storage is not None else MemoryStorage()
+        self.foreground_at_start = foreground_at_start
+        self._started = False
         self.device: DeviceScript = device if device is not None else DeviceScript()
         self.recorder = recorder
         self.observer = observer
@@ -198,9 +223,22 @@ class RealHost:
     # -- lifetime -----------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the HTTP session (done on first use otherwise)."""
+        """Open the HTTP session (done on first use otherwise) and, the first
+        time, report ``app_foreground`` (unless ``foreground_at_start`` is False)."""
         self._check_open()
         self._ensure_session()
+        if not self._started:
+            self._started = True
+            if self.foreground_at_start:
+                self.platform_event({"type": "app_foreground"})
+
+    def snapshot(self) -> dict:
+        """The app's snapshot now (:meth:`App.snapshot`)."""
+        return self.app.snapshot()
+
+    def stored_snapshot(self) -> Any:
+        """The snapshot the storage holds (the last ``storage_write`` of it), or None."""
+        return self.storage.read(SNAPSHOT_KEY)
 
     async def close(self) -> None:
         """Close the socket (code 1001), cancel timers and tasks, close the
@@ -505,6 +543,7 @@ class RealHost:
     _do_request_speech_transcript = _device
     _do_request_image_picker = _device
     _do_haptic = _device
+    _do_create_device_id = _device
 
     # HTTP
 
@@ -817,6 +856,14 @@ class BackgroundHost:
     def logs(self, limit: int = 0) -> dict:
         """The app's logs (``limit`` 0: all kept)."""
         return self.call(self.host.app.logs, limit)
+
+    def snapshot(self) -> dict:
+        """The app's snapshot now (``jcode_mobile_snapshot``)."""
+        return self.call(self.host.app.snapshot)
+
+    def stored_snapshot(self) -> Any:
+        """The snapshot kept in the host's storage, or None."""
+        return self.call(self.host.stored_snapshot)
 
     def settle(self, quiet: float = 0.05, timeout: float = 5.0) -> bool:
         """:meth:`RealHost.settle`, waited for from this thread."""

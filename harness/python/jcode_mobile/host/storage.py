@@ -6,6 +6,11 @@
 - *storage* (UserDefaults / app support) for non-secret JSON values, written by
   ``storage_write``: :class:`MemoryStorage` and :class:`FileStorage`.
 
+The core's snapshot (everything that survives a restart, never a secret)
+arrives as ``storage_write {key: "snapshot"}``: storage keeps it under
+:data:`SNAPSHOT_KEY` like any other value, and :func:`restore_options` turns
+it back into ``app_new`` options.
+
 Every store has ``read(key)``, ``write(key, value)`` and ``delete(key)``. A
 store that cannot do what is asked raises :class:`StoreError`; the host turns
 that into an ``ok:false`` answer (or a note in its ``errors``) and keeps
@@ -22,6 +27,9 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Protocol, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: The storage key the core writes its snapshot under.
+SNAPSHOT_KEY = "snapshot"
 
 
 class StoreError(Exception):
@@ -261,3 +269,20 @@ class FileStorage:
     def delete(self, key: str) -> None:
         """Forget ``key``."""
         self._file.update(key, None, remove=True)
+
+
+def restore_options(storage: "Storage", options: Any = None) -> Any:
+    """``app_new`` options that restore the snapshot ``storage`` holds:
+    ``options`` (a dict or None) plus ``{"snapshot": …}``. Without a stored
+    snapshot, ``options`` unchanged (a first launch). A stored snapshot
+    cannot be combined with a ``scenario``: ValueError."""
+    stored = storage.read(SNAPSHOT_KEY)
+    if stored is None:
+        return options
+    if options is not None and not isinstance(options, dict):
+        raise ValueError("restoring a snapshot needs options as a dict (or None)")
+    merged = dict(options or {})
+    if "scenario" in merged:
+        raise ValueError("a stored snapshot and a scenario cannot be combined: start fresh or drop the scenario")
+    merged["snapshot"] = stored
+    return merged
