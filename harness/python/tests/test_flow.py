@@ -327,10 +327,6 @@ def test_reconnect_after_a_drop_resumes_the_session():
     assert [(m["role"], m["text"]) for m in state["transcript"]] == [(m["role"], m["content"]) for m in HISTORY]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core bug: ChatInteractor.reconcile treats an awaiting_ack message like an unconfirmed one; the "
-    "get_history answer that was already on its way when the outbox message went out does not show it, "
-    "so the message is marked waiting and sent a second time"))
 def test_message_sent_while_offline_waits_in_the_outbox():
     host = make_host()
     connect(host)
