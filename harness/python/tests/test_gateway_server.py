@@ -378,6 +378,19 @@ def test_drop_times_limits_how_many_connections_drop_after_drops():
     run(scenario())
 
 
+def test_drop_on_request_drops_after_the_server_read_the_message_and_before_its_ack():
+    async def scenario() -> None:
+        async with serving(faults=Faults(drop_on_request="message", drop_times=1)) as (gateway, client):
+            ws = await subscribed(gateway, client)
+            await ws.send_str(line(type="message", id=2, content="Did it arrive?"))
+            await ends_without_close_frame(ws)  # no ack, nothing of the turn
+            # the server read it and did what it said
+            assert [r["content"] for r in gateway.fake.requests if r["type"] == "message"] == ["Did it arrive?"]
+            assert gateway.fake.sessions[FRESH]["messages"][0] == {"role": "user", "content": "Did it arrive?"}
+            assert gateway.faults.drop_times == 0
+    run(scenario())
+
+
 def test_reload_sends_reloading_drops_every_connection_and_the_session_can_be_resumed():
     async def scenario() -> None:
         async with serving(fake(replies=[Reply(text="working on it", hold_after=1)])) as (gateway, client):
@@ -590,6 +603,9 @@ def test_faults_refuse_unknown_names_and_bad_values():
         Faults(delay_ms=-1)
     with pytest.raises(ValueError, match="must be true or false"):
         Faults.from_dict({"split": 1})
+    with pytest.raises(ValueError, match="drop_on_request must be a request type"):
+        Faults(drop_on_request="")
+    assert Faults.from_dict({"drop_on_request": "message"}).drop_on_request == "message"
 
 
 # -- RunningGateway (synchronous callers) ---------------------------------------------------------

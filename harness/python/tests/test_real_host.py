@@ -930,3 +930,55 @@ def test_background_host_wait_for_times_out_naming_the_screen_and_the_connection
         message = str(problem.value)
         assert "screen 'onboarding'" in message
         assert "connection phase 'disconnected'" in message
+
+
+# -- identity, launch -------------------------------------------------------------------------
+
+
+def test_the_device_answers_create_device_id_with_a_uuid4_or_what_the_script_says():
+    import uuid
+
+    from jcode_mobile.host import DeviceScript
+
+    device = DeviceScript()
+    answer = device.answer({"effect_id": 3, "type": "create_device_id"})
+    assert answer["type"] == "device_id_created" and answer["effect_id"] == 3
+    assert uuid.UUID(answer["device_id"]).version == 4
+    assert device.device_ids_created == [answer["device_id"]]
+    assert DeviceScript(device_id="ios-6F1C").answer({"effect_id": 4, "type": "create_device_id"})["device_id"] == "ios-6F1C"
+    assert DeviceScript(device_id_factory=lambda: "fixed-1").answer(
+        {"effect_id": 5, "type": "create_device_id"})["device_id"] == "fixed-1"
+    assert DeviceScript(answer_device_id=False).answer({"effect_id": 6, "type": "create_device_id"}) is None
+
+
+def test_start_reports_app_foreground_once_unless_told_not_to():
+    async def main():
+        host = RealHost(App())
+        try:
+            await host.start()
+            await host.start()
+            assert [s.input for s in host.steps] == [{"type": "app_foreground"}]
+        finally:
+            await host.close()
+        quiet = RealHost(App(), foreground_at_start=False)
+        try:
+            await quiet.start()
+            assert quiet.steps == []
+        finally:
+            await quiet.close()
+    run(main)
+
+
+def test_restore_needs_no_app_and_starts_fresh_without_a_stored_snapshot():
+    with pytest.raises(ValueError, match="do not pass app"):
+        RealHost(App(), restore=True)
+    fresh = RealHost(restore=True, storage=MemoryStorage())
+    assert fresh.restored is False and fresh.app.state()["screen"] == "onboarding"
+    with App({"scenario": "connected_chat"}) as app:
+        snapshot = app.snapshot()
+    restored = RealHost(restore=True, storage=MemoryStorage({"snapshot": snapshot}))
+    assert restored.restored is True
+    assert restored.app.snapshot() == snapshot
+    assert restored.app.state()["connection"]["phase"] == "connecting"
+    with pytest.raises(ValueError, match="cannot be combined"):
+        RealHost(restore=True, storage=MemoryStorage({"snapshot": snapshot}), options={"scenario": "onboarding"})

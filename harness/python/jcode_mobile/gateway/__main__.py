@@ -56,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     faults = parser.add_argument_group("faults (see jcode_mobile.gateway.faults)")
     faults.add_argument("--delay-ms", type=int)
     faults.add_argument("--drop-after", type=int)
+    faults.add_argument("--drop-on-request", metavar="TYPE", help="drop a connection when a request of TYPE arrives, "
+                        "after the server read it and before any answer is written")
     faults.add_argument("--drop-times", type=int)
     faults.add_argument("--garble-next", type=int)
     faults.add_argument("--garble-every", type=int)
@@ -69,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-_FAULT_OPTIONS = ("delay_ms", "drop_after", "drop_times", "garble_next", "garble_every", "duplicate", "split",
+_FAULT_OPTIONS = ("delay_ms", "drop_after", "drop_on_request", "drop_times", "garble_next", "garble_every", "duplicate", "split",
                   "split_pause_ms", "coalesce", "stall", "http_stall", "http_status")
 
 

@@ -14,9 +14,16 @@ drop_after      After N events written on a connection (counted from its
                 coalesced frame never reaches past the N-th event. Each
                 connection is dropped at most once (it is gone); a
                 reconnection counts again from 0.
-drop_times      How many more connections ``drop_after`` may drop (each drop
-                takes one; None: no limit). ``drop_after=3, drop_times=1`` drops
-                the first connection that reaches 3 events, and no other.
+drop_on_request When a client frame holds a request of this type (``"message"``),
+                the server reads the frame and does what it says (a message is
+                stored, its turn runs) but the connection drops before any of
+                its answers is written (no ack): the client sees 1006 and
+                cannot know whether the request arrived. Takes ``drop_times``
+                like ``drop_after``.
+drop_times      How many more connections ``drop_after`` / ``drop_on_request``
+                may drop (each drop takes one; None: no limit).
+                ``drop_after=3, drop_times=1`` drops the first connection that
+                reaches 3 events, and no other.
 garble_next     The next N frames (server-wide) are each preceded by a broken
                 JSON line (the frame's own text cut in half, in a frame of its
                 own). The real frame follows it: nothing is lost, a robust
@@ -72,6 +79,7 @@ class Faults:
     """What the fake gateway does wrong on purpose (all off by default). See the module docstring."""
 
     drop_after: Optional[int] = None
+    drop_on_request: Optional[str] = None
     drop_times: Optional[int] = None
     garble_next: int = 0
     garble_every: Optional[int] = None
@@ -93,6 +101,10 @@ class Faults:
             value = getattr(self, f.name)
             optional = f.default is None
             if value is None and optional:
+                continue
+            if f.name == "drop_on_request":
+                if not isinstance(value, str) or not value:
+                    raise ValueError(f"fault drop_on_request must be a request type or null, not {value!r}")
                 continue
             if f.type in ("bool",):
                 if not isinstance(value, bool):

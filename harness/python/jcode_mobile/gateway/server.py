@@ -135,11 +135,35 @@ class _Connection:
     def deliver(self, text: str) -> None:
         if self.ending is not None or not self.fake_socket.open:
             return
+        if self._drops_on(text):
+            self.fake_socket.send(text)  # the server reads it and acts on it; its answers are never written
+            faults = self.gateway.faults
+            if faults.drop_times is not None:
+                faults.drop_times -= 1
+            self.ending = "drop_on_request"
+            self.fake_socket.close()
+            self.gateway._log(f"WS #{self.number} dropped on a {faults.drop_on_request!r} request (drop_on_request)")
+            self._close_transport()
+            return
         self.enqueue(self.fake_socket.send(text))
         if self.fake_socket.server_closed:
             # jcode: crates/jcode-base/src/gateway.rs (handle_ws_connection): when the server side of
             # the bridge ends, the gateway returns and drops the socket without a close frame
             self.end("the server ended the connection")
+
+    def _drops_on(self, text: str) -> bool:
+        """Whether the ``drop_on_request`` fault applies to this client frame."""
+        faults = self.gateway.faults
+        if faults.drop_on_request is None or faults.drop_times == 0:
+            return False
+        for line in text.split("\n"):
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(request, dict) and request.get("type") == faults.drop_on_request:
+                return True
+        return False
 
     def release_held(self) -> None:
         held, self.held = self.held, []
