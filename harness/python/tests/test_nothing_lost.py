@@ -14,14 +14,11 @@ message the person sent:
 Every wait is bounded and an alarm fails a test still running after
 ``TEST_DEADLINE_S``.
 
-A test marked ``xfail(strict=True)`` documents a core bug (Sources/ are not
-changed here): when the app reconnects to a session it resumes, the server
-answers ``subscribe`` with the session's history and then answers the
-``get_history`` sent right after it with a second history. The first history
-sends the outbox's head (``awaiting_ack``); the second, written before the
-server read that message, does not show it, and ``ChatInteractor.reconcile``
-treats the ``awaiting_ack`` message like an ``unconfirmed`` one: it is marked
-``waiting`` and sent a second time.
+A reconnect that resumes a session gets two histories (one answers
+``subscribe``, one ``get_history``); the second was written before the server
+read the outbox message the first one released, so only a message whose socket
+went before its ack (``unconfirmed``) is reconciled against a history: one
+``awaiting_ack`` waits for its ack (an earlier core sent it twice).
 """
 
 from __future__ import annotations
@@ -50,9 +47,6 @@ DELTAS = ["The test ", "now waits ", "for the ", "connected event."]
 TEST_DEADLINE_S = 30
 KEEPALIVE_MS = 20_000
 
-RESEND_BUG = ("core bug: after a reconnect that resumes the session, the get_history answer written before the "
-              "server read the outbox message does not show it, and ChatInteractor.reconcile treats the "
-              "awaiting_ack head like an unconfirmed one: it is sent a second time")
 
 
 # -- fixtures ---------------------------------------------------------------------------------
@@ -236,7 +230,6 @@ def test_a_reload_mid_turn_loses_nothing(gateway, host):
 # -- the server says no -----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=RESEND_BUG)
 def test_a_revoked_token_asks_to_pair_again_forgets_the_token_and_keeps_what_was_typed(gateway, host):
     pair(host, gateway)
     send(host, "Before the revoke")
@@ -269,7 +262,6 @@ def test_a_revoked_token_asks_to_pair_again_forgets_the_token_and_keeps_what_was
     assert_each_sent_once(host, gateway, ["Before the revoke", "Typed while it was down"])
 
 
-@pytest.mark.xfail(strict=True, reason=RESEND_BUG)
 def test_a_close_request_stays_down_until_retried_and_the_outbox_then_goes_once(gateway, host):
     pair(host, gateway)
     send(host, "First")
@@ -313,7 +305,6 @@ def test_duplicated_events_do_not_send_or_show_a_message_twice(gateway, host):
 # -- the phone's life -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=RESEND_BUG)
 def test_reachability_flapping_with_messages_typed_offline(gateway, host):
     pair(host, gateway)
     texts = []
@@ -457,7 +448,6 @@ def test_restart_from_the_snapshot_reconnects_to_the_same_server_and_session_wit
     assert_each_sent_once(second, gateway, ["Before the restart"])
 
 
-@pytest.mark.xfail(strict=True, reason=RESEND_BUG)
 def test_killed_with_messages_typed_offline_restarts_and_sends_each_once(gateway, hosts, tmp_path):
     storage, secure = stores(tmp_path)
     first = hosts(storage=storage, secure_store=secure)
@@ -492,7 +482,6 @@ def test_killed_with_messages_typed_offline_restarts_and_sends_each_once(gateway
     assert_each_sent_once(second, gateway, ["Sent before going offline", "Typed offline 1", "Typed offline 2"])
 
 
-@pytest.mark.xfail(strict=True, reason=RESEND_BUG)
 def test_done_when_pair_chat_free_restore_same_server_session_draft_and_outbox(gateway, hosts, tmp_path):
     """The issue's "done when": pair → chat → free the app → a new app from the last snapshot is
     connected to the same server and session, with the draft and the outbox intact, without pairing again."""
