@@ -170,4 +170,47 @@ final class NothingLostTests: XCTestCase {
         world.event(#"{"type":"app_foreground"}"#)
         assertExactlyOnce(world, ["k1", "k2"])
     }
+
+    func testAReconnectThatResumesTheSessionSendsTheOutboxAfterBothHistories() {
+        // The server answers `subscribe` (resuming the session) and then `get_history`
+        // with a history each; a message sent between them would miss from the second.
+        let world = connectedWorld()
+        world.dropLink()
+        world.dispatch(#"{"type":"send_message","text":"typed while down"}"#)
+        world.fire("reconnect")
+        assertExactlyOnce(world, ["typed while down"])
+        XCTAssertEqual(world.driver.shownMessages.map(\.label), ["You", "jcode"])
+    }
+
+    func testAHistoryThatMissesTheMessageOnItsWayStillShowsItOnce() {
+        let world = connectedWorld()
+        world.holdsReplies = true
+        world.dispatch(#"{"type":"send_message","text":"in flight"}"#)
+        // A history the server made before it read the message (an older server names no request).
+        world.driver.server(#"{"type":"history","session_id":"ses_1","messages":[]}"#)
+        XCTAssertEqual(world.timesShown("in flight"), 1)
+        XCTAssertEqual(world.driver.state.at("/outbox/0/delivery"), "awaiting_ack")
+        XCTAssertEqual(world.driver.state.at("/session/is_processing"), true, "its turn still runs")
+        world.holdsReplies = false
+        world.flushHeld()
+        assertExactlyOnce(world, ["in flight"])
+    }
+
+    func testAHistoryThatAlreadyHoldsTheMessageOnItsWayShowsItOnceAndCountsItOnce() {
+        let world = connectedWorld()
+        world.holdsReplies = true
+        world.dispatch(#"{"type":"send_message","text":"first"}"#)
+        world.driver.server(#"{"type":"history","session_id":"ses_1","messages":[{"role":"user","content":"first"}]}"#)
+        XCTAssertEqual(world.timesShown("first"), 1)
+        world.holdsReplies = false
+        world.flushHeld()
+        // The next message is reconciled against the right row count: a drop before
+        // its ack, with the server holding it, must not send it again.
+        world.dropAfterNextMessage = true
+        world.dispatch(#"{"type":"send_message","text":"first"}"#)
+        world.fire("reconnect")
+        XCTAssertEqual(world.received, ["first", "first"])
+        XCTAssertEqual(world.timesShown("first"), 2)
+        XCTAssertEqual(world.driver.state["outbox"], [])
+    }
 }

@@ -192,13 +192,16 @@ final class SimulatedWorld {
         case "ping":
             if answersPings { send(#"{"type":"pong","id":\#(id)}"#) }
         case "subscribe":
-            if let target = request["target_session_id"]?.stringValue { sessionID = target }
             send(#"{"type":"ack","id":\#(id)}"#)
+            if let target = request["target_session_id"]?.stringValue {
+                // Like today's jcode: subscribing to a session resumes it, answered by its history.
+                sessionID = target
+                sendHistory(answering: id)
+            }
             send(#"{"type":"done","id":\#(id)}"#)
         case "get_history":
             send(#"{"type":"ack","id":\#(id)}"#)
-            let messages = rows.map { #"{"role":"\#($0.role)","content":\#(JSONValue.string($0.content).jsonString)}"# }
-            send(#"{"type":"history","session_id":"\#(sessionID)","messages":[\#(messages.joined(separator: ","))]}"#)
+            sendHistory(answering: id)
         case "message":
             let content = request["content"]?.stringValue ?? ""
             received.append(content)
@@ -220,6 +223,11 @@ final class SimulatedWorld {
         default:
             send(#"{"type":"ack","id":\#(id)}"#)
         }
+    }
+
+    private func sendHistory(answering id: Int64) {
+        let messages = rows.map { #"{"role":"\#($0.role)","content":\#(JSONValue.string($0.content).jsonString)}"# }
+        send(#"{"type":"history","id":\#(id),"session_id":"\#(sessionID)","messages":[\#(messages.joined(separator: ","))]}"#)
     }
 
     private func send(_ line: String) {

@@ -144,6 +144,36 @@ public struct ChatInteractor: Interactor {
         return .note("message \(head.id) is not in the server's history: it goes again")
     }
 
+    /// A history replaced the transcript while a message awaits its ack on
+    /// the open socket (the server sent it before reading the message): the
+    /// message still shows once, and its turn still runs. If the history
+    /// already holds it, its ack must not count it a second time.
+    private func keepInFlightMessage(_ state: inout ChatState, _ history: ServerEvent.History) {
+        guard let head = state.outbox.first, head.delivery == .awaitingAck else { return }
+        state.turn.isProcessing = true
+        if Self.history(history, shows: head) {
+            state.outbox[0].isInTranscript = true
+            state.serverUserRows &-= 1
+        } else if head.sent?.sessionID == nil || head.sent?.sessionID == history.sessionID {
+            state.transcript.append(role: .user, text: head.text, imageCount: head.attachments.count)
+            state.outbox[0].isInTranscript = true
+        } else {
+            // Sent to the session left behind: it shows with the outbox until its ack.
+            state.outbox[0].isInTranscript = false
+        }
+    }
+
+    /// Whether `history` answers an earlier request of this socket
+    /// (`subscribe`, `resume_session`) while a `get_history` sent after it
+    /// is still to be answered. A history naming no request, or one this
+    /// socket does not know, is taken as the last.
+    static func anotherHistoryIsDue(after history: ServerEvent.History, _ facts: Facts) -> Bool {
+        guard let id = history.requestID, let kind = facts.sentRequests.kind(of: id), kind != .getHistory,
+            let awaited = facts.sentRequests.latest(.getHistory)
+        else { return false }
+        return awaited > id
+    }
+
     /// Whether the server's history holds `message`: a user row of the same
     /// session, after the rows it held when the message was sent, with the
     /// same text. A history with fewer user rows than then (compacted) can
@@ -331,8 +361,15 @@ public struct ChatInteractor: Interactor {
             state.wasInterrupted = history.wasInterrupted ?? false
             state.turn.isProcessing = history.isProcessing ?? false
             state.turn.isReasoning = false
-            state.turn.historyLoaded = true
+            keepInFlightMessage(&state, history)
             let dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
+            if Self.anotherHistoryIsDue(after: history, facts) {
+                // The answer to `subscribe` or `resume_session`, with the answer to
+                // `get_history` still to come: a message sent now would be missing
+                // from that one, so the outbox waits for it.
+                return reconciled + dropped + .note("history answering request \(history.requestID ?? 0); the outbox waits for get_history")
+            }
+            state.turn.historyLoaded = true
             return reconciled + dropped + flushOutbox(&state, facts)
 
         default:

@@ -50,6 +50,8 @@ public enum ServerEvent: Equatable, Sendable {
 
     /// The server's authoritative view of a session.
     public struct History: Equatable, Sendable {
+        /// The request it answers (`get_history`, `subscribe`, `resume_session`), when the server names one.
+        public var requestID: Int? = nil
         public var sessionID: String
         public var messages: [Message]
         public var providerName: String?
@@ -245,8 +247,10 @@ public enum ServerEvent: Equatable, Sendable {
                 .optional("token_usage_totals", .record(tokenTotalsFields)),
             ]
         ) { r throws(CoreError) in
-            _ = try r.optionalInt("id")
-            return .history(try decodeHistory(&r))
+            let requestID = try r.optionalInt("id")
+            var history = try decodeHistory(&r)
+            history.requestID = requestID
+            return .history(history)
         },
         MessageSpec(
             "model_changed", doc: "Answer to set_model; error keeps the old model.",
