@@ -24,7 +24,7 @@ SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-python header-check demo docs bench fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib test test-swift test-c test-python header-check demo docs bench bench-instructions fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -151,8 +151,21 @@ $(C_BUILD)/bench: harness/c/bench.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/bench.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
+$(C_BUILD)/instructions: harness/c/instructions.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+	$(CC) -O2 $(CFLAGS_STRICT) -Iinclude harness/c/instructions.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
+
+# Instructions per call (callgrind) of a streamed delta and of a keystroke, at 1 000 entries.
+INSTRUCTION_CALLS ?= 5000
+bench-instructions: $(C_BUILD)/instructions
+	@for kind in text_delta set_draft; do \
+		ir=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
+			./$(C_BUILD)/instructions $$kind $(INSTRUCTION_CALLS) 2>&1 | sed -n 's/.*Collected : *//p' | tr -d ,); \
+		echo "$$kind: $$((ir / $(INSTRUCTION_CALLS))) instructions per call (callgrind, $(INSTRUCTION_CALLS) calls, 1 000 entries)"; \
+	done
+
 # Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead.
-bench: $(C_BUILD)/bench deps
+bench: $(C_BUILD)/bench deps bench-instructions
 	./$(C_BUILD)/bench
 	cd harness/python && $(PYTHON) -m jcode_mobile.bench
 

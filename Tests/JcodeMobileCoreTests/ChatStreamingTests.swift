@@ -284,4 +284,25 @@ final class RoutingTests: XCTestCase {
             XCTAssertEqual(routed.state, everyFeature.state, "\(scenario.rawValue): set_draft")
         }
     }
+
+    /// The store skips the snapshot compare after these inputs (they arrive
+    /// hundreds of times a second): they must never change what it holds.
+    func testTheInputsTheStoreDoesNotPersistAfterLeaveTheSnapshotAlone() {
+        let skipped: [Input] = [
+            .server(.textDelta("a")), .server(.textReplace("b")), .server(.reasoningDelta("c")),
+            .server(.toolInput(delta: "d")),
+            .platform(.webSocket(.event(effectID: EffectID(4), items: [.event(.textDelta("e")), .event(.done(id: 3))]))),
+        ]
+        for scenario in Scenario.allCases {
+            for input in skipped {
+                XCTAssertTrue(AppInteractor.leavesSnapshotAlone(input), "\(input)")
+                var state = scenario.state()
+                let before = Snapshot(of: state)
+                _ = AppInteractor(routesHotInputs: false).interact(&state, input)
+                XCTAssertEqual(Snapshot(of: state), before, "\(scenario.rawValue): \(input)")
+            }
+        }
+        XCTAssertFalse(AppInteractor.leavesSnapshotAlone(.server(.done(id: 3))), "a done can send the next outbox message")
+        XCTAssertFalse(AppInteractor.leavesSnapshotAlone(.action(.setDraft("typed"))), "the draft is in the snapshot")
+    }
 }

@@ -60,6 +60,21 @@ public struct AppInteractor: Sendable {
         }
     }
 
+    /// Inputs that cannot change what the snapshot holds, so the store does
+    /// not compare it after them: the streamed deltas touch only the
+    /// transcript and the turn, and a frame only unpacks into the events it
+    /// carries (which run as inputs of their own). Keep in step with the
+    /// hot routes above; a test checks every hot input against a full compare.
+    static func leavesSnapshotAlone(_ input: Input) -> Bool {
+        switch input {
+        case .server(.textDelta), .server(.textReplace), .server(.reasoningDelta), .server(.toolInput),
+            .platform(.webSocket(.event)):
+            return true
+        default:
+            return false
+        }
+    }
+
     /// `tap_node`: does what the node's `supported_actions` promised, as
     /// the semantic layer resolves it.
     static func tap(_ nodeID: String, in state: AppState) -> Emission {

@@ -11,6 +11,9 @@ public struct Store: Sendable {
     /// The snapshot last written (or restored); nil when the store does not
     /// persist (spec tests that look at one feature's effects).
     public private(set) var persisted: Snapshot?
+    /// Whether an input of the running call could have changed the snapshot
+    /// (the streamed deltas cannot: see `AppInteractor.leavesSnapshotAlone`).
+    private var callMayChangeSnapshot = false
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -63,8 +66,9 @@ public struct Store: Sendable {
         var notes: [Note] = []
         var scrubs: [JSONPath] = []
         var followUps: [Input] = []
+        callMayChangeSnapshot = false
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
-        persist(effects: &effects)
+        if callMayChangeSnapshot { persist(effects: &effects) }
 
         let transcriptChanges = state.chat.transcript.drainChanges()
         let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges)
@@ -111,6 +115,7 @@ public struct Store: Sendable {
         _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [Note], scrubs: inout [JSONPath],
         followUps: inout [Input], depth: Int
     ) {
+        if !callMayChangeSnapshot && !AppInteractor.leavesSnapshotAlone(input) { callMayChangeSnapshot = true }
         let emission = interactor.interact(&state, input)
         apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth)
     }
