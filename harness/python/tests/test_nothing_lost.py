@@ -14,11 +14,11 @@ message the person sent:
 Every wait is bounded and an alarm fails a test still running after
 ``TEST_DEADLINE_S``.
 
-A reconnect that resumes a session gets two histories (one answers
-``subscribe``, one ``get_history``); the second was written before the server
-read the outbox message the first one released, so only a message whose socket
-went before its ack (``unconfirmed``) is reconciled against a history: one
-``awaiting_ack`` waits for its ack (an earlier core sent it twice).
+A reconnect that resumes a session gets two histories: one answers
+``subscribe`` and one answers ``get_history``. The server reads requests in
+order, so the core holds the outbox until the history answering ``get_history``
+has arrived. An earlier core released it on the first history, and the
+message then went missing from the view.
 """
 
 from __future__ import annotations
@@ -300,6 +300,26 @@ def test_duplicated_events_do_not_send_or_show_a_message_twice(gateway, host):
     send(host, "And once more")
     settle_idle(host)
     assert_each_sent_once(host, gateway, ["Once only", "And once more"])
+
+
+def test_late_events_of_an_earlier_turn_neither_end_the_next_turn_nor_repeat_a_message(gateway, host):
+    pair(host, gateway)
+    send(host, "First")
+    settle_idle(host)
+    first_id = gateway.call(lambda fake: [r["id"] for r in fake.requests if r["type"] == "message"][-1])
+    gateway.call(lambda fake: fake.replies.append(Reply(text="Second answer", chunks=["Second ", "answer"], hold_after=1)))
+    send(host, "Second")
+    host.wait_for(lambda s: s["outbox"] == [] and s["session"]["is_processing"], timeout=5)
+    # Out of order: the first turn's ack and done again, while the second turn streams.
+    gateway.push([{"type": "ack", "id": first_id}, {"type": "done", "id": first_id}])
+    assert host.settle(timeout=5)
+    assert host.state()["session"]["is_processing"] is True
+    gateway.finish_turn()
+    settle_idle(host)
+    assert host.state()["transcript"][-1]["text"] == "Second answer"
+    send(host, "Third")
+    settle_idle(host)
+    assert_each_sent_once(host, gateway, ["First", "Second", "Third"])
 
 
 # -- the phone's life -------------------------------------------------------------------------
