@@ -155,14 +155,18 @@ $(C_BUILD)/instructions: harness/c/instructions.c include/jcode_mobile.h $(LIB) 
 	$(CC) -O2 $(CFLAGS_STRICT) -Iinclude harness/c/instructions.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
-# Instructions per call (callgrind) of a streamed delta and of a keystroke, at 1 000 entries.
-INSTRUCTION_CALLS ?= 5000
+# Instructions per input (callgrind) of each input whose cost could grow with
+# a list it touches, at 1 000 and 100 000 items (harness/c/instructions.c).
+INSTRUCTION_KINDS ?= text_delta set_draft permission_request stdin_request session_renamed outbox queue_interrupt
+INSTRUCTION_SIZES ?= 1000 100000
 bench-instructions: $(C_BUILD)/instructions
-	@for kind in text_delta set_draft; do \
-		ir=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
-			./$(C_BUILD)/instructions $$kind $(INSTRUCTION_CALLS) 2>&1 | sed -n 's/.*Collected : *//p' | tr -d ,); \
-		echo "$$kind: $$((ir / $(INSTRUCTION_CALLS))) instructions per call (callgrind, $(INSTRUCTION_CALLS) calls, 1 000 entries)"; \
-	done
+	@for kind in $(INSTRUCTION_KINDS); do for size in $(INSTRUCTION_SIZES); do \
+		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
+			./$(C_BUILD)/instructions $$kind $$size 2>&1) || { echo "$$out"; exit 1; }; \
+		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
+		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
+		printf '%-20s %7s items: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
+	done; done
 
 # Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead.
 bench: $(C_BUILD)/bench deps bench-instructions

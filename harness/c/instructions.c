@@ -1,14 +1,25 @@
 /*
-** instructions.c — instructions per call of the inputs a host sends most,
-** counted by valgrind's callgrind (repeatable where timings are not).
+** instructions.c — instructions per input, counted by valgrind's callgrind
+** (repeatable where timings are not), at a given size of the state the
+** input touches.
 **
-**   valgrind --tool=callgrind --instr-atstart=no ./instructions KIND CALLS
+**   valgrind --tool=callgrind --instr-atstart=no ./instructions KIND SIZE
 **
-** builds a connected chat with a 1 000-entry history and a running turn,
-** then counts only the CALLS calls of KIND (instrumentation is switched on
-** around them): text_delta (a parsed websocket_event) or set_draft (a
-** keystroke, which also writes the snapshot). `make bench-instructions`
-** runs both and prints the count per call.
+** Only the measured inputs are counted (instrumentation is switched on
+** around them); the program prints how many there were, so the count per
+** input is the collected total divided by that. `make bench-instructions`
+** runs every kind at 1 000 and 100 000 and prints the counts per input.
+**
+** Kinds, and what SIZE is:
+**   text_delta          a streamed delta into a transcript of SIZE entries (1 000 deltas)
+**   set_draft           a keystroke with a transcript of SIZE entries (1 000 keystrokes)
+**   permission_request  one frame of SIZE permission_request events with distinct ids
+**   stdin_request       one frame of SIZE stdin_request events with distinct ids
+**   session_renamed     one frame of SIZE session_renamed events with distinct session ids
+**   outbox              the last 100 of SIZE messages typed and sent while offline
+**                       (set_draft + send_message: two calls per message)
+**   queue_interrupt     the last 100 of SIZE messages typed and sent during a turn
+**                       (queued as soft interrupts; two calls per message)
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,52 +31,114 @@
 
 static void check(const char *what, char *answer) {
     if (!answer || strncmp(answer, "{\"ok\":true", 10) != 0) {
-        fprintf(stderr, "instructions: %s failed: %s\n", what, answer ? answer : "(null)");
+        fprintf(stderr, "instructions: %s failed: %.300s\n", what, answer ? answer : "(null)");
         exit(1);
     }
     jcode_mobile_string_free(answer);
 }
 
+static char *history_of(int entries) {
+    size_t cap = (size_t)entries * 96 + 256, used = 0;
+    char *h = malloc(cap);
+    if (!h) exit(1);
+    used += (size_t)snprintf(h, cap,
+        "{\"type\":\"websocket_event\",\"event\":{\"type\":\"history\",\"id\":2,\"session_id\":\"bench\",\"messages\":[");
+    for (int i = 0; i < entries; i++)
+        used += (size_t)snprintf(h + used, cap - used, "%s{\"role\":\"%s\",\"content\":\"entry %d of the history\"}",
+                                 i ? "," : "", i % 2 ? "assistant" : "user", i);
+    snprintf(h + used, cap - used, "]}}");
+    return h;
+}
+
+/* One websocket_event whose raw frame holds `n` events made by `line`. */
+static char *frame_of(int n, int (*line)(char *, size_t, int)) {
+    size_t cap = (size_t)n * 160 + 64, used = 0;
+    char *f = malloc(cap);
+    if (!f) exit(1);
+    used += (size_t)snprintf(f, cap, "{\"type\":\"websocket_event\",\"line\":\"");
+    for (int i = 0; i < n; i++) used += (size_t)line(f + used, cap - used, i);
+    snprintf(f + used, cap - used, "\"}");
+    return f;
+}
+
+static int permission_line(char *out, size_t cap, int i) {
+    return snprintf(out, cap,
+        "{\\\"type\\\":\\\"permission_request\\\",\\\"request_id\\\":\\\"perm-%d\\\",\\\"action\\\":\\\"bash\\\","
+        "\\\"detail\\\":\\\"run step %d\\\"}\\n", i, i);
+}
+
+static int stdin_line(char *out, size_t cap, int i) {
+    return snprintf(out, cap,
+        "{\\\"type\\\":\\\"stdin_request\\\",\\\"request_id\\\":\\\"in-%d\\\",\\\"prompt\\\":\\\"value %d?\\\","
+        "\\\"is_password\\\":false,\\\"tool_call_id\\\":\\\"call-%d\\\"}\\n", i, i, i);
+}
+
+static int renamed_line(char *out, size_t cap, int i) {
+    return snprintf(out, cap,
+        "{\\\"type\\\":\\\"session_renamed\\\",\\\"session_id\\\":\\\"ses-%d\\\",\\\"display_title\\\":\\\"Session %d\\\"}\\n",
+        i, i);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: instructions text_delta|set_draft CALLS\n");
+        fprintf(stderr, "usage: instructions KIND SIZE\n");
         return 2;
     }
     const char *kind = argv[1];
-    int calls = atoi(argv[2]);
-    int delta = strcmp(kind, "text_delta") == 0;
-    if (!delta && strcmp(kind, "set_draft") != 0) {
+    int size = atoi(argv[2]);
+    if (size < 1) return 2;
+    void *app = jcode_mobile_app_new("{\"scenario\":\"connected_empty_chat\",\"log_capacity\":64}");
+    if (!app) return 1;
+    int measured = 0;
+    char buf[128];
+
+    if (!strcmp(kind, "text_delta") || !strcmp(kind, "set_draft")) {
+        char *history = history_of(size);
+        check("history", jcode_mobile_platform_event(app, history));
+        free(history);
+        check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
+        int delta = !strcmp(kind, "text_delta");
+        const char *event = "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"hello \"}}";
+        CALLGRIND_START_INSTRUMENTATION;
+        for (measured = 0; measured < 1000; measured++) {
+            if (delta) {
+                check("text_delta", jcode_mobile_platform_event(app, event));
+            } else {
+                snprintf(buf, sizeof buf, "{\"type\":\"set_draft\",\"value\":\"draft %d\"}", measured);
+                check("set_draft", jcode_mobile_dispatch(app, buf));
+            }
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+    } else if (!strcmp(kind, "permission_request") || !strcmp(kind, "stdin_request") || !strcmp(kind, "session_renamed")) {
+        check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
+        char *frame = frame_of(size, !strcmp(kind, "permission_request") ? permission_line
+                                     : !strcmp(kind, "stdin_request")    ? stdin_line
+                                                                         : renamed_line);
+        CALLGRIND_START_INSTRUMENTATION;
+        check(kind, jcode_mobile_platform_event(app, frame));
+        CALLGRIND_STOP_INSTRUMENTATION;
+        free(frame);
+        measured = size;
+    } else if (!strcmp(kind, "outbox") || !strcmp(kind, "queue_interrupt")) {
+        int outbox = !strcmp(kind, "outbox");
+        if (outbox) check("disconnect", jcode_mobile_dispatch(app, "{\"type\":\"disconnect\"}"));
+        else check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
+        int last = size < 100 ? size : 100;
+        /* What a person does: type a message, send it (while offline it joins
+        ** the outbox; during a turn it is queued as a soft interrupt). */
+        for (int i = 0; i < size; i++) {
+            if (i == size - last) CALLGRIND_START_INSTRUMENTATION;
+            snprintf(buf, sizeof buf, "{\"type\":\"set_draft\",\"value\":\"message %d\"}", i);
+            check("set_draft", jcode_mobile_dispatch(app, buf));
+            check(kind, jcode_mobile_dispatch(app, "{\"type\":\"send_message\"}"));
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+        measured = last;
+    } else {
         fprintf(stderr, "instructions: unknown kind %s\n", kind);
         return 2;
     }
-    void *app = jcode_mobile_app_new("{\"scenario\":\"connected_empty_chat\",\"log_capacity\":64}");
-    if (!app) return 1;
-
-    size_t cap = 1000 * 128 + 256, used = 0;
-    char *history = malloc(cap);
-    if (!history) return 1;
-    used += (size_t)snprintf(history, cap,
-        "{\"type\":\"websocket_event\",\"event\":{\"type\":\"history\",\"id\":2,\"session_id\":\"bench\",\"messages\":[");
-    for (int i = 0; i < 1000; i++)
-        used += (size_t)snprintf(history + used, cap - used, "%s{\"role\":\"%s\",\"content\":\"entry %d of the history\"}",
-                                 i ? "," : "", i % 2 ? "assistant" : "user", i);
-    snprintf(history + used, cap - used, "]}}");
-    check("history", jcode_mobile_platform_event(app, history));
-    free(history);
-    check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
-
-    const char *event = "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"hello \"}}";
-    char draft[64];
-    CALLGRIND_START_INSTRUMENTATION;
-    for (int i = 0; i < calls; i++) {
-        if (delta) {
-            check("text_delta", jcode_mobile_platform_event(app, event));
-        } else {
-            snprintf(draft, sizeof draft, "{\"type\":\"set_draft\",\"value\":\"draft %d\"}", i);
-            check("set_draft", jcode_mobile_dispatch(app, draft));
-        }
-    }
-    CALLGRIND_STOP_INSTRUMENTATION;
     jcode_mobile_app_free(app);
+    printf("measured %d\n", measured);
     return 0;
 }

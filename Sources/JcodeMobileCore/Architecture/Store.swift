@@ -14,6 +14,9 @@ public struct Store: Sendable {
     /// Whether an input of the running call could have changed the snapshot
     /// (the streamed deltas cannot: see `AppInteractor.leavesSnapshotAlone`).
     private var callMayChangeSnapshot = false
+    /// The haptics this call already asked for: one call (a frame of many
+    /// events) buzzes once per style, however many events wanted it.
+    private var hapticsThisCall: [Effect] = []
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -67,6 +70,7 @@ public struct Store: Sendable {
         var scrubs: [JSONPath] = []
         var followUps: [Input] = []
         callMayChangeSnapshot = false
+        hapticsThisCall.removeAll(keepingCapacity: true)
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
         if callMayChangeSnapshot { persist(effects: &effects) }
 
@@ -128,6 +132,10 @@ public struct Store: Sendable {
         case .none:
             break
         case .effect(let effect):
+            if case .device(.haptic) = effect {
+                if hapticsThisCall.contains(effect) { return }
+                hapticsThisCall.append(effect)
+            }
             let id = state.effects.issue(effect)
             effects.append((id, effect))
         case .note(let note):

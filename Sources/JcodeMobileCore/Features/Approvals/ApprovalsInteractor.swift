@@ -11,12 +11,21 @@ public struct ApprovalsInteractor: Interactor {
     public func interact(_ state: inout ApprovalsState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .server(.permissionRequest(let request)):
-            state.askedOnThisSocket.insert(request.requestID)
-            let isNew = Self.keep(request, in: &state.permissionRequests)
-            return isNew ? .effect(.device(.haptic(style: .warning))) : .none
+            switch Self.keep(request, in: &state.permissionRequests) {
+            case .added:
+                state.askedOnThisSocket.insert(request.requestID)
+                return .effect(.device(.haptic(style: .warning)))
+            case .refreshed:
+                state.askedOnThisSocket.insert(request.requestID)
+                return .none
+            case .full:
+                return Self.overflow(&state, dropping: "permission_request \(request.requestID)")
+            }
 
         case .server(.stdinRequest(let request)):
-            Self.keep(request, in: &state.stdinRequests)
+            if Self.keep(request, in: &state.stdinRequests) == .full {
+                return Self.overflow(&state, dropping: "stdin_request \(request.requestID)")
+            }
             return .none
 
         case .action(.respondPermission(let requestID, let approved, let remember)):
@@ -44,21 +53,33 @@ public struct ApprovalsInteractor: Interactor {
             // No tool is waiting any more.
             state.permissionRequests = []
             state.stdinRequests = []
+            state.overflowNoticed = false
             return .none
         default:
             return .none
         }
     }
 
-    /// Adds a request, or refreshes the one with the same id; true when it is new.
-    @discardableResult
-    private static func keep<R: AgentRequest>(_ request: R, in requests: inout [R]) -> Bool {
+    enum Kept { case added, refreshed, full }
+
+    /// Adds a request, or refreshes the one with the same id; refuses a new
+    /// one when `ApprovalsState.limit` are pending (so the search is bounded too).
+    private static func keep<R: AgentRequest>(_ request: R, in requests: inout [R]) -> Kept {
         if let i = requests.firstIndex(where: { $0.requestID == request.requestID }) {
             requests[i] = request
-            return false
+            return .refreshed
         }
+        guard requests.count < ApprovalsState.limit else { return .full }
         requests.append(request)
-        return true
+        return .added
+    }
+
+    /// A request beyond the limit: dropped, logged, and said once.
+    private static func overflow(_ state: inout ApprovalsState, dropping what: String) -> Emission {
+        let note = Emission.note("\(what) dropped: \(ApprovalsState.limit) requests are already pending", .dropped)
+        guard !state.overflowNoticed else { return note }
+        state.overflowNoticed = true
+        return note + .internal(.notice(.warning, "The agent asked for more than \(ApprovalsState.limit) answers at once; later requests were dropped."))
     }
 
     /// Sends the answer to a pending request and closes it. While offline

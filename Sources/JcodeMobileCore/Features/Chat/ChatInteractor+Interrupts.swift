@@ -15,6 +15,9 @@ extension ChatInteractor {
             // No turn to interrupt: it is an ordinary message.
             return .action(.sendMessage(text: content))
         }
+        guard state.softInterrupts.count < ChatState.interruptLimit else {
+            return Self.noRoom(for: content, fromDraft: false, Self.interruptsFull)
+        }
         let serial = state.transcript.appendQueued(text: content, imageCount: images.count)
         state.softInterrupts.append(SoftInterrupt(entrySerial: serial, content: content, urgent: urgent))
         let payloads = images.map { GatewayRequest.ImagePayload(mediaType: $0.mediaType, dataBase64: $0.dataBase64) }

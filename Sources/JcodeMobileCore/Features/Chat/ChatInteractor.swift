@@ -74,10 +74,16 @@ public struct ChatInteractor: Interactor {
         }
         if state.turn.isProcessing && facts.canSend {
             // A turn is running: what the person types (and attaches) joins it as a soft interrupt.
+            guard state.softInterrupts.count < ChatState.interruptLimit else {
+                return Self.noRoom(for: content, fromDraft: fromDraft, Self.interruptsFull)
+            }
             let taken: Emission =
                 fromDraft || !attachments.isEmpty
                 ? .internal(.composerSent(clearDraft: fromDraft, clearAttachments: !attachments.isEmpty)) : .none
             return taken + queueInterrupt(&state, text: content, images: attachments, urgent: false, facts)
+        }
+        guard state.outbox.count < ChatState.outboxLimit else {
+            return Self.noRoom(for: content, fromDraft: fromDraft, Self.outboxFull)
         }
         let taken: Emission =
             (fromDraft && !facts.draft.isEmpty) || !attachments.isEmpty
@@ -89,6 +95,18 @@ public struct ChatInteractor: Interactor {
             return taken + .note("message queued in the outbox")
         }
         return taken + deliverHead(&state, facts)
+    }
+
+    static let outboxFull =
+        "\(ChatState.outboxLimit) messages are already waiting to be sent. This one stays in the composer until they have gone."
+    static let interruptsFull =
+        "\(ChatState.interruptLimit) messages are already queued for the agent. This one stays in the composer until the turn ends."
+
+    /// A message that found no room: it stays with the person (the draft
+    /// keeps it: nothing is lost), who is told why.
+    static func noRoom(for content: String, fromDraft: Bool, _ message: String) -> Emission {
+        let kept: Emission = fromDraft ? .none : .internal(.keepInDraft(text: content))
+        return kept + .internal(.showError(ErrorBanner(message: message))) + .note("not taken: \(message)", .dropped)
     }
 
     /// Sends the oldest outbox message: it shows in the transcript and stays

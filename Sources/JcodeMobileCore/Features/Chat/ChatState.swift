@@ -26,6 +26,14 @@ public struct ChatState: Equatable, Sendable {
     public var wasInterrupted = false
 
     public init() {}
+
+    /// Messages the outbox holds at most. Beyond it a message is not taken:
+    /// it stays in the composer (or goes into the draft) with an error
+    /// banner, so nothing is lost, and every input stays bounded (the
+    /// outbox is in every snapshot).
+    public static let outboxLimit = 100
+    /// Soft interrupts queued at most while one turn runs; beyond it, as above.
+    public static let interruptLimit = 32
 }
 
 /// The turn the agent is running, as this device sees it.

@@ -48,6 +48,14 @@ public struct ComposerInteractor: Interactor {
             if clearAttachments { state.attachments = [] }
             return .none
 
+        case .internal(.keepInDraft(let text)):
+            let kept = state.draft.isEmpty ? text : state.draft + "\n" + text
+            guard kept.utf8.count <= ComposerState.keptTextLimit else {
+                return .note("not kept in the draft (it would pass \(ComposerState.keptTextLimit) bytes): \(text.utf8.count) bytes", .dropped)
+            }
+            state.draft = kept
+            return .none
+
         default:
             return .none
         }

@@ -8,6 +8,11 @@ public struct ComposerState: Equatable, Sendable {
 
     public init() {}
 
+    /// The core adds text to the draft itself (a message it could not take)
+    /// only while the draft stays under this many bytes; what the person
+    /// types (`set_draft`) is bounded by the input limit alone.
+    public static let keptTextLimit = 256 * 1024
+
     /// Whether another image may be attached (at most `Attachment.limitPerMessage`).
     public var hasRoomForAttachment: Bool { attachments.count < Attachment.limitPerMessage }
 }

@@ -60,6 +60,10 @@ public enum InternalInput: Equatable, Sendable {
     case turnEnded
     /// A message left the composer: clear what it took.
     case composerSent(clearDraft: Bool, clearAttachments: Bool)
+    /// A message given as text (not from the draft) could not be taken (the
+    /// outbox or the interrupt queue is full): it goes into the draft, so
+    /// nothing the person wrote is lost.
+    case keepInDraft(text: String)
 
     // Anyone → Navigation, Notices
     /// Show the chat.

@@ -28,6 +28,14 @@ public struct SessionInteractor: Interactor {
         }
     }
 
+    /// The session list is full: logged each time, said once.
+    static func listOverflow(_ state: inout SessionState, note: String) -> Emission {
+        let logged = Emission.note(note, .dropped)
+        guard !state.listOverflowNoticed else { return logged }
+        state.listOverflowNoticed = true
+        return logged + .internal(.notice(.info, "The server has more than \(SessionState.listLimit) sessions; only the first \(SessionState.listLimit) are listed."))
+    }
+
     // MARK: - Actions
 
     private func handle(_ state: inout SessionState, _ action: Action, _ facts: Facts) -> Emission {
@@ -94,17 +102,29 @@ public struct SessionInteractor: Interactor {
             return .none
 
         case .sessionRenamed(let id, let title):
-            state.setTitle(title, for: id)
+            guard state.setTitle(title, for: id) else {
+                return Self.listOverflow(&state, note: "session_renamed for \(id) not listed: \(SessionState.listLimit) sessions are listed")
+            }
             return .none
 
         case .history(let history):
             state.id = history.sessionID
+            var overflow = Emission.none
             if let sessions = history.allSessions {
                 // Keep titles learnt from session_renamed for sessions the list leaves untitled.
-                state.allSessions = sessions.map { summary in
+                var known: [String: String] = [:]
+                for s in state.allSessions { if let title = s.title { known[s.id] = title } }
+                let listed = sessions.prefix(SessionState.listLimit)
+                state.allSessions = listed.map { summary in
                     var s = summary
-                    if s.title == nil { s.title = state.title(of: s.id) }
+                    if s.title == nil { s.title = known[s.id] }
                     return s
+                }
+                if sessions.count > listed.count {
+                    overflow = Self.listOverflow(
+                        &state, note: "history lists \(sessions.count) sessions; the first \(SessionState.listLimit) are kept")
+                } else {
+                    state.listOverflowNoticed = false
                 }
             }
             if let title = history.displayTitle {
@@ -121,7 +141,7 @@ public struct SessionInteractor: Interactor {
             }
             if let version = history.serverVersion { state.serverVersion = version }
             if let effort = history.reasoningEffort { state.reasoningEffort = effort }
-            return .none
+            return overflow
 
         case .modelChanged(_, let model, let provider, let error):
             state.pendingModel = nil

@@ -33,14 +33,27 @@ public struct SessionState: Equatable, Sendable {
 
     public init() {}
 
-    /// Records a title for a session, adding the session to the list if new.
-    mutating func setTitle(_ title: String, for sessionID: String) {
+    /// The session list was cut at `listLimit` and the person was told (a notice).
+    public var listOverflowNoticed = false
+
+    /// Sessions listed at most. The list comes from the server (`history`,
+    /// `session_renamed`); beyond this many, later ones are left out of the
+    /// list with one notice and a log note each (switching to them by id
+    /// still works), so every lookup in it stays bounded.
+    public static let listLimit = 512
+
+    /// Records a title for a session, adding the session to the list if new
+    /// and the list has room; false when it had none.
+    @discardableResult
+    mutating func setTitle(_ title: String, for sessionID: String) -> Bool {
+        if id == sessionID || id == nil { self.title = title }
         if let i = allSessions.firstIndex(where: { $0.id == sessionID }) {
             allSessions[i].title = title
-        } else {
-            allSessions.append(SessionSummary(id: sessionID, title: title))
+            return true
         }
-        if id == sessionID || id == nil { self.title = title }
+        guard allSessions.count < Self.listLimit else { return false }
+        allSessions.append(SessionSummary(id: sessionID, title: title))
+        return true
     }
 
     func title(of sessionID: String) -> String? {

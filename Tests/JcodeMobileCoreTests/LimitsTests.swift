@@ -1,0 +1,99 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// Lists a server or a host can grow without end have caps: what goes past
+/// one is dropped or refused, logged, and said once; nothing the person
+/// wrote is lost, and one frame buzzes the phone once.
+final class LimitsTests: XCTestCase {
+    private func connected() -> AppDriver { AppDriver(#"{"scenario":"connected_empty_chat"}"#) }
+
+    /// One raw frame of `n` events made by `event`.
+    private func frame(_ n: Int, _ event: (Int) -> String) -> String {
+        let lines = (0..<n).map(event).joined(separator: "\n")
+        return #"{"type":"websocket_event","line":\#(JSONValue.string(lines).jsonString)}"#
+    }
+
+    private func notices(_ driver: AppDriver) -> [String] {
+        driver.state["notices"]?.arrayValue?.compactMap { $0["text"]?.stringValue } ?? []
+    }
+
+    private func banner(_ driver: AppDriver) -> String? {
+        driver.app.state.notices.errorBanner.map { SemanticText.message(of: $0) }
+    }
+
+    func testAFrameOfTwoHundredPermissionRequestsKeepsSixtyFourBuzzesOnceAndSaysSoOnce() {
+        let driver = connected()
+        let effects = driver.event(frame(200) { #"{"type":"permission_request","request_id":"p\#($0)","action":"bash","detail":"step \#($0)"}"# })
+        XCTAssertEqual(driver.state["permission_requests"]?.arrayValue?.count, 64)
+        XCTAssertEqual(driver.state.at("/permission_requests/63/request_id"), "p63")
+        XCTAssertEqual(effects.filter { $0["type"]?.stringValue == "haptic" }.count, 1)
+        XCTAssertEqual(
+            notices(driver).filter { $0.hasPrefix("The agent asked for more than 64 answers") },
+            ["The agent asked for more than 64 answers at once; later requests were dropped."])
+    }
+
+    func testARepeatedPermissionRequestIsRefreshedEvenWhenTheListIsFull() {
+        let driver = connected()
+        driver.event(frame(64) { #"{"type":"permission_request","request_id":"p\#($0)","action":"bash","detail":"step \#($0)"}"# })
+        driver.server(#"{"type":"permission_request","request_id":"p5","action":"bash","detail":"step five, again"}"#)
+        XCTAssertEqual(driver.state.at("/permission_requests/5/detail"), "step five, again")
+        XCTAssertEqual(notices(driver).filter { $0.hasPrefix("The agent asked") }, [])
+    }
+
+    func testAFrameOfManyStdinRequestsKeepsSixtyFour() {
+        let driver = connected()
+        driver.event(frame(100) { #"{"type":"stdin_request","request_id":"s\#($0)","prompt":"value \#($0)?"}"# })
+        XCTAssertEqual(driver.state["stdin_requests"]?.arrayValue?.count, 64)
+        XCTAssertEqual(notices(driver).filter { $0.hasPrefix("The agent asked") }.count, 1)
+    }
+
+    func testRenamesOfSixHundredNewSessionsListFiveHundredTwelveAndRenamingAListedOneStillWorks() {
+        let driver = connected()
+        let listed = driver.state.at("/session/all_sessions")?.arrayValue?.count ?? 0
+        driver.event(frame(600) { #"{"type":"session_renamed","session_id":"ses-\#($0)","display_title":"Session \#($0)"}"# })
+        XCTAssertEqual(driver.state.at("/session/all_sessions")?.arrayValue?.count, 512)
+        XCTAssertEqual(
+            notices(driver).filter { $0.contains("sessions") },
+            ["The server has more than 512 sessions; only the first 512 are listed."])
+        let firstNew = 0
+        XCTAssertLessThan(listed, 512)
+        driver.server(#"{"type":"session_renamed","session_id":"ses-\#(firstNew)","display_title":"Renamed"}"#)
+        let titles = driver.state.at("/session/all_sessions")?.arrayValue?.compactMap { $0["title"]?.stringValue } ?? []
+        XCTAssertEqual(titles.filter { $0 == "Renamed" }.count, 1)
+    }
+
+    func testAHistoryListingSixHundredSessionsKeepsTheFirstFiveHundredTwelve() {
+        let driver = connected()
+        let sessions = (0..<600).map { #""ses-\#($0)""# }.joined(separator: ",")
+        driver.server(#"{"type":"history","session_id":"ses-0","messages":[],"all_sessions":[\#(sessions)]}"#)
+        XCTAssertEqual(driver.state.at("/session/all_sessions")?.arrayValue?.count, 512)
+        XCTAssertEqual(driver.state.at("/session/all_sessions/511/id"), "ses-511")
+        XCTAssertEqual(notices(driver).filter { $0.contains("512 sessions") }.count, 1)
+    }
+
+    func testTheHundredAndFirstOfflineMessageStaysInTheComposer() {
+        let driver = connected()
+        driver.dispatch(#"{"type":"disconnect"}"#)
+        for n in 1...100 { driver.dispatch(#"{"type":"send_message","text":"offline \#(n)"}"#) }
+        XCTAssertEqual(driver.state["outbox"]?.arrayValue?.count, 100)
+        driver.dispatch(#"{"type":"set_draft","value":"typed one"}"#)
+        driver.dispatch(#"{"type":"send_message"}"#)
+        XCTAssertEqual(driver.state["draft"], "typed one")
+        XCTAssertEqual(banner(driver), "100 messages are already waiting to be sent. This one stays in the composer until they have gone.")
+        driver.dispatch(#"{"type":"send_message","text":"from a notification"}"#)
+        XCTAssertEqual(driver.state["draft"], "typed one\nfrom a notification")
+        XCTAssertEqual(driver.state["outbox"]?.arrayValue?.count, 100)
+        XCTAssertEqual(driver.state.at("/outbox/99/text"), "offline 100")
+    }
+
+    func testTheThirtyThirdQueuedInterruptGoesIntoTheDraft() {
+        let driver = connected()
+        driver.dispatch(#"{"type":"send_message","text":"go"}"#)
+        for n in 1...32 { driver.dispatch(#"{"type":"queue_interrupt","text":"also \#(n)","urgent":false}"#) }
+        XCTAssertEqual(driver.state["soft_interrupts"]?.arrayValue?.count, 32)
+        let effects = driver.dispatch(#"{"type":"queue_interrupt","text":"one more","urgent":false}"#)
+        XCTAssertEqual(effects.filter { $0["type"]?.stringValue == "websocket_send" }.count, 0)
+        XCTAssertEqual(driver.state["draft"], "one more")
+        XCTAssertEqual(banner(driver), "32 messages are already queued for the agent. This one stays in the composer until the turn ends.")
+    }
+}
