@@ -24,7 +24,7 @@ SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-python header-check demo docs bench bench-instructions fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib test test-swift test-c test-python header-check demo docs bench bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -129,8 +129,12 @@ test-c-tsan: $(C_BUILD)/harness-tsan $(C_BUILD)/stress-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/harness-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/stress-tsan 2000
 
-valgrind: $(C_BUILD)/harness
-	@command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
+# valgrind (and its headers, which harness/c/instructions.c includes): installed when missing.
+valgrind-installed:
+	@command -v valgrind >/dev/null && test -f /usr/include/valgrind/callgrind.h || \
+		{ apt-get update -qq && apt-get install -y -qq valgrind; }
+
+valgrind: $(C_BUILD)/harness valgrind-installed
 	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
 		--error-exitcode=9 --suppressions=harness/c/valgrind.supp ./$(C_BUILD)/harness
 
@@ -151,7 +155,7 @@ $(C_BUILD)/bench: harness/c/bench.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/bench.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
-$(C_BUILD)/instructions: harness/c/instructions.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+$(C_BUILD)/instructions: harness/c/instructions.c include/jcode_mobile.h $(LIB) | $(C_BUILD) valgrind-installed
 	$(CC) -O2 $(CFLAGS_STRICT) -Iinclude harness/c/instructions.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
@@ -173,7 +177,8 @@ bench: $(C_BUILD)/bench deps bench-instructions
 	./$(C_BUILD)/bench
 	cd harness/python && $(PYTHON) -m jcode_mobile.bench
 
-test-python: lib deps
+# The hostile-server tests count instructions with callgrind (harness/c/instructions.c).
+test-python: lib deps $(C_BUILD)/instructions
 	cd harness/python && $(PYTHON) -m pytest -q tests
 
 demo: lib deps
