@@ -8,6 +8,10 @@
 //                        websocket frame (multi-line), as a parsed server event
 //   FUZZ_SESSION         a sequence of calls on one handle, with a mirror kept
 //                        from the change feed checked against the state
+//   FUZZ_SERVER          a hostile server: bursts of up to 3 000 events per
+//                        frame, with colliding or fresh ids, in any order; the
+//                        lists stay within their caps, a frame buzzes at most
+//                        once per style, and the mirror equals the state
 //
 // Every answer must be one JSON object with "ok"; an error must carry a
 // known code. A violated invariant traps, which libFuzzer reports as a crash.
@@ -164,7 +168,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 #endif
 
-#if FUZZ_SESSION
+#if FUZZ_SESSION || FUZZ_SERVER
 /// A mirror of the state kept only from the change feed.
 struct Mirror {
     var document: JSONValue
@@ -216,6 +220,9 @@ struct Mirror {
     }
 }
 
+#endif
+
+#if FUZZ_SESSION
 /// Reads the input as steps: a byte choosing the call, a byte of length, then that many bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -276,6 +283,69 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         mirror.check(app)
     }
+    return 0
+}
+#endif
+
+#if FUZZ_SERVER
+/// Reads the input as frames: a byte choosing the event, a byte for how many
+/// (a burst of up to 3 000 in one frame), a byte seeding the ids (low values
+/// collide with earlier ones, high ones are fresh), then up to 16 bytes of text.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let app = connectedChat()
+    defer { jcode_mobile_app_free(app) }
+    var mirror = Mirror(app)
+    var i = 0
+    var frames = 0
+    while i + 3 <= size && frames < 8 {
+        let kind = Int(data[i]) % 16
+        let count = Int(data[i + 1]) * Int(data[i + 1]) / 21 + 1  // 1 … 3 097, mostly small
+        let seed = Int(data[i + 2])
+        let end = min(i + 3 + 16, size)
+        let text = JSONValue.string(String(decoding: UnsafeBufferPointer(start: data + i + 3, count: end - i - 3), as: UTF8.self))
+            .jsonString
+        i = end
+        frames += 1
+        var lines: [String] = []
+        lines.reserveCapacity(min(count, 3000))
+        for n in 0..<min(count, 3000) {
+            let id = seed < 128 ? seed % 8 : seed * 4096 + n  // colliding or fresh
+            switch kind {
+            case 0: lines.append(#"{"type":"permission_request","request_id":"p\#(id)","action":"bash","detail":\#(text)}"#)
+            case 1: lines.append(#"{"type":"stdin_request","request_id":"s\#(id)","prompt":\#(text)}"#)
+            case 2: lines.append(#"{"type":"session_renamed","session_id":"ses-\#(id)","display_title":\#(text)}"#)
+            case 3: lines.append(#"{"type":"text_delta","text":\#(text)}"#)
+            case 4: lines.append(#"{"type":"tool_start","id":"c\#(id)","name":"bash"}"#)
+            case 5: lines.append(#"{"type":"tool_done","id":"c\#(id)","name":"bash","output":\#(text)}"#)
+            case 6: lines.append(#"{"type":"done","id":\#(id)}"#)
+            case 7: lines.append(#"{"type":"ack","id":\#(id)}"#)
+            case 8: lines.append(#"{"type":"error","id":\#(id),"message":\#(text)}"#)
+            case 9: lines.append(#"{"type":"soft_interrupt_injected","content":\#(text)}"#)
+            case 10: lines.append(#"{"type":"history","id":\#(id),"session_id":"ses-\#(id)","messages":[{"role":"user","content":\#(text)}]}"#)
+            case 11: lines.append(#"{"type":"interrupted"}"#)
+            case 12: lines.append(#"{"type":"tokens","input":\#(id),"output":\#(n)}"#)
+            case 13: lines.append(#"{"type":"reasoning_delta","text":\#(text)}"#)
+            case 14: lines.append(#"{"type":"tool_input","delta":\#(text)}"#)
+            default: lines.append(#"{"type":"session_close_requested","reason":\#(text)}"#)
+            }
+        }
+        if kind == 15 {
+            // Now and then the person acts between frames.
+            withCString(#"{"type":"send_message","text":\#(text)}"#) { _ = take(jcode_mobile_dispatch(app, $0), "send") }
+        }
+        let frame = #"{"type":"websocket_event","line":\#(JSONValue.string(lines.joined(separator: "\n")).jsonString)}"#
+        let report = withCString(frame) { take(jcode_mobile_platform_event(app, $0), "frame") }
+        let haptics = (report["effects"]?.arrayValue ?? []).filter { $0["type"] == "haptic" }
+        precondition(haptics.count <= 3, "one frame buzzed \(haptics.count) times")
+        mirror.check(app)
+        let state = take(jcode_mobile_state(app), "state")["state"] ?? .null
+        precondition((state["permission_requests"]?.arrayValue?.count ?? 0) <= 64, "permission requests past their cap")
+        precondition((state["stdin_requests"]?.arrayValue?.count ?? 0) <= 64, "stdin requests past their cap")
+        precondition((state["session"]?["all_sessions"]?.arrayValue?.count ?? 0) <= 512, "sessions past their cap")
+        precondition((state["notices"]?.arrayValue?.count ?? 0) <= 50, "notices past their cap")
+    }
+    inspect(app)
     return 0
 }
 #endif
