@@ -96,4 +96,29 @@ final class LimitsTests: XCTestCase {
         XCTAssertEqual(driver.state["draft"], "one more")
         XCTAssertEqual(banner(driver), "32 messages are already queued for the agent. This one stays in the composer until the turn ends.")
     }
+
+    func testAReplyPastOneMebibyteIsCutAtACharacterWithAMarkAndWhatFollowsIsDropped() {
+        let driver = connected()
+        driver.dispatch(#"{"type":"send_message","text":"go"}"#)
+        // 1 048 575 bytes (524 287 two-byte characters and an "a"): one byte of room, where no "é" fits.
+        driver.server(#"{"type":"text_delta","text":"\#(String(repeating: "é", count: 524_287))a"}"#)
+        driver.server(#"{"type":"text_delta","text":"éé"}"#)
+        driver.server(#"{"type":"text_delta","text":"and more"}"#)
+        let text = driver.app.state.chat.transcript.entries.last?.text ?? ""
+        XCTAssertEqual(text, String(repeating: "é", count: 524_287) + "a\n[… cut: the rest passed the 1 MiB one entry keeps]")
+        let notes = driver.app.store.log.recent(2).flatMap(\.notes)
+        XCTAssertEqual(
+            notes.filter { $0.hasPrefix("text_delta cut") },
+            ["text_delta cut: the entry keeps 1048576 bytes per field (4 bytes arrived)",
+             "text_delta cut: the entry keeps 1048576 bytes per field (8 bytes arrived)"])
+    }
+
+    func testAToolOutputPastOneMebibyteIsCutWithAMark() {
+        let driver = connected()
+        driver.dispatch(#"{"type":"send_message","text":"go"}"#)
+        driver.server(#"{"type":"tool_start","id":"c1","name":"bash"}"#)
+        driver.server(#"{"type":"tool_done","id":"c1","name":"bash","output":"\#(String(repeating: "x", count: 1_100_000))"}"#)
+        let output = driver.app.state.chat.transcript.entries.last?.toolCalls.first?.output ?? ""
+        XCTAssertEqual(output, String(repeating: "x", count: 1_048_576) + "\n[… cut: the rest passed the 1 MiB one entry keeps]")
+    }
 }

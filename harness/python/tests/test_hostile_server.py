@@ -89,13 +89,17 @@ def test_one_frame_of_twenty_thousand_deltas_streams_them_all_into_one_entry(wat
 # -- huge frames ------------------------------------------------------------------------------
 
 
-def test_a_delta_just_under_the_input_limit_is_taken_whole(watched):
+CUT = "\n[… cut: the rest passed the 1 MiB one entry keeps]"
+
+
+def test_a_delta_just_under_the_input_limit_is_cut_at_one_mebibyte_marked_and_logged(watched):
     limit = header_int("JCODE_MOBILE_MAX_INPUT_BYTES")
-    text = "x" * (limit - 200)
     watched.app.dispatch({"type": "send_message", "text": "go"})
-    watched.app.platform_event({"type": "websocket_event", "event": {"type": "text_delta", "text": text}})
-    assert len(watched.state()["transcript"][-1]["text"]) == limit - 200
+    watched.app.platform_event({"type": "websocket_event", "event": {"type": "text_delta", "text": "x" * (limit - 200)}})
+    assert watched.state()["transcript"][-1]["text"] == "x" * 1_048_576 + CUT
     assert watched.mirror.update() == watched.app.state()
+    notes = watched.app.logs(1)["entries"][0]["notes"]
+    assert notes == [f"text_delta cut: the entry keeps 1048576 bytes per field ({limit - 200} bytes arrived)"]
 
 
 def test_a_frame_over_the_input_limit_is_refused_and_the_app_goes_on(watched):

@@ -240,24 +240,32 @@ public struct ChatInteractor: Interactor {
         switch event {
         case .textDelta(let text):
             let index = state.transcript.streamingEntryCreatingIfNeeded()
-            state.transcript.appendText(text, at: index)
+            let whole = state.transcript.appendText(text, at: index)
             if !state.turn.isProcessing { state.turn.isProcessing = true }
-            return .none
+            return whole ? .none : cut("text_delta", text)
         case .textReplace(let text):
             let index = state.transcript.streamingEntryCreatingIfNeeded()
-            state.transcript.setText(text, at: index)
-            return .none
+            return state.transcript.setText(text, at: index) ? .none : cut("text_replace", text)
         case .reasoningDelta(let text):
             let index = state.transcript.streamingEntryCreatingIfNeeded()
-            state.transcript.appendReasoning(text, at: index)
+            let whole = state.transcript.appendReasoning(text, at: index)
             if !state.turn.isReasoning { state.turn.isReasoning = true }
             if !state.turn.isProcessing { state.turn.isProcessing = true }
-            return .none
+            return whole ? .none : cut("reasoning_delta", text)
         case .toolInput(let delta):
-            return state.transcript.appendToLatestToolInput(delta) ? .none : .note("tool_input with no tool call; ignored", .ignored)
+            switch state.transcript.appendToLatestToolInput(delta) {
+            case nil: return .note("tool_input with no tool call; ignored", .ignored)
+            case false?: return cut("tool_input", delta)
+            case true?: return .none
+            }
         default:
             return .none
         }
+    }
+
+    /// A field reached `Transcript.fieldLimit`: what did not fit is logged.
+    static func cut(_ what: String, _ text: String) -> Emission {
+        .note("\(what) cut: the entry keeps \(Transcript.fieldLimit) bytes per field (\(text.utf8.count) bytes arrived)", .dropped)
     }
 
     private func handle(_ state: inout ChatState, _ event: ServerEvent, _ facts: Facts) -> Emission {
@@ -301,7 +309,9 @@ public struct ChatInteractor: Interactor {
                 state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
             }
             return .none
-        case .toolDone(let id, let name, let output, let error):
+        case .toolDone(let id, let name, let fullOutput, let error):
+            let (output, wasCut) = Transcript.limited(fullOutput)
+            let logged: Emission = wasCut ? Self.cut("tool_done output", fullOutput) : .none
             let status: ToolCall.Status = error == nil ? .succeeded : .failed
             let found = state.transcript.updateToolCall(id) {
                 $0.output = output
@@ -313,7 +323,7 @@ public struct ChatInteractor: Interactor {
                 state.transcript.addToolCall(
                     ToolCall(id: id, name: name, output: output, status: status, error: error), at: index)
             }
-            return .none
+            return logged
 
         case .ack(let id?) where id == facts.sentRequests.latest(.message):
             acknowledged(&state)
@@ -371,7 +381,7 @@ public struct ChatInteractor: Interactor {
         case .history(let history):
             let reconciled = reconcile(&state, with: history)
             state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
-            let (entries, skipped) = Self.entries(from: history.messages)
+            let (entries, skipped, cutRows) = Self.entries(from: history.messages)
             state.transcript.replaceAll(with: entries)
             state.softInterrupts = []
             state.outlivedInterrupts = []
@@ -380,7 +390,10 @@ public struct ChatInteractor: Interactor {
             state.turn.isProcessing = history.isProcessing ?? false
             state.turn.isReasoning = false
             keepInFlightMessage(&state, history)
-            let dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
+            var dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
+            if cutRows > 0 {
+                dropped.append(.note("\(cutRows) history rows cut at \(Transcript.fieldLimit) bytes", .dropped))
+            }
             if Self.anotherHistoryIsDue(after: history, facts) {
                 // The answer to `subscribe` or `resume_session`, with the answer to
                 // `get_history` still to come: a message sent now would be missing
@@ -401,14 +414,19 @@ public struct ChatInteractor: Interactor {
     /// follows carries one call's id, name, input (an object, shown as
     /// compact JSON) and output, which completes the matching call. Empty
     /// placeholders are skipped; rows of unknown roles are skipped and named.
-    static func entries(from messages: [ServerEvent.History.Message]) -> (entries: [TranscriptEntry], skippedRoles: [String]) {
+    static func entries(from messages: [ServerEvent.History.Message]) -> (
+        entries: [TranscriptEntry], skippedRoles: [String], cutRows: Int
+    ) {
         var entries: [TranscriptEntry] = []
         var skipped: [String] = []
+        var cutRows = 0
         entries.reserveCapacity(messages.count)
         for (n, message) in messages.enumerated() {
             if message.role == "tool" {
                 if let data = message.toolData {
-                    attachToolResult(data, output: message.content, to: &entries)
+                    let (output, wasCut) = Transcript.limited(data.output ?? message.content)
+                    if wasCut { cutRows &+= 1 }
+                    attachToolResult(data, output: output, to: &entries)
                 } else {
                     skipped.append("tool (no tool_data)")
                 }
@@ -430,9 +448,11 @@ public struct ChatInteractor: Interactor {
                 }
             }
             if message.content.isEmpty && calls.isEmpty { continue }
-            entries.append(TranscriptEntry(serial: 0, role: role, text: message.content, toolCalls: calls))
+            let (text, wasCut) = Transcript.limited(message.content)
+            if wasCut { cutRows &+= 1 }
+            entries.append(TranscriptEntry(serial: 0, role: role, text: text, toolCalls: calls))
         }
-        return (entries, skipped)
+        return (entries, skipped, cutRows)
     }
 
     /// A `tool` row of history: completes the earliest call of that name the
@@ -441,7 +461,7 @@ public struct ChatInteractor: Interactor {
     /// assistant entry (or a new one).
     private static func attachToolResult(_ data: ServerEvent.History.ToolData, output: String, to entries: inout [TranscriptEntry]) {
         let result = ToolCall(
-            id: data.id, name: data.name, input: data.input, output: data.output ?? output,
+            id: data.id, name: data.name, input: data.input, output: output,
             status: data.error != nil ? .failed : .succeeded, error: data.error)
         for e in entries.indices.reversed() {
             guard entries[e].role == .assistant else {

@@ -87,21 +87,64 @@ public struct Transcript: Sendable {
         return index
     }
 
+    // MARK: - Limits
+
+    /// One field of one entry (its text, its reasoning, a tool call's input
+    /// or output) keeps at most this many bytes. What passes it is cut at a
+    /// character boundary and `cutMarker` ends the field; later additions to
+    /// it are dropped. The caller logs each cut (the methods return false).
+    public static let fieldLimit = 1 << 20
+    /// Ends a field that was cut, so the person sees that something is missing.
+    public static let cutMarker = "\n[… cut: the rest passed the 1 MiB one entry keeps]"
+
+    /// What of `addition` a field of `current` bytes keeps, and whether the
+    /// rest was cut (the marker is then part of what is kept).
+    static func fitting(_ addition: String, after current: Int) -> (kept: String, cut: Bool) {
+        let room = fieldLimit - current
+        if addition.utf8.count <= room { return (addition, false) }
+        guard room > 0 else { return ("", true) }
+        let utf8 = addition.utf8
+        var end = utf8.index(utf8.startIndex, offsetBy: room)
+        // Back to the start of a character's bytes (never inside a UTF-8 sequence).
+        while end > utf8.startIndex && utf8[end] & 0xC0 == 0x80 { end = utf8.index(before: end) }
+        return (String(decoding: utf8[..<end], as: UTF8.self) + cutMarker, true)
+    }
+
+    /// `text` within the field limit; false in `.cut` when it was cut.
+    public static func limited(_ text: String) -> (text: String, cut: Bool) {
+        let (kept, cut) = fitting(text, after: 0)
+        return (kept, cut)
+    }
+
     // MARK: - Streaming
 
-    public mutating func appendText(_ text: String, at index: Int) {
-        entries[index].text.append(text)
-        changes.append(.appendText(index: index, field: .text, text: text))
+    /// Appends streamed text; false when some of it was cut (the field is full).
+    @discardableResult
+    public mutating func appendText(_ text: String, at index: Int) -> Bool {
+        let (kept, cut) = Self.fitting(text, after: entries[index].text.utf8.count)
+        guard !kept.isEmpty else { return !cut }
+        entries[index].text.append(kept)
+        changes.append(.appendText(index: index, field: .text, text: kept))
+        return !cut
     }
 
-    public mutating func setText(_ text: String, at index: Int) {
-        entries[index].text = text
-        changes.append(.set(index: index, field: .text, value: .string(text)))
+    /// Replaces the text; false when it was cut.
+    @discardableResult
+    public mutating func setText(_ text: String, at index: Int) -> Bool {
+        let (kept, cut) = Self.limited(text)
+        entries[index].text = kept
+        changes.append(.set(index: index, field: .text, value: .string(kept)))
+        return !cut
     }
 
-    public mutating func appendReasoning(_ text: String, at index: Int) {
-        entries[index].reasoning.append(text)
-        changes.append(.appendText(index: index, field: .reasoning, text: text))
+    /// Appends streamed reasoning; false when some of it was cut.
+    @discardableResult
+    public mutating func appendReasoning(_ text: String, at index: Int) -> Bool {
+        let (kept, cut) = Self.fitting(text, after: entries[index].reasoning.utf8.count)
+        guard !kept.isEmpty else { return !cut }
+        entries[index].reasoning.append(kept)
+        changes.append(.appendText(index: index, field: .reasoning, text: kept))
+        return !cut
     }
 
     public mutating func setReasoningSecs(_ secs: Double?, at index: Int) {
@@ -172,11 +215,14 @@ public struct Transcript: Sendable {
 
     /// Appends to the input of the latest tool call; false if there is none.
     @discardableResult
-    public mutating func appendToLatestToolInput(_ delta: String) -> Bool {
-        guard let id = latestToolCallID, let (e, c) = locateToolCall(id) else { return false }
-        entries[e].toolCalls[c].input.append(delta)
-        changes.append(.appendToolInput(index: e, call: c, text: delta))
-        return true
+    /// nil: no tool call to append to; false: some of the delta was cut.
+    public mutating func appendToLatestToolInput(_ delta: String) -> Bool? {
+        guard let id = latestToolCallID, let (e, c) = locateToolCall(id) else { return nil }
+        let (kept, cut) = Self.fitting(delta, after: entries[e].toolCalls[c].input.utf8.count)
+        guard !kept.isEmpty else { return !cut }
+        entries[e].toolCalls[c].input.append(kept)
+        changes.append(.appendToolInput(index: e, call: c, text: kept))
+        return !cut
     }
 
     /// Updates the tool call `id`; false if it is not in the transcript.
