@@ -121,4 +121,15 @@ final class LimitsTests: XCTestCase {
         let output = driver.app.state.chat.transcript.entries.last?.toolCalls.first?.output ?? ""
         XCTAssertEqual(output, String(repeating: "x", count: 1_048_576) + "\n[… cut: the rest passed the 1 MiB one entry keeps]")
     }
+
+    func testThe257thToolCallOfOneReplyStartsANewEntryAndNoneIsLost() {
+        let driver = connected()
+        driver.dispatch(#"{"type":"send_message","text":"go"}"#)
+        driver.event(frame(300) { #"{"type":"tool_start","id":"c\#($0)","name":"bash"}"# })
+        driver.server(#"{"type":"tool_done","id":"c3","name":"bash","output":"three"}"#)
+        let entries = driver.app.state.chat.transcript.entries.filter { $0.role == .assistant }
+        XCTAssertEqual(entries.map(\.toolCalls.count), [256, 44])
+        XCTAssertEqual(entries[1].toolCalls.first?.id, "c256")
+        XCTAssertEqual(entries[0].toolCalls[3].output, "three")
+    }
 }

@@ -16,6 +16,7 @@
 **   permission_request  one frame of SIZE permission_request events with distinct ids
 **   stdin_request       one frame of SIZE stdin_request events with distinct ids
 **   session_renamed     one frame of SIZE session_renamed events with distinct session ids
+**   tool_start          one frame of SIZE tool_start events with distinct call ids, in a turn
 **   outbox              the last 100 of SIZE messages typed and sent while offline
 **                       (set_draft + send_message: two calls per message)
 **   queue_interrupt     the last 100 of SIZE messages typed and sent during a turn
@@ -73,6 +74,10 @@ static int stdin_line(char *out, size_t cap, int i) {
         "\\\"is_password\\\":false,\\\"tool_call_id\\\":\\\"call-%d\\\"}\\n", i, i, i);
 }
 
+static int tool_line(char *out, size_t cap, int i) {
+    return snprintf(out, cap, "{\\\"type\\\":\\\"tool_start\\\",\\\"id\\\":\\\"call-%d\\\",\\\"name\\\":\\\"bash\\\"}\\n", i);
+}
+
 static int renamed_line(char *out, size_t cap, int i) {
     return snprintf(out, cap,
         "{\\\"type\\\":\\\"session_renamed\\\",\\\"session_id\\\":\\\"ses-%d\\\",\\\"display_title\\\":\\\"Session %d\\\"}\\n",
@@ -109,10 +114,12 @@ int main(int argc, char **argv) {
             }
         }
         CALLGRIND_STOP_INSTRUMENTATION;
-    } else if (!strcmp(kind, "permission_request") || !strcmp(kind, "stdin_request") || !strcmp(kind, "session_renamed")) {
+    } else if (!strcmp(kind, "permission_request") || !strcmp(kind, "stdin_request") || !strcmp(kind, "session_renamed") ||
+               !strcmp(kind, "tool_start")) {
         check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
         char *frame = frame_of(size, !strcmp(kind, "permission_request") ? permission_line
                                      : !strcmp(kind, "stdin_request")    ? stdin_line
+                                     : !strcmp(kind, "tool_start")       ? tool_line
                                                                          : renamed_line);
         CALLGRIND_START_INSTRUMENTATION;
         check(kind, jcode_mobile_platform_event(app, frame));

@@ -178,7 +178,7 @@ def instructions_per_event(kind: str, size: int) -> int:
     return collected // measured
 
 
-@pytest.mark.parametrize("kind", ["permission_request", "stdin_request", "session_renamed"])
+@pytest.mark.parametrize("kind", ["permission_request", "stdin_request", "session_renamed", "tool_start"])
 def test_the_cost_of_one_event_does_not_grow_with_the_events_before_it(kind):
     assert shutil.which("valgrind"), "valgrind is needed (make test installs it)"
     assert INSTRUCTIONS.exists(), f"{INSTRUCTIONS} is built by make (harness/c/instructions.c)"

@@ -299,13 +299,13 @@ public struct ChatInteractor: Interactor {
         case .toolStart(let id, let name):
             // One card per call: a repeated start (a frame sent twice) changes nothing.
             if state.transcript.locateToolCall(id) != nil { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
-            let index = state.transcript.streamingEntryCreatingIfNeeded()
+            let index = state.transcript.streamingEntryWithRoomForToolCall()
             state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
             return .none
         case .toolExec(let id, let name):
             let found = state.transcript.updateToolCall(id) { $0.status = .running }
             if !found {
-                let index = state.transcript.streamingEntryCreatingIfNeeded()
+                let index = state.transcript.streamingEntryWithRoomForToolCall()
                 state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
             }
             return .none
@@ -319,7 +319,7 @@ public struct ChatInteractor: Interactor {
                 $0.error = error
             }
             if !found {
-                let index = state.transcript.streamingEntryCreatingIfNeeded()
+                let index = state.transcript.streamingEntryWithRoomForToolCall()
                 state.transcript.addToolCall(
                     ToolCall(id: id, name: name, output: output, status: status, error: error), at: index)
             }

@@ -205,6 +205,19 @@ public struct Transcript: Sendable {
     }
 
     /// Adds a tool call to the entry at `index`.
+    /// Tool calls one entry holds at most: the next call starts a new entry,
+    /// so nothing is dropped and finding a call in its entry stays bounded.
+    public static let toolCallsPerEntry = 256
+
+    /// The streaming entry, with room for one more tool call: a full one is
+    /// closed and a new one begun.
+    public mutating func streamingEntryWithRoomForToolCall() -> Int {
+        let index = streamingEntryCreatingIfNeeded()
+        guard entries[index].toolCalls.count >= Self.toolCallsPerEntry else { return index }
+        finishStreaming()
+        return streamingEntryCreatingIfNeeded()
+    }
+
     public mutating func addToolCall(_ call: ToolCall, at index: Int) {
         entries[index].toolCalls.append(call)
         toolOwners[call.id] = entries[index].serial
@@ -213,9 +226,8 @@ public struct Transcript: Sendable {
         changes.append(.insertToolCall(index: index, call: entries[index].toolCalls.count &- 1, value: call))
     }
 
-    /// Appends to the input of the latest tool call; false if there is none.
-    @discardableResult
-    /// nil: no tool call to append to; false: some of the delta was cut.
+    /// Appends to the input of the latest tool call. nil: there is none;
+    /// false: some of the delta was cut.
     public mutating func appendToLatestToolInput(_ delta: String) -> Bool? {
         guard let id = latestToolCallID, let (e, c) = locateToolCall(id) else { return nil }
         let (kept, cut) = Self.fitting(delta, after: entries[e].toolCalls[c].input.utf8.count)
