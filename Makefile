@@ -78,8 +78,14 @@ $(C_BUILD)/harness: harness/c/harness.c include/jcode_mobile.h $(LIB) | $(C_BUIL
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/harness.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -lpthread -o $@
 
-test-c: header-check $(C_BUILD)/harness
+# Two copies of the library in one process (two plugins each bundling it):
+# dlopened, not linked, so the program names the file to copy and load.
+$(C_BUILD)/two_copies: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
+	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L harness/c/two_copies.c -ldl -o $@
+
+test-c: header-check $(C_BUILD)/harness $(C_BUILD)/two_copies $(LIB)
 	./$(C_BUILD)/harness
+	./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 
 # ---------------------------------------------------------------- sanitizers
 # The C side is compiled with the Swift toolchain's clang, whose sanitizer
@@ -119,20 +125,28 @@ test-swift-asan:
 test-swift-tsan:
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan-tests
 
-test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/stress-asan
+# The two-copies test dlopens the release library; only its C code is instrumented.
+$(C_BUILD)/two_copies-ubsan: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
+	$(SAN_CC) -fsanitize=undefined -fno-sanitize-recover=undefined $(SAN_CFLAGS) harness/c/two_copies.c -ldl -o $@
+
+test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/stress-asan $(C_BUILD)/two_copies-ubsan $(LIB)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp ./$(C_BUILD)/harness-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
 		./$(C_BUILD)/stress-asan 1000
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./$(C_BUILD)/two_copies-ubsan $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 
 test-c-tsan: $(C_BUILD)/harness-tsan $(C_BUILD)/stress-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/harness-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/stress-tsan 2000
 
-valgrind: $(C_BUILD)/harness
+VALGRIND_CHECK := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+	--errors-for-leak-kinds=definite,indirect --error-exitcode=9 --suppressions=harness/c/valgrind.supp
+
+valgrind: $(C_BUILD)/harness $(C_BUILD)/two_copies
 	@command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
-	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
-		--error-exitcode=9 --suppressions=harness/c/valgrind.supp ./$(C_BUILD)/harness
+	$(VALGRIND_CHECK) ./$(C_BUILD)/harness
+	$(VALGRIND_CHECK) ./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 
 $(C_BUILD)/stress: harness/c/stress.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/stress.c \
