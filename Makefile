@@ -1,7 +1,7 @@
 # jcode mobile core — build, test, demo, install.
 #
 #   make            release library: lib/libjcode_mobile.so (Swift stdlib linked statically)
-#   make test       every test: swift test, the C harness, the Python suite
+#   make test       every test: swift test, the C harness, the installed library, the Python suite, sanitizers
 #   make demo       a whole session over real sockets against the fake jcode gateway
 #   make install PREFIX=/usr/local
 #   make clean
@@ -24,7 +24,7 @@ SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-python header-check demo docs bench bench-instructions fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib test test-swift test-c test-install test-python header-check demo docs bench bench-instructions fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -55,7 +55,7 @@ deps:
 install-python: lib
 	$(PYTHON) -m pip install --quiet ./harness/python
 
-test: test-swift test-c test-python sanitize
+test: test-swift test-c test-install test-python sanitize
 
 # Everything that checks the library is safe to embed: the Swift suite under
 # AddressSanitizer and ThreadSanitizer, the C harness and the stress test
@@ -240,13 +240,29 @@ fuzz: fuzz-build
 docs:
 	JCODE_UPDATE_DOCS=1 $(SWIFT) test --filter DocumentationTests
 
+# The library loses its debug info but keeps its symbol table: valgrind.supp
+# names a Swift runtime function (the one-time initialiser of globals) that
+# only the symbol table knows, and crash reports keep function names.
+STRIP ?= strip
+STRIP_FLAGS ?= --strip-debug
 install: lib
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 -s $(LIB_DIR)/$(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/share/jcode_mobile
+	install -m 0755 $(LIB_DIR)/$(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/
+	$(STRIP) $(STRIP_FLAGS) $(DESTDIR)$(PREFIX)/lib/$(LIB_NAME).$(SOVERSION)
 	ln -sf $(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/$(LIB_NAME)
 	install -m 0644 include/jcode_mobile.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 harness/c/valgrind.supp $(DESTDIR)$(PREFIX)/share/jcode_mobile/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' jcode_mobile.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/jcode_mobile.pc
+
+# A C host built against `make install PREFIX=<tmp>` with pkg-config loads the
+# installed library without LD_LIBRARY_PATH and is clean under valgrind with
+# the installed suppressions (harness/c/test_install.sh).
+test-install: lib
+	@command -v pkg-config >/dev/null || { apt-get update -qq && apt-get install -y -qq pkg-config; }
+	@command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
+	CC="$(CC)" MAKE="$(MAKE)" harness/c/test_install.sh
 
 clean:
 	rm -rf .build .build-* fuzz-out $(LIB_DIR) $(C_BUILD) harness/python/.pytest_cache harness/python/build \
