@@ -1,7 +1,7 @@
 # jcode mobile core — build, test, demo, install.
 #
 #   make            release library: lib/libjcode_mobile.so (Swift stdlib linked statically)
-#   make test       every test: swift test, the C harness, the Python suite
+#   make test       every test: swift test, the C harness, the installed library, the Python suite, sanitizers
 #   make demo       a whole session over real sockets against the fake jcode gateway
 #   make install PREFIX=/usr/local
 #   make clean
@@ -24,7 +24,7 @@ SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-python header-check demo docs bench bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib test test-swift test-c test-install test-python header-check demo docs bench bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -55,7 +55,7 @@ deps:
 install-python: lib
 	$(PYTHON) -m pip install --quiet ./harness/python
 
-test: test-swift test-c test-python sanitize
+test: test-swift test-c test-install test-python sanitize
 
 # Everything that checks the library is safe to embed: the Swift suite under
 # AddressSanitizer and ThreadSanitizer, the C harness and the stress test
@@ -78,8 +78,14 @@ $(C_BUILD)/harness: harness/c/harness.c include/jcode_mobile.h $(LIB) | $(C_BUIL
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/harness.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -lpthread -o $@
 
-test-c: header-check $(C_BUILD)/harness
+# Two copies of the library in one process (two plugins each bundling it):
+# dlopened, not linked, so the program names the file to copy and load.
+$(C_BUILD)/two_copies: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
+	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L harness/c/two_copies.c -ldl -o $@
+
+test-c: header-check $(C_BUILD)/harness $(C_BUILD)/two_copies $(LIB)
 	./$(C_BUILD)/harness
+	./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 
 # ---------------------------------------------------------------- sanitizers
 # The C side is compiled with the Swift toolchain's clang, whose sanitizer
@@ -119,11 +125,16 @@ test-swift-asan:
 test-swift-tsan:
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan-tests
 
-test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/stress-asan
+# The two-copies test dlopens the release library; only its C code is instrumented.
+$(C_BUILD)/two_copies-ubsan: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
+	$(SAN_CC) -fsanitize=undefined -fno-sanitize-recover=undefined $(SAN_CFLAGS) harness/c/two_copies.c -ldl -o $@
+
+test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/stress-asan $(C_BUILD)/two_copies-ubsan $(LIB)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp ./$(C_BUILD)/harness-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
 		./$(C_BUILD)/stress-asan 1000
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./$(C_BUILD)/two_copies-ubsan $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 
 test-c-tsan: $(C_BUILD)/harness-tsan $(C_BUILD)/stress-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/harness-tsan
@@ -134,9 +145,12 @@ valgrind-installed:
 	@command -v valgrind >/dev/null && test -f /usr/include/valgrind/callgrind.h || \
 		{ apt-get update -qq && apt-get install -y -qq valgrind; }
 
-valgrind: $(C_BUILD)/harness valgrind-installed
-	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
-		--error-exitcode=9 --suppressions=harness/c/valgrind.supp ./$(C_BUILD)/harness
+VALGRIND_CHECK := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+	--errors-for-leak-kinds=definite,indirect --error-exitcode=9 --suppressions=harness/c/valgrind.supp
+
+valgrind: $(C_BUILD)/harness $(C_BUILD)/two_copies valgrind-installed
+	$(VALGRIND_CHECK) ./$(C_BUILD)/harness
+	$(VALGRIND_CHECK) ./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 
 $(C_BUILD)/stress: harness/c/stress.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/stress.c \
@@ -235,13 +249,29 @@ fuzz: fuzz-build
 docs:
 	JCODE_UPDATE_DOCS=1 $(SWIFT) test --filter DocumentationTests
 
+# The library loses its debug info but keeps its symbol table: valgrind.supp
+# names a Swift runtime function (the one-time initialiser of globals) that
+# only the symbol table knows, and crash reports keep function names.
+STRIP ?= strip
+STRIP_FLAGS ?= --strip-debug
 install: lib
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 -s $(LIB_DIR)/$(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/share/jcode_mobile
+	install -m 0755 $(LIB_DIR)/$(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/
+	$(STRIP) $(STRIP_FLAGS) $(DESTDIR)$(PREFIX)/lib/$(LIB_NAME).$(SOVERSION)
 	ln -sf $(LIB_NAME).$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/$(LIB_NAME)
 	install -m 0644 include/jcode_mobile.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 harness/c/valgrind.supp $(DESTDIR)$(PREFIX)/share/jcode_mobile/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' jcode_mobile.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/jcode_mobile.pc
+
+# A C host built against `make install PREFIX=<tmp>` with pkg-config loads the
+# installed library without LD_LIBRARY_PATH and is clean under valgrind with
+# the installed suppressions (harness/c/test_install.sh).
+test-install: lib
+	@command -v pkg-config >/dev/null || { apt-get update -qq && apt-get install -y -qq pkg-config; }
+	@command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
+	CC="$(CC)" MAKE="$(MAKE)" harness/c/test_install.sh
 
 clean:
 	rm -rf .build .build-* fuzz-out $(LIB_DIR) $(C_BUILD) harness/python/.pytest_cache harness/python/build \

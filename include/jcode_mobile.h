@@ -41,9 +41,22 @@
 **   disconnected, a tap on a disabled button) is not an error: it is product
 **   behaviour and shows in the state (a banner, an outbox entry).
 **
-**   Handles.  A handle is an opaque number, not a pointer to memory. A NULL,
-**   freed, never-issued or garbage handle is reported as null_argument or
-**   invalid_handle; it is never dereferenced.
+**   Handles.  A handle (the `void *app` of jcode_mobile_app_new) is an
+**   opaque number, not a pointer to memory: the library looks it up in its
+**   table of live apps and never dereferences it. NULL is null_argument.
+**   invalid_handle is the answer for every other value that is not a live
+**   handle of this copy of the library:
+**     - a freed handle: handle values are never reused within the process,
+**       so a stale handle can never reach a newer app;
+**     - an integer near a live handle: any two handles differ by at least
+**       4096, so handle+1, handle-16 and the like are never handles;
+**     - a handle of another copy of the library loaded in the same process
+**       (two plugins that each bundle it): every copy issues its handles
+**       from address space it has reserved for itself, so the copies never
+**       issue the same value;
+**     - any other value (a real pointer, garbage).
+**   The reserved address space is inaccessible and costs no memory; a host
+**   that reads through a handle as if it were a pointer faults at once.
 **
 **   Threads.  A handle may be used from any thread. Calls on one handle are
 **   serialised by the library (a call waits for the one before it); calls on
@@ -70,7 +83,8 @@
 ** ERROR CODES
 **
 **   null_argument      a required pointer argument was NULL
-**   invalid_handle     the handle is freed, never issued, or not a handle
+**   invalid_handle     not a live handle of this copy of the library: freed,
+**                      never issued, another copy's, or not a handle at all
 **   invalid_utf8       the input is not valid UTF-8 (offset: first bad byte)
 **   invalid_json       the input is not valid JSON (offset: where parsing stopped)
 **   too_large          the input exceeds JCODE_MOBILE_MAX_INPUT_BYTES
@@ -171,14 +185,18 @@ JCODE_MOBILE_API uint32_t jcode_mobile_abi_version(void);
 **   damaged is restored as far as it can be, and a notice names what was
 **   left out.
 **
-** Returns: a new handle, or NULL on failure. On failure,
-**   jcode_mobile_last_error() on the same thread says why:
+** Returns: a new handle, or NULL on failure. The handle is a value this
+**   process has never seen before from any copy of the library (see Handles
+**   above); it is valid in this copy only, until jcode_mobile_app_free. On
+**   failure, jcode_mobile_last_error() on the same thread says why:
 **     invalid_utf8, invalid_json, too_large, too_deep  the argument is malformed
 **     invalid_scenario  unknown scenario or option, a non-object, or both a
 **                       scenario and a snapshot
 **     invalid_field     an option has the wrong type or range
 **     invalid_snapshot  the snapshot is not an object or has no integer version
 **     unsupported_snapshot  the snapshot is of another (newer) version
+**     internal          the system refused the address space handles are
+**                       issued from (a very tight `ulimit -v`)
 ** Ownership: release the handle with jcode_mobile_app_free().
 ** Threads: safe from any thread; handles are independent of each other.
 ** Since ABI 1.
@@ -205,11 +223,14 @@ JCODE_MOBILE_API char *jcode_mobile_last_error(void);
 **
 ** Role: destructor of the app handle.
 **
-** app: a handle from jcode_mobile_app_new. NULL, an already freed handle and
-**   a value that is not a handle are ignored: freeing twice is harmless.
-** After the call the handle is invalid: later calls with it return
-** invalid_handle. A call on the same handle already running on another
-** thread finishes normally first.
+** app: a handle from jcode_mobile_app_new of this copy of the library.
+**   NULL, an already freed handle, a handle of another copy of the library
+**   and a value that is not a handle are ignored (nothing is freed, nothing
+**   is reported): freeing twice is harmless.
+** After the call the handle is invalid for good: later calls with it return
+** invalid_handle, and no later jcode_mobile_app_new returns the same value.
+** A call on the same handle already running on another thread finishes
+** normally first.
 ** Threads: safe from any thread.
 ** Since ABI 1.
 */

@@ -40,7 +40,11 @@ public func jcode_mobile_app_new(_ optionsJSON: UnsafePointer<CChar>?) -> Unsafe
         return nil
     }
     let slot = AppSlot(options: options)
-    let handle = handles.withLock { $0.insert(slot) }
+    guard let handle = handles.withLock({ $0.insert(slot) }) else {
+        LastError.set(JcodeMobileApp.errorBytes(
+            CoreError(.internal, "no address space left to reserve for a new handle")))
+        return nil
+    }
     LastError.set(nil)
     return UnsafeMutableRawPointer(bitPattern: handle)
 }

@@ -1636,6 +1636,103 @@ static void test_bad_handles(void) {
     }
 }
 
+/* Every function taking a handle, called with h: all must answer invalid_handle. */
+static void expect_invalid_handle_everywhere_at(int line, void *h, const char *what) {
+    char ctx[160];
+    snprintf(ctx, sizeof ctx, "dispatch(%s)", what);
+    expect_error_at(line, jcode_mobile_dispatch(h, VALID_ACTION), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "platform_event(%s)", what);
+    expect_error_at(line, jcode_mobile_platform_event(h, VALID_EVENT), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "state(%s)", what);
+    expect_error_at(line, jcode_mobile_state(h), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "tree(%s)", what);
+    expect_error_at(line, jcode_mobile_tree(h), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "logs(%s)", what);
+    expect_error_at(line, jcode_mobile_logs(h, 0), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "changes(%s)", what);
+    expect_error_at(line, jcode_mobile_changes(h, 0), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "snapshot(%s)", what);
+    expect_error_at(line, jcode_mobile_snapshot(h), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+}
+
+#define EXPECT_INVALID_HANDLE_EVERYWHERE(h, what) expect_invalid_handle_everywhere_at(__LINE__, (h), (what))
+
+static int cmp_uintptr(const void *a, const void *b) {
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The handle rules of include/jcode_mobile.h: an integer near a live handle
+** is not a handle (any two handles are at least 4096 apart), a freed handle
+** stays dead, and no handle value is ever issued twice in the process.
+** (Handles of another copy of the library: harness/c/two_copies.c.) */
+static void test_handles_are_unforgeable(void) {
+    enum { APPS = 1000 };
+    static uintptr_t seen[2 * APPS];
+    void *live, *freed;
+    reply st;
+    session s;
+    size_t i, n = 0, repeats = 0, too_close = 0;
+
+    g_section = "handles are unforgeable";
+    live = jcode_mobile_app_new(NULL);
+    if (!CHECK(live != NULL, "app_new(NULL) returned NULL")) return;
+    /* Before any other app exists: neither a neighbour nor the next stride is a handle. */
+    EXPECT_INVALID_HANDLE_EVERYWHERE((void *)((uintptr_t)live + 1), "live + 1");
+    EXPECT_INVALID_HANDLE_EVERYWHERE((void *)((uintptr_t)live - 1), "live - 1");
+    EXPECT_INVALID_HANDLE_EVERYWHERE((void *)((uintptr_t)live + 16), "live + 16");
+    EXPECT_INVALID_HANDLE_EVERYWHERE((void *)((uintptr_t)live - 16), "live - 16");
+    EXPECT_INVALID_HANDLE_EVERYWHERE((void *)((uintptr_t)live + 4095), "live + 4095");
+    EXPECT_INVALID_HANDLE_EVERYWHERE((void *)((uintptr_t)live + 4096), "live + 4096");
+
+    freed = jcode_mobile_app_new(NULL);
+    if (!CHECK(freed != NULL, "app_new(NULL) returned NULL")) {
+        jcode_mobile_app_free(live);
+        return;
+    }
+    jcode_mobile_app_free(freed);
+    EXPECT_INVALID_HANDLE_EVERYWHERE(freed, "a freed handle");
+
+    /* 1000 apps each freed before the next is made (where an allocator would
+    ** hand the same slot back), then 1000 alive at once. */
+    seen[n++] = (uintptr_t)live;
+    seen[n++] = (uintptr_t)freed;
+    for (i = 0; i < APPS - 1; i++) {
+        void *h = jcode_mobile_app_new(NULL);
+        if (!CHECK(h != NULL, "app_new(NULL) #%lu returned NULL", (unsigned long)i)) break;
+        seen[n++] = (uintptr_t)h;
+        jcode_mobile_app_free(h);
+    }
+    {
+        static void *batch[APPS];
+        size_t made = 0;
+        for (i = 0; i < APPS - 1; i++) {
+            batch[made] = jcode_mobile_app_new(NULL);
+            if (!CHECK(batch[made] != NULL, "app_new(NULL) #%lu of the batch returned NULL", (unsigned long)i)) break;
+            seen[n++] = (uintptr_t)batch[made++];
+        }
+        for (i = 0; i < made; i++) jcode_mobile_app_free(batch[i]);
+        if (made > 0) EXPECT_INVALID_HANDLE_EVERYWHERE(batch[made / 2], "a handle of the freed batch");
+    }
+    CHECK(n == 2 * APPS, "%lu handles were issued, expected 2000", (unsigned long)n);
+    qsort(seen, n, sizeof seen[0], cmp_uintptr);
+    for (i = 1; i < n; i++) {
+        if (seen[i] == seen[i - 1]) repeats++;
+        else if (seen[i] - seen[i - 1] < 4096) too_close++;
+    }
+    CHECK(repeats == 0, "%lu of %lu handles repeat an earlier one", (unsigned long)repeats, (unsigned long)n);
+    CHECK(too_close == 0, "%lu pairs of handles are less than 4096 apart", (unsigned long)too_close);
+
+    /* The first handle lived through all of it. */
+    memset(&s, 0, sizeof s);
+    s.app = live;
+    st = GET_STATE(&s, "the first handle after 2000 others came and went");
+    EXPECT_STR(st.doc, "state.screen", "onboarding", "the first handle after 2000 others came and went");
+    reply_free(&st);
+    jcode_mobile_app_free(live);
+    EXPECT_INVALID_HANDLE_EVERYWHERE(live, "the first handle, freed");
+}
+
 static void expect_new_fails_at(int line, const char *opts, size_t len, const char *code, const char *field,
                                 long long offset, const char *ctx) {
     void *h = jcode_mobile_app_new(opts);
@@ -2117,6 +2214,7 @@ int main(void) {
     test_null_arguments();
     test_malformed_inputs();
     test_bad_handles();
+    test_handles_are_unforgeable();
     test_app_new();
     test_snapshot();
     test_threads();

@@ -132,7 +132,7 @@ static char *sb_take(sbuf *b) {
 /* Index of the first byte that does not start a well-formed UTF-8 sequence
 ** (overlongs, surrogates and code points above U+10FFFF are ill-formed), or
 ** n when all n bytes are valid. */
-static size_t jmini_utf8_bad(const unsigned char *s, size_t n) {
+static JMINI_UNUSED size_t jmini_utf8_bad(const unsigned char *s, size_t n) {
     size_t i = 0;
     while (i < n) {
         unsigned c = s[i];
@@ -650,7 +650,7 @@ static const char *jstr(const jv *v, const char *path) {
 }
 
 /* 1 and *out when path holds an integer. */
-static int jint(const jv *v, const char *path, long long *out) {
+static JMINI_UNUSED int jint(const jv *v, const char *path, long long *out) {
     const jv *x = v ? jget(v, path) : NULL;
     if (!x || x->kind != JNUM || !x->is_int) return 0;
     *out = x->ival;
@@ -658,19 +658,19 @@ static int jint(const jv *v, const char *path, long long *out) {
 }
 
 /* 1 when path holds the boolean true. */
-static int jtrue(const jv *v, const char *path) {
+static JMINI_UNUSED int jtrue(const jv *v, const char *path) {
     const jv *x = v ? jget(v, path) : NULL;
     return x && x->kind == JBOOL && x->boolean;
 }
 
 /* Array length at path, or -1. */
-static long jlen(const jv *v, const char *path) {
+static JMINI_UNUSED long jlen(const jv *v, const char *path) {
     const jv *x = v ? jget(v, path) : NULL;
     return x && x->kind == JARR ? (long)x->n : -1;
 }
 
 /* A short, human description of a value for failure messages. */
-static void jdesc(const jv *v, char *buf, size_t n) {
+static JMINI_UNUSED void jdesc(const jv *v, char *buf, size_t n) {
     if (!v) {
         snprintf(buf, n, "(missing)");
         return;
@@ -691,7 +691,7 @@ static void jdesc(const jv *v, char *buf, size_t n) {
 }
 
 /* Whether `needle` occurs in any string value or key under v. */
-static int jcontains(const jv *v, const char *needle) {
+static JMINI_UNUSED int jcontains(const jv *v, const char *needle) {
     size_t i, nl = strlen(needle);
     if (!v) return 0;
     if (v->kind == JSTR && v->len >= nl) {

@@ -1,5 +1,8 @@
 """`pip install ./harness/python` gives a working `jcode-mobile` command that
-carries its own copy of the library (no checkout, no $JCODE_MOBILE_LIB)."""
+carries its own copy of the library (no checkout, no $JCODE_MOBILE_LIB).
+
+(`make install` for C hosts — pkg-config, rpath, valgrind suppressions — is
+checked by harness/c/test_install.sh, `make test-install`.)"""
 
 import os
 import subprocess
