@@ -9,6 +9,15 @@ public struct ChatInteractor: Interactor {
     public init() {}
 
     public func interact(_ state: inout ChatState, _ input: Input, _ facts: Facts) -> Emission {
+        let trimmed = state.transcript.trimmedEntries
+        let emission = handleInput(&state, input, facts)
+        guard state.transcript.trimmedEntries <= trimmed || state.transcript.trimmedEntries == 0 else {
+            return emission + Self.trimNote(state)
+        }
+        return emission
+    }
+
+    private func handleInput(_ state: inout ChatState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .action(.sendMessage(let text)):
             return send(&state, text: text, facts)
@@ -237,6 +246,20 @@ public struct ChatInteractor: Interactor {
     /// The streamed events, hundreds a second: they need nothing but this
     /// slice (the app routes them here directly).
     static func stream(_ state: inout ChatState, _ event: ServerEvent) -> Emission {
+        let trimmed = state.transcript.trimmedEntries
+        let emission = streamed(&state, event)
+        guard state.transcript.trimmedEntries == trimmed else { return emission + trimNote(state) }
+        return emission
+    }
+
+    /// The transcript passed its text budget and dropped its oldest entries.
+    static func trimNote(_ state: ChatState) -> Emission {
+        .note(
+            "transcript over \(state.transcript.textBudget) bytes of text: \(state.transcript.trimmedEntries) oldest entries dropped so far",
+            .dropped)
+    }
+
+    private static func streamed(_ state: inout ChatState, _ event: ServerEvent) -> Emission {
         switch event {
         case .textDelta(let text):
             let index = state.transcript.streamingEntryCreatingIfNeeded()
@@ -271,7 +294,7 @@ public struct ChatInteractor: Interactor {
     private func handle(_ state: inout ChatState, _ event: ServerEvent, _ facts: Facts) -> Emission {
         switch event {
         case .textDelta, .textReplace, .reasoningDelta, .toolInput:
-            return Self.stream(&state, event)
+            return Self.streamed(&state, event)
         case .reasoningDone(let secs):
             state.turn.isReasoning = false
             if let index = state.transcript.streamingIndex, secs != nil {

@@ -26,8 +26,23 @@ public struct Transcript: Sendable {
     public private(set) var changes: [TranscriptChange] = []
     /// Whether the transcript was replaced whole since the last drain.
     public private(set) var wasReset = false
+    /// Bytes of text held: every entry's text and reasoning, and its tool
+    /// calls' inputs, outputs and errors.
+    public private(set) var textBytes = 0
+    /// Entries dropped from the front to stay within `textBudget`, since
+    /// the transcript was last replaced.
+    public private(set) var trimmedEntries = 0
+    /// The most text the transcript holds (see `trimIfOverBudget`).
+    public let textBudget: Int
 
-    public init() {}
+    /// `textBudget`: tests use a small one; the app keeps `defaultTextBudget`.
+    public init(textBudget: Int = Transcript.defaultTextBudget) {
+        self.textBudget = max(textBudget, 1)
+    }
+
+    /// 64 MiB of text: far more than a phone shows, a bound on what a long
+    /// session (or a server that never stops) makes the app keep.
+    public static let defaultTextBudget = 64 << 20
 
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
@@ -65,7 +80,8 @@ public struct Transcript: Sendable {
         let index = boundary
         entries.insert(entry, at: index)
         changes.append(.insert(index: index, entry: entry))
-        return index
+        textBytes &+= text.utf8.count
+        return trimIfOverBudget(keeping: index)
     }
 
     /// Appends a queued user bubble at the very end; returns its serial.
@@ -75,6 +91,8 @@ public struct Transcript: Sendable {
         entries.append(entry)
         queuedCount &+= 1
         changes.append(.insert(index: entries.count &- 1, entry: entry))
+        textBytes &+= text.utf8.count
+        trimIfOverBudget(keeping: entries.count &- 1)
         return entry.serial
     }
 
@@ -125,6 +143,8 @@ public struct Transcript: Sendable {
         guard !kept.isEmpty else { return !cut }
         entries[index].text.append(kept)
         changes.append(.appendText(index: index, field: .text, text: kept))
+        textBytes &+= kept.utf8.count
+        if textBytes > textBudget { trimIfOverBudget(keeping: index) }
         return !cut
     }
 
@@ -132,8 +152,10 @@ public struct Transcript: Sendable {
     @discardableResult
     public mutating func setText(_ text: String, at index: Int) -> Bool {
         let (kept, cut) = Self.limited(text)
+        textBytes &+= kept.utf8.count &- entries[index].text.utf8.count
         entries[index].text = kept
         changes.append(.set(index: index, field: .text, value: .string(kept)))
+        if textBytes > textBudget { trimIfOverBudget(keeping: index) }
         return !cut
     }
 
@@ -144,6 +166,8 @@ public struct Transcript: Sendable {
         guard !kept.isEmpty else { return !cut }
         entries[index].reasoning.append(kept)
         changes.append(.appendText(index: index, field: .reasoning, text: kept))
+        textBytes &+= kept.utf8.count
+        if textBytes > textBudget { trimIfOverBudget(keeping: index) }
         return !cut
     }
 
@@ -204,7 +228,6 @@ public struct Transcript: Sendable {
         turnToolCallIDs.removeAll(keepingCapacity: true)
     }
 
-    /// Adds a tool call to the entry at `index`.
     /// Tool calls one entry holds at most: the next call starts a new entry,
     /// so nothing is dropped and finding a call in its entry stays bounded.
     public static let toolCallsPerEntry = 256
@@ -218,12 +241,15 @@ public struct Transcript: Sendable {
         return streamingEntryCreatingIfNeeded()
     }
 
+    /// Adds a tool call to the entry at `index`.
     public mutating func addToolCall(_ call: ToolCall, at index: Int) {
+        textBytes &+= Self.bytes(of: call)
         entries[index].toolCalls.append(call)
         toolOwners[call.id] = entries[index].serial
         latestToolCallID = call.id
         if call.status == .pending || call.status == .running { turnToolCallIDs.append(call.id) }
         changes.append(.insertToolCall(index: index, call: entries[index].toolCalls.count &- 1, value: call))
+        if textBytes > textBudget { trimIfOverBudget(keeping: index) }
     }
 
     /// Appends to the input of the latest tool call. nil: there is none;
@@ -234,6 +260,8 @@ public struct Transcript: Sendable {
         guard !kept.isEmpty else { return !cut }
         entries[e].toolCalls[c].input.append(kept)
         changes.append(.appendToolInput(index: e, call: c, text: kept))
+        textBytes &+= kept.utf8.count
+        if textBytes > textBudget { trimIfOverBudget(keeping: e) }
         return !cut
     }
 
@@ -241,8 +269,11 @@ public struct Transcript: Sendable {
     @discardableResult
     public mutating func updateToolCall(_ id: String, _ update: (inout ToolCall) -> Void) -> Bool {
         guard let (e, c) = locateToolCall(id) else { return false }
+        let before = Self.bytes(of: entries[e].toolCalls[c])
         update(&entries[e].toolCalls[c])
         changes.append(.setToolCall(index: e, call: c, value: entries[e].toolCalls[c]))
+        textBytes &+= Self.bytes(of: entries[e].toolCalls[c]) &- before
+        if textBytes > textBudget { trimIfOverBudget(keeping: e) }
         return true
     }
 
@@ -287,6 +318,7 @@ public struct Transcript: Sendable {
 
     public mutating func remove(at index: Int) {
         let entry = entries.remove(at: index)
+        textBytes &-= Self.bytes(of: entry)
         if entry.isQueued { queuedCount &-= 1 }
         for call in entry.toolCalls where toolOwners[call.id] == entry.serial { toolOwners[call.id] = nil }
         if let s = streamingIndex {
@@ -308,11 +340,72 @@ public struct Transcript: Sendable {
         toolOwners.removeAll(keepingCapacity: true)
         turnToolCallIDs.removeAll(keepingCapacity: true)
         latestToolCallID = nil
+        textBytes = 0
         for entry in entries {
+            textBytes &+= Self.bytes(of: entry)
             for call in entry.toolCalls { toolOwners[call.id] = entry.serial }
         }
+        trimmedEntries = 0
         changes.removeAll()
         wasReset = true
+        trimIfOverBudget(keeping: entries.count &- 1)
+    }
+
+    // MARK: - The text budget
+
+    static func bytes(of call: ToolCall) -> Int {
+        call.input.utf8.count &+ call.output.utf8.count &+ (call.error?.utf8.count ?? 0)
+    }
+
+    static func bytes(of entry: TranscriptEntry) -> Int {
+        var n = entry.text.utf8.count &+ entry.reasoning.utf8.count
+        for call in entry.toolCalls { n &+= bytes(of: call) }
+        return n
+    }
+
+    /// Past `textBudget`, the oldest entries go, at once, until a quarter of
+    /// the budget is free again (so a trim happens once per that much text,
+    /// and its cost, proportional to the entries kept, is amortised). The
+    /// entry at `keep` (the one just written) and the queued tail stay; a
+    /// system entry first in the transcript says how many went, and the
+    /// host is told to take the transcript again (the change feed resyncs).
+    /// Returns where the entry at `keep` is now.
+    @discardableResult
+    mutating func trimIfOverBudget(keeping keep: Int) -> Int {
+        guard textBytes > textBudget else { return keep }
+        let target = textBudget - textBudget / 4
+        let marked = trimmedEntries > 0 && entries.first?.role == .system
+        var first = marked ? 1 : 0
+        var freed = 0
+        var end = first
+        let stop = min(keep, streamingIndex ?? keep, boundary)
+        while end < stop && textBytes &- freed > target {
+            freed &+= Self.bytes(of: entries[end])
+            end &+= 1
+        }
+        guard end > first else { return keep }
+        for entry in entries[first..<end] {
+            for call in entry.toolCalls where toolOwners[call.id] == entry.serial { toolOwners[call.id] = nil }
+        }
+        let dropped = end &- first
+        entries.removeSubrange(first..<end)
+        textBytes &-= freed
+        trimmedEntries &+= dropped
+        if let latest = latestToolCallID, toolOwners[latest] == nil { latestToolCallID = nil }
+        let marker = "[\(trimmedEntries) earlier entries are not kept: the transcript keeps \(textBudget >> 20) MiB of text]"
+        if marked {
+            textBytes &+= marker.utf8.count &- entries[0].text.utf8.count
+            entries[0].text = marker
+        } else {
+            entries.insert(TranscriptEntry(serial: takeSerial(), role: .system, text: marker), at: 0)
+            textBytes &+= marker.utf8.count
+            first = 0
+        }
+        let shift = marked ? dropped : dropped &- 1
+        if let s = streamingIndex { streamingIndex = s &- shift }
+        changes.removeAll()
+        wasReset = true
+        return keep &- shift
     }
 
     public mutating func removeAll() { replaceAll(with: []) }
