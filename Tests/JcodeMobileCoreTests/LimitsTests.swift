@@ -133,32 +133,40 @@ final class LimitsTests: XCTestCase {
         XCTAssertEqual(entries[0].toolCalls[3].output, "three")
     }
 
-    func testPastItsTextBudgetTheTranscriptDropsItsOldestEntriesAtOnceAndSaysHowMany() {
-        var transcript = Transcript(textBudget: 1000)
+    func testPastItsBudgetTheTranscriptDropsItsOldestEntriesAtOnceAndSaysHowMany() {
+        // Each entry counts its text and 128 bytes: 9 entries of 100 bytes count 2 052.
+        var transcript = Transcript(textBudget: 2500)
         for n in 0..<9 { transcript.append(role: n % 2 == 0 ? .user : .assistant, text: String(repeating: "a", count: 100)) }
-        XCTAssertEqual([transcript.textBytes, transcript.count, transcript.trimmedEntries], [900, 9, 0])
-        let streaming = transcript.streamingEntryCreatingIfNeeded()
-        transcript.appendText(String(repeating: "b", count: 150), at: streaming)
-        // 1 050 bytes: the oldest go until at most 750 are left (a quarter free), and a marker comes first.
-        let marker = "[3 earlier entries are not kept: the transcript keeps 0 MiB of text]"
+        XCTAssertEqual([transcript.textBytes, transcript.count, transcript.trimmedEntries], [2052, 9, 0])
+        let streaming = transcript.streamingEntryCreatingIfNeeded()  // 2 180
+        transcript.appendText(String(repeating: "b", count: 400), at: streaming)
+        // 2 580: the oldest go until at most 1 875 are left (a quarter free): 4 of them (912), and a marker comes first.
+        let marker = "[4 earlier entries are not kept: the transcript keeps 0 MiB of text]"
         XCTAssertEqual(transcript.entries.first?.text, marker)
         XCTAssertEqual(transcript.entries.first?.role, .system)
-        XCTAssertEqual(transcript.trimmedEntries, 3)
-        XCTAssertEqual(transcript.count, 8)
-        XCTAssertEqual(transcript.textBytes, 750 + marker.utf8.count)
-        XCTAssertEqual(transcript.streamingIndex, 7)
+        XCTAssertEqual(transcript.trimmedEntries, 4)
+        XCTAssertEqual(transcript.count, 7)
+        XCTAssertEqual(transcript.textBytes, 2580 - 912 + 128 + marker.utf8.count)
+        XCTAssertEqual(transcript.streamingIndex, 6)
         XCTAssertTrue(transcript.wasReset)
         // streaming goes on into the same entry
         transcript.appendText("c", at: transcript.streamingIndex!)
-        XCTAssertEqual(transcript.entries.last?.text, String(repeating: "b", count: 150) + "c")
+        XCTAssertEqual(transcript.entries.last?.text, String(repeating: "b", count: 400) + "c")
     }
 
     func testASecondTrimUpdatesTheMarkerInsteadOfAddingOne() {
-        var transcript = Transcript(textBudget: 1000)
+        var transcript = Transcript(textBudget: 2500)
         for _ in 0..<30 { transcript.append(role: .user, text: String(repeating: "a", count: 100)) }
         XCTAssertEqual(transcript.entries.filter { $0.role == .system }.count, 1)
         XCTAssertEqual(transcript.entries.first?.text, "[\(transcript.trimmedEntries) earlier entries are not kept: the transcript keeps 0 MiB of text]")
-        XCTAssertLessThanOrEqual(transcript.textBytes, 1000)
+        XCTAssertLessThanOrEqual(transcript.textBytes, 2500)
         XCTAssertEqual(transcript.trimmedEntries + transcript.count - 1, 30)
+    }
+
+    func testTenThousandEmptyRowsCountAgainstTheBudgetToo() {
+        var transcript = Transcript(textBudget: 128 * 1000)
+        for _ in 0..<10_000 { transcript.append(role: .user, text: "") }
+        XCTAssertLessThanOrEqual(transcript.count, 1000)
+        XCTAssertGreaterThan(transcript.trimmedEntries, 9000)
     }
 }

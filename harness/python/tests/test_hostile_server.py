@@ -114,17 +114,17 @@ def test_a_frame_over_the_input_limit_is_refused_and_the_app_goes_on(watched):
 def test_a_server_that_never_stops_leaves_the_transcript_at_its_text_budget_marked_and_logged(watched):
     watched.app.dispatch({"type": "send_message", "text": "go"})
     mebibyte = "y" * (1 << 20)
-    # "go" and 70 replies of 1 MiB: at the 64th the transcript passes 64 MiB and drops "go" and 16
-    # replies (down to 48 MiB), then keeps the 6 that follow.
+    # "go" and 70 replies of 1 MiB (each counted with 128 bytes more): at the 64th the transcript
+    # passes 64 MiB and drops "go" and 17 replies (down to 48 MiB), then keeps the 6 that follow.
     for n in range(70):
         watched.frame([{"type": "text_delta", "text": mebibyte}, {"type": "message_end", "stop_reason": "end_turn"}])
     transcript = watched.state()["transcript"]
     assert transcript[0]["role"] == "system"
-    assert transcript[0]["text"] == "[17 earlier entries are not kept: the transcript keeps 64 MiB of text]"
-    assert sum(len(e["text"]) for e in transcript[1:]) <= 64 << 20
+    assert transcript[0]["text"] == "[18 earlier entries are not kept: the transcript keeps 64 MiB of text]"
+    assert sum(len(e["text"]) + 128 for e in transcript) <= 64 << 20
     assert transcript[-1]["text"] == mebibyte
     notes = [n for entry in watched.app.logs()["entries"] for n in entry["notes"] if n.startswith("transcript over")]
-    assert notes == ["transcript over 67108864 bytes of text: 17 oldest entries dropped so far"]
+    assert notes == ["transcript over 67108864 bytes of text: 18 oldest entries dropped so far"]
 
 
 # -- adversarial orders -----------------------------------------------------------------------

@@ -26,13 +26,20 @@ public struct Transcript: Sendable {
     public private(set) var changes: [TranscriptChange] = []
     /// Whether the transcript was replaced whole since the last drain.
     public private(set) var wasReset = false
-    /// Bytes of text held: every entry's text and reasoning, and its tool
-    /// calls' inputs, outputs and errors.
+    /// Bytes held, as the budget counts them: every entry's text and
+    /// reasoning and its tool calls' inputs, outputs and errors, plus
+    /// `entryOverhead` per entry and `toolCallOverhead` per tool call (so
+    /// many tiny entries cannot pass the budget either).
     public private(set) var textBytes = 0
+    /// What the budget counts for an entry and for a tool call beyond their
+    /// text: about what they cost in memory (the entry itself, the strings'
+    /// headers, the allocator's rounding).
+    public static let entryOverhead = 128
+    public static let toolCallOverhead = 64
     /// Entries dropped from the front to stay within `textBudget`, since
     /// the transcript was last replaced.
     public private(set) var trimmedEntries = 0
-    /// The most text the transcript holds (see `trimIfOverBudget`).
+    /// The most the transcript holds, counted as `textBytes` (see `trimIfOverBudget`).
     public let textBudget: Int
 
     /// `textBudget`: tests use a small one; the app keeps `defaultTextBudget`.
@@ -80,7 +87,7 @@ public struct Transcript: Sendable {
         let index = boundary
         entries.insert(entry, at: index)
         changes.append(.insert(index: index, entry: entry))
-        textBytes &+= text.utf8.count
+        textBytes &+= Self.entryOverhead &+ text.utf8.count
         return trimIfOverBudget(keeping: index)
     }
 
@@ -91,7 +98,7 @@ public struct Transcript: Sendable {
         entries.append(entry)
         queuedCount &+= 1
         changes.append(.insert(index: entries.count &- 1, entry: entry))
-        textBytes &+= text.utf8.count
+        textBytes &+= Self.entryOverhead &+ text.utf8.count
         trimIfOverBudget(keeping: entries.count &- 1)
         return entry.serial
     }
@@ -354,11 +361,11 @@ public struct Transcript: Sendable {
     // MARK: - The text budget
 
     static func bytes(of call: ToolCall) -> Int {
-        call.input.utf8.count &+ call.output.utf8.count &+ (call.error?.utf8.count ?? 0)
+        toolCallOverhead &+ call.input.utf8.count &+ call.output.utf8.count &+ (call.error?.utf8.count ?? 0)
     }
 
     static func bytes(of entry: TranscriptEntry) -> Int {
-        var n = entry.text.utf8.count &+ entry.reasoning.utf8.count
+        var n = entryOverhead &+ entry.text.utf8.count &+ entry.reasoning.utf8.count
         for call in entry.toolCalls { n &+= bytes(of: call) }
         return n
     }
@@ -398,7 +405,7 @@ public struct Transcript: Sendable {
             entries[0].text = marker
         } else {
             entries.insert(TranscriptEntry(serial: takeSerial(), role: .system, text: marker), at: 0)
-            textBytes &+= marker.utf8.count
+            textBytes &+= Self.entryOverhead &+ marker.utf8.count
             first = 0
         }
         let shift = marked ? dropped : dropped &- 1
