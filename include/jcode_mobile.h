@@ -37,6 +37,14 @@
 **   null_argument and too_large. New codes may be added in later versions:
 **   treat a code you do not know like "internal".
 **
+**   Integers.  Every integer field has a range (docs/ABI.md lists them: a
+**   port is 1 to 65535, an effect_id 1 to 9223372036854775807). A whole
+**   number in the range is accepted however it is written (7643, 7643.0,
+**   7.643e3); anything else, a number of any size beyond the range included,
+**   is invalid_field with a message that names the range and the number as
+**   written ("field \"port\" must be an integer from 1 to 65535, got
+**   70000"). Nothing is rounded, clamped or wrapped.
+**
 **   Input that is well-formed but not allowed *now* (Send while
 **   disconnected, a tap on a disabled button) is not an error: it is product
 **   behaviour and shows in the state (a banner, an outbox entry).

@@ -76,6 +76,18 @@ public struct JSONTape {
         }
     }
 
+    /// The keys of the object at `object`, in order (repeated keys as often as they appear).
+    public func keys(of object: Int) -> [String] {
+        var result: [String] = []
+        var i = object &+ 1
+        let end = tokens[object].nextIndex
+        while i < end {
+            result.append(string(at: i))
+            i = tokens[i &+ 1].nextIndex
+        }
+        return result
+    }
+
     /// The element tokens of the array at `array`.
     public func elements(of array: Int) -> [Int] {
         var result: [Int] = []
@@ -121,6 +133,90 @@ public struct JSONTape {
         if token.flag, let exact = exactInteger(token) { return .int(exact) }
         let text = String(decoding: UnsafeBufferPointer(start: base + token.startIndex, count: token.endIndex &- token.startIndex), as: UTF8.self)
         return .double(Double(text) ?? .nan)
+    }
+
+    /// The number at `i` as an exact 64-bit integer: nil when its value is
+    /// not a whole number (`1.5`) or does not fit (`9223372036854775808`,
+    /// `1e19`). Decided on the literal's digits, so nothing is rounded:
+    /// `1000`, `1000.0`, `1e3` and `10000e-1` are all 1000.
+    public func integer(at i: Int) -> Int64? {
+        let token = tokens[i]
+        guard token.kind == .number else { return nil }
+        if token.flag { return exactInteger(token) }
+        return JSONTape.wholeNumber(UnsafeBufferPointer(start: base + token.startIndex, count: token.endIndex &- token.startIndex))
+    }
+
+    /// The text of the scalar at `i` as it was written (a number's literal).
+    public func literal(at i: Int) -> String {
+        String(decoding: UnsafeBufferPointer(start: base + tokens[i].startIndex, count: tokens[i].endIndex &- tokens[i].startIndex), as: UTF8.self)
+    }
+
+    /// The value of a validated number literal as an Int64, when it is a
+    /// whole number that fits. Digits are compared, never converted through
+    /// a double; the work is bounded by the literal's length whatever its
+    /// exponent.
+    static func wholeNumber(_ literal: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let n = literal.count
+        var p = 0
+        let negative = n > 0 && literal[0] == UInt8(ascii: "-")
+        if negative { p = 1 }
+        // The significant digits: integer part then fraction, without the point.
+        let intStart = p
+        while p < n && literal[p] &- 0x30 < 10 { p &+= 1 }
+        let intEnd = p
+        var fracStart = p
+        var fracEnd = p
+        if p < n && literal[p] == UInt8(ascii: ".") {
+            p &+= 1
+            fracStart = p
+            while p < n && literal[p] &- 0x30 < 10 { p &+= 1 }
+            fracEnd = p
+        }
+        // The exponent, saturated far beyond any length an input can have.
+        var exponent = 0
+        if p < n && (literal[p] == UInt8(ascii: "e") || literal[p] == UInt8(ascii: "E")) {
+            p &+= 1
+            var expNegative = false
+            if p < n && (literal[p] == UInt8(ascii: "+") || literal[p] == UInt8(ascii: "-")) {
+                expNegative = literal[p] == UInt8(ascii: "-")
+                p &+= 1
+            }
+            while p < n {
+                if exponent < 1_000_000_000_000 { exponent = exponent &* 10 &+ Int(literal[p] &- 0x30) }
+                p &+= 1
+            }
+            if expNegative { exponent = -exponent }
+        }
+        // digit(k) for k in 0..<count walks the integer part then the fraction.
+        let intCount = intEnd &- intStart
+        let count = intCount &+ (fracEnd &- fracStart)
+        func digit(_ k: Int) -> UInt8 {
+            k < intCount ? literal[intStart &+ k] &- 0x30 : literal[fracStart &+ (k &- intCount)] &- 0x30
+        }
+        var first = 0
+        while first < count && digit(first) == 0 { first &+= 1 }
+        if first == count { return 0 }  // 0, -0, 0.000e5
+        var last = count
+        while digit(last &- 1) == 0 { last &-= 1 }
+        // value = digits[first..<last] × 10^scale
+        let scale = exponent &- (fracEnd &- fracStart) &+ (count &- last)
+        if scale < 0 { return nil }  // a fraction remains
+        if last &- first &+ scale > 19 { return nil }  // 20 digits or more: beyond Int64
+        // Accumulate negatively so Int64.min is representable.
+        var v: Int64 = 0
+        for k in first..<last {
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.subtractingReportingOverflow(Int64(digit(k)))
+            if o1 || o2 { return nil }
+            v = s
+        }
+        for _ in 0..<scale {
+            let (m, o) = v.multipliedReportingOverflow(by: 10)
+            if o { return nil }
+            v = m
+        }
+        if negative { return v }
+        return v == Int64.min ? nil : -v
     }
 
     private func exactInteger(_ token: Token) -> Int64? {
