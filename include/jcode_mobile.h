@@ -324,7 +324,9 @@ JCODE_MOBILE_API char *jcode_mobile_logs(void *app, uint32_t limit);
 ** streamed text delta is one operation of a few dozen bytes, whatever the
 ** length of the conversation.
 **
-** since_revision: the revision of the host's copy.
+** since_revision: the revision of the host's copy; any value. The answer's
+**   "since" echoes it exactly as passed (18446744073709551615 for
+**   UINT64_MAX); a revision the app never reached gets a resync.
 ** Returns (owned by the caller) either the changes
 **     {"ok":true,"revision":12,"since":10,"changes":[
 **       {"revision":11,"ops":[{"op":"append","path":"/transcript/4/text","value":"lo"}]},

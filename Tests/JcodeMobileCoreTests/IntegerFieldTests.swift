@@ -119,6 +119,17 @@ final class IntegerFieldTests: XCTestCase {
         ) { _ in }
     }
 
+    func testTheChangeFeedEchoesSinceExactlyAsPassed() {
+        let app = app()
+        let revision = app.state.revision
+        for (since, expected) in [
+            (UInt64(9_223_372_036_854_775_808), #"{"ok":true,"revision":\#(revision),"since":9223372036854775808,"resync":true,"state":{"#),
+            (UInt64(18_446_744_073_709_551_615), #"{"ok":true,"revision":\#(revision),"since":18446744073709551615,"resync":true,"state":{"#),
+        ] {
+            XCTAssertEqual(String(app.changesJSON(since: since).string.prefix(expected.count)), expected)
+        }
+    }
+
     func testTheReferenceShowsEachIntegerFieldsRange() {
         let reference = ABIReference.markdown()
         XCTAssertTrue(reference.contains("| `port` | integer from 1 to 65535 | yes |"))

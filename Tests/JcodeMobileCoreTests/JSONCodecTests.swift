@@ -194,6 +194,9 @@ final class JSONWriterTests: XCTestCase {
     }
 
     func testWritesNumbersExactly() {
+        var unsigned = JSONWriter()
+        unsigned.arrayStart(); unsigned.uint(UInt64.max); unsigned.uint(1 << 63); unsigned.uint(0); unsigned.arrayEnd()
+        XCTAssertEqual(unsigned.text, "[18446744073709551615,9223372036854775808,0]")
         XCTAssertEqual(JSONValue.int(Int64.min).jsonString, "-9223372036854775808")
         XCTAssertEqual(JSONValue.int(Int64.max).jsonString, "9223372036854775807")
         XCTAssertEqual(JSONValue.int(0).jsonString, "0")

@@ -190,6 +190,12 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
     public mutating func int(_ value: Int) { int(Int64(value)) }
+    /// An unsigned integer, written exactly (18446744073709551615 too).
+    public mutating func uint(_ value: UInt64) {
+        separator()
+        writeDigits(value, negative: false)
+        needsComma = true
+    }
 
     public mutating func double(_ value: Double) {
         separator()
@@ -257,12 +263,16 @@ public struct JSONWriter: ~Copyable {
             put(UInt8(truncatingIfNeeded: value) &+ 0x30)
             return
         }
-        reserve(20)
-        if value < 0 {
+        writeDigits(value.magnitude, negative: value < 0)
+    }
+
+    private mutating func writeDigits(_ magnitude: UInt64, negative: Bool) {
+        reserve(21)
+        if negative {
             base[count] = UInt8(ascii: "-")
             count &+= 1
         }
-        var magnitude = value.magnitude
+        var magnitude = magnitude
         var digits = 0
         var probe = magnitude
         repeat {
