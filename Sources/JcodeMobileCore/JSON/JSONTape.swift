@@ -6,11 +6,11 @@
 /// A tape points into the input buffer and is valid only while that buffer
 /// is (inside `JSONParser.withTape`). Reading a value copies it out.
 public struct JSONTape {
-    public enum Kind: UInt8, Sendable {
+    public enum Kind: UInt8, Sendable, BitwiseCopyable {
         case object, array, string, number, trueValue, falseValue, null
     }
 
-    public struct Token: Sendable {
+    public struct Token: Sendable, BitwiseCopyable {
         public var kind: Kind
         /// Strings: the content has escapes. Numbers: an exact integer fits the fast path.
         public var flag = false
@@ -35,10 +35,10 @@ public struct JSONTape {
         }
     }
 
-    let tokens: [Token]
+    let tokens: UnsafeBufferPointer<Token>
     let base: UnsafePointer<UInt8>
 
-    init(tokens: [Token], base: UnsafePointer<UInt8>) {
+    init(tokens: UnsafeBufferPointer<Token>, base: UnsafePointer<UInt8>) {
         self.tokens = tokens
         self.base = base
     }

@@ -202,6 +202,7 @@ public enum ABIReference {
         case .invalidScenario: return "`app_new`: unknown scenario or option, a non-object, or both a scenario and a snapshot; `load_scenario`: unknown name"
         case .invalidSnapshot: return "`app_new`: the snapshot is not an object or has no integer `version`"
         case .unsupportedSnapshot: return "`app_new`: the snapshot's `version` is not one this library reads (a newer library wrote it); keep it"
+        case .outOfMemory: return "the answer (or the tokens of the input) could not be allocated; the app stays usable (a `dispatch` or `platform_event` whose report failed did apply its input: its effects are lost)"
         case .internal: return "a bug in the library, reported instead of crashing"
         }
     }

@@ -81,7 +81,7 @@ public enum WebSocketResult: Equatable, Sendable {
                 return .webSocket(.event(effectID: effectID, items: [FrameItem(event)]))
             }
             if let line {
-                return .webSocket(.event(effectID: effectID, items: ServerFrame.items(of: line)))
+                return .webSocket(.event(effectID: effectID, items: try ServerFrame.items(of: line)))
             }
             throw CoreError.invalidField(r.fieldPath("event"), "websocket_event needs \"event\" (an object) or \"line\" (a string)")
         },
