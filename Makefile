@@ -78,8 +78,14 @@ $(C_BUILD)/harness: harness/c/harness.c include/jcode_mobile.h $(LIB) | $(C_BUIL
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/harness.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -lpthread -o $@
 
-test-c: header-check $(C_BUILD)/harness
+# Out of memory under RLIMIT_AS (not under the sanitizers: they need the address space).
+$(C_BUILD)/oom: harness/c/oom.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/oom.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
+
+test-c: header-check $(C_BUILD)/harness $(C_BUILD)/oom
 	./$(C_BUILD)/harness
+	./$(C_BUILD)/oom
 
 # ---------------------------------------------------------------- sanitizers
 # The C side is compiled with the Swift toolchain's clang, whose sanitizer
