@@ -78,7 +78,7 @@ public struct JSONWriter: ~Copyable {
             base = nil
             capacity = 0
             failed = false
-            allocate(256)
+            allocate(Swift.min(256, self.limit))
         }
     }
 
