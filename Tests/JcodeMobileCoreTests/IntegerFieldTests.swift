@@ -105,6 +105,21 @@ final class IntegerFieldTests: XCTestCase {
         XCTAssertEqual(optionsError(#"{"log_capacity":1e5,"viewport":{"width":390.0,"height":8.44e2}}"#), nil, "whole numbers in any spelling")
     }
 
+    func testASnapshotVersionIsAnIntegerLikeAnyOther() {
+        XCTAssertEqual(
+            optionsError(#"{"snapshot":{"version":9223372036854775808}}"#),
+            #"{"ok":false,"error":{"code":"unsupported_snapshot","message":"snapshot version 9223372036854775808 is newer than this library, which reads version 1","field":"snapshot.version"}}"#,
+            "a newer library's, to be kept: not a damaged snapshot")
+        XCTAssertEqual(
+            optionsError(#"{"snapshot":{"version":-123456789012345678901234567890}}"#),
+            #"{"ok":false,"error":{"code":"unsupported_snapshot","message":"snapshot version -123456789012345678901234567890 is not one this library reads; it reads version 1","field":"snapshot.version"}}"#)
+        XCTAssertEqual(
+            optionsError(#"{"snapshot":{"version":1.5}}"#),
+            #"{"ok":false,"error":{"code":"invalid_snapshot","message":"snapshot.version must be an integer, got 1.5","field":"snapshot.version"}}"#)
+        XCTAssertEqual(optionsError(#"{"snapshot":{"version":1.0}}"#), nil, "1.0 is version 1")
+        XCTAssertEqual(optionsError(#"{"snapshot":{"version":1e0}}"#), nil)
+    }
+
     func testAServerEventWithACountOutOfRangeIsDroppedNamingTheRange() {
         var store = SpecStore.turnRunning()
         store.frame(

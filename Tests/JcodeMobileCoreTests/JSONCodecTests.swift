@@ -113,6 +113,17 @@ final class JSONParserTests: XCTestCase {
         XCTAssertEqual(integer("\"7\""), .some(nil), "a string is not a number")
     }
 
+    func testALiteralIsAWholeNumberAFractionOrBeyondSixtyFourBits() {
+        XCTAssertEqual(JSONTape.wholeNumber("-9223372036854775808"), .exact(Int64.min))
+        XCTAssertEqual(JSONTape.wholeNumber("9223372036854775808"), .beyond(negative: false))
+        XCTAssertEqual(JSONTape.wholeNumber("-9223372036854775809"), .beyond(negative: true))
+        XCTAssertEqual(JSONTape.wholeNumber("-1e30"), .beyond(negative: true))
+        XCTAssertEqual(JSONTape.wholeNumber("2.5"), .fraction)
+        XCTAssertEqual(JSONTape.wholeNumber("-0e-7"), .exact(0))
+        XCTAssertEqual(JSONTape.wholeNumber("\"1\""), nil)
+        XCTAssertEqual(JSONTape.wholeNumber("01"), nil, "not JSON")
+    }
+
     func testAParsedDoubleIsAnIntegerOnlyWhereDoublesAreExact() {
         XCTAssertEqual(JSONValue.double(3.0).int64Value, 3)
         XCTAssertEqual(JSONValue.double(-9_007_199_254_740_991.0).int64Value, -9_007_199_254_740_991)

@@ -60,7 +60,9 @@ public struct AppOptions: Equatable, Sendable {
             guard options.scenario == nil else {
                 throw CoreError(.invalidScenario, "give a scenario or a snapshot, not both", field: "snapshot")
             }
-            options.snapshot = try Snapshot.read(tape.value(at: snapshot))
+            let version = tape.kind(at: snapshot) == .object ? tape.member("version", of: snapshot) : nil
+            let literal = version.flatMap { tape.kind(at: $0) == .number ? tape.literal(at: $0) : nil }
+            options.snapshot = try Snapshot.read(tape.value(at: snapshot), versionLiteral: literal)
         }
         if let capacity = try r.optionalInt("log_capacity") { options.logCapacity = capacity }
         if let size = try r.optionalRecord("viewport", { (v: inout FieldReader) throws(CoreError) -> SemanticTree.Viewport in

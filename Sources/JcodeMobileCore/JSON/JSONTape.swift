@@ -142,8 +142,30 @@ public struct JSONTape {
     public func integer(at i: Int) -> Int64? {
         let token = tokens[i]
         guard token.kind == .number else { return nil }
-        if token.flag { return exactInteger(token) }
-        return JSONTape.wholeNumber(UnsafeBufferPointer(start: base + token.startIndex, count: token.endIndex &- token.startIndex))
+        if token.flag, let exact = exactInteger(token) { return exact }
+        guard case .exact(let value) = JSONTape.wholeNumber(rawBytes(at: i)) else { return nil }
+        return value
+    }
+
+    /// What a number literal stands for, decided on its digits.
+    public enum WholeNumber: Equatable, Sendable {
+        /// A whole number that fits in 64 bits.
+        case exact(Int64)
+        /// A whole number beyond 64 bits, above (`negative` false) or below.
+        case beyond(negative: Bool)
+        /// Not a whole number (`1.5`).
+        case fraction
+    }
+
+    /// What the number literal `text` stands for (nil when it is not a JSON number).
+    public static func wholeNumber(_ text: String) -> WholeNumber? {
+        var text = text
+        return text.withUTF8 { bytes -> WholeNumber? in
+            var workspace = JSONParser.Workspace()
+            return try? JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> WholeNumber? in
+                tape.kind(at: 0) == .number ? JSONTape.wholeNumber(tape.rawBytes(at: 0)) : nil
+            }
+        }
     }
 
     /// The text of the scalar at `i` as it was written (a number's literal).
@@ -151,11 +173,10 @@ public struct JSONTape {
         String(decoding: UnsafeBufferPointer(start: base + tokens[i].startIndex, count: tokens[i].endIndex &- tokens[i].startIndex), as: UTF8.self)
     }
 
-    /// The value of a validated number literal as an Int64, when it is a
-    /// whole number that fits. Digits are compared, never converted through
-    /// a double; the work is bounded by the literal's length whatever its
-    /// exponent.
-    static func wholeNumber(_ literal: UnsafeBufferPointer<UInt8>) -> Int64? {
+    /// What a validated number literal stands for. Digits are compared,
+    /// never converted through a double; the work is bounded by the
+    /// literal's length whatever its exponent.
+    static func wholeNumber(_ literal: UnsafeBufferPointer<UInt8>) -> WholeNumber {
         let n = literal.count
         var p = 0
         let negative = n > 0 && literal[0] == UInt8(ascii: "-")
@@ -195,28 +216,28 @@ public struct JSONTape {
         }
         var first = 0
         while first < count && digit(first) == 0 { first &+= 1 }
-        if first == count { return 0 }  // 0, -0, 0.000e5
+        if first == count { return .exact(0) }  // 0, -0, 0.000e5
         var last = count
         while digit(last &- 1) == 0 { last &-= 1 }
         // value = digits[first..<last] × 10^scale
         let scale = exponent &- (fracEnd &- fracStart) &+ (count &- last)
-        if scale < 0 { return nil }  // a fraction remains
-        if last &- first &+ scale > 19 { return nil }  // 20 digits or more: beyond Int64
+        if scale < 0 { return .fraction }  // a fraction remains
+        if last &- first &+ scale > 19 { return .beyond(negative: negative) }  // 20 digits or more
         // Accumulate negatively so Int64.min is representable.
         var v: Int64 = 0
         for k in first..<last {
             let (m, o1) = v.multipliedReportingOverflow(by: 10)
             let (s, o2) = m.subtractingReportingOverflow(Int64(digit(k)))
-            if o1 || o2 { return nil }
+            if o1 || o2 { return .beyond(negative: negative) }
             v = s
         }
         for _ in 0..<scale {
             let (m, o) = v.multipliedReportingOverflow(by: 10)
-            if o { return nil }
+            if o { return .beyond(negative: negative) }
             v = m
         }
-        if negative { return v }
-        return v == Int64.min ? nil : -v
+        if negative { return .exact(v) }
+        return v == Int64.min ? .beyond(negative: false) : .exact(-v)
     }
 
     private func exactInteger(_ token: Token) -> Int64? {
