@@ -145,6 +145,12 @@ final class IntegerFieldTests: XCTestCase {
         }
     }
 
+    func testAHistorysTotalTokensAreCountsOrIgnored() {
+        XCTAssertEqual(TokenUsage(json: [10, 20.0]), TokenUsage(input: 10, output: 20))
+        XCTAssertNil(TokenUsage(json: [-1, 20]), "a negative count is not understood")
+        XCTAssertNil(TokenUsage(json: ["input": 1, "output": .double(1e19)]), "nor one beyond 64 bits")
+    }
+
     func testTheReferenceShowsEachIntegerFieldsRange() {
         let reference = ABIReference.markdown()
         XCTAssertTrue(reference.contains("| `port` | integer from 1 to 65535 | yes |"))

@@ -238,7 +238,7 @@ public enum ServerEvent: Equatable, Sendable {
                 .optional("provider_name", .string), .optional("provider_model", .string),
                 .optional("available_models", .array(.string)),
                 .optional("all_sessions", .array(.any), doc: "session ids, or objects {session_id|id, display_title|title}"),
-                .optional("total_tokens", .any, doc: "[input, output] or {input, output}"),
+                .optional("total_tokens", .any, doc: "[input, output] or {input, output}, counts from 0; anything else is ignored"),
                 .optional("server_version", .string), .optional("display_title", .string),
                 .optional("reasoning_effort", .string),
                 .optional("activity", .record([.optional("is_processing", .boolean), .optional("current_tool_name", .string)])),
