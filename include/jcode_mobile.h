@@ -28,14 +28,15 @@
 **
 **   Memory.  When the answer of a call cannot be allocated, the call returns
 **   {"ok":false,"error":{"code":"out_of_memory",…}} instead, or NULL when not
-**   even that small answer can be allocated; the library never aborts for
-**   want of memory for an answer or for the tokens of an input. The app
-**   stays usable: a later call that needs less memory works. An input
-**   refused with out_of_memory changed nothing. A dispatch or platform_event
-**   whose *report* could not be allocated did apply its input (it is in the
-**   logs and the state) but its effects are lost: read the state or the
-**   change feed to catch up. (Memory the Swift runtime itself cannot get
-**   while applying an input still ends the process.)
+**   even that small answer can be allocated: the library's two allocations
+**   that grow with the data, the answer's buffer and the input's tokens,
+**   never abort. The app stays usable: a later call that needs less memory
+**   works. An input refused with out_of_memory changed nothing. A dispatch
+**   or platform_event whose *report* could not be allocated did apply its
+**   input (it is in the logs and the state) but its effects are lost: read
+**   the state or the change feed to catch up. (Memory the Swift runtime
+**   cannot get for the app's own values, such as the state while an input
+**   is applied or the tree's nodes, still ends the process.)
 **
 **   Errors.  Failures come back as JSON, never as a crash:
 **
