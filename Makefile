@@ -83,9 +83,15 @@ $(C_BUILD)/harness: harness/c/harness.c include/jcode_mobile.h $(LIB) | $(C_BUIL
 $(C_BUILD)/two_copies: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L harness/c/two_copies.c -ldl -o $@
 
-test-c: header-check $(C_BUILD)/harness $(C_BUILD)/two_copies $(LIB)
+# Out of memory under RLIMIT_AS (not under the sanitizers: they need the address space).
+$(C_BUILD)/oom: harness/c/oom.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/oom.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
+
+test-c: header-check $(C_BUILD)/harness $(C_BUILD)/two_copies $(C_BUILD)/oom $(LIB)
 	./$(C_BUILD)/harness
 	./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
+	./$(C_BUILD)/oom
 
 # ---------------------------------------------------------------- sanitizers
 # The C side is compiled with the Swift toolchain's clang, whose sanitizer

@@ -26,6 +26,18 @@
 **   jcode_mobile_string_free(). `const char *` results are static and must
 **   not be freed. A function returns NULL only when memory is exhausted.
 **
+**   Memory.  When the answer of a call cannot be allocated, the call returns
+**   {"ok":false,"error":{"code":"out_of_memory",…}} instead, or NULL when not
+**   even that small answer can be allocated: the library's two allocations
+**   that grow with the data, the answer's buffer and the input's tokens,
+**   never abort. The app stays usable: a later call that needs less memory
+**   works. An input refused with out_of_memory changed nothing. A dispatch
+**   or platform_event whose *report* could not be allocated did apply its
+**   input (it is in the logs and the state) but its effects are lost: read
+**   the state or the change feed to catch up. (Memory the Swift runtime
+**   cannot get for the app's own values, such as the state while an input
+**   is applied or the tree's nodes, still ends the process.)
+**
 **   Errors.  Failures come back as JSON, never as a crash:
 **
 **       {"ok":false,"error":{"code":"invalid_json","message":"…","offset":12}}
@@ -36,6 +48,14 @@
 **   "images[1].media_type") comes with invalid_field, unknown_type,
 **   null_argument and too_large. New codes may be added in later versions:
 **   treat a code you do not know like "internal".
+**
+**   Integers.  Every integer field has a range (docs/ABI.md lists them: a
+**   port is 1 to 65535, an effect_id 1 to 9223372036854775807). A whole
+**   number in the range is accepted however it is written (7643, 7643.0,
+**   7.643e3); anything else, a number of any size beyond the range included,
+**   is invalid_field with a message that names the range and the number as
+**   written ("field \"port\" must be an integer from 1 to 65535, got
+**   70000"). Nothing is rounded, clamped or wrapped.
 **
 **   Input that is well-formed but not allowed *now* (Send while
 **   disconnected, a tap on a disabled button) is not an error: it is product
@@ -95,6 +115,8 @@
 **   invalid_snapshot   app_new: the snapshot is not an object or has no integer version
 **   unsupported_snapshot  app_new: the snapshot's version is not one this library
 **                      reads (a newer library wrote it): keep it, do not discard it
+**   out_of_memory      the answer, or the tokens of the input, could not be
+**                      allocated (see Memory above); the app stays usable
 **   internal           a bug in the library, reported instead of crashing
 */
 #ifndef JCODE_MOBILE_H
@@ -197,6 +219,7 @@ JCODE_MOBILE_API uint32_t jcode_mobile_abi_version(void);
 **     unsupported_snapshot  the snapshot is of another (newer) version
 **     internal          the system refused the address space handles are
 **                       issued from (a very tight `ulimit -v`)
+**     out_of_memory     the argument's tokens could not be allocated
 ** Ownership: release the handle with jcode_mobile_app_free().
 ** Threads: safe from any thread; handles are independent of each other.
 ** Since ABI 1.
@@ -212,7 +235,7 @@ JCODE_MOBILE_API void *jcode_mobile_app_new(const char *initial_scenario_json);
 **   jcode_mobile_string_free): the error object of the last failed
 **   jcode_mobile_app_new on the calling thread, or {"ok":true} when the last
 **   call on this thread succeeded or there was none. Read it on the thread
-**   that called jcode_mobile_app_new.
+**   that called jcode_mobile_app_new. NULL when memory is exhausted.
 ** Threads: per-thread; safe from any thread.
 ** Since ABI 1.
 */
@@ -250,8 +273,11 @@ JCODE_MOBILE_API void jcode_mobile_app_free(void *app);
 **   an answer with jcode_mobile_platform_event, quoting their effect_id.
 ** Errors: null_argument (app or action_json is NULL), invalid_handle,
 **   invalid_utf8, invalid_json, too_large, too_deep, unknown_type,
-**   invalid_field, invalid_scenario (load_scenario with an unknown name).
+**   invalid_field, invalid_scenario (load_scenario with an unknown name),
+**   out_of_memory (see Memory above: a report that could not be allocated
+**   means the action applied but its effects are lost).
 **   A rejected input changes nothing (it is still recorded in the logs).
+**   NULL: not even the out_of_memory answer could be allocated.
 ** Threads: serialised with every other call on `app`.
 ** Since ABI 1.
 */
@@ -271,9 +297,11 @@ JCODE_MOBILE_API char *jcode_mobile_dispatch(void *app, const char *action_json)
 **   is recorded in the logs and changes nothing.
 ** Returns (owned by the caller) the dispatch report, as jcode_mobile_dispatch.
 ** Errors: null_argument, invalid_handle, invalid_utf8, invalid_json,
-**   too_large, too_deep, unknown_type, invalid_field.
+**   too_large, too_deep, unknown_type, invalid_field, out_of_memory (as for
+**   jcode_mobile_dispatch; a frame whose lines do not fit is refused whole).
 **   A malformed or unknown *server* event inside a websocket_event is not an
 **   error: it is logged and dropped, and the rest of the frame still applies.
+**   NULL: not even the out_of_memory answer could be allocated.
 ** Threads: serialised with every other call on `app`.
 ** Since ABI 1.
 */
@@ -287,7 +315,8 @@ JCODE_MOBILE_API char *jcode_mobile_platform_event(void *app, const char *event_
 **   connection, pairing form, saved servers, session, transcript, soft
 **   interrupts, outbox, pending requests, notices, banners, draft,
 **   attachments, lifecycle, pending effects (docs/ABI.md lists every member).
-** Errors: null_argument, invalid_handle.
+** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
+**   fit in memory; nothing changed). NULL: not even that could be allocated.
 ** Threads: serialised with every other call on `app`.
 ** Since ABI 1.
 */
@@ -304,7 +333,8 @@ JCODE_MOBILE_API char *jcode_mobile_state(void *app);
 **   "message.m12", "permission.<request_id>.approve"); a node whose
 **   supported_actions contains "tap" can be tapped with the action
 **   {"type":"tap_node","node_id":…}.
-** Errors: null_argument, invalid_handle.
+** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
+**   fit in memory; nothing changed). NULL: not even that could be allocated.
 ** Threads: serialised with every other call on `app`.
 ** Since ABI 1.
 */
@@ -321,7 +351,8 @@ JCODE_MOBILE_API char *jcode_mobile_tree(void *app);
 **   oldest first. kind is "action", "event" or "rejected" (an input the ABI
 **   refused, with its "error" code). Payloads and effects are redacted:
 **   secrets read "[redacted]"; inputs over 4 KiB are summarised.
-** Errors: null_argument, invalid_handle.
+** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
+**   fit in memory; nothing changed). NULL: not even that could be allocated.
 ** Threads: serialised with every other call on `app`.
 ** Since ABI 1.
 */
@@ -337,7 +368,9 @@ JCODE_MOBILE_API char *jcode_mobile_logs(void *app, uint32_t limit);
 ** streamed text delta is one operation of a few dozen bytes, whatever the
 ** length of the conversation.
 **
-** since_revision: the revision of the host's copy.
+** since_revision: the revision of the host's copy; any value. The answer's
+**   "since" echoes it exactly as passed (18446744073709551615 for
+**   UINT64_MAX); a revision the app never reached gets a resync.
 ** Returns (owned by the caller) either the changes
 **     {"ok":true,"revision":12,"since":10,"changes":[
 **       {"revision":11,"ops":[{"op":"append","path":"/transcript/4/text","value":"lo"}]},
@@ -350,7 +383,8 @@ JCODE_MOBILE_API char *jcode_mobile_logs(void *app, uint32_t limit);
 **   JSON Pointer paths into the state object, plus "append", which appends
 **   "value" to the string at "path". Apply each record's ops in order, then
 **   set the copy's "revision" member to the record's revision.
-** Errors: null_argument, invalid_handle.
+** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
+**   fit in memory; nothing changed). NULL: not even that could be allocated.
 ** Threads: serialised with every other call on `app`.
 ** Since ABI 1.
 */
@@ -372,7 +406,8 @@ JCODE_MOBILE_API char *jcode_mobile_changes(void *app, uint64_t since_revision);
 **   never holds a secret (tokens stay in the secure store); it does hold the
 **   draft, its images and unsent messages, so store it where the app's own
 **   data lives. docs/LIFECYCLE.md has the schema and the versioning rule.
-** Errors: null_argument, invalid_handle.
+** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
+**   fit in memory; nothing changed). NULL: not even that could be allocated.
 ** Threads: serialised with every other call on `app`.
 ** Since ABI 1 (library 0.2.0; check jcode_mobile_version() before calling it
 **   from a host that may load an older library).

@@ -41,7 +41,29 @@ enum ErrorBoundary {
     }
 
     static func cString(_ error: CoreError) -> UnsafeMutablePointer<CChar>? {
-        JcodeMobileApp.errorDocument(error).cString()
+        answer(JcodeMobileApp.errorDocument(error))
+    }
+
+    /// What a call answers when memory ran out, in static storage: copying
+    /// it needs one small allocation and no Swift code that could trap.
+    static let outOfMemory: StaticString =
+        #"{"ok":false,"error":{"code":"out_of_memory","message":"not enough memory for the answer; the app is unchanged by this call unless it was a dispatch or platform_event whose input applied (see the logs and the state)"}}"#
+
+    /// The document as the caller's C string; when it could not be written
+    /// for want of memory, the out_of_memory error, or NULL when not even
+    /// that can be allocated (as the header says).
+    static func answer(_ document: consuming JSONWriter) -> UnsafeMutablePointer<CChar>? {
+        if let text = document.cString() { return text }
+        return copyOutOfMemory()
+    }
+
+    /// A malloc'd copy of `outOfMemory`, or NULL.
+    static func copyOutOfMemory() -> UnsafeMutablePointer<CChar>? {
+        let n = outOfMemory.utf8CodeUnitCount
+        guard let out = malloc(n + 1)?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        out.initialize(from: outOfMemory.utf8Start, count: n)
+        out[n] = 0
+        return UnsafeMutableRawPointer(out).assumingMemoryBound(to: CChar.self)
     }
 
     static func invalidHandle(_ handle: UnsafeMutableRawPointer?) -> CoreError {
@@ -58,7 +80,7 @@ enum ErrorBoundary {
         guard let handle else { return cString(invalidHandle(nil)) }
         let key = UInt(bitPattern: handle)
         guard let slot = handles.withLock({ $0.slot(key) }) else { return cString(invalidHandle(handle)) }
-        return slot.app.withLock { app in body(app).cString() }
+        return slot.app.withLock { app in answer(body(app)) }
     }
 }
 
@@ -67,19 +89,34 @@ enum LastError {
     /// A pthread key whose destructor frees the thread's message when the thread exits.
     static let key: pthread_key_t = {
         var key = pthread_key_t()
-        pthread_key_create(&key) { free($0) }
+        pthread_key_create(&key) { LastError.release($0) }
         return key
     }()
 
+    /// Stored instead of a copy of the error when the copy cannot be
+    /// allocated: the static out_of_memory answer (never freed).
+    static var outOfMemoryMarker: UnsafeMutableRawPointer { UnsafeMutableRawPointer(mutating: UnsafeRawPointer(ErrorBoundary.outOfMemory.utf8Start)) }
+
     static func set(_ bytes: [UInt8]?) {
-        free(pthread_getspecific(key))
-        pthread_setspecific(key, bytes.flatMap { ErrorBoundary.cString($0) }.map { UnsafeMutableRawPointer($0) })
+        release(pthread_getspecific(key))
+        guard let bytes else {
+            pthread_setspecific(key, nil)
+            return
+        }
+        pthread_setspecific(key, ErrorBoundary.cString(bytes).map { UnsafeMutableRawPointer($0) } ?? outOfMemoryMarker)
+    }
+
+    /// Frees a stored message (the static marker is not freed).
+    static func release(_ stored: UnsafeMutableRawPointer?) {
+        if let stored, stored != outOfMemoryMarker { free(stored) }
     }
 
     /// A caller-owned copy of the message, or `{"ok":true}` when the last
-    /// `app_new` on this thread succeeded or none was made.
+    /// `app_new` on this thread succeeded or none was made; NULL when not
+    /// even that can be allocated.
     static func copy() -> UnsafeMutablePointer<CChar>? {
-        guard let stored = pthread_getspecific(key) else { return ErrorBoundary.cString(Array(#"{"ok":true}"#.utf8)) }
+        guard let stored = pthread_getspecific(key) else { return strdup("{\"ok\":true}") }
+        if stored == outOfMemoryMarker { return ErrorBoundary.copyOutOfMemory() }
         return strdup(stored.assumingMemoryBound(to: CChar.self))
     }
 }

@@ -49,7 +49,7 @@ final class AppTests: XCTestCase {
         XCTAssertEqual(optionsError(#"{"snapshot":{}}"#)?.code, .invalidSnapshot)
         XCTAssertEqual(optionsError(#"{"log_capacity":"big"}"#)?.code, .invalidField)
         XCTAssertEqual(optionsError(#"{"log_capacity":0}"#)?.code, .invalidField)
-        XCTAssertEqual(optionsError(#"{"viewport":{"width":0,"height":10}}"#)?.field, "viewport")
+        XCTAssertEqual(optionsError(#"{"viewport":{"width":0,"height":10}}"#)?.field, "viewport.width")
         XCTAssertEqual(optionsError("[1]")?.code, .invalidScenario)
         XCTAssertEqual(optionsError("{")?.code, .invalidJSON)
     }

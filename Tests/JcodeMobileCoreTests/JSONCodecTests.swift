@@ -65,6 +65,75 @@ final class JSONParserTests: XCTestCase {
         XCTAssertEqual(try parse("0.5e-3").get(), .double(0.0005))
     }
 
+    /// What an integer field reads from a literal: `JSONTape.integer(at:)`.
+    private func integer(_ literal: String) -> Int64?? {
+        var text = literal
+        return text.withUTF8 { bytes in
+            var workspace = JSONParser.Workspace()
+            return try? JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> Int64? in tape.integer(at: 0) }
+        }
+    }
+
+    func testAnIntegerIsReadFromTheLiteralsDigitsNeverRoundedClampedOrWrapped() {
+        // The ends of the 64-bit range, and one beyond each.
+        XCTAssertEqual(integer("9223372036854775807"), .some(Int64.max))
+        XCTAssertEqual(integer("-9223372036854775808"), .some(Int64.min))
+        XCTAssertEqual(integer("9223372036854775808"), .some(nil), "one beyond Int64.max does not fit (was refused as \"got integer\")")
+        XCTAssertEqual(integer("-9223372036854775809"), .some(nil), "one beyond Int64.min does not fit (was read as Int64.min)")
+        XCTAssertEqual(integer("18446744073709551616"), .some(nil))
+        // Thirty digits, and far more.
+        XCTAssertEqual(integer("123456789012345678901234567890"), .some(nil))
+        XCTAssertEqual(integer("-123456789012345678901234567890"), .some(nil))
+        XCTAssertEqual(integer("1" + String(repeating: "0", count: 10_000)), .some(nil))
+        XCTAssertEqual(integer("0000"), nil, "leading zeros are not JSON")
+        // Zero in every spelling.
+        XCTAssertEqual(integer("-0"), .some(0))
+        XCTAssertEqual(integer("-0.0"), .some(0))
+        XCTAssertEqual(integer("0e999999999999999999999"), .some(0))
+        XCTAssertEqual(integer("0.000e-5"), .some(0))
+        // Exponents and fractions: a whole number is an integer however it is written.
+        XCTAssertEqual(integer("1e3"), .some(1000))
+        XCTAssertEqual(integer("1E+3"), .some(1000))
+        XCTAssertEqual(integer("1000.0"), .some(1000))
+        XCTAssertEqual(integer("10000e-1"), .some(1000))
+        XCTAssertEqual(integer("1.5e1"), .some(15))
+        XCTAssertEqual(integer("-2.50e2"), .some(-250))
+        XCTAssertEqual(integer("9.223372036854775807e18"), .some(Int64.max))
+        XCTAssertEqual(integer("-9.223372036854775808e18"), .some(Int64.min))
+        XCTAssertEqual(integer("9.223372036854775808e18"), .some(nil))
+        XCTAssertEqual(integer("1e19"), .some(nil))
+        XCTAssertEqual(integer("1.5"), .some(nil), "a fraction is not an integer")
+        XCTAssertEqual(integer("1e-1"), .some(nil))
+        XCTAssertEqual(integer("1.0000000000000001"), .some(nil), "a double would round this to 1")
+        XCTAssertEqual(integer("1e99999999999999999999"), .some(nil), "a huge exponent is answered at once")
+        XCTAssertEqual(integer("1e-99999999999999999999"), .some(nil))
+        // Beyond a double's precision, still exact.
+        XCTAssertEqual(integer("9007199254740993"), .some(9_007_199_254_740_993))
+        XCTAssertEqual(integer("9007199254740993.0"), .some(9_007_199_254_740_993), "a double would round this to …992")
+        XCTAssertEqual(integer("\"7\""), .some(nil), "a string is not a number")
+    }
+
+    func testALiteralIsAWholeNumberAFractionOrBeyondSixtyFourBits() {
+        XCTAssertEqual(JSONTape.wholeNumber("-9223372036854775808"), .exact(Int64.min))
+        XCTAssertEqual(JSONTape.wholeNumber("9223372036854775808"), .beyond(negative: false))
+        XCTAssertEqual(JSONTape.wholeNumber("-9223372036854775809"), .beyond(negative: true))
+        XCTAssertEqual(JSONTape.wholeNumber("-1e30"), .beyond(negative: true))
+        XCTAssertEqual(JSONTape.wholeNumber("2.5"), .fraction)
+        XCTAssertEqual(JSONTape.wholeNumber("-0e-7"), .exact(0))
+        XCTAssertEqual(JSONTape.wholeNumber("\"1\""), nil)
+        XCTAssertEqual(JSONTape.wholeNumber("01"), nil, "not JSON")
+    }
+
+    func testAParsedDoubleIsAnIntegerOnlyWhereDoublesAreExact() {
+        XCTAssertEqual(JSONValue.double(3.0).int64Value, 3)
+        XCTAssertEqual(JSONValue.double(-9_007_199_254_740_991.0).int64Value, -9_007_199_254_740_991)
+        XCTAssertEqual(JSONValue.double(3.5).int64Value, nil)
+        XCTAssertEqual(JSONValue.double(9_007_199_254_740_992.0).int64Value, nil)
+        XCTAssertEqual(try parse("-9223372036854775809").get().int64Value, nil, "never clamped to Int64.min")
+        XCTAssertEqual(try parse("9223372036854775808").get().int64Value, nil)
+        XCTAssertEqual(try parse("1e400").get().int64Value, nil)
+    }
+
     func testDecodesEveryEscapeIncludingSurrogatePairs() {
         XCTAssertEqual(try parse(#""\"\\\/\b\f\n\r\t""#).get(), .string("\"\\/\u{8}\u{c}\n\r\t"))
         XCTAssertEqual(try parse(#""\u00e9\u4e2d\ud83d\ude00""#).get(), .string("é中😀"))
@@ -136,6 +205,9 @@ final class JSONWriterTests: XCTestCase {
     }
 
     func testWritesNumbersExactly() {
+        var unsigned = JSONWriter()
+        unsigned.arrayStart(); unsigned.uint(UInt64.max); unsigned.uint(1 << 63); unsigned.uint(0); unsigned.arrayEnd()
+        XCTAssertEqual(unsigned.text, "[18446744073709551615,9223372036854775808,0]")
         XCTAssertEqual(JSONValue.int(Int64.min).jsonString, "-9223372036854775808")
         XCTAssertEqual(JSONValue.int(Int64.max).jsonString, "9223372036854775807")
         XCTAssertEqual(JSONValue.int(0).jsonString, "0")

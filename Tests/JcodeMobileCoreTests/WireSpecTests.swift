@@ -8,7 +8,7 @@ final class WireSpecTests: XCTestCase {
     private func sample(_ type: WireType) -> JSONValue {
         switch type {
         case .string: return "text"
-        case .integer: return 7
+        case .integer(let range): return .int(range.contains(7) ? 7 : range.lowerBound)
         case .number: return 1.5
         case .boolean: return true
         case .object: return .object(JSONObject())
@@ -81,6 +81,7 @@ final class WireSpecTests: XCTestCase {
                 } else if case .failure(let e) = missing {
                     XCTFail("\(spec.type): optional \(field.name) is required after all: \(e.message)", file: file, line: line)
                 }
+                checkRange(union, spec.type, full, field, file: file, line: line)
                 guard let bad = wrong(field.type) else { continue }
                 var mistyped = full
                 mistyped[field.name] = bad
@@ -88,6 +89,54 @@ final class WireSpecTests: XCTestCase {
                     XCTFail("\(spec.type): \(field.name) of the wrong type decoded", file: file, line: line)
                 }
             }
+        }
+    }
+
+    /// An integer field takes both ends of its declared range and refuses
+    /// one beyond each, naming the range; beyond 64 bits too, as written.
+    private func checkRange<Value>(
+        _ union: WireUnion<Value>, _ type: String, _ full: JSONObject, _ field: FieldSpec, file: StaticString, line: UInt
+    ) {
+        let lower: Int64, upper: Int64, expected: String
+        switch field.type {
+        case .integer(let range): (lower, upper, expected) = (range.lowerBound, range.upperBound, "an integer")
+        case .stringOrInteger(let range): (lower, upper, expected) = (range.lowerBound, range.upperBound, "a string or an integer")
+        default: return
+        }
+        let context = "\(type).\(field.name)"
+        for bound in [lower, upper] {
+            var object = full
+            object[field.name] = .int(bound)
+            if case .failure(let e) = decodeBothWays(union, object, file: file, line: line) {
+                XCTFail("\(context) refuses \(bound), an end of its range: \(e.message)", file: file, line: line)
+            }
+        }
+        let below = lower == Int64.min ? "-9223372036854775809" : String(lower - 1)
+        let above = upper == Int64.max ? "9223372036854775808" : String(upper + 1)
+        for literal in [below, above] {
+            var object = full
+            object[field.name] = "<n>"
+            var text = JSONValue.object(object).jsonString.replacing(#""<n>""#, with: literal)
+            var workspace = JSONParser.Workspace()
+            let result = text.withUTF8 { bytes in
+                Result { () throws(CoreError) in
+                    try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) in try union.decode(tape: tape) }
+                }
+            }
+            if case .integer(let range) = field.type, range.outsideIsAbsent {
+                if case .failure(let e) = result { XCTFail("\(context): \(literal) should read as absent: \(e.message)", file: file, line: line) }
+                continue
+            }
+            guard case .failure(let e) = result else {
+                XCTFail("\(context) accepts \(literal), outside its range", file: file, line: line)
+                continue
+            }
+            let shown = field.secret ? "another number" : literal
+            XCTAssertEqual(e.code, .invalidField, context, file: file, line: line)
+            XCTAssertEqual(e.field, field.name, context, file: file, line: line)
+            XCTAssertEqual(
+                e.message, "field \"\(field.name)\" must be \(expected) from \(lower) to \(upper), got \(shown)", context,
+                file: file, line: line)
         }
     }
 

@@ -1222,6 +1222,24 @@ static void test_flow(void) {
         EXPECT_INT(ch.doc, "revision", s.rev, "changes(future revision)");
         reply_free(&ch);
     }
+    {
+        /* since_revision is echoed exactly as passed, beyond INT64_MAX too. */
+        static const struct {
+            uint64_t since;
+            const char *written;
+        } beyond[] = {
+            {UINT64_C(9223372036854775808), "\"since\":9223372036854775808,"},
+            {UINT64_MAX, "\"since\":18446744073709551615,"},
+        };
+        size_t i;
+        for (i = 0; i < sizeof beyond / sizeof beyond[0]; i++) {
+            reply ch = TAKE(jcode_mobile_changes(s.app, beyond[i].since), "changes(beyond INT64_MAX)");
+            CHECK(ch.raw && strstr(ch.raw, beyond[i].written) && jtrue(ch.doc, "resync"),
+                  "changes(%s) should echo %s and resync: %.120s", beyond[i].written + 8, beyond[i].written,
+                  ch.raw ? ch.raw : "(null)");
+            reply_free(&ch);
+        }
+    }
 
     /* Logs: one entry per input, oldest first, bounded. */
     lg = GET_LOGS(&s, 0, "end of the flow");

@@ -17,27 +17,38 @@ public struct AppOptions: Equatable, Sendable {
     public static let fields: [FieldSpec] = [
         .optional("scenario", .enumeration(Scenario.allCases.map(\.rawValue)), doc: "start from a named fixture"),
         .optional("snapshot", .object, doc: "restore a persisted snapshot (what storage_write {key: \"snapshot\"} or jcode_mobile_snapshot gave; docs/LIFECYCLE.md)"),
-        .optional("log_capacity", .integer, doc: "transitions kept by the log, 1…100000 (default 256)"),
+        .optional("log_capacity", .integer(IntegerRange(1...Int64(maxLogCapacity))), doc: "transitions kept by the log (default 256)"),
         .optional(
-            "viewport", .record([FieldSpec("width", .integer), FieldSpec("height", .integer)]),
+            "viewport", .record([FieldSpec("width", .integer(viewportRange)), FieldSpec("height", .integer(viewportRange))]),
             doc: "screen size in points for the tree's bounds (default 390×844)"),
         .optional("device_id", .string, doc: "identifies this install to servers (1 to 128 printable ASCII characters without spaces); without one the core asks the host with create_device_id before pairing"),
         .optional("device_name", .string, doc: "prefills the device name field"),
     ]
+
+    /// A viewport's width and height, in points.
+    static let viewportRange = IntegerRange(1...100_000)
 
     /// Parses the options from the bytes of a C string (nil for NULL).
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>?) throws(CoreError) -> AppOptions {
         guard let bytes, !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
             return AppOptions()
         }
-        let value = try JSONParser.parse(bytes)
-        guard case .object(let object) = value else {
-            throw CoreError(.invalidScenario, "app_new expects a JSON object, got \(value.typeName)", field: "$")
+        var workspace = JSONParser.Workspace()
+        // Read from the tape, so a number is judged by its literal (a
+        // log_capacity of 1e20 is named as written, never rounded).
+        return try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> AppOptions in
+            try parse(tape)
         }
-        for key in object.keys where !fields.contains(where: { $0.name == key }) {
+    }
+
+    private static func parse(_ tape: JSONTape) throws(CoreError) -> AppOptions {
+        guard tape.kind(at: 0) == .object else {
+            throw CoreError(.invalidScenario, "app_new expects a JSON object, got \(tape.typeName(at: 0))", field: "$")
+        }
+        for key in tape.keys(of: 0) where !fields.contains(where: { $0.name == key }) {
             throw CoreError(.invalidScenario, "unknown app_new option \"\(key)\"", field: key)
         }
-        var r = FieldReader(object, path: "", declared: fields)
+        var r = FieldReader(tape: tape, object: 0, path: "", declared: fields)
         var options = AppOptions()
         if let name = try r.optionalString("scenario") {
             guard let scenario = Scenario(rawValue: name) else {
@@ -45,24 +56,18 @@ public struct AppOptions: Equatable, Sendable {
             }
             options.scenario = scenario
         }
-        if let value = object["snapshot"] {
+        if let snapshot = tape.member("snapshot", of: 0) {
             guard options.scenario == nil else {
                 throw CoreError(.invalidScenario, "give a scenario or a snapshot, not both", field: "snapshot")
             }
-            options.snapshot = try Snapshot.read(value)
+            let version = tape.kind(at: snapshot) == .object ? tape.member("version", of: snapshot) : nil
+            let literal = version.flatMap { tape.kind(at: $0) == .number ? tape.literal(at: $0) : nil }
+            options.snapshot = try Snapshot.read(tape.value(at: snapshot), versionLiteral: literal)
         }
-        if let capacity = try r.optionalInt("log_capacity") {
-            guard capacity >= 1 && capacity <= maxLogCapacity else {
-                throw CoreError.invalidField("log_capacity", "log_capacity must be from 1 to \(maxLogCapacity)")
-            }
-            options.logCapacity = capacity
-        }
+        if let capacity = try r.optionalInt("log_capacity") { options.logCapacity = capacity }
         if let size = try r.optionalRecord("viewport", { (v: inout FieldReader) throws(CoreError) -> SemanticTree.Viewport in
             SemanticTree.Viewport(width: try v.int("width"), height: try v.int("height"))
         }) {
-            guard size.width > 0 && size.width <= 100_000 && size.height > 0 && size.height <= 100_000 else {
-                throw CoreError.invalidField("viewport", "viewport width and height must be from 1 to 100000")
-            }
             options.viewport = size
         }
         if let deviceID = try r.optionalString("device_id") {

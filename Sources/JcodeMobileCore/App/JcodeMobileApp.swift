@@ -193,7 +193,7 @@ public final class JcodeMobileApp {
         w.objectStart()
         w.key("ok"); w.bool(true)
         w.key("revision"); w.int(current)
-        w.key("since"); w.int(Int64(truncatingIfNeeded: since))
+        w.key("since"); w.uint(since)  // echoed exactly as passed, whatever its size
         switch answer {
         case .changes(let records):
             w.key("changes")

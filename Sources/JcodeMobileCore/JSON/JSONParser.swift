@@ -37,15 +37,25 @@ public struct JSONLimits: Sendable, Equatable {
 public enum JSONParser {
     /// The token storage, kept between parses by a caller that parses often
     /// (each app keeps one), so a parse allocates only what it returns.
-    public struct Workspace: Sendable {
-        var tokens: [JSONTape.Token] = []
+    ///
+    /// Tokens live in `malloc` memory whose growth can fail: an input whose
+    /// tokens do not fit in memory is `out_of_memory`, never a crash, and
+    /// the workspace stays usable.
+    public struct Workspace: ~Copyable {
+        var tokens: RawArray<JSONTape.Token>
         var open: [Int] = []
 
-        public init() {}
+        public init() { tokens = RawArray() }
+
+        /// A workspace that holds at most `tokenLimit` tokens, as if memory
+        /// ran out beyond them (tests).
+        init(tokenLimit: Int) { tokens = RawArray(limit: tokenLimit) }
+
+        deinit { tokens.deallocate() }
 
         /// Drops storage grown by an unusually large document.
         mutating func trim() {
-            if tokens.capacity > 1 << 16 { tokens = [] } else { tokens.removeAll(keepingCapacity: true) }
+            if tokens.capacity > 1 << 16 { tokens.release() } else { tokens.removeAll() }
             if open.capacity > 256 { open = [] } else { open.removeAll(keepingCapacity: true) }
         }
     }
@@ -75,7 +85,7 @@ public enum JSONParser {
             workspace.trim()
         }
         try tokenizer.run()
-        let tape = JSONTape(tokens: tokenizer.tokens, base: base)
+        let tape = JSONTape(tokens: tokenizer.tokens.elements, base: base)
         return try body(tape)
     }
 
@@ -114,7 +124,7 @@ struct Tokenizer {
     let end: Int
     let maxDepth: Int
     var pos = 0
-    var tokens: [JSONTape.Token] = []
+    var tokens = RawArray<JSONTape.Token>()
     /// Indices of the containers still open.
     var open: [Int] = []
 
@@ -171,7 +181,7 @@ struct Tokenizer {
             pos &+= 1
             skipWhitespace()
             let index = tokens.count
-            tokens.append(JSONTape.Token(kind: isObject ? .object : .array, start: start, end: pos, next: index &+ 1))
+            try push(JSONTape.Token(kind: isObject ? .object : .array, start: start, end: pos, next: index &+ 1))
             if pos < end && base[pos] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                 pos &+= 1
                 return true
@@ -232,7 +242,7 @@ struct Tokenizer {
             pos &+= i
             throw error("invalid literal: expected '\(literal)'")
         }
-        tokens.append(JSONTape.Token(kind: kind, start: pos, end: pos &+ count, next: tokens.count &+ 1))
+        try push(JSONTape.Token(kind: kind, start: pos, end: pos &+ count, next: tokens.count &+ 1))
         pos &+= count
     }
 
@@ -266,7 +276,7 @@ struct Tokenizer {
             if c == UInt8(ascii: "\"") {
                 var token = JSONTape.Token(kind: .string, start: start, end: pos, next: tokens.count &+ 1)
                 token.flag = escaped
-                tokens.append(token)
+                try push(token)
                 pos &+= 1
                 return
             } else if c == UInt8(ascii: "\\") {
@@ -354,7 +364,14 @@ struct Tokenizer {
         }
         var token = JSONTape.Token(kind: .number, start: start, end: pos, next: tokens.count &+ 1)
         token.flag = isInteger && intDigits <= 19
-        tokens.append(token)
+        try push(token)
+    }
+
+    @inline(__always)
+    private mutating func push(_ token: JSONTape.Token) throws(CoreError) {
+        guard tokens.append(token) else {
+            throw CoreError(.outOfMemory, "out of memory: the tokens of this \(end)-byte input do not fit (\(tokens.count) did)")
+        }
     }
 
     @inline(__always) private func isDigit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }

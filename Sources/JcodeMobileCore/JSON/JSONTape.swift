@@ -6,11 +6,11 @@
 /// A tape points into the input buffer and is valid only while that buffer
 /// is (inside `JSONParser.withTape`). Reading a value copies it out.
 public struct JSONTape {
-    public enum Kind: UInt8, Sendable {
+    public enum Kind: UInt8, Sendable, BitwiseCopyable {
         case object, array, string, number, trueValue, falseValue, null
     }
 
-    public struct Token: Sendable {
+    public struct Token: Sendable, BitwiseCopyable {
         public var kind: Kind
         /// Strings: the content has escapes. Numbers: an exact integer fits the fast path.
         public var flag = false
@@ -35,10 +35,10 @@ public struct JSONTape {
         }
     }
 
-    let tokens: [Token]
+    let tokens: UnsafeBufferPointer<Token>
     let base: UnsafePointer<UInt8>
 
-    init(tokens: [Token], base: UnsafePointer<UInt8>) {
+    init(tokens: UnsafeBufferPointer<Token>, base: UnsafePointer<UInt8>) {
         self.tokens = tokens
         self.base = base
     }
@@ -74,6 +74,18 @@ public struct JSONTape {
             }
             return found
         }
+    }
+
+    /// The keys of the object at `object`, in order (repeated keys as often as they appear).
+    public func keys(of object: Int) -> [String] {
+        var result: [String] = []
+        var i = object &+ 1
+        let end = tokens[object].nextIndex
+        while i < end {
+            result.append(string(at: i))
+            i = tokens[i &+ 1].nextIndex
+        }
+        return result
     }
 
     /// The element tokens of the array at `array`.
@@ -121,6 +133,111 @@ public struct JSONTape {
         if token.flag, let exact = exactInteger(token) { return .int(exact) }
         let text = String(decoding: UnsafeBufferPointer(start: base + token.startIndex, count: token.endIndex &- token.startIndex), as: UTF8.self)
         return .double(Double(text) ?? .nan)
+    }
+
+    /// The number at `i` as an exact 64-bit integer: nil when its value is
+    /// not a whole number (`1.5`) or does not fit (`9223372036854775808`,
+    /// `1e19`). Decided on the literal's digits, so nothing is rounded:
+    /// `1000`, `1000.0`, `1e3` and `10000e-1` are all 1000.
+    public func integer(at i: Int) -> Int64? {
+        let token = tokens[i]
+        guard token.kind == .number else { return nil }
+        if token.flag, let exact = exactInteger(token) { return exact }
+        guard case .exact(let value) = JSONTape.wholeNumber(rawBytes(at: i)) else { return nil }
+        return value
+    }
+
+    /// What a number literal stands for, decided on its digits.
+    public enum WholeNumber: Equatable, Sendable {
+        /// A whole number that fits in 64 bits.
+        case exact(Int64)
+        /// A whole number beyond 64 bits, above (`negative` false) or below.
+        case beyond(negative: Bool)
+        /// Not a whole number (`1.5`).
+        case fraction
+    }
+
+    /// What the number literal `text` stands for (nil when it is not a JSON number).
+    public static func wholeNumber(_ text: String) -> WholeNumber? {
+        var text = text
+        return text.withUTF8 { bytes -> WholeNumber? in
+            var workspace = JSONParser.Workspace()
+            return try? JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> WholeNumber? in
+                tape.kind(at: 0) == .number ? JSONTape.wholeNumber(tape.rawBytes(at: 0)) : nil
+            }
+        }
+    }
+
+    /// The text of the scalar at `i` as it was written (a number's literal).
+    public func literal(at i: Int) -> String {
+        String(decoding: UnsafeBufferPointer(start: base + tokens[i].startIndex, count: tokens[i].endIndex &- tokens[i].startIndex), as: UTF8.self)
+    }
+
+    /// What a validated number literal stands for. Digits are compared,
+    /// never converted through a double; the work is bounded by the
+    /// literal's length whatever its exponent.
+    static func wholeNumber(_ literal: UnsafeBufferPointer<UInt8>) -> WholeNumber {
+        let n = literal.count
+        var p = 0
+        let negative = n > 0 && literal[0] == UInt8(ascii: "-")
+        if negative { p = 1 }
+        // The significant digits: integer part then fraction, without the point.
+        let intStart = p
+        while p < n && literal[p] &- 0x30 < 10 { p &+= 1 }
+        let intEnd = p
+        var fracStart = p
+        var fracEnd = p
+        if p < n && literal[p] == UInt8(ascii: ".") {
+            p &+= 1
+            fracStart = p
+            while p < n && literal[p] &- 0x30 < 10 { p &+= 1 }
+            fracEnd = p
+        }
+        // The exponent, saturated far beyond any length an input can have.
+        var exponent = 0
+        if p < n && (literal[p] == UInt8(ascii: "e") || literal[p] == UInt8(ascii: "E")) {
+            p &+= 1
+            var expNegative = false
+            if p < n && (literal[p] == UInt8(ascii: "+") || literal[p] == UInt8(ascii: "-")) {
+                expNegative = literal[p] == UInt8(ascii: "-")
+                p &+= 1
+            }
+            while p < n {
+                if exponent < 1_000_000_000_000 { exponent = exponent &* 10 &+ Int(literal[p] &- 0x30) }
+                p &+= 1
+            }
+            if expNegative { exponent = -exponent }
+        }
+        // digit(k) for k in 0..<count walks the integer part then the fraction.
+        let intCount = intEnd &- intStart
+        let count = intCount &+ (fracEnd &- fracStart)
+        func digit(_ k: Int) -> UInt8 {
+            k < intCount ? literal[intStart &+ k] &- 0x30 : literal[fracStart &+ (k &- intCount)] &- 0x30
+        }
+        var first = 0
+        while first < count && digit(first) == 0 { first &+= 1 }
+        if first == count { return .exact(0) }  // 0, -0, 0.000e5
+        var last = count
+        while digit(last &- 1) == 0 { last &-= 1 }
+        // value = digits[first..<last] × 10^scale
+        let scale = exponent &- (fracEnd &- fracStart) &+ (count &- last)
+        if scale < 0 { return .fraction }  // a fraction remains
+        if last &- first &+ scale > 19 { return .beyond(negative: negative) }  // 20 digits or more
+        // Accumulate negatively so Int64.min is representable.
+        var v: Int64 = 0
+        for k in first..<last {
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.subtractingReportingOverflow(Int64(digit(k)))
+            if o1 || o2 { return .beyond(negative: negative) }
+            v = s
+        }
+        for _ in 0..<scale {
+            let (m, o) = v.multipliedReportingOverflow(by: 10)
+            if o { return .beyond(negative: negative) }
+            v = m
+        }
+        if negative { return .exact(v) }
+        return v == Int64.min ? .beyond(negative: false) : .exact(-v)
     }
 
     private func exactInteger(_ token: Token) -> Int64? {

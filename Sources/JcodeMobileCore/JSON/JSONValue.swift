@@ -79,14 +79,16 @@ extension JSONValue {
         if case .bool(let b) = self { return b }
         return nil
     }
-    /// The value as an exact integer: `.int`, or a `.double` with no fraction
-    /// that fits in 64 bits (`3.0` is 3; `3.5` is nil).
+    /// The value as an exact integer: `.int`, or a `.double` with no
+    /// fraction and a magnitude below 2^53 (where every integer is a double
+    /// of its own): `3.0` is 3; `3.5` and `9223372036854775808.0` are nil,
+    /// never clamped. Decoders of input read integers from the literal's
+    /// digits instead (`JSONTape.integer(at:)`), which a double may have rounded.
     public var int64Value: Int64? {
         switch self {
         case .int(let i): return i
         case .double(let d):
-            guard d.isFinite, d.rounded(.towardZero) == d,
-                  d >= -9_223_372_036_854_775_808.0, d < 9_223_372_036_854_775_808.0 else { return nil }
+            guard d.isFinite, d.rounded(.towardZero) == d, d.magnitude < 9_007_199_254_740_992.0 else { return nil }
             return Int64(d)
         default: return nil
         }

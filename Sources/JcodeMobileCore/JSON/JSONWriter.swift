@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Writes compact JSON into a byte buffer it owns.
 ///
 /// Keys are written in the order the caller writes them, so every encoder in
@@ -16,55 +10,84 @@ import Darwin
 /// to C as its return value without another copy (`cString()`). The writer
 /// is noncopyable: there is exactly one owner of the buffer.
 ///
+/// Running out of memory is a state, not a crash: when the buffer cannot
+/// grow, the writer releases it, ignores everything written after, and says
+/// so (`failed`); `cString()` then gives nil, which the ABI answers with
+/// `out_of_memory`. `reset()` makes a failed writer usable again.
+///
 ///     var w = JSONWriter()
 ///     w.objectStart(); w.key("ok"); w.bool(true); w.objectEnd()
 ///     w.bytes   // {"ok":true}
 public struct JSONWriter: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    /// nil only when there is no buffer (allocation failed).
+    private var base: UnsafeMutablePointer<UInt8>?
+    private var capacity = 0
     /// Bytes written so far.
     public private(set) var count = 0
     // Whether the next value in the current container needs a comma first.
     private var needsComma = false
+    /// The buffer could not grow: the document is lost and nothing more is written.
+    public private(set) var failed = false
+    /// The largest buffer this writer may have; growing beyond fails like
+    /// an exhausted allocator (tests).
+    private let limit: Int
 
-    public init(capacity: Int = 256) {
-        self.capacity = max(capacity, 16)
-        base = JSONWriter.allocate(self.capacity)
+    public init(capacity: Int = 256) { self.init(capacity: capacity, limit: Int.max) }
+
+    /// A writer whose buffer may not grow beyond `limit` bytes, as if memory
+    /// ran out there (tests).
+    init(capacity: Int = 256, limit: Int) {
+        self.limit = limit
+        allocate(max(capacity, 16))
     }
 
-    /// A writer holding a copy of `other`'s document.
+    /// A writer holding a copy of `other`'s document (failed if `other` is,
+    /// or if the copy cannot be allocated).
     public init(copying other: borrowing JSONWriter) {
-        capacity = max(other.count &+ 1, 16)
-        base = JSONWriter.allocate(capacity)
-        base.initialize(from: other.base, count: other.count)
-        count = other.count
+        limit = Int.max
+        guard !other.failed else {
+            failed = true
+            return
+        }
+        allocate(max(other.count &+ 1, 16))
+        if let base, let source = other.base, other.count > 0 {
+            base.initialize(from: source, count: other.count)
+            count = other.count
+        }
     }
 
-    deinit { free(base) }
+    deinit { RawMemory.release(base.map { UnsafeMutableRawPointer($0) }) }
 
-    private static func allocate(_ bytes: Int) -> UnsafeMutablePointer<UInt8> {
-        guard let p = malloc(bytes) else { fatalError("out of memory") }
-        return p.assumingMemoryBound(to: UInt8.self)
+    /// A fresh buffer of `bytes`; failed when it cannot be had.
+    private mutating func allocate(_ bytes: Int) {
+        guard bytes <= limit, let p = RawMemory.allocate(bytes) else {
+            failed = true
+            return
+        }
+        base = p.assumingMemoryBound(to: UInt8.self)
+        capacity = bytes
     }
 
     /// Empties the writer for a new document; a buffer grown beyond
-    /// `keepingUpTo` bytes is released.
+    /// `keepingUpTo` bytes is released. A failed writer gets a new buffer.
     public mutating func reset(keepingUpTo limit: Int = 1 << 20) {
         count = 0
         needsComma = false
-        if capacity > limit {
-            free(base)
-            capacity = 256
-            base = JSONWriter.allocate(capacity)
+        if failed || capacity > limit {
+            RawMemory.release(base.map { UnsafeMutableRawPointer($0) })
+            base = nil
+            capacity = 0
+            failed = false
+            allocate(Swift.min(256, self.limit))
         }
     }
 
     // MARK: - The document
 
-    /// A copy of the bytes written.
+    /// A copy of the bytes written (empty when failed).
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
-    /// The document as text.
+    /// The document as text (empty when failed).
     public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
 
     /// Calls `body` with the bytes written (valid only inside `body`).
@@ -73,9 +96,14 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Hands the buffer over as a NUL-terminated C string, owned by the
-    /// caller and released with `free` (what `jcode_mobile_string_free` does).
-    public consuming func cString() -> UnsafeMutablePointer<CChar> {
-        reserve(1)
+    /// caller and released with `free` (what `jcode_mobile_string_free` does);
+    /// nil when the document could not be written for want of memory.
+    public consuming func cString() -> UnsafeMutablePointer<CChar>? {
+        guard reserve(1), let base else {
+            RawMemory.release(self.base.map { UnsafeMutableRawPointer($0) })  // nil: a failed growth released it
+            discard self
+            return nil
+        }
         base[count] = 0
         let result = UnsafeMutableRawPointer(base).assumingMemoryBound(to: CChar.self)
         discard self
@@ -84,27 +112,43 @@ public struct JSONWriter: ~Copyable {
 
     // MARK: - Raw bytes
 
-    @inline(__always) private mutating func reserve(_ n: Int) {
-        if capacity &- count < n { grow(n) }
+    /// Whether `n` more bytes fit (growing the buffer if needed); false once failed.
+    @inline(__always) private mutating func reserve(_ n: Int) -> Bool {
+        if capacity &- count >= n { return true }
+        return grow(n)
     }
 
-    private mutating func grow(_ n: Int) {
-        var newCapacity = capacity &* 2
-        while newCapacity &- count < n { newCapacity &*= 2 }
-        guard let p = realloc(base, newCapacity) else { fatalError("out of memory") }
+    private mutating func grow(_ n: Int) -> Bool {
+        guard !failed else { return false }
+        let (needed, o1) = count.addingReportingOverflow(n)
+        let (doubled, o2) = capacity.multipliedReportingOverflow(by: 2)
+        let newCapacity = o2 ? needed : max(doubled, needed)
+        guard !o1, newCapacity <= limit,
+              let p = RawMemory.reallocate(base.map { UnsafeMutableRawPointer($0) }, newCapacity)
+        else {
+            // Out of memory: let go of the buffer now, so what memory there
+            // is serves the caller's next step (an error answer).
+            RawMemory.release(base.map { UnsafeMutableRawPointer($0) })
+            base = nil
+            capacity = 0
+            count = 0
+            failed = true
+            return false
+        }
         base = p.assumingMemoryBound(to: UInt8.self)
         capacity = newCapacity
+        return true
     }
 
     @inline(__always) private mutating func put(_ byte: UInt8) {
-        reserve(1)
-        base[count] = byte
+        guard reserve(1) else { return }
+        base.unsafelyUnwrapped[count] = byte
         count &+= 1
     }
 
     @inline(__always) private mutating func put(_ bytes: UnsafePointer<UInt8>, _ n: Int) {
-        reserve(n)
-        (base + count).initialize(from: bytes, count: n)
+        guard reserve(n) else { return }
+        (base.unsafelyUnwrapped + count).initialize(from: bytes, count: n)
         count &+= n
     }
 
@@ -159,7 +203,7 @@ public struct JSONWriter: ~Copyable {
     /// Writes `"key":` for a key known to need no escaping.
     public mutating func key(_ key: StaticString) {
         let n = key.utf8CodeUnitCount
-        reserve(n &+ 4)
+        guard reserve(n &+ 4), let base else { return }
         if needsComma {
             base[count] = UInt8(ascii: ",")
             count &+= 1
@@ -190,6 +234,12 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
     public mutating func int(_ value: Int) { int(Int64(value)) }
+    /// An unsigned integer, written exactly (18446744073709551615 too).
+    public mutating func uint(_ value: UInt64) {
+        separator()
+        writeDigits(value, negative: false)
+        needsComma = true
+    }
 
     public mutating func double(_ value: Double) {
         separator()
@@ -257,12 +307,16 @@ public struct JSONWriter: ~Copyable {
             put(UInt8(truncatingIfNeeded: value) &+ 0x30)
             return
         }
-        reserve(20)
-        if value < 0 {
+        writeDigits(value.magnitude, negative: value < 0)
+    }
+
+    private mutating func writeDigits(_ magnitude: UInt64, negative: Bool) {
+        guard reserve(21), let base else { return }
+        if negative {
             base[count] = UInt8(ascii: "-")
             count &+= 1
         }
-        var magnitude = value.magnitude
+        var magnitude = magnitude
         var digits = 0
         var probe = magnitude
         repeat {
@@ -322,7 +376,7 @@ public struct JSONWriter: ~Copyable {
         s.withUTF8 { utf8 in
             guard let source = utf8.baseAddress, utf8.count > 0 else { return }
             let n = utf8.count
-            reserve(n)
+            _ = reserve(n)  // one growth for the common case; every put checks again
             let raw = UnsafeRawPointer(source)
             var runStart = 0
             var i = 0

@@ -120,20 +120,45 @@ public struct Snapshot: Equatable, Sendable {
     /// `version`) or is of another version (`unsupported_snapshot`: the host
     /// keeps it, and a newer library can read it); restores everything else
     /// it can, member by member, and names what it had to leave out.
-    public static func read(_ value: JSONValue) throws(CoreError) -> Restored {
+    ///
+    /// `versionLiteral` is the version's number as written, when the
+    /// caller has it (app_new reads from the tape): a version is judged by
+    /// its digits, like every integer, so 1.0 is 1 and a number beyond 64
+    /// bits is named as written.
+    public static func read(_ value: JSONValue, versionLiteral: String? = nil) throws(CoreError) -> Restored {
         guard case .object(let root) = value else {
             throw CoreError(.invalidSnapshot, "a snapshot is a JSON object, got \(value.typeName)", field: "snapshot")
         }
         guard let versionValue = root["version"] else {
             throw CoreError(.invalidSnapshot, "the snapshot has no \"version\"", field: "snapshot.version")
         }
-        guard case .int(let version) = versionValue else {
-            throw CoreError(.invalidSnapshot, "snapshot.version must be an integer, got \(versionValue.typeName)", field: "snapshot.version")
+        let number: JSONTape.WholeNumber?
+        if let versionLiteral {
+            number = JSONTape.wholeNumber(versionLiteral)
+        } else if let exact = versionValue.int64Value {
+            number = .exact(exact)
+        } else if case .double(let d) = versionValue {
+            number = d.isFinite && d == d.rounded(.towardZero) ? .beyond(negative: d < 0) : .fraction
+        } else {
+            number = nil
         }
-        guard version == Int64(Self.version) else {
-            let relation = version > Int64(Self.version) ? "newer than this library, which reads" : "not one this library reads; it reads"
+        let shown = versionLiteral ?? versionValue.jsonString
+        let newer = "newer than this library, which reads"
+        let other = "not one this library reads; it reads"
+        switch number {
+        case .exact(let version) where version == Int64(Self.version):
+            break
+        case .exact(let version):
             throw CoreError(
-                .unsupportedSnapshot, "snapshot version \(version) is \(relation) version \(Self.version)", field: "snapshot.version")
+                .unsupportedSnapshot, "snapshot version \(version) is \(version > Int64(Self.version) ? newer : other) version \(Self.version)",
+                field: "snapshot.version")
+        case .beyond(let negative):
+            throw CoreError(
+                .unsupportedSnapshot, "snapshot version \(shown) is \(negative ? other : newer) version \(Self.version)", field: "snapshot.version")
+        case .fraction:
+            throw CoreError(.invalidSnapshot, "snapshot.version must be an integer, got \(shown)", field: "snapshot.version")
+        case nil:
+            throw CoreError(.invalidSnapshot, "snapshot.version must be an integer, got \(versionValue.typeName)", field: "snapshot.version")
         }
         var reader = Reader()
         let snapshot = reader.snapshot(root)

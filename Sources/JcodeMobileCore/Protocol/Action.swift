@@ -54,13 +54,13 @@ public enum Action: Equatable, Sendable {
             .setHost(try r.string("value"))
         },
         MessageSpec(
-            "set_port", doc: "Edit the port field (empty means 7643).", fields: [FieldSpec("value", .stringOrInteger)]
+            "set_port", doc: "Edit the port field (empty means 7643).", fields: [FieldSpec("value", .stringOrInteger(.port))]
         ) { r throws(CoreError) in
             .setPort(try r.stringOrInteger("value"))
         },
         MessageSpec(
             "set_pair_code", doc: "Edit the 6-digit pairing code field.",
-            fields: [FieldSpec("value", .stringOrInteger, secret: true)]
+            fields: [FieldSpec("value", .stringOrInteger(IntegerRange(0...999_999)), secret: true)]
         ) { r throws(CoreError) in
             .setPairCode(try r.stringOrInteger("value"))
         },

@@ -52,23 +52,34 @@ public enum ABIReference {
 
     private static func fieldTable(_ fields: [FieldSpec]) -> String {
         var rows = ["| field | type | required | notes |", "|---|---|---|---|"]
+        addRows(fields, prefix: "", to: &rows)
+        return rows.joined(separator: "\n")
+    }
+
+    /// One row per field, then rows for the members of its records
+    /// (`viewport.width`, `images[].anchor.ordinal`), so every range shows.
+    private static func addRows(_ fields: [FieldSpec], prefix: String, to rows: inout [String]) {
         for field in fields {
             var notes = field.doc
             if field.secret { notes = (notes.isEmpty ? "" : notes + "; ") + "secret: redacted in logs" }
-            rows.append("| `\(field.name)` | \(typeName(field.type)) | \(field.required ? "yes" : "no") | \(notes) |")
+            rows.append("| `\(prefix)\(field.name)` | \(typeName(field.type)) | \(field.required ? "yes" : "no") | \(notes) |")
+            switch field.type {
+            case .record(let members): addRows(members, prefix: prefix + field.name + ".", to: &rows)
+            case .array(.record(let members)): addRows(members, prefix: prefix + field.name + "[].", to: &rows)
+            default: break
+            }
         }
-        return rows.joined(separator: "\n")
     }
 
     private static func typeName(_ type: WireType) -> String {
         switch type {
         case .string: return "string"
-        case .integer: return "integer"
+        case .integer(let range): return "integer \(range)" + (range.outsideIsAbsent ? " (a number outside it reads as absent)" : "")
         case .number: return "number"
         case .boolean: return "boolean"
         case .object: return "object"
         case .any: return "any"
-        case .stringOrInteger: return "string or integer"
+        case .stringOrInteger(let range): return "string, or integer \(range)"
         case .array(let element): return "array of \(typeName(element))"
         case .enumeration(let values): return values.map { "`\($0)`" }.joined(separator: " \\| ")
         case .record(let fields): return "{" + fields.map { $0.name + ($0.required ? "" : "?") }.joined(separator: ", ") + "}"
@@ -167,7 +178,7 @@ public enum ABIReference {
         if let value = samples[field.name] { return value }
         switch field.type {
         case .string: return "text"
-        case .integer: return 1
+        case .integer(let range): return .int(range.contains(1) ? 1 : range.lowerBound)
         case .number: return 1.5
         case .boolean: return true
         case .object, .record: return .object(JSONObject())
@@ -191,6 +202,7 @@ public enum ABIReference {
         case .invalidScenario: return "`app_new`: unknown scenario or option, a non-object, or both a scenario and a snapshot; `load_scenario`: unknown name"
         case .invalidSnapshot: return "`app_new`: the snapshot is not an object or has no integer `version`"
         case .unsupportedSnapshot: return "`app_new`: the snapshot's `version` is not one this library reads (a newer library wrote it); keep it"
+        case .outOfMemory: return "the answer (or the tokens of the input) could not be allocated; the app stays usable (a `dispatch` or `platform_event` whose report failed did apply its input: its effects are lost)"
         case .internal: return "a bug in the library, reported instead of crashing"
         }
     }

@@ -26,6 +26,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case invalidSnapshot = "invalid_snapshot"
     /// `app_new`'s snapshot is of a version this library does not read (a newer one).
     case unsupportedSnapshot = "unsupported_snapshot"
+    /// The answer (or the tokens of the input) could not be allocated. The
+    /// input was not applied unless it was the answer's report that failed;
+    /// the app stays usable, and a call that needs less memory works.
+    case outOfMemory = "out_of_memory"
     /// A bug in the core. Never expected; reported instead of crashing.
     case `internal` = "internal"
 }

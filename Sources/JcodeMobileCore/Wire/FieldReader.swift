@@ -55,12 +55,34 @@ public struct FieldReader {
             }
         }
 
-        /// An exact integer (`3` or `3.0`), nil for anything else.
+        /// A whole number that fits in 64 bits (`3`, `3.0`, `3e0`), read
+        /// from the literal's digits; nil for anything else.
         var int64: Int64? {
             switch self {
             case .json(let v): return v.int64Value
-            case .token(let t, let i): return t.kind(at: i) == .number ? t.number(at: i).int64Value : nil
+            case .token(let t, let i): return t.integer(at: i)
             }
+        }
+
+        var isNumber: Bool {
+            switch self {
+            case .json(.int), .json(.double): return true
+            case .json: return false
+            case .token(let t, let i): return t.kind(at: i) == .number
+            }
+        }
+
+        /// What a message says was found: a number as it was written (cut
+        /// short past 40 characters), anything else by its type.
+        var shown: String {
+            let text: String
+            switch self {
+            case .json(let v) where isNumber: text = v.jsonString
+            case .token(let t, let i) where isNumber: text = t.literal(at: i)
+            default: return typeName
+            }
+            let count = text.utf8.count
+            return count <= 40 ? text : String(text.prefix(32)) + "… (\(count) characters)"
         }
 
         var double: Double? {
@@ -133,6 +155,24 @@ public struct FieldReader {
         CoreError.invalidField(fieldPath(name), "missing required field \"\(name)\"")
     }
 
+    /// The range declared for an integer field, and whether it is secret.
+    private func integerRange(_ name: String) throws(CoreError) -> (IntegerRange, secret: Bool) {
+        for field in declared where field.name == name {
+            switch field.type {
+            case .integer(let range), .stringOrInteger(let range): return (range, field.secret)
+            default: break
+            }
+        }
+        throw CoreError(.internal, "field \"\(name)\" is not declared as an integer", field: fieldPath(name))
+    }
+
+    /// `field "port" must be an integer from 1 to 65535, got 70000`. A
+    /// secret's value is not repeated.
+    private func outOfRange(_ name: String, _ expected: String, _ range: IntegerRange, _ got: Found, secret: Bool) -> CoreError {
+        let shown = secret && got.isNumber ? "another number" : got.shown
+        return CoreError.invalidField(fieldPath(name), "field \"\(name)\" must be \(expected) \(range), got \(shown)")
+    }
+
     private func mistyped(_ name: String, _ expected: String, _ got: Found) -> CoreError {
         CoreError.invalidField(fieldPath(name), "field \"\(name)\" must be \(expected), got \(got.typeName)")
     }
@@ -154,12 +194,14 @@ public struct FieldReader {
         try optionalString(name) ?? fallback
     }
 
-    /// A string, or an integer converted to its decimal text.
+    /// A string, or an integer within the declared range converted to its
+    /// decimal text.
     public mutating func optionalStringOrInteger(_ name: String) throws(CoreError) -> String? {
         guard let found = try lookup(name) else { return nil }
         if let s = found.string { return s }
-        if let i = found.int64 { return String(i) }
-        throw mistyped(name, "a string or an integer", found)
+        let (range, secret) = try integerRange(name)
+        if let i = found.int64, range.contains(i) { return String(i) }
+        throw outOfRange(name, "a string or an integer", range, found, secret: secret)
     }
 
     public mutating func stringOrInteger(_ name: String) throws(CoreError) -> String {
@@ -188,13 +230,16 @@ public struct FieldReader {
 
     // MARK: - Numbers and booleans
 
+    /// An integer within the field's declared range (`WireType.integer`):
+    /// anything else, including a whole number beyond 64 bits, is
+    /// `invalid_field` with a message naming the range (or, for a range
+    /// declared `orAbsent`, a number outside it reads as nil).
     public mutating func optionalInt(_ name: String) throws(CoreError) -> Int? {
         guard let found = try lookup(name) else { return nil }
-        guard let i = found.int64 else { throw mistyped(name, "an integer", found) }
-        guard let exact = Int(exactly: i) else {
-            throw CoreError.invalidField(fieldPath(name), "field \"\(name)\" is out of range")
-        }
-        return exact
+        let (range, secret) = try integerRange(name)
+        if let i = found.int64, range.contains(i), let exact = Int(exactly: i) { return exact }
+        if range.outsideIsAbsent && found.isNumber { return nil }
+        throw outOfRange(name, "an integer", range, found, secret: secret)
     }
 
     public mutating func int(_ name: String) throws(CoreError) -> Int {

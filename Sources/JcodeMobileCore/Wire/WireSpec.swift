@@ -2,21 +2,72 @@
 /// redaction, documentation and (later) the runtime JSON Schema.
 public indirect enum WireType: Sendable, Equatable {
     case string
-    case integer
+    /// A whole number within the range. Every integer field declares one:
+    /// decoding refuses a value outside it (`invalid_field` naming the
+    /// range), and the reference documents it.
+    case integer(IntegerRange)
     case number
     case boolean
     /// Any JSON object (its members are not described).
     case object
     /// Any JSON value.
     case any
-    /// A string or an integer (a port typed into a text field, say).
-    case stringOrInteger
+    /// A string, or an integer within the range (a port typed into a text
+    /// field, say). The string is taken as it is.
+    case stringOrInteger(IntegerRange)
     case array(WireType)
     /// A string restricted to these values.
     case enumeration([String])
     /// An object whose members are described.
     case record([FieldSpec])
 
+}
+
+/// The values an integer field takes, both bounds included.
+///
+/// An integer field reads a JSON number whose value is a whole number in the
+/// range: `3`, `3.0` and `3e0` are the same; `3.5`, a number beyond the
+/// range (however many digits it has) and anything that is not a number are
+/// `invalid_field` with a message naming the range. Nothing is rounded,
+/// clamped or wrapped.
+public struct IntegerRange: Sendable, Equatable, CustomStringConvertible {
+    public let lowerBound: Int64
+    public let upperBound: Int64
+    /// A number outside the range reads as absent instead of being refused:
+    /// only for a server's hint the app can do without (an error's retry
+    /// delay), so a bad hint does not drop the event that carries it.
+    public private(set) var outsideIsAbsent = false
+
+    public init(_ range: ClosedRange<Int64>) {
+        lowerBound = range.lowerBound
+        upperBound = range.upperBound
+    }
+
+    /// The same range, with a number outside it read as absent.
+    public var orAbsent: IntegerRange {
+        var copy = self
+        copy.outsideIsAbsent = true
+        return copy
+    }
+
+    public func contains(_ value: Int64) -> Bool { value >= lowerBound && value <= upperBound }
+
+    /// "from 1 to 65535", as messages and the reference say it.
+    public var description: String { "from \(lowerBound) to \(upperBound)" }
+
+    /// Ids the core issues (effect ids, request ids): 1 and up.
+    public static let id = IntegerRange(1...Int64.max)
+    /// An id a server gives or answers with: 0 and up (today's jcode
+    /// answers a request it cannot read with id 0).
+    public static let serverID = IntegerRange(0...Int64.max)
+    /// Counts, sizes, ordinals and durations: 0 and up.
+    public static let count = IntegerRange(0...Int64.max)
+    /// A TCP port.
+    public static let port = IntegerRange(1...65_535)
+    /// An HTTP status code: three digits.
+    public static let httpStatus = IntegerRange(100...999)
+    /// A WebSocket close code: two bytes on the wire (0 when the close frame had none).
+    public static let closeCode = IntegerRange(0...65_535)
 }
 
 /// One declared field of a wire object.

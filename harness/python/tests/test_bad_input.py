@@ -347,7 +347,7 @@ BAD_OPTIONS = [
     (b'{"log_capacity":100001}', "invalid_field", "log_capacity"),
     (b'{"log_capacity":"big"}', "invalid_field", "log_capacity"),
     (b'{"viewport":{"width":390}}', "invalid_field", "viewport.height"),
-    (b'{"viewport":{"width":0,"height":10}}', "invalid_field", "viewport"),
+    (b'{"viewport":{"width":0,"height":10}}', "invalid_field", "viewport.width"),
     (b'{"device_id":5}', "invalid_field", "device_id"),
     (b"[" * 100_000, "too_deep", None),
 ]

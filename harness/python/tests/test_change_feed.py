@@ -104,6 +104,18 @@ def test_a_revision_too_old_or_unknown_gets_the_whole_state():
     assert app.changes(current) == {"ok": True, "revision": current, "since": current, "changes": []}
 
 
+@pytest.mark.parametrize("since, written", [
+    (2**63, b'"since":9223372036854775808,'),
+    (2**64 - 1, b'"since":18446744073709551615,'),
+])
+def test_since_is_echoed_exactly_as_passed_beyond_int64(since, written):
+    app = App({"scenario": "connected_chat"})
+    answer = app.changes_bytes(since)
+    assert written in answer, answer[:120]
+    parsed = json.loads(answer)
+    assert parsed["since"] == since and parsed["resync"] is True and parsed["state"] == app.state()
+
+
 def test_the_pairing_code_leaves_the_feed_once_used():
     app = App()
     mirror = Mirror(app)

@@ -98,16 +98,16 @@ public struct TokenUsage: Equatable, Sendable {
             cacheCreation: sum(a.cacheCreation, b.cacheCreation))
     }
 
-    /// `[input, output]` (what jcode sends) or `{input, output}`.
+    /// `[input, output]` (what jcode sends) or `{input, output}`; nil for
+    /// anything else, counts below 0 or beyond 64 bits included.
     init?(json: JSONValue) {
+        func count(_ value: JSONValue?) -> Int? { value?.int64Value.flatMap { $0 >= 0 ? Int(exactly: $0) : nil } }
         switch json {
         case .array(let a) where a.count == 2:
-            guard let i = a[0].int64Value.flatMap({ Int(exactly: $0) }),
-                  let o = a[1].int64Value.flatMap({ Int(exactly: $0) }) else { return nil }
+            guard let i = count(a[0]), let o = count(a[1]) else { return nil }
             self.init(input: i, output: o)
         case .object(let o):
-            guard let i = o["input"]?.int64Value.flatMap({ Int(exactly: $0) }),
-                  let out = o["output"]?.int64Value.flatMap({ Int(exactly: $0) }) else { return nil }
+            guard let i = count(o["input"]), let out = count(o["output"]) else { return nil }
             self.init(input: i, output: out)
         default:
             return nil

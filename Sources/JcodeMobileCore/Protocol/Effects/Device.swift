@@ -55,7 +55,7 @@ public enum DeviceResult: Equatable, Sendable {
     static let specs: [MessageSpec<PlatformEvent>] = [
         MessageSpec(
             "device_id_created", doc: "Answers create_device_id with this install's new identity (1 to 128 printable ASCII characters without spaces).",
-            fields: [FieldSpec("effect_id", .integer), FieldSpec("device_id", .string)]
+            fields: [FieldSpec("effect_id", .integer(.id)), FieldSpec("device_id", .string)]
         ) { r throws(CoreError) in
             .device(.deviceIDCreated(effectID: EffectID(try r.int("effect_id")), deviceID: try r.string("device_id")))
         },

@@ -20,14 +20,14 @@ public enum HTTPEffect: Equatable, Sendable {
         EffectSpec(
             .httpHealth, doc: "GET http(s)://host:port/health; tells whether a jcode gateway answers there.",
             fields: [
-                FieldSpec("host", .string), FieldSpec("port", .integer),
+                FieldSpec("host", .string), FieldSpec("port", .integer(.port)),
                 FieldSpec("use_tls", .boolean, doc: "https instead of http"),
             ], answeredBy: ["health_finished"], tracked: true),
         EffectSpec(
             .httpPair,
             doc: "POST http(s)://host:port/pair with body {code, device_id, device_name, apns_token?}.",
             fields: [
-                FieldSpec("host", .string), FieldSpec("port", .integer), FieldSpec("use_tls", .boolean),
+                FieldSpec("host", .string), FieldSpec("port", .integer(.port)), FieldSpec("use_tls", .boolean),
                 FieldSpec("code", .string, secret: true, doc: "the 6-digit pairing code"),
                 FieldSpec("device_id", .string), FieldSpec("device_name", .string),
                 .optional("apns_token", .string, doc: "the push token, when the host has one"),
@@ -65,8 +65,8 @@ public enum HTTPResult: Equatable, Sendable {
             "health_finished",
             doc: "Answers http_health. ok:false without status: unreachable; with status: the HTTP status.",
             fields: [
-                FieldSpec("effect_id", .integer), FieldSpec("ok", .boolean),
-                .optional("version", .string), .optional("status", .integer), .optional("error", .string),
+                FieldSpec("effect_id", .integer(.id)), FieldSpec("ok", .boolean),
+                .optional("version", .string), .optional("status", .integer(.httpStatus)), .optional("error", .string),
             ]
         ) { r throws(CoreError) in
             .http(
@@ -80,9 +80,9 @@ public enum HTTPResult: Equatable, Sendable {
             "pair_finished",
             doc: "Answers http_pair. ok:true carries the token; 401 means an invalid or expired code.",
             fields: [
-                FieldSpec("effect_id", .integer), FieldSpec("ok", .boolean),
+                FieldSpec("effect_id", .integer(.id)), FieldSpec("ok", .boolean),
                 .optional("token", .string, secret: true), .optional("server_name", .string),
-                .optional("server_version", .string), .optional("status", .integer), .optional("error", .string),
+                .optional("server_version", .string), .optional("status", .integer(.httpStatus)), .optional("error", .string),
             ]
         ) { r throws(CoreError) in
             .http(

@@ -31,14 +31,14 @@ public enum SecureStoreResult: Equatable, Sendable {
     static let specs: [MessageSpec<PlatformEvent>] = [
         MessageSpec(
             "secure_store_write_finished", doc: "Answers secure_store_write.",
-            fields: [FieldSpec("effect_id", .integer), FieldSpec("key", .string), FieldSpec("ok", .boolean)]
+            fields: [FieldSpec("effect_id", .integer(.id)), FieldSpec("key", .string), FieldSpec("ok", .boolean)]
         ) { r throws(CoreError) in
             .secureStore(.writeFinished(effectID: EffectID(try r.int("effect_id")), key: try r.string("key"), ok: try r.bool("ok")))
         },
         MessageSpec(
             "secure_store_read_finished", doc: "Answers secure_store_read; value is absent when nothing is stored.",
             fields: [
-                FieldSpec("effect_id", .integer), FieldSpec("key", .string), FieldSpec("ok", .boolean),
+                FieldSpec("effect_id", .integer(.id)), FieldSpec("key", .string), FieldSpec("ok", .boolean),
                 .optional("value", .string, secret: true),
             ]
         ) { r throws(CoreError) in

@@ -15,7 +15,7 @@ public enum TimerEffect: Equatable, Sendable {
             .scheduleTimer,
             doc: "Report timer_fired {timer_id} after after_ms milliseconds. Scheduling an id that is pending replaces it.",
             fields: [
-                FieldSpec("timer_id", .string), FieldSpec("after_ms", .integer),
+                FieldSpec("timer_id", .string), FieldSpec("after_ms", .integer(.count)),
                 FieldSpec("purpose", .string, doc: "what the timer is for, e.g. \"reconnect\""),
             ], answeredBy: ["timer_fired"]),
         EffectSpec(.cancelTimer, doc: "Cancel a pending timer; it must not fire.", fields: [FieldSpec("timer_id", .string)]),

@@ -61,7 +61,7 @@ public enum WebSocketResult: Equatable, Sendable {
     static let specs: [MessageSpec<PlatformEvent>] = [
         MessageSpec(
             "websocket_opened", doc: "The socket of websocket_connect effect_id is open.",
-            fields: [FieldSpec("effect_id", .integer)]
+            fields: [FieldSpec("effect_id", .integer(.id))]
         ) { r throws(CoreError) in
             .webSocket(.opened(effectID: EffectID(try r.int("effect_id"))))
         },
@@ -70,7 +70,7 @@ public enum WebSocketResult: Equatable, Sendable {
             doc: "One text frame from the server: parsed (event) or raw (line, possibly several newline-separated events). "
                 + "effect_id, when given, must name the current socket; events of an older socket are ignored.",
             fields: [
-                .optional("effect_id", .integer), .optional("event", .object, doc: "one parsed server event"),
+                .optional("effect_id", .integer(.id)), .optional("event", .object, doc: "one parsed server event"),
                 .optional("line", .string, doc: "a raw frame of newline-delimited JSON"),
             ]
         ) { r throws(CoreError) in
@@ -81,13 +81,13 @@ public enum WebSocketResult: Equatable, Sendable {
                 return .webSocket(.event(effectID: effectID, items: [FrameItem(event)]))
             }
             if let line {
-                return .webSocket(.event(effectID: effectID, items: ServerFrame.items(of: line)))
+                return .webSocket(.event(effectID: effectID, items: try ServerFrame.items(of: line)))
             }
             throw CoreError.invalidField(r.fieldPath("event"), "websocket_event needs \"event\" (an object) or \"line\" (a string)")
         },
         MessageSpec(
             "websocket_closed", doc: "The socket closed (by either side).",
-            fields: [FieldSpec("effect_id", .integer), .optional("code", .integer), .optional("reason", .string)]
+            fields: [FieldSpec("effect_id", .integer(.id)), .optional("code", .integer(.closeCode)), .optional("reason", .string)]
         ) { r throws(CoreError) in
             .webSocket(
                 .closed(
@@ -96,7 +96,7 @@ public enum WebSocketResult: Equatable, Sendable {
         },
         MessageSpec(
             "websocket_failed", doc: "The socket could not open or broke; status 401 means the token was rejected.",
-            fields: [FieldSpec("effect_id", .integer), FieldSpec("error", .string), .optional("status", .integer)]
+            fields: [FieldSpec("effect_id", .integer(.id)), FieldSpec("error", .string), .optional("status", .integer(.httpStatus))]
         ) { r throws(CoreError) in
             .webSocket(
                 .failed(

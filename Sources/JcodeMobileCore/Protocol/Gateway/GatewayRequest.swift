@@ -144,7 +144,7 @@ public struct RequestSpec: Sendable {
     public let doc: String
     public let fields: [FieldSpec]
     /// Every line starts with the request id.
-    public static let idField = FieldSpec("id", .integer)
+    public static let idField = FieldSpec("id", .integer(.id))
 
     public init(_ kind: GatewayRequest.Kind, doc: String, fields: [FieldSpec] = []) {
         self.kind = kind

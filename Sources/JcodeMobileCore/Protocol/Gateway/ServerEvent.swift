@@ -88,7 +88,7 @@ public enum ServerEvent: Equatable, Sendable {
     /// other types are logged and otherwise ignored.
     public static let wire = WireUnion<ServerEvent>("server event", specs)
 
-    private static let id = FieldSpec.optional("id", .integer, doc: "the request id this answers")
+    private static let id = FieldSpec.optional("id", .integer(.serverID), doc: "the request id this answers")
 
     static let toolDataFields: [FieldSpec] = [
         FieldSpec("id", .string), FieldSpec("name", .string), .optional("input", .any),
@@ -158,17 +158,17 @@ public enum ServerEvent: Equatable, Sendable {
         MessageSpec("interrupted", doc: "The turn was interrupted.") { _ throws(CoreError) in .interrupted },
         MessageSpec(
             "error", doc: "A request or the turn failed.",
-            fields: [id, FieldSpec("message", .string), .optional("retry_after_secs", .integer)]
+            fields: [id, FieldSpec("message", .string), .optional("retry_after_secs", .integer(IntegerRange.count.orAbsent), doc: "seconds to wait before retrying")]
         ) { r throws(CoreError) in
             .error(
                 id: try r.optionalInt("id"), message: try r.string("message"),
-                retryAfterSecs: try r.optionalInt("retry_after_secs").flatMap { $0 >= 0 ? $0 : nil })
+                retryAfterSecs: try r.optionalInt("retry_after_secs"))
         },
         MessageSpec(
             "tokens", doc: "Token usage of the turn so far, with the prompt-cache figures when the provider reports them.",
             fields: [
-                FieldSpec("input", .integer), FieldSpec("output", .integer), .optional("cache_read_input", .integer),
-                .optional("cache_creation_input", .integer),
+                FieldSpec("input", .integer(.count)), FieldSpec("output", .integer(.count)), .optional("cache_read_input", .integer(.count)),
+                .optional("cache_creation_input", .integer(.count)),
             ]
         ) { r throws(CoreError) in
             .tokens(
@@ -196,13 +196,13 @@ public enum ServerEvent: Equatable, Sendable {
         },
         MessageSpec(
             "retry_rollback", doc: "The provider call is retried: discard the partial entry.",
-            fields: [FieldSpec("attempt", .integer), FieldSpec("max", .integer)]
+            fields: [FieldSpec("attempt", .integer(.count)), FieldSpec("max", .integer(.count))]
         ) { r throws(CoreError) in .retryRollback(attempt: try r.int("attempt"), max: try r.int("max")) },
         MessageSpec(
             "soft_interrupt_injected", doc: "A soft interrupt reached the agent.",
             fields: [
                 FieldSpec("content", .string), .optional("display_role", .string), .optional("point", .string),
-                .optional("tools_skipped", .integer),
+                .optional("tools_skipped", .integer(.count)),
             ]
         ) { r throws(CoreError) in
             .softInterruptInjected(
@@ -212,7 +212,7 @@ public enum ServerEvent: Equatable, Sendable {
         MessageSpec(
             "state", doc: "The session's state.",
             fields: [
-                id, .optional("session_id", .string), .optional("message_count", .integer),
+                id, .optional("session_id", .string), .optional("message_count", .integer(.count)),
                 .optional("is_processing", .boolean),
             ]
         ) { r throws(CoreError) in
@@ -238,7 +238,7 @@ public enum ServerEvent: Equatable, Sendable {
                 .optional("provider_name", .string), .optional("provider_model", .string),
                 .optional("available_models", .array(.string)),
                 .optional("all_sessions", .array(.any), doc: "session ids, or objects {session_id|id, display_title|title}"),
-                .optional("total_tokens", .any, doc: "[input, output] or {input, output}"),
+                .optional("total_tokens", .any, doc: "[input, output] or {input, output}, counts from 0; anything else is ignored"),
                 .optional("server_version", .string), .optional("display_title", .string),
                 .optional("reasoning_effort", .string),
                 .optional("activity", .record([.optional("is_processing", .boolean), .optional("current_tool_name", .string)])),
@@ -286,7 +286,7 @@ public enum ServerEvent: Equatable, Sendable {
         },
         MessageSpec(
             "compaction", doc: "The context was compacted.",
-            fields: [FieldSpec("trigger", .string), .optional("tokens_saved", .integer)]
+            fields: [FieldSpec("trigger", .string), .optional("tokens_saved", .integer(.count))]
         ) { r throws(CoreError) in
             .compaction(trigger: try r.string("trigger"), tokensSaved: try r.optionalInt("tokens_saved"))
         },
@@ -315,7 +315,7 @@ public enum ServerEvent: Equatable, Sendable {
         MessageSpec(
             "permission_request", doc: "A tool needs the person's approval.",
             fields: [
-                FieldSpec("request_id", .stringOrInteger), .optional("session_id", .string), FieldSpec("action", .string),
+                FieldSpec("request_id", .stringOrInteger(.serverID)), .optional("session_id", .string), FieldSpec("action", .string),
                 .optional("detail", .string), .optional("tier", .string),
             ]
         ) { r throws(CoreError) in
@@ -328,7 +328,7 @@ public enum ServerEvent: Equatable, Sendable {
         MessageSpec(
             "stdin_request", doc: "A running tool asks for input.",
             fields: [
-                FieldSpec("request_id", .stringOrInteger), FieldSpec("prompt", .string),
+                FieldSpec("request_id", .stringOrInteger(.serverID)), FieldSpec("prompt", .string),
                 .optional("is_password", .boolean), .optional("tool_call_id", .string),
             ]
         ) { r throws(CoreError) in
@@ -385,12 +385,12 @@ public enum ServerEvent: Equatable, Sendable {
 
     static let historyImageFields: [FieldSpec] = [
         FieldSpec("media_type", .string), FieldSpec("data", .string), .optional("label", .string),
-        .optional("source", .any), .optional("anchor", .record([FieldSpec("kind", .string), .optional("id", .string), .optional("ordinal", .integer)])),
+        .optional("source", .any), .optional("anchor", .record([FieldSpec("kind", .string), .optional("id", .string), .optional("ordinal", .integer(.count))])),
     ]
     static let tokenTotalsFields: [FieldSpec] = [
-        .optional("input_tokens", .integer), .optional("output_tokens", .integer),
-        .optional("cache_read_input_tokens", .integer), .optional("cache_creation_input_tokens", .integer),
-        .optional("messages_with_token_usage", .integer), .optional("cache_reported_input_tokens", .integer),
+        .optional("input_tokens", .integer(.count)), .optional("output_tokens", .integer(.count)),
+        .optional("cache_read_input_tokens", .integer(.count)), .optional("cache_creation_input_tokens", .integer(.count)),
+        .optional("messages_with_token_usage", .integer(.count)), .optional("cache_reported_input_tokens", .integer(.count)),
     ]
 
     private static func decodeHistory(_ r: inout FieldReader) throws(CoreError) -> History {
@@ -423,6 +423,9 @@ public enum ServerEvent: Equatable, Sendable {
         }
         var totals = try r.optionalValue("total_tokens").flatMap(TokenUsage.init(json:))
         if let detail = try r.optionalRecord("token_usage_totals", { (t: inout FieldReader) throws(CoreError) -> TokenUsage? in
+            // Read to be checked against their ranges; the app does not show them.
+            _ = try t.optionalInt("messages_with_token_usage")
+            _ = try t.optionalInt("cache_reported_input_tokens")
             guard let input = try t.optionalInt("input_tokens"), let output = try t.optionalInt("output_tokens") else { return nil }
             return TokenUsage(
                 input: input, output: output, cacheRead: try t.optionalInt("cache_read_input_tokens"),
