@@ -26,8 +26,9 @@
 #include <unistd.h>
 
 #define MiB (1024UL * 1024UL)
-#define DELTA_BYTES (12 * MiB)
-#define DELTAS 3
+/* One entry's text keeps at most 1 MiB (docs/LIMITS.md): 36 replies of 1 MiB. */
+#define DELTA_BYTES (1 * MiB)
+#define DELTAS 36
 /* Address space allowed beyond what the child uses when the limit is set:
 ** far less than the 36 MiB answer, enough for the small calls. */
 #define HEADROOM (24 * MiB)
@@ -79,16 +80,24 @@ static int child(void) {
     check(app != NULL, "app_new(chat_streaming)", NULL);
     if (!app) return 1;
 
-    /* A 36 MiB reply, streamed in three deltas of 12 MiB. */
+    /* 36 replies of 1 MiB, each a delta and its message_end (the next delta starts a new entry). */
     delta = malloc(plen + DELTA_BYTES + slen + 1);
     if (!delta) return 1;
     memcpy(delta, prefix, plen);
     memset(delta + plen, 'a', DELTA_BYTES);
     memcpy(delta + plen + DELTA_BYTES, suffix, slen + 1);
-    for (i = 0; i < DELTAS; i++) {
-        answer = jcode_mobile_platform_event(app, delta);
-        check(is_ok(answer), "a 12 MiB text_delta applies", is_ok(answer) ? NULL : head(answer));
-        jcode_mobile_string_free(answer);
+    {
+        size_t applied = 0;
+        for (i = 0; i < DELTAS; i++) {
+            answer = jcode_mobile_platform_event(app, delta);
+            if (is_ok(answer)) applied++;
+            jcode_mobile_string_free(answer);
+            answer = jcode_mobile_platform_event(
+                app, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"message_end\",\"stop_reason\":\"end_turn\"}}");
+            if (is_ok(answer)) applied++;
+            jcode_mobile_string_free(answer);
+        }
+        check(applied == 2 * DELTAS, "36 replies of 1 MiB apply (a delta and a message_end each)", NULL);
     }
     free(delta);
 
