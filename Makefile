@@ -11,7 +11,7 @@ SWIFT       ?= swift
 CC          ?= cc
 CXX         ?= c++
 PYTHON      ?= python3
-VERSION     := 0.2.0
+VERSION     := 0.3.0
 SOVERSION   := 1
 
 LIB_DIR     := lib
@@ -44,12 +44,12 @@ $(LIB): $(SOURCES)
 	@echo "built $(LIB); it needs:"; readelf -d $(LIB) | grep NEEDED
 
 # What the Python harness needs beyond the image: the dependencies its
-# pyproject.toml declares (aiohttp) and its test extras (pytest; wheel and
+# pyproject.toml declares (aiohttp, jsonschema) and its test extras (pytest; wheel and
 # setuptools to install it in a scratch virtualenv), from PyPI when missing.
 PY_REQUIREMENTS = $(PYTHON) -c "import tomllib; p = tomllib.load(open('harness/python/pyproject.toml', 'rb'))['project']; \
 	print(' '.join(p['dependencies'] + p['optional-dependencies']['test']))"
 deps:
-	@$(PYTHON) -c "import pytest, aiohttp, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
+	@$(PYTHON) -c "import pytest, aiohttp, jsonschema, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
 
 # The `jcode-mobile` command and the package, with the built library bundled in.
 install-python: lib
@@ -88,10 +88,21 @@ $(C_BUILD)/oom: harness/c/oom.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/oom.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
-test-c: header-check $(C_BUILD)/harness $(C_BUILD)/two_copies $(C_BUILD)/oom $(LIB)
-	./$(C_BUILD)/harness
+# The event stream (subscriptions, waiters, callbacks) from many threads.
+$(C_BUILD)/events: harness/c/events.c harness/c/json_mini.h include/jcode_mobile.h $(LIB) | $(C_BUILD)
+	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/events.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -lpthread -o $@
+
+# The harness and the event-stream test record every answer they read; each
+# must match the runtime schema the library publishes (jcode_mobile.schema).
+test-c: header-check $(C_BUILD)/harness $(C_BUILD)/events $(C_BUILD)/two_copies $(C_BUILD)/oom $(LIB) deps
+	JCODE_MOBILE_ANSWERS=$(C_BUILD)/harness-answers.jsonl ./$(C_BUILD)/harness
+	JCODE_MOBILE_ANSWERS=$(C_BUILD)/events-answers.jsonl ./$(C_BUILD)/events
 	./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 	./$(C_BUILD)/oom
+	cd harness/python && $(PYTHON) -m jcode_mobile.schema $(CURDIR)/$(C_BUILD)/harness-answers.jsonl \
+		$(CURDIR)/$(C_BUILD)/events-answers.jsonl
+	rm -f $(C_BUILD)/harness-answers.jsonl $(C_BUILD)/events-answers.jsonl
 
 # ---------------------------------------------------------------- sanitizers
 # The C side is compiled with the Swift toolchain's clang, whose sanitizer
@@ -135,15 +146,18 @@ test-swift-tsan:
 $(C_BUILD)/two_copies-ubsan: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
 	$(SAN_CC) -fsanitize=undefined -fno-sanitize-recover=undefined $(SAN_CFLAGS) harness/c/two_copies.c -ldl -o $@
 
-test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/stress-asan $(C_BUILD)/two_copies-ubsan $(LIB)
+test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/events-asan $(C_BUILD)/stress-asan $(C_BUILD)/two_copies-ubsan $(LIB)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp ./$(C_BUILD)/harness-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp ./$(C_BUILD)/events-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
 		./$(C_BUILD)/stress-asan 1000
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./$(C_BUILD)/two_copies-ubsan $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 
-test-c-tsan: $(C_BUILD)/harness-tsan $(C_BUILD)/stress-tsan
+test-c-tsan: $(C_BUILD)/harness-tsan $(C_BUILD)/events-tsan $(C_BUILD)/stress-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/harness-tsan
+	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/events-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/stress-tsan 2000
 
 # valgrind (and its headers, which harness/c/instructions.c includes): installed when missing.
@@ -154,8 +168,9 @@ valgrind-installed:
 VALGRIND_CHECK := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	--errors-for-leak-kinds=definite,indirect --error-exitcode=9 --suppressions=harness/c/valgrind.supp
 
-valgrind: $(C_BUILD)/harness $(C_BUILD)/two_copies valgrind-installed
+valgrind: $(C_BUILD)/harness $(C_BUILD)/events $(C_BUILD)/two_copies valgrind-installed
 	$(VALGRIND_CHECK) ./$(C_BUILD)/harness
+	$(VALGRIND_CHECK) ./$(C_BUILD)/events
 	$(VALGRIND_CHECK) ./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 
 $(C_BUILD)/stress: harness/c/stress.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
@@ -181,7 +196,7 @@ $(C_BUILD)/instructions: harness/c/instructions.c include/jcode_mobile.h $(LIB) 
 
 # Instructions per input (callgrind) of each input whose cost could grow with
 # a list it touches, at 1 000 and 100 000 items (harness/c/instructions.c).
-INSTRUCTION_KINDS ?= text_delta set_draft permission_request stdin_request session_renamed tool_start outbox queue_interrupt
+INSTRUCTION_KINDS ?= text_delta text_delta_subscribed set_draft permission_request stdin_request session_renamed tool_start outbox queue_interrupt
 INSTRUCTION_SIZES ?= 1000 100000
 bench-instructions: $(C_BUILD)/instructions
 	@for kind in $(INSTRUCTION_KINDS); do for size in $(INSTRUCTION_SIZES); do \

@@ -16,7 +16,8 @@
 **     ...
 **     jcode_mobile_app_free(app);
 **
-** The actions, effects and platform events are listed in docs/ABI.md.
+** The actions, effects and platform events are listed in docs/ABI.md;
+** jcode_mobile_schema() returns a JSON Schema of every one of them.
 **
 ** CONVENTIONS (every function below follows them)
 **
@@ -80,8 +81,12 @@
 **
 **   Threads.  A handle may be used from any thread. Calls on one handle are
 **   serialised by the library (a call waits for the one before it); calls on
-**   different handles run in parallel. The library never calls back into the
-**   host and starts no threads.
+**   different handles run in parallel. The library starts no threads. It
+**   calls back into the host in one case only: the callback of a
+**   jcode_mobile_subscribe_callback subscription, invoked by a thread that
+**   called into the library (see EVENT STREAM below), with no library lock
+**   held, so the callback may call any jcode_mobile_* function. Otherwise
+**   the library never calls back into the host.
 **
 **   Limits.  Inputs larger than JCODE_MOBILE_MAX_INPUT_BYTES are rejected with
 **   too_large (the library reads at most one byte past the limit). JSON
@@ -146,9 +151,9 @@ extern "C" {
 ** you loaded) to detect a mismatch.
 */
 #define JCODE_MOBILE_VERSION_MAJOR 0
-#define JCODE_MOBILE_VERSION_MINOR 2
+#define JCODE_MOBILE_VERSION_MINOR 3
 #define JCODE_MOBILE_VERSION_PATCH 0
-#define JCODE_MOBILE_VERSION "0.2.0"
+#define JCODE_MOBILE_VERSION "0.3.0"
 #define JCODE_MOBILE_VERSION_NUMBER \
     (JCODE_MOBILE_VERSION_MAJOR * 1000000 + JCODE_MOBILE_VERSION_MINOR * 1000 + JCODE_MOBILE_VERSION_PATCH)
 #define JCODE_MOBILE_VERSION_CHECK(major, minor, patch) \
@@ -180,6 +185,33 @@ JCODE_MOBILE_API const char *jcode_mobile_version(void);
 ** Since ABI 1.
 */
 JCODE_MOBILE_API uint32_t jcode_mobile_abi_version(void);
+
+/*
+** jcode_mobile_schema — the runtime schema: a JSON Schema (2020-12) of every
+** JSON value the library reads or writes.
+**
+** Role: library function (no handle).
+** Returns (owned by the caller) {"ok":true,"schema":{…}}. The schema has a
+**   definition ($defs) for every action, platform event, effect, gateway
+**   request, server event and stream event (and a oneOf of each family:
+**   "action", "effect", …), the options of jcode_mobile_app_new and
+**   jcode_mobile_subscribe, the state, the tree, change records, log
+**   entries, the snapshot, the error object, and the answer of every
+**   function ("dispatch_answer", "state_answer", …). Its "x-functions"
+**   member maps each function's name to the definitions of its input and
+**   its answer: {"jcode_mobile_dispatch":{"input":"#/$defs/action",
+**   "answer":"#/$defs/dispatch_answer"},…}. What the library writes is
+**   described strictly (no member beyond those listed); what it reads
+**   allows extra members where the library ignores them. The "$id" names
+**   the library version; the document is the same for every call of one
+**   library. docs/ABI.md has the reference generated from it.
+** Errors: out_of_memory (the copy could not be allocated); NULL when not
+**   even that answer could be allocated.
+** Threads: safe from any thread.
+** Since ABI 1 (library 0.3.0; check jcode_mobile_version() before calling it
+**   from a host that may load an older library).
+*/
+JCODE_MOBILE_API char *jcode_mobile_schema(void);
 
 /* ------------------------------------------------------------------------
 ** jcode_mobile_app_new — create an app.
@@ -227,15 +259,17 @@ JCODE_MOBILE_API uint32_t jcode_mobile_abi_version(void);
 JCODE_MOBILE_API void *jcode_mobile_app_new(const char *initial_scenario_json);
 
 /*
-** jcode_mobile_last_error — why the last jcode_mobile_app_new on this thread
+** jcode_mobile_last_error — why the last jcode_mobile_app_new (or
+** jcode_mobile_subscribe, jcode_mobile_subscribe_callback) on this thread
 ** returned NULL.
 **
 ** Role: library function (no handle).
 ** Returns: a JSON object owned by the caller (free it with
 **   jcode_mobile_string_free): the error object of the last failed
-**   jcode_mobile_app_new on the calling thread, or {"ok":true} when the last
-**   call on this thread succeeded or there was none. Read it on the thread
-**   that called jcode_mobile_app_new. NULL when memory is exhausted.
+**   jcode_mobile_app_new, jcode_mobile_subscribe or
+**   jcode_mobile_subscribe_callback on the calling thread, or {"ok":true}
+**   when the last of these calls on this thread succeeded or there was none.
+**   Read it on the thread that made the call. NULL when memory is exhausted.
 ** Threads: per-thread; safe from any thread.
 ** Since ABI 1.
 */
@@ -253,8 +287,12 @@ JCODE_MOBILE_API char *jcode_mobile_last_error(void);
 ** After the call the handle is invalid for good: later calls with it return
 ** invalid_handle, and no later jcode_mobile_app_new returns the same value.
 ** A call on the same handle already running on another thread finishes
-** normally first.
-** Threads: safe from any thread.
+** normally first. Since library 0.3.0 the app's event-stream subscriptions
+** are closed: waiters in jcode_mobile_next_event wake, each subscription
+** delivers what it held and then {"type":"closed","reason":"app_freed"}
+** (a callback subscription receives them on the freeing thread); their
+** handles stay valid until jcode_mobile_unsubscribe.
+** Threads: safe from any thread, inside an event callback too.
 ** Since ABI 1.
 */
 JCODE_MOBILE_API void jcode_mobile_app_free(void *app);
@@ -413,6 +451,195 @@ JCODE_MOBILE_API char *jcode_mobile_changes(void *app, uint64_t since_revision);
 **   from a host that may load an older library).
 */
 JCODE_MOBILE_API char *jcode_mobile_snapshot(void *app);
+
+/* ------------------------------------------------------------------------
+** EVENT STREAM
+**
+** Instead of polling jcode_mobile_state after every call, a host can
+** subscribe to an app and be told what happened: a UI thread blocks in
+** jcode_mobile_next_event and redraws only when told; an effect executor
+** on its own thread receives the effects to carry out. docs/EVENTS.md has
+** the event types, examples and a whole C example.
+**
+** Events.  Every event is one JSON object with a "type":
+**     subscribed         {"type":"subscribed","revision":R,"next_seq":S}
+**                        always the first event of a subscription
+**     state_changed      {"seq":S,"type":"state_changed","revision":R,"ops":[…]}
+**                        the records of jcode_mobile_changes ("resync":true
+**                        instead of "ops" when the change was too large)
+**     effects_requested  {"seq":S,"type":"effects_requested","revision":R,"effects":[…]}
+**                        the effects of the call's report, secrets included
+**     server_paired, pairing_failed, history_synced,
+**     connection_phase_changed, turn_finished   (kind "app")
+**     events_lost        {"type":"events_lost","count":N,"first_seq":A,
+**                        "last_seq":B,"effects_lost":E} where events were dropped
+**     closed             {"type":"closed","reason":"unsubscribed"|"app_freed"}
+**   Each call of jcode_mobile_dispatch / jcode_mobile_platform_event yields,
+**   in this order, state_changed (if the state changed), its app events, and
+**   effects_requested (if it asked for effects). `seq` is 1 for the app's
+**   first event and one more for each event after it, whoever subscribes;
+**   every subscription sees the events it asked for in seq order (they are
+**   queued while the call holds the app's lock). A state_changed carries
+**   what the state showed at that moment (a pairing code being typed, a
+**   draft); effects_requested carries secrets exactly like the dispatch
+**   report: a UI thread should subscribe with {"kinds":["state","app"]}.
+**
+** Queue.  Each subscription keeps at most `capacity` undelivered events
+**   (subscribed counts as one). When it is full, later events are dropped
+**   and counted until there is room again; at the place of the gap the
+**   subscriber then receives one events_lost (which may take one slot
+**   beyond capacity) before any later event, and catches up with
+**   jcode_mobile_changes(app, the last revision it saw). Nothing else is
+**   ever dropped.
+**
+** Lifetime.  A subscription does not keep its app alive. A subscription
+**   handle comes from the same space as app handles (see Handles above): an
+**   app handle is never a subscription handle and vice versa.
+**   jcode_mobile_app_free closes every subscription of the app; each still
+**   delivers what it held, then {"type":"closed","reason":"app_freed"}. The
+**   handle of a closed subscription stays valid until
+**   jcode_mobile_unsubscribe, which the host must still call.
+**
+** Options (options_json of both subscribe functions): NULL, "" or "{}" for
+** the defaults, or an object with any of
+**     "capacity": events kept until taken, 1…65536 (default 1024)
+**     "kinds":    which events to receive, an array of "state" (state_changed),
+**                 "effects" (effects_requested), "app" (the app events);
+**                 default all three. subscribed, events_lost and closed
+**                 always come.
+*/
+
+/*
+** jcode_mobile_event_callback — what a callback subscription calls.
+**
+** user_data:  the pointer given to jcode_mobile_subscribe_callback.
+** event_json: one event (the bare event object, without {"ok":true,…}),
+**   NUL-terminated, borrowed: valid only until the callback returns.
+*/
+typedef void (*jcode_mobile_event_callback)(void *user_data, const char *event_json);
+
+/*
+** jcode_mobile_subscribe — subscribe to an app's events, to take them with
+** jcode_mobile_next_event.
+**
+** Role: method of the app handle; constructor of a subscription handle.
+**
+** app:          a live app handle.
+** options_json: NULL, "" or "{}" (defaults), or {"capacity":N,"kinds":[…]}
+**   (see Options above); read during the call only.
+** Returns: a new subscription handle, or NULL on failure. Its first event is
+**   {"type":"subscribed","revision":R,"next_seq":S}: R is the state's
+**   revision at that moment and S the seq of the next event, taken
+**   atomically with respect to every other call on the app (read
+**   jcode_mobile_state or jcode_mobile_changes(app, R) to start from R).
+**   On failure, jcode_mobile_last_error() on the same thread says why:
+**     null_argument   app is NULL (field "app")
+**     invalid_handle  app is not a live app handle (freed, never issued, a
+**                     subscription handle, or not a handle)
+**     invalid_utf8, invalid_json, too_large, too_deep  options_json is malformed
+**     invalid_field   options_json is not an object, has an unknown member,
+**                     a capacity outside 1…65536, or a "kinds" that is not an
+**                     array of "state", "effects", "app"
+**     internal        no address space left for a new handle
+** Ownership: release the handle with jcode_mobile_unsubscribe(), also after
+**   the app was freed.
+** Threads: safe from any thread; serialised with every other call on `app`.
+** Since ABI 1 (library 0.3.0; check jcode_mobile_version() before calling it
+**   from a host that may load an older library).
+*/
+JCODE_MOBILE_API void *jcode_mobile_subscribe(void *app, const char *options_json);
+
+/*
+** jcode_mobile_subscribe_callback — subscribe to an app's events, to
+** receive them in a function.
+**
+** Role: method of the app handle; constructor of a subscription handle.
+**
+** app, options_json: as for jcode_mobile_subscribe; the events are queued
+**   the same way (capacity, events_lost, closed).
+** callback:  called once per event, in order, never twice at once for one
+**   subscription. It runs on a thread that called into the library: after
+**   each dispatch / platform_event (and this subscribe) has released the
+**   app's lock, that thread delivers what the app's callback subscriptions
+**   hold, unless a delivery of the same subscription is already running (on
+**   another thread, or further up the same thread's stack), which then
+**   delivers them. No library lock is held while it runs: it may call any
+**   jcode_mobile_* function, dispatch on the same app included (the events
+**   of that call are delivered after the callback returns) and unsubscribe
+**   of its own subscription. Keep it short: it runs on the caller's time.
+**   The first call, with the subscribed event, may happen before
+**   jcode_mobile_subscribe_callback returns.
+** user_data: passed to callback as is; the library never reads it.
+** Returns: a new subscription handle, or NULL on failure (the errors of
+**   jcode_mobile_subscribe, and null_argument with field "callback" when
+**   callback is NULL), with jcode_mobile_last_error() on the same thread
+**   saying why. The handle cannot be passed to jcode_mobile_next_event
+**   (invalid_handle).
+** On jcode_mobile_app_free the callback receives what was still queued,
+**   then {"type":"closed","reason":"app_freed"}, delivered by the freeing
+**   thread (or by the thread delivering at that moment); then no more.
+** Ownership: release the handle with jcode_mobile_unsubscribe(). After
+**   jcode_mobile_unsubscribe returns the callback is never called again
+**   (see there).
+** Threads: safe from any thread; serialised with every other call on `app`.
+** Since ABI 1 (library 0.3.0).
+*/
+JCODE_MOBILE_API void *jcode_mobile_subscribe_callback(void *app, const char *options_json,
+                                                       jcode_mobile_event_callback callback, void *user_data);
+
+/*
+** jcode_mobile_next_event — take the next event of a subscription, waiting
+** for one if needed.
+**
+** Role: method of the subscription handle (of jcode_mobile_subscribe).
+**
+** timeout_ms: < 0 waits until an event comes (or the subscription ends),
+**   0 does not wait, > 0 waits up to that many milliseconds (measured on a
+**   monotonic clock).
+** Returns (owned by the caller)
+**     {"ok":true,"event":{"seq":3,"type":"state_changed",…}}
+**   or {"ok":true,"event":null} when the time ran out with no event. After
+**   jcode_mobile_app_free: the events still queued, then
+**   {"ok":true,"event":{"type":"closed","reason":"app_freed"}}, and that
+**   same answer at once at every later call. A call waiting when
+**   jcode_mobile_unsubscribe is called returns
+**   {"ok":true,"event":{"type":"closed","reason":"unsubscribed"}}.
+** Errors: null_argument (subscription is NULL, field "subscription"),
+**   invalid_handle (field "subscription"; the message says which: not a live
+**   subscription handle — unsubscribed, never issued or not a handle —, an
+**   app handle, or a callback subscription, whose events go to its
+**   callback), out_of_memory (the event stays queued for the next call).
+**   NULL: not even the out_of_memory answer could be allocated.
+** Threads: safe from any thread, also while calls on the app run. Several
+**   threads may wait on one subscription: each event goes to exactly one
+**   of them (in seq order of taking; which thread gets which is not fixed).
+** Since ABI 1 (library 0.3.0).
+*/
+JCODE_MOBILE_API char *jcode_mobile_next_event(void *subscription, int32_t timeout_ms);
+
+/*
+** jcode_mobile_unsubscribe — end a subscription and release its handle.
+**
+** Role: destructor of the subscription handle.
+**
+** subscription: a handle from jcode_mobile_subscribe or
+**   jcode_mobile_subscribe_callback, also one whose app was freed. NULL, an
+**   already released handle, an app handle and a value that is not a handle
+**   are ignored (nothing happens): releasing twice is harmless.
+** Undelivered events are discarded. Every thread waiting in
+** jcode_mobile_next_event on it wakes and returns
+** {"ok":true,"event":{"type":"closed","reason":"unsubscribed"}}; later
+** calls with the handle return invalid_handle. A callback subscription's
+** callback is never called after jcode_mobile_unsubscribe returns: a call
+** running on another thread is waited for; called from inside the callback
+** itself, that invocation is the last. (So do not call it, with a lock held
+** that the callback takes; nor have two callbacks unsubscribe each
+** other's subscriptions at the same time: each would wait for the other.)
+** When the app has no subscription left it stops recording events.
+** Threads: safe from any thread, inside a callback too.
+** Since ABI 1 (library 0.3.0).
+*/
+JCODE_MOBILE_API void jcode_mobile_unsubscribe(void *subscription);
 
 /*
 ** jcode_mobile_string_free — release a string returned by this library.

@@ -9,7 +9,7 @@ import JcodeMobileCore
 // its arguments, finds the app, and hands bytes to JcodeMobileApp.
 
 /// The library version, "MAJOR.MINOR.PATCH", NUL-terminated in static storage.
-let versionLiteral: StaticString = "0.2.0\u{0}"
+let versionLiteral: StaticString = "0.3.0\u{0}"
 
 @_cdecl("jcode_mobile_version")
 public func jcode_mobile_version() -> UnsafePointer<CChar>? {
@@ -61,7 +61,8 @@ public func jcode_mobile_app_free(_ app: UnsafeMutableRawPointer?) {
     // The slot is released outside the table lock; a call still running on
     // another thread keeps its own reference and finishes normally.
     let removed = handles.withLock { $0.remove(key) }
-    _ = removed
+    // Its subscriptions are closed: waiters wake, callbacks get closed {app_freed}.
+    if let removed { EventHub.appFreed(removed) }
 }
 
 @_cdecl("jcode_mobile_dispatch")
@@ -82,7 +83,8 @@ private func input(
     _ app: UnsafeMutableRawPointer?, _ json: UnsafePointer<CChar>?, argument: String, kind: LogEntry.Kind,
     _ body: (JcodeMobileApp, UnsafeBufferPointer<UInt8>) -> JSONWriter
 ) -> UnsafeMutablePointer<CChar>? {
-    ErrorBoundary.withApp(app) { instance in
+    // Like ErrorBoundary.withApp, and hands the call's events to the app's subscriptions.
+    EventHub.input(app) { instance in
         switch ErrorBoundary.bytes(of: json, argument: argument) {
         case .success(let bytes): return body(instance, bytes)
         case .failure(let error): return instance.reject(error, kind: kind)

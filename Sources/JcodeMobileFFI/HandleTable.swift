@@ -8,6 +8,8 @@ import JcodeMobileCore
 /// One app and the lock that serialises every call on its handle.
 final class AppSlot: Sendable {
     let app: Locked<JcodeMobileApp>
+    /// The app's event-stream subscriptions, guarded by `app`'s lock.
+    let subscribers = Subscribers()
 
     init(options: AppOptions) {
         self.app = Locked(JcodeMobileApp(options: options))
@@ -74,14 +76,16 @@ struct HandleSpace {
     }
 }
 
-/// Maps the opaque handles given to C to live apps.
+/// Maps the opaque handles given to C to live apps and subscriptions.
 ///
 /// A handle is a key, never dereferenced: a freed, never-issued, foreign or
 /// garbage handle is simply not in the table (`invalid_handle`). Handles come
 /// from `HandleSpace`, so they are never reused in the process and never
-/// collide with another copy of the library's.
+/// collide with another copy of the library's. Apps and subscriptions share
+/// the space: an app handle is never a subscription handle, and vice versa.
 struct HandleTable {
     private var slots: [UInt: AppSlot] = [:]
+    private var subscriptions: [UInt: Subscription] = [:]
     private var space = HandleSpace()
 
     /// The new app's handle, or nil when no handle can be issued.
@@ -96,6 +100,17 @@ struct HandleTable {
     mutating func remove(_ handle: UInt) -> AppSlot? { slots.removeValue(forKey: handle) }
 
     var count: Int { slots.count }
+
+    /// The new subscription's handle, or nil when no handle can be issued.
+    mutating func insert(_ subscription: Subscription) -> UInt? {
+        guard let handle = space.take() else { return nil }
+        subscriptions[handle] = subscription
+        return handle
+    }
+
+    func subscription(_ handle: UInt) -> Subscription? { subscriptions[handle] }
+
+    mutating func removeSubscription(_ handle: UInt) -> Subscription? { subscriptions.removeValue(forKey: handle) }
 }
 
 /// Every live app of the process. The table lock is held only to look a

@@ -3,7 +3,7 @@ import XCTest
 
 final class ChangeFeedTests: XCTestCase {
     /// A mirror kept only from the change feed must equal the state after every step.
-    private struct Mirror {
+    struct Mirror {
         var document: JSONValue
         var revision: Int
         var resyncs = 0

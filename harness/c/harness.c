@@ -153,6 +153,21 @@ static void reply_free(reply *r) {
 
 /* Checks that raw is one UTF-8 JSON object with a boolean "ok" and, when ok
 ** is false, a well-formed error object. Quiet: returns 0 and a reason. */
+/* With JCODE_MOBILE_ANSWERS=FILE, every answer the harness reads is also
+** written to FILE, one per line, for `python3 -m jcode_mobile.schema FILE`
+** to validate against the schema the library publishes (make test-c). */
+static FILE *g_answers;
+
+static void record_answer(const char *raw) {
+    static int opened;
+    if (!opened) {
+        const char *path = getenv("JCODE_MOBILE_ANSWERS");
+        opened = 1;
+        if (path && *path) g_answers = fopen(path, "w");
+    }
+    if (g_answers) fprintf(g_answers, "%s\n", raw);
+}
+
 static int reply_parse(char *raw, reply *r, char *why, size_t whylen) {
     size_t n, bad, at = 0;
     const char *err = NULL;
@@ -163,6 +178,7 @@ static int reply_parse(char *raw, reply *r, char *why, size_t whylen) {
         snprintf(why, whylen, "returned NULL");
         return 0;
     }
+    record_answer(raw);
     n = strlen(raw);
     bad = jmini_utf8_bad((const unsigned char *)raw, n);
     if (bad != n) {
@@ -2236,6 +2252,7 @@ int main(void) {
     test_app_new();
     test_snapshot();
     test_threads();
+    if (g_answers) fclose(g_answers);
     printf("%ld passed, %ld failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

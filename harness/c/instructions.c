@@ -12,6 +12,8 @@
 **
 ** Kinds, and what SIZE is:
 **   text_delta          a streamed delta into a transcript of SIZE entries (1 000 deltas)
+**   text_delta_subscribed  the same with one subscriber that takes each delta's
+**                       state_changed event (jcode_mobile_next_event, counted in)
 **   set_draft           a keystroke with a transcript of SIZE entries (1 000 keystrokes)
 **   permission_request  one frame of SIZE permission_request events with distinct ids
 **   stdin_request       one frame of SIZE stdin_request events with distinct ids
@@ -97,23 +99,36 @@ int main(int argc, char **argv) {
     int measured = 0;
     char buf[128];
 
-    if (!strcmp(kind, "text_delta") || !strcmp(kind, "set_draft")) {
+    if (!strcmp(kind, "text_delta") || !strcmp(kind, "set_draft") || !strcmp(kind, "text_delta_subscribed")) {
+        void *subscription = NULL;
+        if (!strcmp(kind, "text_delta_subscribed")) {
+            subscription = jcode_mobile_subscribe(app, "{\"kinds\":[\"state\"]}");
+            if (!subscription) return 1;
+            check("subscribed", jcode_mobile_next_event(subscription, 0));
+        }
         char *history = history_of(size);
         check("history", jcode_mobile_platform_event(app, history));
         free(history);
         check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
-        int delta = !strcmp(kind, "text_delta");
+        int delta = strcmp(kind, "set_draft") != 0;
+        if (subscription) { /* the history's and the send's events */
+            char *e;
+            while ((e = jcode_mobile_next_event(subscription, 0)) && !strstr(e, "\"event\":null")) check("event", e);
+            jcode_mobile_string_free(e);
+        }
         const char *event = "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"hello \"}}";
         CALLGRIND_START_INSTRUMENTATION;
         for (measured = 0; measured < 1000; measured++) {
             if (delta) {
                 check("text_delta", jcode_mobile_platform_event(app, event));
+                if (subscription) check("next_event", jcode_mobile_next_event(subscription, 0));
             } else {
                 snprintf(buf, sizeof buf, "{\"type\":\"set_draft\",\"value\":\"draft %d\"}", measured);
                 check("set_draft", jcode_mobile_dispatch(app, buf));
             }
         }
         CALLGRIND_STOP_INSTRUMENTATION;
+        jcode_mobile_unsubscribe(subscription);
     } else if (!strcmp(kind, "permission_request") || !strcmp(kind, "stdin_request") || !strcmp(kind, "session_renamed") ||
                !strcmp(kind, "tool_start")) {
         check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));

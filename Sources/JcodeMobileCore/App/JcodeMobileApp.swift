@@ -13,6 +13,15 @@ public final class JcodeMobileApp {
     /// copies the bytes out before the next call, so it is never shared then.
     private var reportWriter = JSONWriter(capacity: 256)
 
+    /// Whether calls record stream events for `takeEvents()`: the FFI turns
+    /// it on while the app has subscribers, so an app without any pays nothing.
+    public var collectsEvents = false {
+        didSet { if !collectsEvents { pendingEvents.removeAll() } }
+    }
+    /// The `seq` the next stream event gets.
+    public private(set) var nextEventSeq = 1
+    private var pendingEvents: [StreamEvent] = []
+
     /// Inputs larger than this are logged as a summary instead of in full.
     static let loggedPayloadLimit = 4096
 
@@ -88,7 +97,55 @@ public final class JcodeMobileApp {
             return Self.errorDocument(error)
         }
         let transition = store.send(input(decoded.value), logKind: kind, logType: decoded.type, logPayload: decoded.payload)
+        if collectsEvents { recordEvents(of: transition) }
         return report(transition)
+    }
+
+    // MARK: - The event stream
+
+    /// The stream events of the calls since the last take, oldest first.
+    public func takeEvents() -> [StreamEvent] {
+        defer { pendingEvents.removeAll(keepingCapacity: true) }
+        return pendingEvents
+    }
+
+    /// `state_changed`, the announced app events, then `effects_requested`.
+    private func recordEvents(of transition: Store.Transition) {
+        let revision = transition.revision
+        func event(_ kind: StreamEvent.Kind, _ type: String, _ body: (inout JSONWriter) -> Void) {
+            var w = JSONWriter(capacity: 96)
+            w.objectStart()
+            w.key("seq"); w.int(nextEventSeq)
+            w.key("type"); w.string(type)
+            w.key("revision"); w.int(revision)
+            body(&w)
+            w.objectEnd()
+            pendingEvents.append(StreamEvent(kind: kind, seq: nextEventSeq, bytes: w.bytes))
+            nextEventSeq &+= 1
+        }
+        if transition.changed {
+            let ops = store.feed.newest(ofRevision: revision)?.ops
+            event(.state, "state_changed") { w in
+                if let ops {
+                    w.key("ops"); w.raw(ops)
+                } else {
+                    w.key("resync"); w.bool(true)
+                }
+            }
+        }
+        for app in transition.events {
+            event(.app, app.type) { w in
+                for (key, value) in app.fields.entries { w.key(string: key); w.value(value) }
+            }
+        }
+        if !transition.effects.isEmpty {
+            event(.effects, "effects_requested") { w in
+                w.key("effects")
+                w.arrayStart()
+                for (id, effect) in transition.effects { w.value(effect.json(id: id)) }
+                w.arrayEnd()
+            }
+        }
     }
 
     /// Records an input refused before it could be read (NULL, too large)

@@ -178,6 +178,14 @@ public struct ChangeFeed: Sendable {
         ring[(head &+ i) % ring.count]
     }
 
+    /// The newest record, when it is the one of `revision` (the event
+    /// stream's `state_changed` of the call that just ran).
+    public func newest(ofRevision revision: Int) -> Record? {
+        guard count > 0 else { return nil }
+        let r = record(at: count &- 1)
+        return r.revision == revision ? r : nil
+    }
+
     /// The records after `revision`, or `.resync` when the feed cannot
     /// describe the way from there. Walks back from the newest record, so
     /// a host that is a few revisions behind costs a few steps.

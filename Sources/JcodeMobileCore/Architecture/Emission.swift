@@ -20,6 +20,8 @@ public struct Emission: Equatable, Sendable {
         case settle(EffectID)
         /// Stop awaiting every effect of this kind (a replaced socket).
         case settleAll(EffectKind)
+        /// Something a UI reacts to happened (event-stream subscribers hear of it).
+        case announce(AppEvent)
         case merge([Emission])
     }
 
@@ -38,6 +40,8 @@ public struct Emission: Equatable, Sendable {
     public static func scrub(_ path: JSONPath) -> Emission { Emission(kind: .scrub(path)) }
     public static func settle(_ id: EffectID) -> Emission { Emission(kind: .settle(id)) }
     public static func settleAll(_ kind: EffectKind) -> Emission { Emission(kind: .settleAll(kind)) }
+    /// An app event for the event stream (`server_paired`, `turn_finished` …).
+    public static func announce(_ event: AppEvent) -> Emission { Emission(kind: .announce(event)) }
 
     /// Several emissions, in order; nested merges flatten and `.none` drops out.
     public static func merge(_ emissions: [Emission]) -> Emission {

@@ -17,6 +17,8 @@ public struct Store: Sendable {
     /// The haptics this call already asked for: one call (a frame of many
     /// events) buzzes once per style, however many events wanted it.
     private var hapticsThisCall: [Effect] = []
+    /// The app events of the running call.
+    private var announced: [AppEvent] = []
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -43,9 +45,13 @@ public struct Store: Sendable {
         /// The inputs the features emitted and the store ran after the
         /// host's (server events unpacked from a frame excepted), in order.
         public var followUps: [Input]
+        /// What the features announced, in order, then the connection's
+        /// phase change when the call moved it (the event stream's app events).
+        public var events: [AppEvent] = []
 
         public static func == (lhs: Transition, rhs: Transition) -> Bool {
             lhs.revision == rhs.revision && lhs.changed == rhs.changed && lhs.notes == rhs.notes && lhs.followUps == rhs.followUps
+                && lhs.events == rhs.events
                 && lhs.effects.elementsEqual(rhs.effects, by: { $0.id == $1.id && $0.effect == $1.effect })
         }
     }
@@ -71,7 +77,11 @@ public struct Store: Sendable {
         var followUps: [Input] = []
         callMayChangeSnapshot = false
         hapticsThisCall.removeAll(keepingCapacity: true)
+        announced.removeAll(keepingCapacity: true)
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
+        if before.connection.phase != state.connection.phase {
+            announced.append(.connectionPhaseChanged(from: before.connection.phase, to: state.connection.phase))
+        }
         if callMayChangeSnapshot { persist(effects: &effects) }
 
         let transcriptChanges = state.chat.transcript.drainChanges()
@@ -91,7 +101,8 @@ public struct Store: Sendable {
                 effects: effects.map { LogEntry.EffectRecord(id: $0.id, effect: $0.effect) }, notes: notes.map(\.text),
                 followUps: followUps.map(\.name), errorCode: nil)
         }
-        return Transition(revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps)
+        return Transition(
+            revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps, events: announced)
     }
 
     /// Writes the snapshot when this call changed it: at most once per call,
@@ -146,6 +157,8 @@ public struct Store: Sendable {
             state.effects.settle(id)
         case .settleAll(let kind):
             state.effects.settleAll(kind)
+        case .announce(let event):
+            announced.append(event)
         case .input(let next):
             guard depth < Store.followUpDepthLimit else {
                 notes.append(Note(kind: .dropped, text: "follow-ups nested too deep; dropped one"))

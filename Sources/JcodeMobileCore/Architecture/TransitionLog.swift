@@ -1,7 +1,7 @@
 /// One transition: the input that caused it (redacted), the revision it
 /// produced and the effects it requested (redacted).
 public struct LogEntry: Equatable, Sendable {
-    public enum Kind: String, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
         /// From `dispatch`.
         case action
         /// From `platform_event`.

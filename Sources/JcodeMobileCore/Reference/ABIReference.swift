@@ -1,93 +1,141 @@
-/// The reference part of docs/ABI.md, generated from the same wire
+/// The reference part of docs/ABI.md, generated from the runtime schema
+/// (`RuntimeSchema.document`), itself generated from the same wire
 /// definitions the core decodes and encodes with, so the documentation
 /// cannot drift from the code (a test compares the committed file).
 public enum ABIReference {
-    /// Markdown for every action, platform event, effect, gateway request and
-    /// server event, each with its fields and an example.
-    public static func markdown() -> String {
+    /// Markdown for every action, effect, platform event, gateway request,
+    /// server event and stream event, each with its fields and an example;
+    /// the options, the scenarios, the error codes and the answers of the functions.
+    public static func markdown(schema: JSONValue = RuntimeSchema.document) -> String {
+        let defs = schema["$defs"]?.objectValue ?? JSONObject()
         var out: [String] = []
-        out.append("## Actions (`jcode_mobile_dispatch`)\n")
-        out.append("What the person wants. Unknown extra fields are ignored.\n")
-        for spec in Action.wire.members { out.append(section(spec.type, spec.doc, spec.fields, example: example(type: spec.type, spec.fields))) }
-        out.append("## Effects (in the dispatch report)\n")
-        out.append("What the host must do. Every effect carries `effect_id` and `type`.\n")
-        for spec in Effect.specs {
-            var doc = spec.doc
-            if !spec.answeredBy.isEmpty { doc += " Answered by " + spec.answeredBy.map { "`\($0)`" }.joined(separator: ", ") + "." }
-            out.append(section(spec.type, doc, spec.fields, example: example(type: spec.type, spec.fields, typeAfterFirst: true)))
+        func unionSections(_ union: String, _ title: String, _ intro: String) {
+            out.append("## \(title)\n")
+            out.append(intro + "\n")
+            for ref in defs[union]?["oneOf"]?.arrayValue ?? [] {
+                guard let name = ref["$ref"]?.stringValue.map({ String($0.dropFirst("#/$defs/".count)) }), let def = defs[name] else { continue }
+                out.append(section(def))
+            }
         }
-        out.append("## Platform events (`jcode_mobile_platform_event`)\n")
-        out.append("What the platform did or saw. Answers quote the `effect_id` of their effect.\n")
-        for spec in PlatformEvent.wire.members {
-            out.append(section(spec.type, spec.doc, spec.fields, example: example(type: spec.type, spec.fields)))
-        }
-        out.append("## Gateway requests (lines the core sends in `websocket_send`)\n")
-        out.append("Request ids increase from 1 on every connection.\n")
-        for spec in GatewayRequest.specs {
-            let fields = spec.documentedFields
-            out.append(section(spec.type, spec.doc, fields, example: example(type: spec.type, fields, typeAfterFirst: true)))
-        }
-        out.append("## Server events (inside `websocket_event`)\n")
-        out.append("Events of other types are logged and ignored; a malformed event is logged and dropped.\n")
-        for spec in ServerEvent.wire.members {
-            out.append(section(spec.type, spec.doc, spec.fields, example: example(type: spec.type, spec.fields)))
-        }
+        unionSections("action", "Actions (`jcode_mobile_dispatch`)", "What the person wants. Unknown extra fields are ignored; an optional field may also be `null` (read as absent).")
+        unionSections("effect", "Effects (in the dispatch report)", "What the host must do. Every effect carries `effect_id` and `type`.")
+        unionSections("platform_event", "Platform events (`jcode_mobile_platform_event`)", "What the platform did or saw. Answers quote the `effect_id` of their effect. Unknown extra fields are ignored; an optional field may also be `null` (read as absent).")
+        unionSections("gateway_request", "Gateway requests (lines the core sends in `websocket_send`)", "Request ids increase from 1 on every connection.")
+        unionSections("server_event", "Server events (inside `websocket_event`)", "Events of other types are logged and ignored; a malformed event is logged and dropped. Unknown extra fields are ignored; an optional field may also be `null`.")
+        unionSections("stream_event", "Stream events (`jcode_mobile_subscribe`, `jcode_mobile_next_event`)", "What a subscriber receives. Every event the app produces carries `seq` and `revision`; `subscribed`, `events_lost` and `closed` are the stream's own.")
         out.append("## Options of `jcode_mobile_app_new`\n")
-        out.append(fieldTable(AppOptions.fields))
+        out.append(fieldTable(defs["app_options"] ?? .null))
+        out.append("\n## Options of `jcode_mobile_subscribe`\n")
+        out.append(fieldTable(defs["subscribe_options"] ?? .null))
         out.append("\n## Scenarios\n")
         out.append("| name | what it shows |\n|---|---|")
         for scenario in Scenario.allCases { out.append("| `\(scenario.rawValue)` | \(scenario.summary) |") }
         out.append("\n## Error codes\n")
         out.append("| code | meaning |\n|---|---|")
-        for code in ErrorCode.allCases { out.append("| `\(code.rawValue)` | \(errorMeaning(code)) |") }
+        for code in defs["error"]?["properties"]?["code"]?["oneOf"]?.arrayValue ?? [] {
+            out.append("| `\(code["const"]?.stringValue ?? "")` | \(code["description"]?.stringValue ?? "") |")
+        }
+        out.append("\n## Functions and their JSON (`x-functions` of the runtime schema)\n")
+        out.append("| function | input | answer |\n|---|---|---|")
+        for (name, entry) in schema["x-functions"]?.objectValue?.entries ?? [] {
+            func defName(_ key: String) -> String? { entry[key]?.stringValue.map { "`" + $0.dropFirst("#/$defs/".count) + "`" } }
+            var answer = defName("answer") ?? ""
+            if let events = defName("events") { answer += (answer.isEmpty ? "" : "; ") + "events: " + events }
+            if let note = entry["note"]?.stringValue { answer += (answer.isEmpty ? "" : "; ") + note }
+            out.append("| `\(name)` | \(defName("input") ?? "") | \(answer) |")
+        }
         return out.joined(separator: "\n") + "\n"
     }
 
-    private static func section(_ type: String, _ doc: String, _ fields: [FieldSpec], example: String) -> String {
-        var text = "### `\(type)`\n\n\(doc)\n"
-        if !fields.isEmpty { text += "\n" + fieldTable(fields) + "\n" }
-        text += "\n```json\n\(example)\n```\n"
+    /// One member of a union: its type, description, fields and example.
+    private static func section(_ def: JSONValue) -> String {
+        let type = def["properties"]?["type"]?["const"]?.stringValue ?? ""
+        var text = "### `\(type)`\n\n\(def["description"]?.stringValue ?? "")\n"
+        let table = fieldTable(def, skipping: ["type"])
+        if !table.isEmpty { text += "\n" + table + "\n" }
+        if let example = def["examples"]?.arrayValue?.first { text += "\n```json\n\(example.jsonString)\n```\n" }
         return text
     }
 
-    private static func fieldTable(_ fields: [FieldSpec]) -> String {
+    /// The field table of an object schema ("" when it has no fields).
+    private static func fieldTable(_ object: JSONValue, skipping: Set<String> = []) -> String {
         var rows = ["| field | type | required | notes |", "|---|---|---|---|"]
-        addRows(fields, prefix: "", to: &rows)
-        return rows.joined(separator: "\n")
+        addRows(object, prefix: "", skipping: skipping, to: &rows)
+        return rows.count == 2 ? "" : rows.joined(separator: "\n")
     }
 
-    /// One row per field, then rows for the members of its records
+    /// One row per property, then rows for the members of nested objects
     /// (`viewport.width`, `images[].anchor.ordinal`), so every range shows.
-    private static func addRows(_ fields: [FieldSpec], prefix: String, to rows: inout [String]) {
-        for field in fields {
-            var notes = field.doc
-            if field.secret { notes = (notes.isEmpty ? "" : notes + "; ") + "secret: redacted in logs" }
-            rows.append("| `\(prefix)\(field.name)` | \(typeName(field.type)) | \(field.required ? "yes" : "no") | \(notes) |")
-            switch field.type {
-            case .record(let members): addRows(members, prefix: prefix + field.name + ".", to: &rows)
-            case .array(.record(let members)): addRows(members, prefix: prefix + field.name + "[].", to: &rows)
-            default: break
+    private static func addRows(_ object: JSONValue, prefix: String, skipping: Set<String> = [], to rows: inout [String]) {
+        let required = Set((object["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+        for (name, property) in object["properties"]?.objectValue?.entries ?? [] where !skipping.contains(name) {
+            var notes = property["description"]?.stringValue ?? ""
+            if property["x-secret"] == true { notes = (notes.isEmpty ? "" : notes + "; ") + "secret: redacted in logs" }
+            // "or null" goes without saying for an optional member (the intro says so).
+            let type = typeName(property, nullImplied: !required.contains(name))
+            rows.append("| `\(prefix)\(name)` | \(type) | \(required.contains(name) ? "yes" : "no") | \(notes) |")
+            if let nested = record(in: property) {
+                addRows(nested, prefix: prefix + name + ".", to: &rows)
+            } else if let items = property["items"], let nested = record(in: items) {
+                addRows(nested, prefix: prefix + name + "[].", to: &rows)
             }
         }
     }
 
-    private static func typeName(_ type: WireType) -> String {
+    /// The object schema with properties in `schema` (or in its non-null `anyOf` branch).
+    private static func record(in schema: JSONValue) -> JSONValue? {
+        if schema["properties"] != nil { return schema }
+        for branch in schema["anyOf"]?.arrayValue ?? [] where branch["properties"] != nil { return branch }
+        return nil
+    }
+
+    /// How the reference names a schema's type.
+    /// `nullImplied`: leave out "or null" (an optional member).
+    static func typeName(_ schema: JSONValue, nullImplied: Bool = false) -> String {
+        if let ref = schema["$ref"]?.stringValue { return "`\(ref.dropFirst("#/$defs/".count))`" }
+        if let value = schema["const"] { return "`\(value.jsonString)`" }
+        var nullable = false
+        var types: [String] = []
+        switch schema["type"] {
+        case .string(let t)?: types = [t]
+        case .array(let list)?:
+            for t in list.compactMap(\.stringValue) { if t == "null" { nullable = true } else { types.append(t) } }
+        default: break
+        }
+        let suffix = nullable && !nullImplied ? " or null" : ""
+        if let values = schema["enum"]?.arrayValue {
+            return values.compactMap(\.stringValue).map { "`\($0)`" }.joined(separator: " \\| ") + suffix
+        }
+        if let branches = schema["anyOf"]?.arrayValue ?? schema["oneOf"]?.arrayValue {
+            let shown = nullImplied ? branches.filter { $0 != ["type": "null"] } : branches
+            return shown.map { typeName($0) }.joined(separator: ", or ")
+        }
+        guard let type = types.first else { return "any" }
         switch type {
-        case .string: return "string"
-        case .integer(let range): return "integer \(range)" + (range.outsideIsAbsent ? " (a number outside it reads as absent)" : "")
-        case .number: return "number"
-        case .boolean: return "boolean"
-        case .object: return "object"
-        case .any: return "any"
-        case .stringOrInteger(let range): return "string, or integer \(range)"
-        case .array(let element): return "array of \(typeName(element))"
-        case .enumeration(let values): return values.map { "`\($0)`" }.joined(separator: " \\| ")
-        case .record(let fields): return "{" + fields.map { $0.name + ($0.required ? "" : "?") }.joined(separator: ", ") + "}"
+        case "integer":
+            if let lo = schema["minimum"]?.int64Value, let hi = schema["maximum"]?.int64Value { return "integer from \(lo) to \(hi)" + suffix }
+            return "integer" + suffix
+        case "number":
+            if let range = schema["x-range"]?.arrayValue, range.count == 2 {
+                return "integer from \(range[0].jsonString) to \(range[1].jsonString) (a number outside it reads as absent)" + suffix
+            }
+            return "number" + suffix
+        case "array": return "array of " + typeName(schema["items"] ?? .object(JSONObject())) + suffix
+        case "object":
+            guard let properties = schema["properties"]?.objectValue else { return "object" + suffix }
+            let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+            return "{" + properties.keys.map { $0 + (required.contains($0) ? "" : "?") }.joined(separator: ", ") + "}" + suffix
+        default: return type + suffix
         }
     }
 
     /// An example object: realistic values chosen by field name, falling back to the type.
     static func example(type: String, _ fields: [FieldSpec], typeAfterFirst: Bool = false) -> String {
+        exampleValue(type: type, fields, typeAfterFirst: typeAfterFirst).jsonString
+    }
+
+    /// The example as a value (the schema's `examples`).
+    static func exampleValue(type: String, _ fields: [FieldSpec], typeAfterFirst: Bool = false) -> JSONValue {
         var object = JSONObject()
         if typeAfterFirst {
             object.append(type == "subscribe" || GatewayRequest.specs.contains(where: { $0.type == type }) ? "id" : "effect_id", 3)
@@ -95,9 +143,10 @@ public enum ABIReference {
         object.append("type", .string(type))
         for field in fields where !(typeAfterFirst && (field.name == "id" || field.name == "effect_id")) {
             if field.name == "line" && type == "websocket_event" { continue }  // the example shows "event"
+            if field.name == "resync" && type == "state_changed" { continue }  // the example shows "ops"
             object.append(field.name, sample(field, in: type))
         }
-        return JSONValue.object(object).jsonString
+        return .object(object)
     }
 
     private static let samples: [String: JSONValue] = [
@@ -121,6 +170,7 @@ public enum ABIReference {
         "messages": [["role": "user", "content": "Why does the test fail?"], ["role": "assistant", "content": "It races the server."]],
         "event": ["type": "text_delta", "text": "Hello"], "images": [["image/png", "iVBORw0KGgo="]], "tool_calls": ["grep"],
         "activity": ["is_processing": false], "screen": "sessions", "width": 390, "height": 844, "input_tokens": 1200,
+        "seq": 7, "revision": 12,
     ]
 
     private static func sample(_ field: FieldSpec, in type: String) -> JSONValue {
@@ -172,6 +222,20 @@ public enum ABIReference {
         case ("subscribe", "working_dir"), ("set_working_dir", "value"): return "/home/ana/jcode"
         case ("subscribe", "client_instance_id"), ("resume_session", "client_instance_id"): return "ios-6F1C"
         case ("soft_interrupt", "images"), ("message", "images"): return [["image/png", "iVBORw0KGgo="]]
+        case ("state_changed", "ops"): return [["op": "append", "path": "/transcript/4/text", "value": "lo"]]
+        case ("effects_requested", "effects"):
+            return [["effect_id": 9, "type": "websocket_send", "line": #"{"id":4,"type":"message","content":"Run the tests"}"#]]
+        case ("pairing_failed", "message"): return "The pairing code was not accepted."
+        case ("connection_phase_changed", "from"): return "connecting"
+        case ("connection_phase_changed", "to"): return "connected"
+        case ("history_synced", "entries"): return 12
+        case ("history_synced", "shown"): return 10
+        case ("events_lost", "count"): return 3
+        case ("events_lost", "first_seq"): return 8
+        case ("events_lost", "last_seq"): return 10
+        case ("events_lost", "effects_lost"): return 1
+        case ("closed", "reason"): return "unsubscribed"
+        case ("subscribed", "next_seq"): return 8
         default: break
         }
         if field.name == "id" { return 3 }
@@ -186,24 +250,7 @@ public enum ABIReference {
         case .stringOrInteger: return "1"
         case .array: return []
         case .enumeration(let values): return .string(values[0])
-        }
-    }
-
-    private static func errorMeaning(_ code: ErrorCode) -> String {
-        switch code {
-        case .nullArgument: return "a required pointer argument was NULL (`field` names it)"
-        case .invalidHandle: return "the handle is freed, never issued, or not a handle"
-        case .invalidUTF8: return "the input is not valid UTF-8 (`offset`: first bad byte)"
-        case .invalidJSON: return "the input is not valid JSON (`offset`: where parsing stopped)"
-        case .tooLarge: return "the input is larger than 16 MiB"
-        case .tooDeep: return "the input nests deeper than 128 levels"
-        case .unknownType: return "the `type` is not an action (or platform event) the core knows"
-        case .invalidField: return "a field is missing or has the wrong type or value (`field`: its path)"
-        case .invalidScenario: return "`app_new`: unknown scenario or option, a non-object, or both a scenario and a snapshot; `load_scenario`: unknown name"
-        case .invalidSnapshot: return "`app_new`: the snapshot is not an object or has no integer `version`"
-        case .unsupportedSnapshot: return "`app_new`: the snapshot's `version` is not one this library reads (a newer library wrote it); keep it"
-        case .outOfMemory: return "the answer (or the tokens of the input) could not be allocated; the app stays usable (a `dispatch` or `platform_event` whose report failed did apply its input: its effects are lost)"
-        case .internal: return "a bug in the library, reported instead of crashing"
+        case .defined: return .null
         }
     }
 }

@@ -1,7 +1,7 @@
 /// One node of the semantic UI tree: what a renderer draws and what an
 /// automation agent or a screen reader can find and act on.
 public struct SemanticNode: Equatable, Sendable {
-    public enum Role: String, Sendable {
+    public enum Role: String, Sendable, CaseIterable {
         case screen, header, text, heading, textField = "text_field", secureField = "secure_field", button, list
         case message, toolCall = "tool_call", banner, status, notice, sheet, image, group
         case errorText = "error_text"

@@ -20,6 +20,9 @@ public indirect enum WireType: Sendable, Equatable {
     case enumeration([String])
     /// An object whose members are described.
     case record([FieldSpec])
+    /// A value described by the runtime schema's definition of this name
+    /// (`patch_op`, `effect`): only in what the core writes, never decoded.
+    case defined(String)
 
 }
 

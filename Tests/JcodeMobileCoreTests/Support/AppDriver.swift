@@ -62,9 +62,13 @@ final class AppDriver {
     private func take(_ bytes: [UInt8], _ input: String, file: StaticString, line: UInt) -> [JSONValue] {
         let report = json(bytes.string, file: file, line: line)
         XCTAssertEqual(report["ok"], .bool(true), "\(input) was refused: \(bytes.string)", file: file, line: line)
+        assertValid(report, "dispatch_answer", "the report of \(input)", file: file, line: line)
         effects = report["effects"]?.arrayValue ?? []
         for effect in effects where effect["type"] == "websocket_send" {
-            if let line = effect["line"]?.stringValue { sentLines.append(line) }
+            if let sent = effect["line"]?.stringValue {
+                sentLines.append(sent)
+                assertValid(json(sent), "gateway_request", "a line sent after \(input)", file: file, line: line)
+            }
         }
         return effects
     }
@@ -72,12 +76,17 @@ final class AppDriver {
     // MARK: - Reading
 
     /// The state JSON.
-    var state: JSONValue { json(app.stateJSON().string)["state"] ?? .null }
+    var state: JSONValue {
+        let answer = json(app.stateJSON().string)
+        assertValid(answer, "state_answer", "the state")
+        return answer["state"] ?? .null
+    }
 
     /// `jcode_mobile_snapshot`'s `snapshot` member.
     var snapshot: JSONValue {
         let document = json(app.snapshotDocument().bytes.string)
         XCTAssertEqual(document["ok"], .bool(true))
+        assertValid(document, "snapshot_answer", "the snapshot")
         return document["snapshot"] ?? .null
     }
 
@@ -133,4 +142,13 @@ final class AppDriver {
     var shownUserTexts: [String] {
         shownMessages.filter { $0.label.hasPrefix("You") }.compactMap(\.value)
     }
+}
+
+/// Fails the test when `value` does not validate against the runtime
+/// schema's definition `def` (every output an `AppDriver` reads is checked).
+func assertValid(
+    _ value: JSONValue, _ def: String, _ context: String = "", file: StaticString = #filePath, line: UInt = #line
+) {
+    let errors = runtimeSchemaValidator.errors(value, def: def)
+    XCTAssertTrue(errors.isEmpty, "\(context.isEmpty ? def : context) does not match \(def): \(errors.prefix(5).joined(separator: "; "))", file: file, line: line)
 }

@@ -23,7 +23,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 __all__ = [
     "JcodeMobileError",
@@ -36,6 +36,9 @@ __all__ = [
     "encode_input",
     "find_node",
     "iter_nodes",
+    "Subscription",
+    "CallbackSubscription",
+    "set_output_check",
 ]
 
 #: What the library accepts as an action, an event or app_new options.
@@ -132,6 +135,12 @@ def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
         #: Functions a library older than the package may lack (library 0.2.0 added them).
         optional = {
             "jcode_mobile_snapshot": ([c_void_p], c_void_p),
+            # library 0.3.0: the event stream and the runtime schema
+            "jcode_mobile_subscribe": ([c_void_p, c_char_p], c_void_p),
+            "jcode_mobile_subscribe_callback": ([c_void_p, c_char_p, EVENT_CALLBACK, c_void_p], c_void_p),
+            "jcode_mobile_next_event": ([c_void_p, ctypes.c_int32], c_void_p),
+            "jcode_mobile_unsubscribe": ([c_void_p], None),
+            "jcode_mobile_schema": ([], c_void_p),
         }
         for name, (argtypes, restype) in signatures.items():
             fn = getattr(lib, name)
@@ -142,19 +151,78 @@ def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
             if fn is not None:
                 fn.argtypes = argtypes
                 fn.restype = restype
+        _watch_answers(lib)
         if path is None:
             _library = lib
         return lib
+
+
+#: ``void (*)(void *user_data, const char *event_json)``
+EVENT_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+#: The library functions whose ``char *`` answers the output check sees, by name.
+_ANSWERING = (
+    "jcode_mobile_last_error", "jcode_mobile_dispatch", "jcode_mobile_platform_event", "jcode_mobile_state",
+    "jcode_mobile_tree", "jcode_mobile_logs", "jcode_mobile_changes", "jcode_mobile_snapshot",
+    "jcode_mobile_next_event", "jcode_mobile_schema",
+)
+#: answer pointer -> the function that returned it, while an output check is installed.
+_answer_origin: dict = {}
+#: ``check(function_name, parsed_answer)``, or None (see :func:`set_output_check`).
+_output_check: Optional[Callable[[str, Any], None]] = None
+
+
+def set_output_check(check: Optional[Callable[[str, Any], None]]) -> Optional[Callable[[str, Any], None]]:
+    """Install ``check(function_name, answer)``, called with every JSON answer
+    the library returns through this module (before the caller sees it), or
+    None to remove it; returns the previous one. The test suite installs a
+    JSON Schema validator here (:mod:`jcode_mobile.schema`)."""
+    global _output_check
+    previous, _output_check = _output_check, check
+    return previous
+
+
+class _Answering:
+    """A library function that notes which function returned each answer."""
+
+    def __init__(self, name: str, fn):
+        self.__name__ = name
+        self._fn = fn
+
+    @property
+    def argtypes(self):
+        return self._fn.argtypes
+
+    @property
+    def restype(self):
+        return self._fn.restype
+
+    def __call__(self, *args):
+        ptr = self._fn(*args)
+        if ptr and _output_check is not None:
+            _answer_origin[ptr] = self.__name__
+        return ptr
+
+
+def _watch_answers(lib: ctypes.CDLL) -> None:
+    for name in _ANSWERING:
+        fn = getattr(lib, name, None)
+        if fn is not None and not isinstance(fn, _Answering):
+            setattr(lib, name, _Answering(name, fn))
 
 
 def take_string(lib: ctypes.CDLL, ptr: Optional[int]) -> bytes:
     """Copy a caller-owned ``char *`` returned by the library, then free it."""
     if not ptr:
         raise MemoryError("the library returned NULL (out of memory)")
+    origin = _answer_origin.pop(ptr, None)
     try:
-        return ctypes.string_at(ptr)
+        text = ctypes.string_at(ptr)
     finally:
         lib.jcode_mobile_string_free(ptr)
+    if origin is not None and _output_check is not None:
+        _output_check(origin, json.loads(text.decode("utf-8")))
+    return text
 
 
 def take_json(lib: ctypes.CDLL, ptr: Optional[int]) -> dict:
@@ -331,6 +399,210 @@ class App:
         """The state's current revision."""
         return _checked(self.tree_raw())["revision"]
 
+    # -- typed helpers from the runtime schema (library 0.3.0) --------------
+
+    @property
+    def actions(self):
+        """Every action the loaded library accepts, as a typed method built
+        from its schema at run time: ``app.actions.set_draft(value="hi")``
+        dispatches and returns the report (see :mod:`jcode_mobile.schema`)."""
+        ops = self.__dict__.get("_actions")
+        if ops is None:
+            from .schema import Operations
+            ops = self.__dict__["_actions"] = Operations("action", self.dispatch)
+        return ops
+
+    @property
+    def platform(self):
+        """Every platform event, likewise: ``app.platform.websocket_opened(effect_id=3)``."""
+        ops = self.__dict__.get("_platform")
+        if ops is None:
+            from .schema import Operations
+            ops = self.__dict__["_platform"] = Operations("platform_event", self.platform_event)
+        return ops
+
+    # -- the event stream (library 0.3.0) ----------------------------------
+
+    def subscribe(self, *, kinds: Optional[list] = None, capacity: Optional[int] = None,
+                  options: JSONInput = None, timeout: Optional[float] = 1.0) -> "Subscription":
+        """A new subscription to this app's event stream (``jcode_mobile_subscribe``).
+
+        ``kinds`` (``["state", "effects", "app"]``, default all) and
+        ``capacity`` (events kept until taken, default 1024) build the options;
+        ``options`` passes them as is instead (for tests of bad options).
+        ``timeout`` is how long iterating waits for the next event (None: no limit).
+        Raises :class:`JcodeMobileError` when the library refuses."""
+        if options is None:
+            options = {}
+            if kinds is not None:
+                options["kinds"] = list(kinds)
+            if capacity is not None:
+                options["capacity"] = capacity
+        return Subscription(self, options, timeout=timeout)
+
+    def events(self, timeout: Optional[float] = 1.0, *, kinds: Optional[list] = None,
+               capacity: Optional[int] = None) -> "Subscription":
+        """An iterator over the app's events from now on: each ``next()`` waits
+        up to ``timeout`` seconds (None: no limit) and the iteration ends when
+        none came in that time or the stream closed. Subscribes at once, so no
+        event after this call is missed; use it as a context manager (or call
+        ``close()``) to unsubscribe.
+
+            with app.events(timeout=2.0, kinds=["app"]) as events:
+                app.dispatch({"type": "submit_pairing"})
+                for event in events:
+                    if event["type"] == "server_paired":
+                        break
+        """
+        return self.subscribe(kinds=kinds, capacity=capacity, timeout=timeout)
+
+    def on_event(self, callback: Callable[[dict], None], *, kinds: Optional[list] = None,
+                 capacity: Optional[int] = None) -> "CallbackSubscription":
+        """Call ``callback(event)`` for every event (``jcode_mobile_subscribe_callback``):
+        on a thread that is calling into the library on this app, after its
+        work, in order, never twice at once. ``close()`` the result to stop."""
+        options: dict = {}
+        if kinds is not None:
+            options["kinds"] = list(kinds)
+        if capacity is not None:
+            options["capacity"] = capacity
+        return CallbackSubscription(self, options, callback)
+
+
+def _require(lib: ctypes.CDLL, name: str):
+    fn = getattr(lib, name, None)
+    if fn is None:
+        raise AttributeError(f"the loaded library has no {name} (it is older than 0.3.0)")
+    return fn
+
+
+#: The longest wait next_event takes (its timeout is an int32 of milliseconds).
+_MAX_WAIT_MS = 2**31 - 1
+
+
+class Subscription:
+    """One subscription to an app's event stream: :meth:`next` waits for the
+    next event; iterating yields events until one does not come within
+    ``timeout`` seconds or the stream is closed. Close it (or use ``with``) to
+    unsubscribe; the handle is released then, even after the app was freed."""
+
+    def __init__(self, app: App, options: JSONInput, *, timeout: Optional[float] = 1.0):
+        self._lib = app.library
+        self.timeout = timeout
+        self._closed = True
+        handle = _require(self._lib, "jcode_mobile_subscribe")(app.handle, encode_input(options))
+        if not handle:
+            raise JcodeMobileError(take_json(self._lib, self._lib.jcode_mobile_last_error()))
+        self._handle: int = handle
+        self._closed = False
+
+    @property
+    def handle(self) -> int:
+        return self._handle
+
+    def next_raw(self, timeout_ms: int) -> dict:
+        """``jcode_mobile_next_event``: the parsed answer, ok or not."""
+        return take_json(self._lib, self._lib.jcode_mobile_next_event(self._handle, timeout_ms))
+
+    def next(self, timeout: Optional[float] = None) -> Optional[dict]:
+        """The next event, waiting up to ``timeout`` seconds (None: no limit,
+        0: not at all); None when none came in time. After the stream closed
+        it answers the ``closed`` event again; after :meth:`close` it raises
+        :class:`JcodeMobileError` (``invalid_handle``)."""
+        if timeout is None:
+            ms = -1
+        else:
+            ms = min(_MAX_WAIT_MS, max(0, int(round(timeout * 1000))))
+        return _checked(self.next_raw(ms))["event"]
+
+    def __iter__(self) -> "Subscription":
+        return self
+
+    def __next__(self) -> dict:
+        if self._closed:
+            raise StopIteration
+        event = self.next(self.timeout)
+        if event is None or event.get("type") == "closed":
+            raise StopIteration
+        return event
+
+    def close(self) -> None:
+        """Unsubscribe (``jcode_mobile_unsubscribe``); a waiter gets ``closed``. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._lib.jcode_mobile_unsubscribe(self._handle)
+
+    def __enter__(self) -> "Subscription":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class CallbackSubscription:
+    """A subscription whose events go to a Python callable (see :meth:`App.on_event`).
+
+    The callable gets each event as a dict. An exception it raises is kept
+    in :attr:`errors` (it cannot cross the C boundary) and the stream goes on."""
+
+    def __init__(self, app: App, options: JSONInput, callback: Callable[[dict], None]):
+        self._lib = app.library
+        self._callback = callback
+        self.errors: list = []
+        self._closed = True
+
+        def deliver(_user_data, event_json):
+            try:
+                event = json.loads(ctypes.string_at(event_json).decode("utf-8"))
+                if _output_check is not None:
+                    _output_check("jcode_mobile_subscribe_callback", event)
+                callback(event)
+            except BaseException as problem:  # noqa: BLE001 - nothing may unwind into C
+                self.errors.append(problem)
+
+        # Kept on the object: the C side calls it until close() returns.
+        self._trampoline = EVENT_CALLBACK(deliver)
+        handle = _require(self._lib, "jcode_mobile_subscribe_callback")(
+            app.handle, encode_input(options), self._trampoline, None)
+        if not handle:
+            raise JcodeMobileError(take_json(self._lib, self._lib.jcode_mobile_last_error()))
+        self._handle: int = handle
+        self._closed = False
+
+    @property
+    def handle(self) -> int:
+        return self._handle
+
+    def close(self) -> None:
+        """Unsubscribe: once this returns the callable is not called again. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._lib.jcode_mobile_unsubscribe(self._handle)
+
+    def __enter__(self) -> "CallbackSubscription":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def schema_document(library: Optional[ctypes.CDLL] = None) -> dict:
+    """The runtime JSON Schema the loaded library publishes (``jcode_mobile_schema``)."""
+    lib = library or load_library()
+    return _checked(take_json(lib, _require(lib, "jcode_mobile_schema")()))["schema"]
+
 
 def _checked(report: dict) -> dict:
     if not isinstance(report, dict) or report.get("ok") is not True:
@@ -369,3 +641,30 @@ def find_node(tree: dict, node_id: str) -> Optional[dict]:
         if node.get("id") == node_id:
             return node
     return None
+
+
+class _CheckFromEnvironment:
+    """The output check ``JCODE_MOBILE_CHECK_OUTPUTS=1`` installs: a
+    :class:`jcode_mobile.schema.OutputCheck`, made on the first answer (so
+    importing this module loads nothing). The test suite sets the variable,
+    so the simulator and CLI processes it starts check their answers too."""
+
+    def __init__(self) -> None:
+        self._check = None
+        self._making = threading.local()
+
+    def __call__(self, function: str, answer: Any) -> None:
+        if getattr(self._making, "busy", False):
+            return  # the schema's own answer, fetched while making the check
+        if self._check is None:
+            self._making.busy = True
+            try:
+                from .schema import OutputCheck
+                self._check = OutputCheck()
+            finally:
+                self._making.busy = False
+        self._check(function, answer)
+
+
+if os.environ.get("JCODE_MOBILE_CHECK_OUTPUTS") == "1":
+    set_output_check(_CheckFromEnvironment())

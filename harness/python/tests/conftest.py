@@ -1,5 +1,13 @@
-"""Shared fixtures: the package is imported from harness/python (no install needed)."""
+"""Shared fixtures: the package is imported from harness/python (no install needed).
 
+Every JSON answer the library gives this suite — in this process and in the
+simulator and CLI processes it starts (``JCODE_MOBILE_CHECK_OUTPUTS=1``) — is
+validated against the JSON Schema the library itself publishes
+(``jcode_mobile_schema``); an answer that does not match fails the test that
+received it with :class:`jcode_mobile.schema.SchemaViolation`.
+"""
+
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +19,18 @@ if str(HARNESS) not in sys.path:
     sys.path.insert(0, str(HARNESS))
 
 from jcode_mobile import load_library  # noqa: E402
+from jcode_mobile.binding import set_output_check  # noqa: E402
+from jcode_mobile.schema import OutputCheck  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def answers_match_the_schema():
+    """Installs the schema check for the whole session (see the module doc)."""
+    check = OutputCheck()
+    previous = set_output_check(check)
+    os.environ["JCODE_MOBILE_CHECK_OUTPUTS"] = "1"
+    yield check
+    set_output_check(previous)
 
 
 @pytest.fixture(scope="session")

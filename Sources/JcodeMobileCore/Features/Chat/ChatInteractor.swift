@@ -235,10 +235,12 @@ public struct ChatInteractor: Interactor {
     /// The agent finished (done or interrupted): soft interrupts still
     /// queued were consumed or are moot, the turn ends, the others hear of it,
     /// and the next outbox message goes.
-    private func turnFinished(_ state: inout ChatState, _ facts: Facts, notice: Emission = .none) -> Emission {
+    private func turnFinished(
+        _ state: inout ChatState, _ facts: Facts, _ outcome: AppEvent.TurnOutcome, notice: Emission = .none
+    ) -> Emission {
         drainInterrupts(&state)
         Self.endTurn(&state)
-        return notice + .internal(.turnEnded) + flushOutbox(&state, facts)
+        return notice + .internal(.turnEnded) + .announce(.turnFinished(outcome: outcome)) + flushOutbox(&state, facts)
     }
 
     // MARK: - Server events
@@ -360,11 +362,11 @@ public struct ChatInteractor: Interactor {
             }
             // The turn of the message on its way ended: the server had it.
             acknowledged(&state)
-            return turnFinished(&state, facts)
+            return turnFinished(&state, facts, .done)
         case .interrupted:
             acknowledged(&state)
             state.transcript.interruptOpenToolCalls()
-            return turnFinished(&state, facts, notice: .internal(.notice(.info, "Interrupted")))
+            return turnFinished(&state, facts, .interrupted, notice: .internal(.notice(.info, "Interrupted")))
         case .error(let id, let message, let retryAfterSecs):
             // The connection owns an error answering `subscribe` (it is why the link failed).
             if let id, id == facts.subscribeRequestID { return .none }
@@ -377,7 +379,7 @@ public struct ChatInteractor: Interactor {
             }
             acknowledged(&state)
             Self.endTurn(&state)
-            return banner + .internal(.turnEnded)
+            return banner + .internal(.turnEnded) + .announce(.turnFinished(outcome: .error))
         case .sessionCloseRequested:
             Self.endTurn(&state)
             return .none
@@ -413,6 +415,8 @@ public struct ChatInteractor: Interactor {
             state.turn.isProcessing = history.isProcessing ?? false
             state.turn.isReasoning = false
             keepInFlightMessage(&state, history)
+            let synced = Emission.announce(
+                .historySynced(sessionID: history.sessionID, entries: history.messages.count, shown: state.transcript.entries.count))
             var dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
             if cutRows > 0 {
                 dropped.append(.note("\(cutRows) history rows cut at \(Transcript.fieldLimit) bytes", .dropped))
@@ -421,10 +425,10 @@ public struct ChatInteractor: Interactor {
                 // The answer to `subscribe` or `resume_session`, with the answer to
                 // `get_history` still to come: a message sent now would be missing
                 // from that one, so the outbox waits for it.
-                return reconciled + dropped + .note("history answering request \(history.requestID ?? 0); the outbox waits for get_history")
+                return reconciled + dropped + synced + .note("history answering request \(history.requestID ?? 0); the outbox waits for get_history")
             }
             state.turn.historyLoaded = true
-            return reconciled + dropped + flushOutbox(&state, facts)
+            return reconciled + dropped + synced + flushOutbox(&state, facts)
 
         default:
             return .none

@@ -14,7 +14,7 @@ public struct OutboxMessage: Equatable, Sendable {
     /// the next history replaces the transcript); the outbox list does not.
     public var isInTranscript = false
 
-    public enum Delivery: String, Sendable {
+    public enum Delivery: String, Sendable, CaseIterable {
         /// Not sent yet: shown as "waiting to send".
         case waiting
         /// Sent on the open socket; its `ack` has not come. Shown in the transcript.

@@ -1,13 +1,13 @@
 /// One bubble of the conversation.
 public struct TranscriptEntry: Equatable, Sendable {
-    public enum Role: String, Sendable {
+    public enum Role: String, Sendable, CaseIterable {
         case user, assistant, system
         /// The result of a task the agent ran in the background.
         case backgroundTask = "background_task"
     }
 
     /// Why the provider stopped a reply, when it was not a normal end.
-    public enum StopReason: UInt8, Sendable {
+    public enum StopReason: UInt8, Sendable, CaseIterable {
         case normal
         /// Cut at the output token limit: the reply is incomplete.
         case maxTokens
@@ -125,7 +125,7 @@ public struct TranscriptEntry: Equatable, Sendable {
 
 /// A tool the agent called, with its streamed input and its result.
 public struct ToolCall: Equatable, Sendable {
-    public enum Status: String, Sendable {
+    public enum Status: String, Sendable, CaseIterable {
         /// Input is still streaming in.
         case pending
         case running

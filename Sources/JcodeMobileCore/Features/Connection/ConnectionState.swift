@@ -1,7 +1,7 @@
 /// The link to the selected server: its phase, the socket, the request-id
 /// counter and the reconnect schedule.
 public struct ConnectionState: Equatable, Sendable {
-    public enum Phase: String, Sendable {
+    public enum Phase: String, Sendable, CaseIterable {
         /// Not connected and not trying (never paired, or the person disconnected).
         case disconnected
         /// `http_pair` is in flight.

@@ -1,6 +1,6 @@
 /// A dismissible line in the chat ("Interrupted", "Context compacted …").
 public struct Notice: Equatable, Sendable {
-    public enum Kind: String, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
         case info, notification, warning
     }
 

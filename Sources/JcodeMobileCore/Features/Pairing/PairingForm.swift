@@ -34,7 +34,7 @@ public struct PairingForm: Equatable, Sendable {
 
     /// The result of `check_server` for the address in the form.
     public struct HealthCheck: Equatable, Sendable {
-        public enum Status: String, Sendable { case checking, reachable, unreachable, failed }
+        public enum Status: String, Sendable, CaseIterable { case checking, reachable, unreachable, failed }
         public var status: Status
         public var message: String
     }

@@ -36,8 +36,9 @@ public struct PairingInteractor: Interactor {
             guard state.awaitingIdentity else { return .none }
             state.awaitingIdentity = false
             state.isSubmitting = false
-            return .internal(.pairingFailed)
-                + .internal(.showError(ErrorBanner(message: "This device could not create its identity for pairing. Try again.")))
+            let message = "This device could not create its identity for pairing. Try again."
+            return .internal(.pairingFailed) + .internal(.showError(ErrorBanner(message: message)))
+                + .announce(.pairingFailed(message: message))
         case .action(.scanQR):
             return .effect(.device(.requestCameraQRScan))
         case .action(.checkServer):
@@ -122,7 +123,7 @@ public struct PairingInteractor: Interactor {
         state.isSubmitting = false
         func failed(_ message: String) -> Emission {
             .settle(result.effectID) + .internal(.pairingFailed) + .internal(.showError(ErrorBanner(message: message)))
-                + .effect(.device(.haptic(style: .error)))
+                + .effect(.device(.haptic(style: .error))) + .announce(.pairingFailed(message: message))
         }
         guard result.ok else {
             if result.status == 401 {
@@ -150,6 +151,7 @@ public struct PairingInteractor: Interactor {
             address: address, name: result.serverName ?? address.display, serverVersion: result.serverVersion,
             workingDir: workingDir, token: token)
         var emission = Emission.settle(result.effectID) + .internal(.paired(server)) + .effect(.device(.haptic(style: .success)))
+            + .announce(.serverPaired(serverID: address.serverID, serverName: server.name))
         if facts.pushToken == nil { emission.append(.effect(.device(.registerPushNotifications))) }
         return emission
     }

@@ -1,0 +1,307 @@
+/// The schema of what the hand-written encoders write: the state
+/// (`AppState+JSON.swift` and the features' `json`), the tree
+/// (`SemanticNode.write`), log entries (`LogEntry.write`), patch operations
+/// (`JSONPatchOp.write`, `TranscriptChange.write`), change records and the
+/// answers (`JcodeMobileApp`), the snapshot (`Snapshot.json`) and the error
+/// object (`CoreError.json`).
+///
+/// Declared by hand, next to nothing that could check it but the tests:
+/// every object here is strict (`additionalProperties: false`, every member
+/// that is always written is `required`), and SchemaTests validates real
+/// outputs against it, so an encoder that adds, drops or retypes a member
+/// fails them. A member an encoder writes as `null` when it has no value is
+/// `"type":[t,"null"]`; a member it leaves out is not `required`.
+extension RuntimeSchema {
+    enum Outputs {
+        typealias B = SchemaBuilder
+
+        static var definitions: [(String, JSONValue)] {
+            [
+                ("state", state),
+                ("transcript_entry", transcriptEntry),
+                ("tool_call", toolCall),
+                ("token_usage", tokenUsage),
+                ("attachment", attachment),
+                ("saved_server", savedServer),
+                ("tree_node", treeNode),
+                ("patch_op", patchOp),
+                ("change_record", changeRecord),
+                ("log_entry", logEntry),
+                ("snapshot", snapshot),
+                ("error", error),
+                ("error_answer", errorAnswer),
+                ("dispatch_answer", answer(okMembers: [("revision", revision), ("effects", B.array(B.ref("effect")))],
+                    "The dispatch report of jcode_mobile_dispatch and jcode_mobile_platform_event: the state's revision after the input and the effects to execute.")),
+                ("state_answer", answer(okMembers: [("state", B.ref("state"))], "The answer of jcode_mobile_state.")),
+                ("tree_answer", answer(okMembers: [("revision", revision), ("tree", B.ref("tree_node"))], "The answer of jcode_mobile_tree.")),
+                ("logs_answer", answer(okMembers: [
+                    ("capacity", B.integer(IntegerRange(1...Int64(AppOptions.maxLogCapacity)))),
+                    ("next_seq", B.integer(.id)), ("entries", B.array(B.ref("log_entry"))),
+                ], "The answer of jcode_mobile_logs: entries oldest first.")),
+                ("changes_answer", changesAnswer),
+                ("snapshot_answer", answer(okMembers: [("snapshot", B.ref("snapshot"))], "The answer of jcode_mobile_snapshot.")),
+                ("last_error_answer", B.described(B.oneOf([B.strictObject([("ok", B.const(true))]), B.ref("error_answer")]),
+                    "The answer of jcode_mobile_last_error: {\"ok\":true} when the last jcode_mobile_app_new on the thread succeeded (or there was none), else its error.")),
+                ("next_event_answer", answer(okMembers: [("event", B.oneOf([B.ref("stream_event"), B.type("null")]))],
+                    "The answer of jcode_mobile_next_event: the next stream event, or null when there is none yet.")),
+                ("schema_answer", answer(okMembers: [("schema", B.type("object"))], "The answer of jcode_mobile_schema: this document.")),
+            ]
+        }
+
+        static let revision = B.integer(.count)
+
+        /// `oneOf` [`{"ok":true, members…}`, `error_answer`].
+        static func answer(okMembers: [(String, JSONValue)], _ description: String) -> JSONValue {
+            B.described(B.oneOf([B.strictObject([("ok", B.const(true))] + okMembers), B.ref("error_answer")]), description)
+        }
+
+        // MARK: - Errors
+
+        static var error: JSONValue {
+            B.strictObject([
+                ("code", B.described(B.oneOf(ErrorCode.allCases.map { ["const": .string($0.rawValue), "description": .string($0.meaning)] }),
+                    "stable and machine-readable; later versions may add codes: treat an unknown one like internal")),
+                ("message", B.described(B.string, "for people; may change")),
+                ("offset", B.described(B.integer(.count), "byte offset into the input (invalid_utf8, invalid_json, too_deep)")),
+                ("field", B.described(B.string, "the path of the field concerned (invalid_field, unknown_type, null_argument, too_large)")),
+            ], optional: ["offset", "field"], description: "The error object (CoreError.json).")
+        }
+
+        static var errorAnswer: JSONValue {
+            B.strictObject([("ok", B.const(false)), ("error", B.ref("error"))], description: "Every failed call: {\"ok\":false,\"error\":{…}}.")
+        }
+
+        // MARK: - The change feed
+
+        static var patchOp: JSONValue {
+            let path = B.described(B.string, "a JSON Pointer (RFC 6901) into the state object")
+            return B.described(B.oneOf([
+                B.strictObject([("op", B.const("add")), ("path", path), ("value", B.any)]),
+                B.strictObject([("op", B.const("remove")), ("path", path)]),
+                B.strictObject([("op", B.const("replace")), ("path", path), ("value", B.any)]),
+                B.strictObject([("op", B.const("append")), ("path", path),
+                                ("value", B.described(B.string, "text to append to the string at path"))]),
+            ]), "One operation of the change feed: JSON Patch (RFC 6902) add, remove and replace, plus append, which appends value to the string at path.")
+        }
+
+        static var changeRecord: JSONValue {
+            B.strictObject([("revision", revision), ("ops", B.array(B.ref("patch_op")))],
+                           description: "What one revision changed: apply ops in order, then set the copy's revision to this one.")
+        }
+
+        static var changesAnswer: JSONValue {
+            let since = B.described(["type": "integer", "minimum": 0],
+                                    "since_revision exactly as passed: an unsigned 64-bit integer (up to 18446744073709551615)")
+            return B.described(B.oneOf([
+                B.strictObject([("ok", B.const(true)), ("revision", revision), ("since", since), ("changes", B.array(B.ref("change_record")))]),
+                B.strictObject([("ok", B.const(true)), ("revision", revision), ("since", since), ("resync", B.const(true)), ("state", B.ref("state"))]),
+                B.ref("error_answer"),
+            ]), "The answer of jcode_mobile_changes: the records after since, or a resync with the whole state.")
+        }
+
+        // MARK: - Logs
+
+        static var logEntry: JSONValue {
+            B.strictObject([
+                ("seq", B.integer(.id)),
+                ("revision", revision),
+                ("kind", B.enumeration(LogEntry.Kind.allCases.map(\.rawValue))),
+                ("type", B.described(B.string, "the input's type (empty when it could not be read)")),
+                ("payload", B.described(B.any, "the input with secrets replaced by \"[redacted]\", {\"type\",\"summary\"} for an input over 4 KiB, null when none")),
+                ("effects", B.described(B.array(B.ref("effect")), "the effects requested, secrets replaced by \"[redacted]\"")),
+                ("notes", B.array(B.string)),
+                ("follow_ups", B.described(B.array(B.string), "the internal inputs the store ran; only when there were some")),
+                ("error", B.described(B.enumeration(ErrorCode.allCases.map(\.rawValue)), "the code an input was rejected with (kind rejected)")),
+            ], optional: ["follow_ups", "error"], description: "One transition of jcode_mobile_logs (LogEntry.write).")
+        }
+
+        // MARK: - The tree
+
+        static var treeNode: JSONValue {
+            let int = B.type("integer")
+            return B.strictObject([
+                ("id", B.described(B.string, "stable across revisions")),
+                ("role", B.enumeration(SemanticNode.Role.allCases.map(\.rawValue))),
+                ("label", B.string),
+                ("value", B.nullableString),
+                ("placeholder", B.nullableString),
+                ("visible", B.boolean),
+                ("enabled", B.boolean),
+                ("focused", B.boolean),
+                ("accessibility_label", B.string),
+                ("accessibility_value", B.nullableString),
+                ("supported_actions", B.described(B.array(B.string), "\"tap\" (tap_node) and the actions that edit the node")),
+                ("bounds", B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)])),
+                ("children", B.array(B.ref("tree_node"))),
+            ], description: "One node of the semantic UI tree (SemanticNode.write).")
+        }
+
+        // MARK: - The state
+
+        static var state: JSONValue {
+            let members: [(String, JSONValue)] = AppState.Section.allCases.map { ($0.rawValue, section($0)) }
+            return B.strictObject(members, description: "The app's domain state (AppState.writeJSON): every section, in the order written.")
+        }
+
+        static func section(_ section: AppState.Section) -> JSONValue {
+            switch section {
+            case .revision: return revision
+            case .screen: return B.enumeration(Screen.allCases.map(\.rawValue))
+            case .focusedNodeID: return B.nullableString
+            case .connection:
+                return B.strictObject([
+                    ("phase", B.enumeration(ConnectionState.Phase.allCases.map(\.rawValue))),
+                    ("attempt", B.integer(.count)),
+                    ("reason", B.described(B.nullableString, "why the connection is not up")),
+                    ("socket_open", B.boolean),
+                    ("reconnect_delay_ms", B.nullableInteger(.count)),
+                ])
+            case .pairing:
+                let errors = B.strictObject(["host", "port", "pair_code", "device_name", "working_dir"].map { ($0, B.nullableString) })
+                return B.strictObject([
+                    ("host", B.string), ("port", B.string),
+                    ("pair_code", B.described(B.string, "the code while it is typed; empty once used")),
+                    ("has_held_code", B.boolean), ("device_name", B.string), ("working_dir", B.string),
+                    ("is_submitting", B.boolean), ("awaiting_identity", B.boolean), ("can_submit", B.boolean),
+                    ("errors", B.described(errors, "the validation message shown for each field, or null")),
+                    ("health", B.orNull(B.strictObject([
+                        ("status", B.enumeration(PairingForm.HealthCheck.Status.allCases.map(\.rawValue))), ("message", B.string),
+                    ]))),
+                ])
+            case .servers: return B.array(B.ref("saved_server"))
+            case .selectedServerID: return B.nullableString
+            case .session:
+                let s = B.nullableString
+                return B.strictObject([
+                    ("id", s), ("title", s),
+                    ("all_sessions", B.array(B.strictObject([("id", B.string), ("title", s)]))),
+                    ("model", s), ("pending_model", s), ("provider", s),
+                    ("available_models", B.array(B.string)),
+                    ("reasoning_effort", s), ("pending_reasoning_effort", s), ("server_version", s),
+                    ("tokens", B.orNull(B.ref("token_usage"))), ("total_tokens", B.orNull(B.ref("token_usage"))),
+                    ("connection_type", s), ("upstream_provider", s),
+                    ("was_interrupted", B.boolean), ("is_processing", B.boolean), ("is_reasoning", B.boolean),
+                    ("server_phase", s), ("status_detail", s), ("history_loaded", B.boolean), ("is_compacting", B.boolean),
+                ])
+            case .transcript: return B.array(B.ref("transcript_entry"))
+            case .images:
+                let anchor = B.oneOf([
+                    B.type("null"),
+                    B.strictObject([("kind", B.const("tool_call")), ("id", B.string)]),
+                    B.strictObject([("kind", B.const("user_prompt")), ("ordinal", B.integer(.count))]),
+                ])
+                return B.array(B.strictObject([
+                    ("media_type", B.string), ("label", B.nullableString), ("anchor", anchor), ("data", B.string),
+                ], description: "An image of the server's transcript (history.images)."))
+            case .softInterrupts:
+                return B.array(B.strictObject([
+                    ("entry_id", B.described(B.string, "the queued transcript entry")), ("content", B.string), ("urgent", B.boolean),
+                ]))
+            case .outbox:
+                return B.array(B.strictObject([
+                    ("id", B.string), ("text", B.string), ("attachments", B.array(B.ref("attachment"))),
+                    ("delivery", B.enumeration(OutboxMessage.Delivery.allCases.map(\.rawValue))),
+                ]))
+            case .permissionRequests:
+                return B.array(B.strictObject([
+                    ("request_id", B.string), ("session_id", B.nullableString), ("action", B.string), ("detail", B.string), ("tier", B.string),
+                ]))
+            case .stdinRequests:
+                return B.array(B.strictObject([
+                    ("request_id", B.string), ("prompt", B.string), ("is_password", B.boolean), ("tool_call_id", B.nullableString),
+                ]))
+            case .notices:
+                return B.array(B.strictObject([
+                    ("id", B.string), ("kind", B.enumeration(Notice.Kind.allCases.map(\.rawValue))), ("text", B.string),
+                ]))
+            case .banners:
+                return B.strictObject([
+                    ("error", B.orNull(B.strictObject([
+                        ("message", B.string), ("retry_after_secs", B.nullableInteger(.count)), ("text", B.string),
+                    ]))),
+                    ("status", B.nullableString),
+                ])
+            case .draft: return B.string
+            case .attachments: return B.array(B.ref("attachment"))
+            case .voice: return B.strictObject([("is_listening", B.boolean)])
+            case .lifecycle:
+                return B.strictObject([
+                    ("is_foreground", B.boolean), ("network_reachable", B.boolean), ("push_registered", B.boolean),
+                    ("device_id", B.nullableString),
+                ])
+            case .pendingEffects:
+                return B.described(B.array(B.strictObject([
+                    ("effect_id", B.integer(.id)), ("type", B.enumeration(EffectKind.allCases.map(\.rawValue))),
+                ])), "effects awaiting their answer, oldest first")
+            }
+        }
+
+        static var transcriptEntry: JSONValue {
+            B.strictObject([
+                ("id", B.described(B.string, "\"m<serial>\", stable")),
+                ("role", B.enumeration(TranscriptEntry.Role.allCases.map(\.rawValue))),
+                ("text", B.string), ("reasoning", B.string),
+                ("reasoning_secs", B.nullable("number")),
+                ("tool_calls", B.array(B.ref("tool_call"))),
+                ("is_streaming", B.boolean), ("is_queued", B.boolean),
+                ("image_count", B.integer(IntegerRange(0...Int64(UInt16.max)))),
+                ("stop_reason", B.described(B.nullableEnumeration(TranscriptEntry.StopReason.allCases.compactMap(\.wireName)),
+                                            "why the provider stopped, when it was not a normal end")),
+            ], description: "One bubble of the conversation (TranscriptEntry.write).")
+        }
+
+        static var toolCall: JSONValue {
+            B.strictObject([
+                ("id", B.string), ("name", B.string), ("input", B.string), ("output", B.string),
+                ("status", B.enumeration(ToolCall.Status.allCases.map(\.rawValue))), ("error", B.nullableString),
+            ], description: "A tool the agent called (ToolCall.write).")
+        }
+
+        static var tokenUsage: JSONValue {
+            B.strictObject([
+                ("input", B.integer(.count)), ("output", B.integer(.count)),
+                ("cache_read_input", B.nullableInteger(.count)), ("cache_creation_input", B.nullableInteger(.count)),
+            ])
+        }
+
+        static var attachment: JSONValue {
+            B.strictObject([("id", B.string), ("media_type", B.string), ("byte_count", B.integer(.count))],
+                           description: "An image attached to the message being composed (its data is not in the state).")
+        }
+
+        static var savedServer: JSONValue {
+            B.strictObject(storedServerMembers + [("working_dir_error", B.nullableString)], description: "A server this device has paired with.")
+        }
+
+        static var storedServerMembers: [(String, JSONValue)] {
+            [
+                ("id", B.described(B.string, "host:port")), ("name", B.string), ("host", B.string), ("port", B.integer(.port)),
+                ("use_tls", B.boolean), ("server_version", B.nullableString), ("working_dir", B.string),
+                ("last_session_id", B.nullableString),
+            ]
+        }
+
+        // MARK: - The snapshot
+
+        static var snapshot: JSONValue {
+            let storedAttachment = B.strictObject([("id", B.string), ("media_type", B.string), ("data_base64", B.string)])
+            return B.strictObject([
+                ("version", B.const(.int(Int64(Snapshot.version)))),
+                ("device", B.strictObject([("device_id", B.nullableString), ("device_name", B.string)])),
+                ("servers", B.array(B.strictObject(storedServerMembers))),
+                ("selected_server_id", B.nullableString),
+                ("composer", B.strictObject([
+                    ("draft", B.string), ("attachments", B.array(storedAttachment)), ("next_attachment_id", B.integer(.id)),
+                ])),
+                ("outbox", B.strictObject([
+                    ("messages", B.array(B.strictObject([
+                        ("id", B.string), ("text", B.string), ("attachments", B.array(storedAttachment)),
+                        ("delivery", B.enumeration(["waiting", "unconfirmed"])),
+                        ("sent", B.strictObject([("session_id", B.nullableString), ("user_rows_before", B.integer(.count))])),
+                    ], optional: ["sent"]))),
+                    ("next_id", B.integer(.id)),
+                ])),
+            ], description: "What survives a restart (Snapshot.json); pass it to jcode_mobile_app_new({\"snapshot\":…}). docs/LIFECYCLE.md has the versioning rule.")
+        }
+    }
+}
