@@ -151,7 +151,7 @@ extern "C" {
 ** you loaded) to detect a mismatch.
 */
 #define JCODE_MOBILE_VERSION_MAJOR 0
-#define JCODE_MOBILE_VERSION_MINOR 3
+#define JCODE_MOBILE_VERSION_MINOR 4
 #define JCODE_MOBILE_VERSION_PATCH 0
 #define JCODE_MOBILE_VERSION "0.3.0"
 #define JCODE_MOBILE_VERSION_NUMBER \
@@ -451,6 +451,58 @@ JCODE_MOBILE_API char *jcode_mobile_changes(void *app, uint64_t since_revision);
 **   from a host that may load an older library).
 */
 JCODE_MOBILE_API char *jcode_mobile_snapshot(void *app);
+
+/*
+** jcode_mobile_hit_test — what is at a point of the screen.
+**
+** Role: method of the app handle; reads, never changes the app.
+**
+** The core lays the semantic tree out for the viewport of app_new's options
+** (390 x 844 points unless set): points, origin top-left, the message list
+** scrolled as its state says (scroll_messages). This answers the deepest
+** visible node whose bounds hold (x, y); a message scrolled out of the list's
+** frame is never hit. tap_xy {x, y} taps the answer's "tap_target".
+**
+** Returns (owned by the caller)
+**     {"ok":true,"revision":12,
+**      "node":{"id":"chat.send","role":"button","label":"Send","value":null,
+**              "enabled":true,"supported_actions":["tap"],
+**              "bounds":{"x":..,"y":..,"width":..,"height":..}},
+**      "path":["root","chat.composer","chat.send"],
+**      "tap_target":"chat.send"}
+**   "node" is null (and "path" empty) for a point outside the viewport;
+**   "tap_target" is the deepest node on the path a tap acts on, or null.
+** Errors: null_argument, invalid_handle, invalid_field (x or y is NaN or
+**   infinite; "field" names it), out_of_memory. NULL: not even the error
+**   could be allocated.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1 (library 0.4.0; check jcode_mobile_version() before calling
+**   it from a host that may load an older library).
+*/
+JCODE_MOBILE_API char *jcode_mobile_hit_test(void *app, double x, double y);
+
+/*
+** jcode_mobile_screenshot_svg — a picture of the current screen.
+**
+** Role: method of the app handle; reads, never changes the app.
+**
+** An SVG document drawn from the same layout hit_test uses: the same tree
+** gives the same bytes on every machine (text on a monospaced grid of 8
+** points per character, 20 per line, in "DejaVu Sans Mono"). Each visible
+** node is a <g data-id="…" data-role="…"> nested like the tree, so two
+** pictures compare node by node. Secure fields show bullets, as in the tree.
+** Convert it with any SVG renderer (rsvg-convert, cairosvg) for a PNG.
+**
+** Returns (owned by the caller)
+**     {"ok":true,"revision":12,"format":"svg","width":390,"height":844,
+**      "svg":"<svg xmlns=…>…</svg>\n"}
+**   Its size follows what is on screen, not the length of the conversation.
+** Errors: null_argument, invalid_handle, out_of_memory. NULL: not even the
+**   error could be allocated.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1 (library 0.4.0).
+*/
+JCODE_MOBILE_API char *jcode_mobile_screenshot_svg(void *app);
 
 /* ------------------------------------------------------------------------
 ** EVENT STREAM

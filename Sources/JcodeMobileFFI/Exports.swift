@@ -9,7 +9,7 @@ import JcodeMobileCore
 // its arguments, finds the app, and hands bytes to JcodeMobileApp.
 
 /// The library version, "MAJOR.MINOR.PATCH", NUL-terminated in static storage.
-let versionLiteral: StaticString = "0.3.0\u{0}"
+let versionLiteral: StaticString = "0.4.0\u{0}"
 
 @_cdecl("jcode_mobile_version")
 public func jcode_mobile_version() -> UnsafePointer<CChar>? {
@@ -115,6 +115,16 @@ public func jcode_mobile_changes(_ app: UnsafeMutableRawPointer?, _ sinceRevisio
 @_cdecl("jcode_mobile_snapshot")
 public func jcode_mobile_snapshot(_ app: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
     ErrorBoundary.withApp(app) { $0.snapshotDocument() }
+}
+
+@_cdecl("jcode_mobile_hit_test")
+public func jcode_mobile_hit_test(_ app: UnsafeMutableRawPointer?, _ x: Double, _ y: Double) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { $0.hitTestDocument(x: x, y: y) }
+}
+
+@_cdecl("jcode_mobile_screenshot_svg")
+public func jcode_mobile_screenshot_svg(_ app: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { $0.screenshotDocument() }
 }
 
 @_cdecl("jcode_mobile_string_free")

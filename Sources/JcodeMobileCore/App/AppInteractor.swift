@@ -29,8 +29,14 @@ public struct AppInteractor: Sendable {
     }
     /// false runs every input through every feature (the routing test).
     let routesHotInputs: Bool
+    /// The screen the layout fills: what `tap_xy` and `scroll_messages`
+    /// resolve against.
+    let viewport: SemanticTree.Viewport
 
-    public init(routesHotInputs: Bool = true) { self.routesHotInputs = routesHotInputs }
+    public init(routesHotInputs: Bool = true, viewport: SemanticTree.Viewport = SemanticTree.Viewport()) {
+        self.routesHotInputs = routesHotInputs
+        self.viewport = viewport
+    }
 
     public func interact(_ state: inout AppState, _ input: Input) -> Emission {
         if routesHotInputs {
@@ -50,6 +56,10 @@ public struct AppInteractor: Sendable {
         switch input {
         case .action(.tapNode(let id)):
             return Self.tap(id, in: state)
+        case .action(.tapXY(let x, let y)):
+            return tap(x: x, y: y, in: state)
+        case .action(.scrollMessages(let offset)):
+            return scrollMessages(to: offset, in: state)
         case .action(.loadScenario(let name)):
             guard let scenario = Scenario(rawValue: name) else { return .note("unknown scenario \(name)") }
             return Self.replace(&state, with: scenario.state())
@@ -84,6 +94,25 @@ public struct AppInteractor: Sendable {
         case .focus: return .internal(.focus(nodeID: nodeID))
         case .action(let action): return .action(action)
         }
+    }
+
+    /// `tap_xy`: taps the deepest tappable node at the point, like `tap_node` would.
+    func tap(x: Double, y: Double, in state: AppState) -> Emission {
+        let root = SemanticTree.laidOut(state, viewport: viewport, includeTranscript: false)
+        guard let hit = SemanticTree.hitTest(root, x: x, y: y) else {
+            return .note("tap_xy: (\(x), \(y)) is outside the \(viewport.width)×\(viewport.height) viewport")
+        }
+        guard let target = hit.tappable else { return .note("tap_xy: nothing tappable at (\(x), \(y)): \(hit.node.id)") }
+        return Self.tap(target.id, in: state)
+    }
+
+    /// `scroll_messages`: an offset within the list keeps its place; one at
+    /// or past the end follows the newest message.
+    func scrollMessages(to offset: Int, in state: AppState) -> Emission {
+        guard let scroll = SemanticTree.messagesScroll(state, viewport: viewport) else {
+            return .note("scroll_messages: the message list is not on this screen")
+        }
+        return .internal(.scrollMessages(offset: offset >= scroll.maxOffset ? nil : offset))
     }
 
     /// `load_scenario` and `reset`: replace the whole state, closing what the

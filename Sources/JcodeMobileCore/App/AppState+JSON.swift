@@ -5,6 +5,7 @@ extension AppState {
     public enum Section: String, CaseIterable, Sendable {
         case revision, screen
         case focusedNodeID = "focused_node_id"
+        case messagesScroll = "messages_scroll"
         case connection, pairing, servers
         case selectedServerID = "selected_server_id"
         case session, transcript, images
@@ -22,6 +23,7 @@ extension AppState {
         case .revision: return .int(Int64(revision))
         case .screen: return .string(navigation.screen.rawValue)
         case .focusedNodeID: return .from(navigation.focusedNodeID)
+        case .messagesScroll: return navigation.messagesScroll.map { .int(Int64($0)) } ?? .null
         case .connection: return connectionJSON
         case .pairing: return pairing.json
         case .servers: return .array(servers.list.map(\.json))

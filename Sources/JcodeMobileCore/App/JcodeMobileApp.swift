@@ -36,7 +36,7 @@ public final class JcodeMobileApp {
         }
         if let deviceID = options.deviceID { state.lifecycle.deviceID = deviceID }
         if let name = options.deviceName, state.pairing.deviceName.isEmpty { state.pairing.deviceName = name }
-        store = Store(state: state, logCapacity: options.logCapacity)
+        store = Store(state: state, interactor: AppInteractor(viewport: options.viewport), logCapacity: options.logCapacity)
     }
 
     /// Creates an app from the bytes of `app_new`'s argument (nil for NULL).
@@ -218,6 +218,68 @@ public final class JcodeMobileApp {
         w.key("revision"); w.int(store.state.revision)
         w.key("tree")
         root.write(to: &w)
+        w.objectEnd()
+        return w
+    }
+
+    /// `jcode_mobile_hit_test`: the node at (x, y) of the viewport, the ids
+    /// from the root down to it, and what a `tap_xy` there would tap.
+    /// `node` is null outside the viewport; a coordinate that is not a
+    /// finite number is `invalid_field`.
+    public func hitTestDocument(x: Double, y: Double) -> JSONWriter {
+        for (name, value) in [("x", x), ("y", y)] where !value.isFinite {
+            return Self.errorDocument(CoreError(.invalidField, "\(name) must be a finite number of points", field: name))
+        }
+        let root = SemanticTree.build(store.state, viewport: options.viewport)
+        let hit = SemanticTree.hitTest(root, x: x, y: y)
+        var w = JSONWriter(capacity: 512)
+        w.objectStart()
+        w.key("ok"); w.bool(true)
+        w.key("revision"); w.int(store.state.revision)
+        w.key("node")
+        if let node = hit?.node {
+            w.objectStart()
+            w.key("id"); w.string(node.id)
+            w.key("role"); w.string(node.role.rawValue)
+            w.key("label"); w.string(node.label)
+            w.key("value"); w.string(node.value)
+            w.key("enabled"); w.bool(node.enabled)
+            w.key("supported_actions")
+            w.arrayStart()
+            for action in node.supportedActions { w.string(action) }
+            w.arrayEnd()
+            w.key("bounds")
+            w.objectStart()
+            w.key("x"); w.int(node.bounds.x)
+            w.key("y"); w.int(node.bounds.y)
+            w.key("width"); w.int(node.bounds.width)
+            w.key("height"); w.int(node.bounds.height)
+            w.objectEnd()
+            w.objectEnd()
+        } else {
+            w.null()
+        }
+        w.key("path")
+        w.arrayStart()
+        for node in hit?.path ?? [] { w.string(node.id) }
+        w.arrayEnd()
+        w.key("tap_target"); w.string(hit?.tappable?.id)
+        w.objectEnd()
+        return w
+    }
+
+    /// `jcode_mobile_screenshot_svg`: the current screen as an SVG document.
+    public func screenshotDocument() -> JSONWriter {
+        let root = SemanticTree.build(store.state, viewport: options.viewport)
+        let svg = Screenshot.svg(root)
+        var w = JSONWriter(capacity: svg.utf8.count + 128)
+        w.objectStart()
+        w.key("ok"); w.bool(true)
+        w.key("revision"); w.int(store.state.revision)
+        w.key("format"); w.string("svg")
+        w.key("width"); w.int(root.bounds.width)
+        w.key("height"); w.int(root.bounds.height)
+        w.key("svg"); w.string(svg)
         w.objectEnd()
         return w
     }

@@ -218,6 +218,7 @@ extension AppState {
         }
         mark(.screen, navigation.screen != before.navigation.screen)
         mark(.focusedNodeID, navigation.focusedNodeID != before.navigation.focusedNodeID)
+        mark(.messagesScroll, navigation.messagesScroll != before.navigation.messagesScroll)
         mark(.connection, $connection != before.$connection)
         mark(.pairing, $pairing != before.$pairing)
         mark(.servers, servers.list != before.servers.list)
@@ -247,24 +248,25 @@ extension AppState.Section {
         case .revision: return 0
         case .screen: return 1
         case .focusedNodeID: return 2
-        case .connection: return 3
-        case .pairing: return 4
-        case .servers: return 5
-        case .selectedServerID: return 6
-        case .session: return 7
-        case .transcript: return 8
-        case .images: return 9
-        case .softInterrupts: return 10
-        case .outbox: return 11
-        case .permissionRequests: return 12
-        case .stdinRequests: return 13
-        case .notices: return 14
-        case .banners: return 15
-        case .draft: return 16
-        case .attachments: return 17
-        case .voice: return 18
-        case .lifecycle: return 19
-        case .pendingEffects: return 20
+        case .messagesScroll: return 3
+        case .connection: return 4
+        case .pairing: return 5
+        case .servers: return 6
+        case .selectedServerID: return 7
+        case .session: return 8
+        case .transcript: return 9
+        case .images: return 10
+        case .softInterrupts: return 11
+        case .outbox: return 12
+        case .permissionRequests: return 13
+        case .stdinRequests: return 14
+        case .notices: return 15
+        case .banners: return 16
+        case .draft: return 17
+        case .attachments: return 18
+        case .voice: return 19
+        case .lifecycle: return 20
+        case .pendingEffects: return 21
         }
     }
 

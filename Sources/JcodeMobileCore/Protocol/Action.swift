@@ -40,6 +40,10 @@ public enum Action: Equatable, Sendable {
     case dismissNotice(id: String)
     case navigate(Screen)
     case tapNode(id: String)
+    /// Tap whatever is at a point of the viewport (points, origin top-left).
+    case tapXY(x: Double, y: Double)
+    /// Scroll the message list so `offset` points of its content lie above its top.
+    case scrollMessages(offset: Int)
     // Whole-app
     case loadScenario(String)
     case reset
@@ -168,6 +172,20 @@ public enum Action: Equatable, Sendable {
         MessageSpec("tap_node", doc: "Tap a node of the semantic tree.", fields: [FieldSpec("node_id", .string)]) {
             r throws(CoreError) in
             .tapNode(id: try r.string("node_id"))
+        },
+        MessageSpec(
+            "tap_xy",
+            doc: "Tap the point (x, y) of the viewport, in points from its top-left corner: the deepest tappable node there, as hit_test finds it (scrolling included).",
+            fields: [FieldSpec("x", .number), FieldSpec("y", .number)]
+        ) { r throws(CoreError) in
+            .tapXY(x: try r.double("x"), y: try r.double("y"))
+        },
+        MessageSpec(
+            "scroll_messages",
+            doc: "Scroll the chat's message list: offset is how many points of the conversation lie above the list's top (0 shows the first message). An offset at or past the end shows the end and keeps following new messages.",
+            fields: [FieldSpec("offset", .integer(.count))]
+        ) { r throws(CoreError) in
+            .scrollMessages(offset: try r.int("offset"))
         },
         MessageSpec(
             "load_scenario", doc: "Replace the whole state with a named fixture.",

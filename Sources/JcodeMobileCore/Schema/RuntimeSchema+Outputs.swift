@@ -45,6 +45,21 @@ extension RuntimeSchema {
                 ("next_event_answer", answer(okMembers: [("event", B.oneOf([B.ref("stream_event"), B.type("null")]))],
                     "The answer of jcode_mobile_next_event: the next stream event, or null when there is none yet.")),
                 ("schema_answer", answer(okMembers: [("schema", B.type("object"))], "The answer of jcode_mobile_schema: this document.")),
+                ("hit_test_answer", answer(okMembers: [
+                    ("revision", revision),
+                    ("node", B.described(B.orNull(B.strictObject([
+                        ("id", B.string), ("role", B.enumeration(SemanticNode.Role.allCases.map(\.rawValue))), ("label", B.string),
+                        ("value", B.nullableString), ("enabled", B.boolean), ("supported_actions", B.array(B.string)),
+                        ("bounds", B.strictObject([("x", B.type("integer")), ("y", B.type("integer")), ("width", B.integer(.count)), ("height", B.integer(.count))])),
+                    ])), "the deepest visible node at the point (its children left out); null outside the viewport")),
+                    ("path", B.described(B.array(B.string), "the ids from the root down to the node")),
+                    ("tap_target", B.described(B.nullableString, "the node tap_xy at this point would tap: the deepest tappable node on the path")),
+                ], "The answer of jcode_mobile_hit_test.")),
+                ("screenshot_answer", answer(okMembers: [
+                    ("revision", revision), ("format", B.enumeration(["svg"])),
+                    ("width", B.integer(AppOptions.viewportRange)), ("height", B.integer(AppOptions.viewportRange)),
+                    ("svg", B.described(B.string, "an SVG 1.1 document of the screen, width × height points")),
+                ], "The answer of jcode_mobile_screenshot_svg.")),
             ]
         }
 
@@ -131,9 +146,10 @@ extension RuntimeSchema {
                 ("accessibility_label", B.string),
                 ("accessibility_value", B.nullableString),
                 ("supported_actions", B.described(B.array(B.string), "\"tap\" (tap_node) and the actions that edit the node")),
-                ("bounds", B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)])),
+                ("bounds", B.described(B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)]), "points, origin top-left of the viewport, scrolling applied")),
+                ("scroll", B.described(B.strictObject([("offset", B.integer(.count)), ("content_height", B.integer(.count)), ("max_offset", B.integer(.count))]), "the message list only: its scroll position")),
                 ("children", B.array(B.ref("tree_node"))),
-            ], description: "One node of the semantic UI tree (SemanticNode.write).")
+            ], optional: ["scroll"], description: "One node of the semantic UI tree (SemanticNode.write).")
         }
 
         // MARK: - The state
@@ -148,6 +164,8 @@ extension RuntimeSchema {
             case .revision: return revision
             case .screen: return B.enumeration(Screen.allCases.map(\.rawValue))
             case .focusedNodeID: return B.nullableString
+            case .messagesScroll:
+                return B.described(B.nullableInteger(.count), "points of the conversation scrolled above the message list's top; null follows the newest message")
             case .connection:
                 return B.strictObject([
                     ("phase", B.enumeration(ConnectionState.Phase.allCases.map(\.rawValue))),

@@ -2,7 +2,7 @@
 /// schema's `$id` (and anything else in the core that names the version) reads.
 /// `jcode_mobile_version()` (Sources/JcodeMobileFFI) must say the same.
 public enum LibraryVersion {
-    public static let string = "0.3.0"
+    public static let string = "0.4.0"
 }
 
 /// The runtime schema (`jcode_mobile_schema`): a JSON Schema 2020-12
@@ -92,6 +92,8 @@ public enum RuntimeSchema {
                  note: "delivers each stream_event of a subscription to a callback"),
         Function("jcode_mobile_next_event", answer: "next_event_answer"),
         Function("jcode_mobile_schema", answer: "schema_answer"),
+        Function("jcode_mobile_hit_test", answer: "hit_test_answer"),
+        Function("jcode_mobile_screenshot_svg", answer: "screenshot_answer"),
     ]
 
     // MARK: - Building

@@ -14,6 +14,14 @@ public struct SemanticNode: Equatable, Sendable {
         public var height = 0
     }
 
+    /// A scrolling list's position: how far its content is scrolled, how
+    /// tall the content is, and the largest offset (content minus frame).
+    public struct Scroll: Equatable, Sendable {
+        public var offset: Int
+        public var contentHeight: Int
+        public var maxOffset: Int
+    }
+
     /// What tapping the node does (not part of the JSON; `supported_actions` says it).
     public enum Tap: Equatable, Sendable {
         case action(Action)
@@ -33,7 +41,10 @@ public struct SemanticNode: Equatable, Sendable {
     public var accessibilityValue: String?
     /// Action types the node accepts: "tap" and the dispatch actions that edit it.
     public var supportedActions: [String] = []
+    /// Screen coordinates (points, origin top-left), scrolling applied.
     public var bounds = Bounds()
+    /// Only on the scrolling message list.
+    public var scroll: Scroll?
     public var children: [SemanticNode] = []
     public var tap: Tap?
 
@@ -130,6 +141,14 @@ public struct SemanticNode: Equatable, Sendable {
         w.key("width"); w.int(bounds.width)
         w.key("height"); w.int(bounds.height)
         w.objectEnd()
+        if let scroll {
+            w.key("scroll")
+            w.objectStart()
+            w.key("offset"); w.int(scroll.offset)
+            w.key("content_height"); w.int(scroll.contentHeight)
+            w.key("max_offset"); w.int(scroll.maxOffset)
+            w.objectEnd()
+        }
         w.key("children")
         w.arrayStart()
         for child in children { child.write(to: &w) }

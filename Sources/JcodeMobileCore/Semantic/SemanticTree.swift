@@ -15,7 +15,7 @@ public enum SemanticTree {
     /// The tree of the current screen, laid out for `viewport`.
     public static func build(_ state: AppState, viewport: Viewport = Viewport()) -> SemanticNode {
         var root = nodes(state, includeTranscript: true)
-        Layout.apply(to: &root, viewport: viewport)
+        Layout.apply(to: &root, viewport: viewport, messagesScroll: state.navigation.messagesScroll)
         return root
     }
 
@@ -83,56 +83,5 @@ public enum SemanticTree {
                 accessibilityLabel: error.map { "Error: \($0)" } ?? "",
                 children: [.button("banner.error.dismiss", "Dismiss", .dismissError, visible: error != nil, accessibilityLabel: "Dismiss error")]))
         return nodes
-    }
-}
-
-/// A deterministic top-to-bottom layout: enough for hit-testing and
-/// screenshots to be stable until a real layout model arrives.
-enum Layout {
-    static let margin = 16
-    static let charWidth = 8
-    static let lineHeight = 20
-
-    static func apply(to root: inout SemanticNode, viewport: SemanticTree.Viewport) {
-        var y = 0
-        root.bounds = SemanticNode.Bounds(x: 0, y: 0, width: viewport.width, height: viewport.height)
-        for i in root.children.indices {
-            place(&root.children[i], x: margin, y: &y, width: viewport.width - 2 * margin)
-        }
-    }
-
-    private static func place(_ node: inout SemanticNode, x: Int, y: inout Int, width: Int) {
-        guard node.visible else {
-            node.bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0)
-            zero(&node.children, x: x, y: y)
-            return
-        }
-        let top = y
-        let own = ownHeight(node, width: width)
-        y += own
-        for i in node.children.indices {
-            place(&node.children[i], x: x + (node.role == .message || node.role == .toolCall ? 8 : 0), y: &y, width: max(0, width - 8))
-        }
-        node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
-        y += node.children.isEmpty ? 8 : 0
-    }
-
-    private static func zero(_ nodes: inout [SemanticNode], x: Int, y: Int) {
-        for i in nodes.indices {
-            nodes[i].bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0)
-            zero(&nodes[i].children, x: x, y: y)
-        }
-    }
-
-    private static func ownHeight(_ node: SemanticNode, width: Int) -> Int {
-        switch node.role {
-        case .button, .textField, .secureField: return 44
-        case .list, .group, .screen, .sheet: return node.label.isEmpty ? 0 : lineHeight + 8
-        default:
-            let chars = node.label.utf8.count + (node.value?.utf8.count ?? 0)
-            let perLine = max(1, width / charWidth)
-            let lines = max(1, (chars + perLine - 1) / perLine)
-            return lines * lineHeight + 8
-        }
     }
 }

@@ -257,6 +257,11 @@ public struct FieldReader {
         return d
     }
 
+    public mutating func double(_ name: String) throws(CoreError) -> Double {
+        guard let d = try optionalDouble(name) else { throw missing(name) }
+        return d
+    }
+
     public mutating func optionalBool(_ name: String) throws(CoreError) -> Bool? {
         guard let found = try lookup(name) else { return nil }
         guard let b = found.bool else { throw mistyped(name, "a boolean", found) }

@@ -44,7 +44,7 @@ def test_the_installed_package_loads_its_bundled_library(installed, tmp_path):
     assert out.returncode == 0, out.stderr
     path, version = out.stdout.split()
     assert path.endswith("/site-packages/jcode_mobile/_lib/libjcode_mobile.so.1")
-    assert version == "0.3.0"
+    assert version == "0.4.0"
 
 
 def test_the_installed_command_runs_a_session_against_the_fake_gateway(installed, tmp_path):

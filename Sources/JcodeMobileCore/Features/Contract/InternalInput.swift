@@ -70,6 +70,8 @@ public enum InternalInput: Equatable, Sendable {
     case openChat
     /// The node the person tapped takes the keyboard focus.
     case focus(nodeID: String)
+    /// The message list scrolled (nil: to its end, following new messages).
+    case scrollMessages(offset: Int?)
     /// Show an error banner.
     case showError(ErrorBanner)
     /// Add a notice line.

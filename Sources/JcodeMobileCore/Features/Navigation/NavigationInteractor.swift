@@ -15,13 +15,24 @@ public struct NavigationInteractor: Interactor {
         case .internal(.focus(let nodeID)):
             state.focusedNodeID = nodeID
             return .none
+        case .internal(.scrollMessages(let offset)):
+            state.messagesScroll = offset
+            return .none
+        case .internal(.composerSent), .internal(.sessionSwitched):
+            // What the person just sent, or another conversation, shows from its end.
+            state.messagesScroll = nil
+            return .none
+        case .internal(.serverChanged(let server)):
+            state.messagesScroll = nil
+            if server == nil { state.screen = .onboarding }
+            return .none
         case .internal(.openChat):
             state.screen = .chat
             return .none
         case .internal(.socketOpened):
             if state.screen == .onboarding { state.screen = .chat }
             return .none
-        case .internal(.pairingLinkScanned), .internal(.serverChanged(to: nil)):
+        case .internal(.pairingLinkScanned):
             state.screen = .onboarding
             return .none
         default:

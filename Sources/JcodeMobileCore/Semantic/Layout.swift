@@ -1,0 +1,219 @@
+/// The core's own layout: where every node of the semantic tree sits on a
+/// screen of the viewport's size, in points, origin top-left. Hosts may draw
+/// their own way, but hit-testing, screenshots and the simulator use this
+/// one, so they agree with each other on every machine.
+///
+/// The model is deliberately plain — a monospaced text grid and stacks:
+///
+/// - Text wraps at `charWidth` points per character (hard-wrapped at a space
+///   where one is on the line), `lineHeight` points per line.
+/// - Nodes stack top to bottom, `gap` apart; a header's buttons, and a run of two or more
+///   childless buttons in a group (the composer's), share a row.
+/// - The chat screen has three regions: what comes before the message list
+///   (banners, header, notices) from the top, what comes after it (activity,
+///   sheets, composer) anchored to the bottom, and the message list filling
+///   the space between, scrolled by `scroll_messages`. Its children carry
+///   screen coordinates (they may lie outside the list's frame); the list
+///   carries a `scroll` record.
+/// - A hidden node has zero size where it would have been.
+public enum Layout {
+    public static let margin = 16
+    public static let charWidth = 8
+    public static let lineHeight = 20
+    /// Inner padding of a box (message, button, field) on each side.
+    public static let padding = 6
+    /// Space after a leaf and between the buttons of a row.
+    public static let gap = 8
+    public static let buttonHeight = 44
+    /// A field: a label line, then its box.
+    public static let fieldBoxHeight = 36
+    /// How much a message's or tool card's children are indented.
+    public static let indent = 8
+    /// The id of the one scrolling list.
+    public static let messagesID = "chat.messages"
+
+    static func apply(to root: inout SemanticNode, viewport: SemanticTree.Viewport, messagesScroll: Int?) {
+        root.bounds = SemanticNode.Bounds(x: 0, y: 0, width: viewport.width, height: viewport.height)
+        let width = max(0, viewport.width - 2 * margin)
+        guard let list = root.children.firstIndex(where: { $0.id == messagesID }) else {
+            var y = 0
+            for i in root.children.indices { place(&root.children[i], x: margin, y: &y, width: width) }
+            return
+        }
+        var top = 0
+        for i in 0..<list { place(&root.children[i], x: margin, y: &top, width: width) }
+        // The bottom region is measured from 0, then moved to the bottom edge.
+        var bottomHeight = 0
+        for i in (list + 1)..<root.children.count { place(&root.children[i], x: margin, y: &bottomHeight, width: width) }
+        let bottom = max(top, viewport.height - bottomHeight)
+        for i in (list + 1)..<root.children.count { shift(&root.children[i], by: bottom) }
+        placeScrolling(&root.children[list], frame: SemanticNode.Bounds(x: margin, y: top, width: width, height: bottom - top), offset: messagesScroll)
+    }
+
+    /// The message list: children laid out from the top of their content,
+    /// then moved up by the scroll offset (the end of the content when the
+    /// list follows the newest message).
+    private static func placeScrolling(_ node: inout SemanticNode, frame: SemanticNode.Bounds, offset requested: Int?) {
+        node.bounds = frame
+        guard node.visible else {
+            zero(&node.children, x: frame.x, y: frame.y)
+            node.scroll = SemanticNode.Scroll(offset: 0, contentHeight: 0, maxOffset: 0)
+            return
+        }
+        var contentHeight = 0
+        for i in node.children.indices { place(&node.children[i], x: frame.x, y: &contentHeight, width: frame.width) }
+        let maxOffset = max(0, contentHeight - frame.height)
+        let offset = min(max(0, requested ?? maxOffset), maxOffset)
+        if frame.y - offset != 0 {
+            for i in node.children.indices { shift(&node.children[i], by: frame.y - offset) }
+        }
+        node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: maxOffset)
+    }
+
+    private static func place(_ node: inout SemanticNode, x: Int, y: inout Int, width: Int) {
+        guard node.visible else {
+            node.bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0)
+            zero(&node.children, x: x, y: y)
+            return
+        }
+        let top = y
+        y += ownHeight(node, width: width)
+        let inset = node.role == .message || node.role == .toolCall ? indent : 0
+        var i = node.children.startIndex
+        while i < node.children.endIndex {
+            let run = rowLength(node, from: i)
+            if run >= 2 {
+                placeRow(&node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset))
+                i += run
+            } else {
+                place(&node.children[i], x: x + inset, y: &y, width: max(0, width - 2 * inset))
+                i += 1
+            }
+        }
+        node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
+        // Boxes are set apart; a list or group is only what it holds.
+        switch node.role {
+        case .list, .group, .screen: break
+        default: y += gap
+        }
+    }
+
+    /// How many children from `start` share a row: the buttons of a header,
+    /// or a run of childless buttons in a group; hidden ones in the run take
+    /// no room.
+    private static func rowLength(_ parent: SemanticNode, from start: Int) -> Int {
+        guard parent.role == .header || parent.role == .group else { return 0 }
+        var end = start
+        while end < parent.children.endIndex, parent.children[end].role == .button, parent.children[end].children.isEmpty {
+            end += 1
+        }
+        return end - start
+    }
+
+    private static func placeRow(_ row: inout ArraySlice<SemanticNode>, x: Int, y: inout Int, width: Int) {
+        let shown = row.filter(\.visible).count
+        guard shown > 0 else {
+            for i in row.indices { row[i].bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0) }
+            return
+        }
+        let each = max(0, (width - gap * (shown - 1)) / shown)
+        var left = x
+        for i in row.indices {
+            if row[i].visible {
+                row[i].bounds = SemanticNode.Bounds(x: left, y: y, width: each, height: buttonHeight)
+                left += each + gap
+            } else {
+                row[i].bounds = SemanticNode.Bounds(x: left, y: y, width: 0, height: 0)
+            }
+        }
+        y += buttonHeight + gap
+    }
+
+    static func shift(_ node: inout SemanticNode, by dy: Int) {
+        node.bounds.y += dy
+        for i in node.children.indices { shift(&node.children[i], by: dy) }
+    }
+
+    private static func zero(_ nodes: inout [SemanticNode], x: Int, y: Int) {
+        for i in nodes.indices {
+            nodes[i].bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0)
+            zero(&nodes[i].children, x: x, y: y)
+        }
+    }
+
+    /// The height of the node itself, before its children.
+    static func ownHeight(_ node: SemanticNode, width: Int) -> Int {
+        switch node.role {
+        case .button: return buttonHeight
+        case .textField, .secureField: return (node.label.isEmpty ? 0 : lineHeight) + fieldBoxHeight
+        case .list, .group, .screen:
+            return node.label.isEmpty ? 0 : lineHeight + padding
+        default:
+            let perLine = charactersPerLine(width)
+            let lines = lineCount(node.label, perLine: perLine) + lineCount(node.value ?? "", perLine: perLine)
+            return max(1, lines) * lineHeight + 2 * padding
+        }
+    }
+
+    /// How many characters fit on a line of a box `width` points wide.
+    public static func charactersPerLine(_ width: Int) -> Int { max(1, (width - 2 * padding) / charWidth) }
+
+    // MARK: - Text wrapping (the layout counts lines, the screenshot draws them)
+
+    /// The number of lines `text` takes (0 for empty text).
+    static func lineCount(_ text: String, perLine: Int) -> Int {
+        if text.isEmpty { return 0 }
+        // Most labels are short and on one line.
+        if text.utf8.count <= perLine && !text.utf8.contains(10) { return 1 }
+        var count = 0
+        forEachLine(text, perLine: perLine) { _ in count += 1 }
+        return count
+    }
+
+    /// The lines `text` wraps into.
+    public static func lines(_ text: String, perLine: Int) -> [Substring] {
+        var result: [Substring] = []
+        forEachLine(text, perLine: perLine) { result.append(text[$0]) }
+        return result
+    }
+
+    /// Calls `body` with the range of each line: a newline ends one; a line
+    /// longer than `perLine` characters breaks after its last space, or
+    /// after `perLine` characters when it has none. A space where a line
+    /// breaks is not drawn. Characters here are Unicode scalars.
+    static func forEachLine(_ text: String, perLine: Int, _ body: (Range<String.Index>) -> Void) {
+        let scalars = text.unicodeScalars
+        let limit = max(1, perLine)
+        var start = scalars.startIndex
+        var count = 0
+        var lastSpace: String.Index?
+        var i = start
+        while i < scalars.endIndex {
+            let c = scalars[i]
+            if c == "\n" {
+                body(start..<i)
+                i = scalars.index(after: i)
+                start = i
+                count = 0
+                lastSpace = nil
+                continue
+            }
+            if count == limit {
+                if let space = lastSpace, space > start {
+                    body(start..<space)
+                    start = scalars.index(after: space)
+                    count = scalars.distance(from: start, to: i)
+                } else {
+                    body(start..<i)
+                    start = i
+                    count = 0
+                }
+                lastSpace = nil
+            }
+            if c == " " { lastSpace = i }
+            count += 1
+            i = scalars.index(after: i)
+        }
+        body(start..<scalars.endIndex)
+    }
+}

@@ -1,0 +1,53 @@
+/// Finds what is at a point of the screen, as the layout placed it: what
+/// `jcode_mobile_hit_test` answers and what `tap_xy` taps.
+extension SemanticTree {
+    /// The nodes at a point, from the root down to the deepest one there.
+    public struct Hit: Sendable {
+        /// Root first; never empty.
+        public var path: [SemanticNode]
+        public var node: SemanticNode { path[path.count - 1] }
+
+        /// The deepest node on the path a tap acts on (nil when none is).
+        public var tappable: SemanticNode? { path.last(where: { $0.tap != nil }) }
+    }
+
+    /// The node at (x, y), in points from the viewport's top-left corner:
+    /// the deepest visible node whose bounds hold the point. A scrolling
+    /// list's children count only inside the list's frame, so what scrolled
+    /// out of view is never hit. Nil outside the viewport (or for a point
+    /// that is not a finite number).
+    public static func hitTest(_ root: SemanticNode, x: Double, y: Double) -> Hit? {
+        guard x.isFinite, y.isFinite else { return nil }
+        var path: [SemanticNode] = []
+        guard hit(root, x: x, y: y, path: &path) else { return nil }
+        return Hit(path: path)
+    }
+
+    private static func hit(_ node: SemanticNode, x: Double, y: Double, path: inout [SemanticNode]) -> Bool {
+        guard node.visible, contains(node.bounds, x: x, y: y) else { return false }
+        path.append(node)
+        // Later siblings are drawn over earlier ones.
+        for child in node.children.reversed() where hit(child, x: x, y: y, path: &path) { return true }
+        return true
+    }
+
+    static func contains(_ b: SemanticNode.Bounds, x: Double, y: Double) -> Bool {
+        x >= Double(b.x) && x < Double(b.x) + Double(b.width) && y >= Double(b.y) && y < Double(b.y) + Double(b.height)
+    }
+
+    /// The current screen laid out. Without the transcript (what `tap_xy`
+    /// needs: messages are not tappable and the list's frame does not depend
+    /// on them), it costs the same at any conversation length.
+    static func laidOut(_ state: AppState, viewport: Viewport, includeTranscript: Bool) -> SemanticNode {
+        var root = nodes(state, includeTranscript: includeTranscript)
+        Layout.apply(to: &root, viewport: viewport, messagesScroll: state.navigation.messagesScroll)
+        return root
+    }
+
+    /// The message list's scroll position on the current screen (nil when
+    /// the screen has none).
+    public static func messagesScroll(_ state: AppState, viewport: Viewport) -> SemanticNode.Scroll? {
+        guard state.navigation.screen == .chat else { return nil }
+        return laidOut(state, viewport: viewport, includeTranscript: true).children.first(where: { $0.id == Layout.messagesID })?.scroll
+    }
+}
