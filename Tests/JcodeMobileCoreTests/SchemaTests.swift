@@ -39,7 +39,7 @@ final class SchemaTests: XCTestCase {
             }
         }
         walk(schema)
-        XCTAssertEqual(refs.count, 198)
+        XCTAssertEqual(refs.count, 202)
         for ref in refs {
             XCTAssertTrue(ref.hasPrefix("#/$defs/"), ref)
             XCTAssertNotNil(defs[String(ref.dropFirst(8))], "unresolved \(ref)")
@@ -60,7 +60,7 @@ final class SchemaTests: XCTestCase {
             "state", "transcript_entry", "tool_call", "token_usage", "attachment", "saved_server", "tree_node",
             "patch_op", "change_record", "log_entry", "snapshot", "error", "error_answer",
             "dispatch_answer", "state_answer", "tree_answer", "logs_answer", "changes_answer", "snapshot_answer",
-            "last_error_answer", "next_event_answer", "schema_answer",
+            "last_error_answer", "next_event_answer", "schema_answer", "hit_test_answer", "screenshot_answer",
         ])
     }
 
@@ -76,8 +76,8 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(members("stream_event"), StreamEvent.specs.map { "stream_event." + $0.type })
         XCTAssertEqual(
             ["action", "platform_event", "effect", "gateway_request", "server_event", "stream_event"].map { members($0).count },
-            [34, 19, 17, 15, 72, 10])
-        XCTAssertEqual(defs.keys.filter { $0.contains(".") }.count, 34 + 19 + 17 + 15 + 72 + 10, "a definition outside the unions")
+            [36, 19, 17, 15, 72, 10])
+        XCTAssertEqual(defs.keys.filter { $0.contains(".") }.count, 36 + 19 + 17 + 15 + 72 + 10, "a definition outside the unions")
         XCTAssertEqual(members("stream_event"), [
             "stream_event.subscribed", "stream_event.state_changed", "stream_event.effects_requested",
             "stream_event.server_paired", "stream_event.pairing_failed", "stream_event.history_synced",
@@ -108,6 +108,8 @@ final class SchemaTests: XCTestCase {
             ],
             "jcode_mobile_next_event": ["answer": "#/$defs/next_event_answer"],
             "jcode_mobile_schema": ["answer": "#/$defs/schema_answer"],
+            "jcode_mobile_hit_test": ["answer": "#/$defs/hit_test_answer"],
+            "jcode_mobile_screenshot_svg": ["answer": "#/$defs/screenshot_answer"],
         ]
         XCTAssertEqual(schema["x-functions"], expected)
     }
@@ -154,7 +156,7 @@ final class SchemaTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(checked, 34 + 19 + 17 + 15 + 72 + 10)
+        XCTAssertEqual(checked, 36 + 19 + 17 + 15 + 72 + 10)
     }
 
     // MARK: - Outputs of every scenario

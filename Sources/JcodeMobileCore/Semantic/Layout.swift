@@ -199,6 +199,15 @@ public enum Layout {
                 continue
             }
             if count == limit {
+                if c == " " {
+                    // The line is full just before a space: the space ends it.
+                    body(start..<i)
+                    i = scalars.index(after: i)
+                    start = i
+                    count = 0
+                    lastSpace = nil
+                    continue
+                }
                 if let space = lastSpace, space > start {
                     body(start..<space)
                     start = scalars.index(after: space)
