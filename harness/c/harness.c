@@ -499,8 +499,9 @@ static const char CODE[] = "731904";
 ** been used it is scrubbed from every retained change record too. */
 static void expect_no_secrets_at(int line, session *s, const char *ctx) {
     const char *secrets[2];
-    reply out[6];
-    const char *what[6] = {"state", "tree", "logs", "changes(0)", "changes(since the code was used)", "snapshot"};
+    reply out[7];
+    const char *what[7] = {"state", "tree", "logs", "changes(0)", "changes(since the code was used)", "snapshot",
+                           "screenshot_svg"};
     int i, k;
     secrets[0] = TOKEN;
     secrets[1] = CODE;
@@ -510,7 +511,8 @@ static void expect_no_secrets_at(int line, session *s, const char *ctx) {
     out[3] = take_at(line, jcode_mobile_changes(s->app, 0), ctx);
     out[4] = take_at(line, jcode_mobile_changes(s->app, (uint64_t)(s->code_used_rev > 0 ? s->code_used_rev : 0)), ctx);
     out[5] = take_at(line, jcode_mobile_snapshot(s->app), ctx);
-    for (i = 0; i < 6; i++) {
+    out[6] = take_at(line, jcode_mobile_screenshot_svg(s->app), ctx);
+    for (i = 0; i < 7; i++) {
         for (k = 0; k < 2; k++) {
             int leaked;
             if (k == 1 && i == 4 && s->code_used_rev <= 0) continue;
@@ -1467,6 +1469,8 @@ static void test_null_arguments(void) {
     EXPECT_ERROR(jcode_mobile_logs(NULL, 10), "null_argument", "app", OFF_IGNORE, 0, "logs(NULL, 10)");
     EXPECT_ERROR(jcode_mobile_changes(NULL, 0), "null_argument", "app", OFF_IGNORE, 0, "changes(NULL, 0)");
     EXPECT_ERROR(jcode_mobile_snapshot(NULL), "null_argument", "app", OFF_IGNORE, 0, "snapshot(NULL)");
+    EXPECT_ERROR(jcode_mobile_hit_test(NULL, 1, 1), "null_argument", "app", OFF_IGNORE, 0, "hit_test(NULL, 1, 1)");
+    EXPECT_ERROR(jcode_mobile_screenshot_svg(NULL), "null_argument", "app", OFF_IGNORE, 0, "screenshot_svg(NULL)");
     EXPECT_REJECTED(&s, 0, (const char *)NULL, "null_argument", "action_json", OFF_IGNORE, 1,
                     "dispatch(app, NULL)");
     EXPECT_REJECTED(&s, 1, (const char *)NULL, "null_argument", "event_json", OFF_IGNORE, 1,
@@ -1644,6 +1648,10 @@ static void test_bad_handles(void) {
         EXPECT_ERROR(jcode_mobile_changes(h, 0), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
         snprintf(ctx, sizeof ctx, "snapshot(%s)", what);
         EXPECT_ERROR(jcode_mobile_snapshot(h), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
+        snprintf(ctx, sizeof ctx, "hit_test(%s)", what);
+        EXPECT_ERROR(jcode_mobile_hit_test(h, 10, 10), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
+        snprintf(ctx, sizeof ctx, "screenshot_svg(%s)", what);
+        EXPECT_ERROR(jcode_mobile_screenshot_svg(h), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
         /* A bad handle and a NULL argument: either error is right, nothing else. */
         {
             reply r = TAKE(jcode_mobile_dispatch(h, NULL), ctx);
@@ -1687,6 +1695,10 @@ static void expect_invalid_handle_everywhere_at(int line, void *h, const char *w
     expect_error_at(line, jcode_mobile_changes(h, 0), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
     snprintf(ctx, sizeof ctx, "snapshot(%s)", what);
     expect_error_at(line, jcode_mobile_snapshot(h), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "hit_test(%s)", what);
+    expect_error_at(line, jcode_mobile_hit_test(h, 10, 10), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "screenshot_svg(%s)", what);
+    expect_error_at(line, jcode_mobile_screenshot_svg(h), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
 }
 
 #define EXPECT_INVALID_HANDLE_EVERYWHERE(h, what) expect_invalid_handle_everywhere_at(__LINE__, (h), (what))
@@ -1902,6 +1914,58 @@ static char *snapshot_member(const char *raw) {
     memcpy(out, raw + sizeof prefix - 1, n - 1);
     out[n - 1] = '\0';
     return out;
+}
+
+/* ================================================================ hit-testing and screenshots */
+
+static void test_hit_test_and_screenshot(void) {
+    session s;
+    reply r;
+    g_section = "hit_test";
+    if (!CHECK(session_open(&s, "{\"scenario\":\"connected_chat\"}"), "app_new(connected_chat) returned NULL")) return;
+
+    /* The Send button of the composer, at the bottom of a 390 x 844 screen. */
+    r = TAKE(jcode_mobile_hit_test(s.app, 300, 810), "hit_test(300, 810)");
+    CHECK(jtrue(r.doc, "ok"), "hit_test(300, 810): not ok: %.200s", r.raw ? r.raw : "(null)");
+    EXPECT_STR(r.doc, "node.id", "chat.send", "hit_test(300, 810)");
+    EXPECT_STR(r.doc, "node.role", "button", "hit_test(300, 810)");
+    EXPECT_STR(r.doc, "path[0]", "root", "hit_test(300, 810)");
+    EXPECT_STR(r.doc, "path[1]", "chat.composer", "hit_test(300, 810)");
+    EXPECT_STR(r.doc, "path[2]", "chat.send", "hit_test(300, 810)");
+    EXPECT_STR(r.doc, "tap_target", "chat.send", "hit_test(300, 810)");
+    reply_free(&r);
+
+    /* Outside the viewport: no node, an empty path. */
+    r = TAKE(jcode_mobile_hit_test(s.app, 391, 10), "hit_test(391, 10)");
+    CHECK(jtrue(r.doc, "ok") && jget(r.doc, "node") && jget(r.doc, "node")->kind == JNULL,
+          "hit_test(391, 10): node should be null: %.200s", r.raw ? r.raw : "(null)");
+    CHECK(jlen(r.doc, "path") == 0, "hit_test(391, 10): path should be empty");
+    reply_free(&r);
+
+    /* A coordinate that is not a finite number is refused, naming it. */
+    EXPECT_ERROR(jcode_mobile_hit_test(s.app, 0.0 / 0.0, 10), "invalid_field", "x", OFF_IGNORE, 0, "hit_test(NaN, 10)");
+    EXPECT_ERROR(jcode_mobile_hit_test(s.app, 10, 1e308 * 10), "invalid_field", "y", OFF_IGNORE, 0, "hit_test(10, inf)");
+
+    /* tap_xy taps what is there: the Settings button of the header. */
+    drop(TAKE(jcode_mobile_dispatch(s.app, "{\"type\":\"tap_xy\",\"x\":300,\"y\":70}"), "tap_xy(300, 70)"));
+    r = TAKE(jcode_mobile_state(s.app), "state after tap_xy");
+    EXPECT_STR(r.doc, "state.screen", "settings", "tap_xy(300, 70) opens settings");
+    reply_free(&r);
+
+    g_section = "screenshot";
+    r = TAKE(jcode_mobile_screenshot_svg(s.app), "screenshot_svg(settings)");
+    CHECK(jtrue(r.doc, "ok"), "screenshot_svg: not ok: %.200s", r.raw ? r.raw : "(null)");
+    EXPECT_STR(r.doc, "format", "svg", "screenshot_svg");
+    EXPECT_INT(r.doc, "width", 390, "screenshot_svg");
+    EXPECT_INT(r.doc, "height", 844, "screenshot_svg");
+    {
+        const char *svg = jstr(r.doc, "svg");
+        CHECK(svg && strncmp(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0, "screenshot_svg: not an SVG document");
+        CHECK(svg && strstr(svg, "</svg>") != NULL, "screenshot_svg: the document is not closed");
+        CHECK(svg && strstr(svg, "data-role=\"screen\"") != NULL, "screenshot_svg: the screen's group is missing");
+    }
+    reply_free(&r);
+    jcode_mobile_app_free(s.app);
 }
 
 static void test_snapshot(void) {
@@ -2251,6 +2315,7 @@ int main(void) {
     test_handles_are_unforgeable();
     test_app_new();
     test_snapshot();
+    test_hit_test_and_screenshot();
     test_threads();
     if (g_answers) fclose(g_answers);
     printf("%ld passed, %ld failed\n", g_passed, g_failed);
