@@ -23,6 +23,9 @@
 **                       (set_draft + send_message: two calls per message)
 **   queue_interrupt     the last 100 of SIZE messages typed and sent during a turn
 **                       (queued as soft interrupts; two calls per message)
+**   tree, hit_test, screenshot_svg, tap_xy, scroll_messages
+**                       5 calls with a transcript of SIZE entries (the screen
+**                       shows its end): the layout's cost, and what each adds
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +159,24 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         measured = last;
+    } else if (!strcmp(kind, "tree") || !strcmp(kind, "hit_test") || !strcmp(kind, "screenshot_svg") ||
+               !strcmp(kind, "tap_xy") || !strcmp(kind, "scroll_messages")) {
+        char *history = history_of(size);
+        check("history", jcode_mobile_platform_event(app, history));
+        free(history);
+        CALLGRIND_START_INSTRUMENTATION;
+        for (measured = 0; measured < 5; measured++) {
+            if (!strcmp(kind, "tree")) check(kind, jcode_mobile_tree(app));
+            else if (!strcmp(kind, "hit_test")) check(kind, jcode_mobile_hit_test(app, 100, 400));
+            else if (!strcmp(kind, "screenshot_svg")) check(kind, jcode_mobile_screenshot_svg(app));
+            /* The draft field: focusing it changes the state once, then not. */
+            else if (!strcmp(kind, "tap_xy")) check(kind, jcode_mobile_dispatch(app, "{\"type\":\"tap_xy\",\"x\":100,\"y\":760}"));
+            else {
+                snprintf(buf, sizeof buf, "{\"type\":\"scroll_messages\",\"offset\":%d}", 100 * measured);
+                check(kind, jcode_mobile_dispatch(app, buf));
+            }
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
     } else {
         fprintf(stderr, "instructions: unknown kind %s\n", kind);
         return 2;
