@@ -17,7 +17,7 @@ FUNCTIONS = {
     "jcode_mobile_app_new", "jcode_mobile_dispatch", "jcode_mobile_platform_event", "jcode_mobile_state",
     "jcode_mobile_tree", "jcode_mobile_logs", "jcode_mobile_changes", "jcode_mobile_snapshot",
     "jcode_mobile_last_error", "jcode_mobile_subscribe", "jcode_mobile_subscribe_callback",
-    "jcode_mobile_next_event", "jcode_mobile_schema",
+    "jcode_mobile_next_event", "jcode_mobile_schema", "jcode_mobile_hit_test", "jcode_mobile_screenshot_svg",
 }
 
 
