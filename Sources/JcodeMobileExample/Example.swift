@@ -14,9 +14,6 @@
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JcodeMobileSwift
 import Observation
 
@@ -246,3 +243,14 @@ private func writeAll(_ fd: Int32, _ text: String) {
         }
     }
 }
+
+#else
+/// The example's sockets are written against Glibc; elsewhere it only says so
+/// (an Apple host would use URLSession: docs/SWIFT.md).
+@main
+struct JcodeMobileSwiftExample {
+    static func main() {
+        print("jcode-mobile-swift-example runs on Linux (its sockets are written against Glibc)")
+    }
+}
+#endif

@@ -2,6 +2,8 @@
 // one request per connection (`Connection: close`), a JSON body, the
 // response read to its Content-Length or to the end of the stream.
 
+#if canImport(Glibc)
+
 struct HTTPResponse {
     var status: Int
     var headers: [(name: String, value: String)]
@@ -87,3 +89,4 @@ enum HTTP {
         return (HTTPResponse(status: status, headers: headers, body: []), 0)
     }
 }
+#endif

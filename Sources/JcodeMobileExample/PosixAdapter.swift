@@ -8,6 +8,7 @@
 // queue (`DispatchQueue.main.async`, first in first out, so a socket's
 // frames reach the core in the order they arrived).
 
+#if canImport(Glibc)
 import Dispatch
 import JcodeMobileSwift
 import Synchronization
@@ -238,3 +239,4 @@ final class SocketHandle: Sendable {
         close()
     }
 }
+#endif

@@ -2,17 +2,14 @@
 // closure on its own thread. Everything here blocks: it runs on threads the
 // example starts (never on the main actor, which only sends small frames).
 
+#if canImport(Glibc)
+import Glibc
 import Synchronization
 
 struct NetworkError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
 
-#if canImport(Glibc)
-import Glibc
-
-extension NetworkError {
     /// `what: strerror(errno)`.
     static func posix(_ what: String) -> NetworkError {
         NetworkError("\(what): \(String(cString: strerror(errno)))")
@@ -162,23 +159,4 @@ nonisolated func startThread(_ body: @escaping @Sendable () -> Void) {
     pthread_detach(thread)
 }
 
-#else
-import Dispatch
-
-/// Elsewhere than Linux the example builds but cannot connect: its socket
-/// code is written against Glibc (a Darwin host would use URLSession).
-final class TCPConnection: Sendable {
-    static func open(host: String, port: Int, timeoutMS: Int32, ioTimeoutMS: Int) throws(NetworkError) -> TCPConnection {
-        throw NetworkError("this example's sockets are written for Linux (Glibc)")
-    }
-    func setTimeouts(ms: Int) {}
-    func send(_ bytes: [UInt8]) throws(NetworkError) {}
-    func receive(max: Int = 16 * 1024) throws(NetworkError) -> [UInt8] { [] }
-    func shutdown() {}
-    func close() {}
-}
-
-nonisolated func startThread(_ body: @escaping @Sendable () -> Void) {
-    DispatchQueue.global().async(execute: body)
-}
 #endif

@@ -3,6 +3,7 @@
 // messages (reassembled from continuation frames), ping → pong, and the
 // closing handshake. No TLS (`wss://` is refused), no extensions.
 
+#if canImport(Glibc)
 import Synchronization
 
 /// `ws://host:port/path`, split.
@@ -278,3 +279,4 @@ enum SHA1 {
 
     private static func rotl(_ x: UInt32, _ n: UInt32) -> UInt32 { (x << n) | (x >> (32 - n)) }
 }
+#endif
