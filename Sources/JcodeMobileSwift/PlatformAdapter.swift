@@ -54,7 +54,7 @@ public struct DispatchReport: Equatable, Sendable {
 ///                 let ok = keychain.set(value, for: key)
 ///                 events.send(.secureStore(.writeFinished(effectID: request.id, key: key, ok: ok)))
 ///             case .http(.pair(let host, let port, let useTLS, let code, let deviceID, let deviceName, let apnsToken)):
-///                 Task { await events.send(.http(.pairFinished(await pair(…, effectID: request.id)))) }
+///                 Task { events.send(.http(.pairFinished(await pair(…, effectID: request.id)))) }
 ///             default: …
 ///             }
 ///         }
