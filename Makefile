@@ -1,7 +1,7 @@
 # jcode mobile core — build, test, demo, install.
 #
 #   make            release library: lib/libjcode_mobile.so (Swift stdlib linked statically)
-#   make test       every test: swift test, the C harness, the installed library, the Python suite, sanitizers
+#   make test       every test: swift test, the Swift example host, the C harness, the installed library, the Python suite, sanitizers
 #   make demo       a whole session over real sockets against the fake jcode gateway
 #   make install PREFIX=/usr/local
 #   make clean
@@ -20,11 +20,12 @@ LIB         := $(LIB_DIR)/$(LIB_NAME)
 RELEASE_DIR := .build/release
 C_BUILD     := harness/c/build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Werror -pedantic
-SOURCES     := $(shell find Sources -name '*.swift') Package.swift linker/jcode_mobile.map
+# What the library is built from (the Swift host products and the example are not part of it).
+SOURCES     := $(shell find Sources/JcodeMobileCore Sources/JcodeMobileFFI -name '*.swift') Package.swift linker/jcode_mobile.map
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-c test-install test-python header-check demo docs bench bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -55,7 +56,7 @@ deps:
 install-python: lib
 	$(PYTHON) -m pip install --quiet ./harness/python
 
-test: test-swift test-c test-install test-python sanitize
+test: test-swift test-swift-example test-c test-install test-python sanitize
 
 # Everything that checks the library is safe to embed: the Swift suite under
 # AddressSanitizer and ThreadSanitizer, the C harness and the stress test
@@ -65,6 +66,14 @@ sanitize: test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stres
 
 test-swift:
 	$(SWIFT) test
+
+# The Swift host example (Sources/JcodeMobileExample, docs/SWIFT.md) runs a
+# whole session over real sockets against the fake gateway. A debug build, so
+# it shares .build with `swift test`; the Python suite's schema check needs lib.
+test-swift-example: lib deps
+	$(SWIFT) build --product jcode-mobile-swift-example
+	cd harness/python && JCODE_MOBILE_SWIFT_EXAMPLE="$$($(SWIFT) build --show-bin-path)/jcode-mobile-swift-example" \
+		$(PYTHON) -m pytest -q tests/test_swift_example.py
 
 header-check: $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -Iinclude -fsyntax-only -x c include/jcode_mobile.h

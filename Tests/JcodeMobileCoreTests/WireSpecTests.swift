@@ -145,6 +145,23 @@ final class WireSpecTests: XCTestCase {
     func testEveryPlatformEventDecodesExactlyItsDeclaredFields() { check(PlatformEvent.wire) }
     func testEveryServerEventDecodesExactlyItsDeclaredFields() { check(ServerEvent.wire) }
 
+    /// A platform event sent as a Swift value is logged under the type its
+    /// JSON form would have: `typeName` agrees with every declaration.
+    func testEveryPlatformEventValueNamesItsDeclaredType() throws {
+        for spec in PlatformEvent.wire.members {
+            let value = try PlatformEvent.wire.decode(.object(sampleObject(spec.fields, type: spec.type)))
+            XCTAssertEqual(value.typeName, spec.type)
+        }
+    }
+
+    /// The same for actions (`typeName` is derived from the case name).
+    func testEveryActionValueNamesItsDeclaredType() throws {
+        for spec in Action.wire.members {
+            let value = try Action.wire.decode(.object(sampleObject(spec.fields, type: spec.type)))
+            XCTAssertEqual(value.typeName, spec.type)
+        }
+    }
+
     func testActionsAndPlatformEventsCannotBeConfused() {
         let actions = Set(Action.wire.members.map(\.type))
         let events = Set(PlatformEvent.wire.members.map(\.type))

@@ -74,6 +74,31 @@ public final class JcodeMobileApp {
         return json.withUTF8 { platformEvent($0) }
     }
 
+    // MARK: - Inputs as Swift values
+
+    // For Swift hosts that link the core (the JcodeMobileSwift product): the
+    // same transitions as `dispatch` and `platform_event`, without writing or
+    // parsing JSON. The log records the input's type with no payload, so no
+    // field of it (a pairing code, a token) can reach the log.
+
+    /// One action → what it did (the revision and the effects to execute).
+    @discardableResult
+    public func dispatch(_ action: Action) -> Store.Transition {
+        send(.action(action), kind: .action, type: action.typeName)
+    }
+
+    /// One platform event → what it did (the revision and the effects to execute).
+    @discardableResult
+    public func platformEvent(_ event: PlatformEvent) -> Store.Transition {
+        send(.platform(event), kind: .event, type: event.typeName)
+    }
+
+    private func send(_ input: Input, kind: LogEntry.Kind, type: String) -> Store.Transition {
+        let transition = store.send(input, logKind: kind, logType: type, logPayload: nil)
+        if collectsEvents { recordEvents(of: transition) }
+        return transition
+    }
+
     private func handle<Value>(
         _ bytes: UnsafeBufferPointer<UInt8>, kind: LogEntry.Kind, union: WireUnion<Value>, input: (Value) -> Input
     ) -> JSONWriter {

@@ -16,3 +16,32 @@ public enum PlatformEvent: Equatable, Sendable {
         HTTPResult.specs + SecureStoreResult.specs + WebSocketResult.specs + TimerResult.specs + DeviceResult.specs
             + LifecycleEvent.specs)
 }
+
+extension PlatformEvent {
+    /// The event's wire `type` (`pair_finished`, `websocket_event`): what the
+    /// log names an event sent as a Swift value. `WireSpecTests` checks it
+    /// against the declaration of every platform event.
+    public var typeName: String {
+        switch self {
+        case .http(.healthFinished): return "health_finished"
+        case .http(.pairFinished): return "pair_finished"
+        case .secureStore(.writeFinished): return "secure_store_write_finished"
+        case .secureStore(.readFinished): return "secure_store_read_finished"
+        case .webSocket(.opened): return "websocket_opened"
+        case .webSocket(.event): return "websocket_event"
+        case .webSocket(.closed): return "websocket_closed"
+        case .webSocket(.failed): return "websocket_failed"
+        case .timer(.fired): return "timer_fired"
+        case .device(.deviceIDCreated): return "device_id_created"
+        case .device(.pushTokenReceived): return "push_token_received"
+        case .device(.qrPayloadScanned): return "qr_payload_scanned"
+        case .device(.qrScanCancelled): return "qr_scan_cancelled"
+        case .device(.speechTranscript): return "speech_transcript"
+        case .device(.imageAttachmentSelected): return "image_attachment_selected"
+        case .lifecycle(.foreground): return "app_foreground"
+        case .lifecycle(.background): return "app_background"
+        case .lifecycle(.networkReachabilityChanged): return "network_reachability_changed"
+        case .lifecycle(.pushNotificationOpened): return "push_notification_opened"
+        }
+    }
+}

@@ -42,6 +42,14 @@ public struct HealthResult: Equatable, Sendable {
     public var version: String?
     public var status: Int?
     public var error: String?
+
+    public init(effectID: EffectID, ok: Bool, version: String? = nil, status: Int? = nil, error: String? = nil) {
+        self.effectID = effectID
+        self.ok = ok
+        self.version = version
+        self.status = status
+        self.error = error
+    }
 }
 
 /// The answer to `http_pair`. The token is a secret: it only ever leaves the
@@ -54,6 +62,19 @@ public struct PairResult: Equatable, Sendable {
     public var serverVersion: String?
     public var status: Int?
     public var error: String?
+
+    public init(
+        effectID: EffectID, ok: Bool, token: String? = nil, serverName: String? = nil, serverVersion: String? = nil,
+        status: Int? = nil, error: String? = nil
+    ) {
+        self.effectID = effectID
+        self.ok = ok
+        self.token = token
+        self.serverName = serverName
+        self.serverVersion = serverVersion
+        self.status = status
+        self.error = error
+    }
 }
 
 public enum HTTPResult: Equatable, Sendable {
