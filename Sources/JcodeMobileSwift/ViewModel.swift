@@ -93,6 +93,20 @@ public final class ViewModel {
         drain()
     }
 
+    // MARK: - Where things are on screen
+
+    /// What is at (x, y) of the viewport (points, origin top-left), as the
+    /// core laid out the current tree: the same answer as
+    /// `jcode_mobile_hit_test`. Send `.tapXY(x:y:)` to tap it.
+    public func hitTest(x: Double, y: Double) -> SemanticTree.Hit? {
+        SemanticTree.hitTest(tree, x: x, y: y)
+    }
+
+    /// The current screen as an SVG document (`jcode_mobile_screenshot_svg`).
+    public func screenshotSVG() -> String {
+        Screenshot.svg(tree)
+    }
+
     // MARK: - The loop
 
     /// Hands out queued effects, then feeds queued answers, until both are empty.
