@@ -471,6 +471,9 @@ def structural_diff(before: Picture, after: Picture, *, labels: Tuple[str, str] 
         if was.text != node.text:
             diff.text_changed.append((node_id, was.text, node.text))
         old_style, new_style = was.style(), node.style()
+        if was.text != node.text:  # lines came or went: their colours are told by the text change
+            old_style = {k: v for k, v in old_style.items() if k.startswith("rect ")}
+            new_style = {k: v for k, v in new_style.items() if k.startswith("rect ")}
         if old_style != new_style:
             keys = sorted(set(old_style) | set(new_style))
             diff.style_changed.append((node_id, {k: (old_style.get(k), new_style.get(k)) for k in keys
