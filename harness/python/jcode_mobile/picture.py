@@ -357,6 +357,8 @@ class StructuralDiff:
     style_changed: List[Tuple[str, Dict[str, Tuple[Optional[str], Optional[str]]]]] = field(default_factory=list)
     scroll_changed: List[Tuple[str, Optional[str], Optional[str]]] = field(default_factory=list)
     labels: Tuple[str, str] = ("before", "after")
+    #: id -> the id of its parent, today (for grouping the report's lines)
+    parents: Dict[str, Optional[str]] = field(default_factory=dict, repr=False)
 
     @property
     def empty(self) -> bool:
@@ -375,8 +377,7 @@ class StructuralDiff:
         if self.empty:
             return ["the two pictures show the same nodes, in the same places, with the same text"]
         before, after = self.labels
-        out = [f"{self.count()} difference(s) between {before} and {after} (- only in {before}, + only in {after}, "
-               f"~ changed):"]
+        out: List[str] = []
         if self.size:
             out.append(f"~ picture size: {self.size[0]} → {self.size[1]}")
         for node in self.removed:
@@ -385,10 +386,7 @@ class StructuralDiff:
         for node in self.added:
             out.append(f"+ {node.id} ({node.role}) at {_fmt_box(node.position)} in {node.parent}"
                        + (f": {_quote_lines(node.text)}" if node.texts else ""))
-        for node_id, old, new, inside in self.moved:
-            verb = "moved" if old and new and (old[2], old[3]) == (new[2], new[3]) else "moved/resized"
-            along = f" (and {inside} node(s) inside it, by the same offset)" if inside else ""
-            out.append(f"~ {node_id} {verb}: {_fmt_box(old)} → {_fmt_box(new)}{along}")
+        out += self._moved_lines()
         for node_id, old, new in self.reparented:
             out.append(f"~ {node_id} now in {new} (was in {old})")
         for node_id, old, new in self.reordered:
@@ -405,10 +403,49 @@ class StructuralDiff:
             out.append(f"~ {node_id} style: " + "; ".join(parts))
         for node_id, old, new in self.scroll_changed:
             out.append(f"~ {node_id} scroll offset: {old} → {new}")
-        return out
+        told = sum(1 for line in out if not line.startswith(" "))
+        return [f"{told} difference(s) between {before} and {after} (- only in {before}, + only in {after}, "
+                f"~ changed):"] + out
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
+
+    def _moved_lines(self) -> List[str]:
+        """One line per moved node; siblings next to each other that moved by
+        the same offset (messages pushed down by a banner) share one."""
+        out: List[str] = []
+        i = 0
+        while i < len(self.moved):
+            node_id, old, new, inside = self.moved[i]
+            offset = _offset(old, new)
+            run = [self.moved[i]]
+            while offset is not None and i + len(run) < len(self.moved):
+                candidate = self.moved[i + len(run)]
+                if _offset(candidate[1], candidate[2]) != offset or \
+                        self.parents.get(candidate[0]) != self.parents.get(node_id):
+                    break
+                run.append(candidate)
+            if len(run) > 1:
+                total = sum(entry[3] for entry in run)
+                along = f" (and {total} node(s) inside them, by the same offset)" if total else ""
+                out.append(f"~ {', '.join(entry[0] for entry in run)} moved by {_fmt_offset(offset)}{along}")
+            else:
+                verb = f"moved by {_fmt_offset(offset)}" if offset is not None else "moved/resized"
+                along = f" (and {inside} node(s) inside it, by the same offset)" if inside else ""
+                out.append(f"~ {node_id} {verb}: {_fmt_box(old)} → {_fmt_box(new)}{along}")
+            i += len(run)
+        return out
+
+
+def _offset(old: Optional[Box], new: Optional[Box]) -> Optional[Tuple[int, int]]:
+    """How far a box moved, when it kept its size (else None)."""
+    if old is None or new is None or (old[2], old[3]) != (new[2], new[3]):
+        return None
+    return (new[0] - old[0], new[1] - old[1])
+
+
+def _fmt_offset(offset: Tuple[int, int]) -> str:
+    return f"({offset[0]:+d},{offset[1]:+d})".replace("+0,", "0,").replace(",+0)", ",0)")
 
 
 def _quote_lines(lines: Sequence[str], limit: int = 60) -> str:
@@ -426,16 +463,11 @@ def structural_diff(before: Picture, after: Picture, *, labels: Tuple[str, str] 
     weight) or scroll offset; the children of a node were reordered."""
     old_picture, new_picture = svg_picture(before), svg_picture(after)
     old, new = old_picture.nodes, new_picture.nodes
-    diff = StructuralDiff(labels=labels)
+    diff = StructuralDiff(labels=labels, parents={node_id: node.parent for node_id, node in new.items()})
     if (old_picture.width, old_picture.height) != (new_picture.width, new_picture.height):
         diff.size = (f"{old_picture.width}×{old_picture.height}", f"{new_picture.width}×{new_picture.height}")
     diff.removed = [node for node_id, node in old.items() if node_id not in new]
     diff.added = [node for node_id, node in new.items() if node_id not in old]
-
-    def delta(a: Optional[Box], b: Optional[Box]) -> Optional[Tuple[int, int]]:
-        if a is None or b is None or (a[2], a[3]) != (b[2], b[3]):
-            return None
-        return (b[0] - a[0], b[1] - a[1])
 
     # Moved nodes, parents first; one that moved exactly as its nearest
     # placed ancestor did is told with the outermost node listed for it.
@@ -446,7 +478,7 @@ def structural_diff(before: Picture, after: Picture, *, labels: Tuple[str, str] 
     for node_id, node in new.items():
         if node_id not in old or old[node_id].position == node.position:
             continue
-        offset = delta(old[node_id].position, node.position)
+        offset = _offset(old[node_id].position, node.position)
         offsets[node_id] = offset
         anchor = node.parent
         while anchor is not None and anchor in new and anchor in old and anchor not in offsets \

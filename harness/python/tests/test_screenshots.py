@@ -189,6 +189,36 @@ def test_the_structural_diff_reports_added_removed_and_moved_nodes():
     assert {n.id for n in back.removed} == added
 
 
+def test_nodes_pushed_down_together_are_told_in_one_line():
+    with App({"scenario": "connected_chat"}) as app:
+        before = app.screenshot_svg()
+        app.actions.load_scenario(scenario="model_switch_failed")  # the same chat under an error banner
+        after = app.screenshot_svg()
+    lines = str(structural_diff(before, after)).splitlines()
+    assert lines[0].startswith("4 difference(s) between before and after")
+    assert lines[1].startswith("+ banner.error (banner) at (")
+    assert lines[2].startswith("+ banner.error.dismiss (button) at (")
+    assert re.fullmatch(r"~ chat\.header moved by \(0,\+\d+\): .* \(and 3 node\(s\) inside it, by the same offset\)",
+                        lines[3]), lines[3]
+    assert re.fullmatch(r"~ message\.m1, message\.m2, message\.m3 moved by \(0,\+\d+\) "
+                        r"\(and 3 node\(s\) inside them, by the same offset\)", lines[4]), lines[4]
+    assert len(lines) == 5
+
+
+def test_the_picture_module_compares_two_files_from_the_command_line(tmp_path, capsys, font):
+    from jcode_mobile.picture import main
+
+    same = main([str(GOLDEN / "onboarding.svg"), str(GOLDEN / "onboarding.png")])
+    assert (same, capsys.readouterr().out) == (0, "the PNGs are identical (390×844 px)\n")
+    image = tmp_path / "diff.png"
+    status = main([str(GOLDEN / "onboarding.svg"), str(GOLDEN / "pairing_invalid_code.svg"), "--diff-image", str(image)])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "+ banner.error (banner) at (" in out
+    assert f"diff image: {image}" in out
+    assert png_size(image) == (390, 844)
+
+
 # -- screenshots ---------------------------------------------------------------------------
 
 
