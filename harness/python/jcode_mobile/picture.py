@@ -380,12 +380,8 @@ class StructuralDiff:
         out: List[str] = []
         if self.size:
             out.append(f"~ picture size: {self.size[0]} → {self.size[1]}")
-        for node in self.removed:
-            out.append(f"- {node.id} ({node.role}) at {_fmt_box(node.position)} in {node.parent}"
-                       + (f": {_quote_lines(node.text)}" if node.texts else ""))
-        for node in self.added:
-            out.append(f"+ {node.id} ({node.role}) at {_fmt_box(node.position)} in {node.parent}"
-                       + (f": {_quote_lines(node.text)}" if node.texts else ""))
+        out += _subtree_lines("-", self.removed)
+        out += _subtree_lines("+", self.added)
         out += self._moved_lines()
         for node_id, old, new in self.reparented:
             out.append(f"~ {node_id} now in {new} (was in {old})")
@@ -435,6 +431,29 @@ class StructuralDiff:
                 out.append(f"~ {node_id} {verb}: {_fmt_box(old)} → {_fmt_box(new)}{along}")
             i += len(run)
         return out
+
+
+def _subtree_lines(sign: str, nodes: List[SvgNode]) -> List[str]:
+    """One line per added (or removed) node whose parent was not added (or
+    removed) too; the nodes inside it are counted on its line."""
+    ids = {node.id for node in nodes}
+    inside: Dict[str, int] = {}
+    top_of: Dict[str, str] = {}
+    for node in nodes:  # parents come first
+        if node.parent in ids:
+            top = top_of.get(node.parent, node.parent)
+            top_of[node.id] = top
+            inside[top] = inside.get(top, 0) + 1
+    out = []
+    for node in nodes:
+        if node.id in top_of:
+            continue
+        at = f" at {_fmt_box(node.position)}" if node.position is not None else ""
+        text = f": {_quote_lines(node.text)}" if node.texts else ""
+        count = inside.get(node.id, 0)
+        within = f" (with {count} node(s) inside)" if count else ""
+        out.append(f"{sign} {node.id} ({node.role}){at} in {node.parent}{text}{within}")
+    return out
 
 
 def _offset(old: Optional[Box], new: Optional[Box]) -> Optional[Tuple[int, int]]:
