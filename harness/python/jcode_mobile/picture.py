@@ -579,7 +579,7 @@ class PixelDiff:
             return f"the PNGs are identical ({self.size[0]}×{self.size[1]} px)"
         total = self.size[0] * self.size[1]
         left, top, right, bottom = self.box or (0, 0, 0, 0)
-        text = (f"{self.count} of {total} pixels differ ({100.0 * self.count / total:.3f}%), "
+        text = (f"{self.count} of {total} pixels differ ({100.0 * self.count / total:.3g}%), "
                 f"in the box ({left},{top})-({right},{bottom}) px")
         if self.scale != 1:
             s = self.scale

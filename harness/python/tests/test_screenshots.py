@@ -219,6 +219,19 @@ def test_the_picture_module_compares_two_files_from_the_command_line(tmp_path, c
     assert png_size(image) == (390, 844)
 
 
+def test_a_missing_font_is_named_with_the_package_that_provides_it(monkeypatch):
+    from jcode_mobile import picture
+
+    class NoFont:
+        stdout = ""
+
+    monkeypatch.setattr(picture.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(picture.subprocess, "run", lambda *args, **kwargs: NoFont())
+    problem = picture.font_problem()
+    assert "'DejaVu Sans Mono' is not installed" in problem
+    assert "apt-get install fonts-dejavu-core" in problem
+
+
 # -- screenshots ---------------------------------------------------------------------------
 
 
