@@ -50,7 +50,7 @@ $(LIB): $(SOURCES)
 PY_REQUIREMENTS = $(PYTHON) -c "import tomllib; p = tomllib.load(open('harness/python/pyproject.toml', 'rb'))['project']; \
 	print(' '.join(p['dependencies'] + p['optional-dependencies']['test']))"
 deps:
-	@$(PYTHON) -c "import pytest, aiohttp, jsonschema, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
+	@$(PYTHON) -c "import pytest, aiohttp, jsonschema, cairosvg, PIL, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
 
 # The `jcode-mobile` command and the package, with the built library bundled in.
 install-python: lib

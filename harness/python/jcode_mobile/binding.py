@@ -141,6 +141,9 @@ def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
             "jcode_mobile_next_event": ([c_void_p, ctypes.c_int32], c_void_p),
             "jcode_mobile_unsubscribe": ([c_void_p], None),
             "jcode_mobile_schema": ([], c_void_p),
+            # library 0.4.0: hit-testing and screenshots
+            "jcode_mobile_hit_test": ([c_void_p, ctypes.c_double, ctypes.c_double], c_void_p),
+            "jcode_mobile_screenshot_svg": ([c_void_p], c_void_p),
         }
         for name, (argtypes, restype) in signatures.items():
             fn = getattr(lib, name)
@@ -164,7 +167,7 @@ EVENT_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 _ANSWERING = (
     "jcode_mobile_last_error", "jcode_mobile_dispatch", "jcode_mobile_platform_event", "jcode_mobile_state",
     "jcode_mobile_tree", "jcode_mobile_logs", "jcode_mobile_changes", "jcode_mobile_snapshot",
-    "jcode_mobile_next_event", "jcode_mobile_schema",
+    "jcode_mobile_next_event", "jcode_mobile_schema", "jcode_mobile_hit_test", "jcode_mobile_screenshot_svg",
 )
 #: answer pointer -> the function that returned it, while an output check is installed.
 _answer_origin: dict = {}
@@ -394,6 +397,51 @@ class App:
         """``{"ok","capacity","next_seq","entries"}``; ``limit`` 0 returns all kept."""
         return _checked(self.logs_raw(limit))
 
+    # -- the laid-out screen (library 0.4.0) -------------------------------
+
+    def hit_test_raw(self, x: float, y: float) -> dict:
+        """``jcode_mobile_hit_test``; the parsed answer, ok or not."""
+        fn = _require(self._lib, "jcode_mobile_hit_test", since="0.4.0")
+        return take_json(self._lib, fn(self._handle, float(x), float(y)))
+
+    def hit_test(self, x: float, y: float) -> dict:
+        """What is at the point (``x``, ``y``) of the viewport, in points from
+        its top-left corner, as the core's layout placed it (the message list
+        scrolled as it is). Returns the whole answer,
+        ``{"ok":true,"revision","node","path","tap_target"}``: ``node`` is the
+        deepest visible node there (without its children; None outside the
+        viewport), ``path`` the ids from ``"root"`` down to it, ``tap_target``
+        the node ``app.actions.tap_xy(x=…, y=…)`` would tap (or None). Raises
+        :class:`JcodeMobileError` (``invalid_field`` for a NaN or infinite
+        coordinate) and AttributeError with a library older than 0.4.0."""
+        return _checked(self.hit_test_raw(x, y))
+
+    def screenshot_raw(self) -> dict:
+        """``jcode_mobile_screenshot_svg``; the parsed answer, ok or not."""
+        fn = _require(self._lib, "jcode_mobile_screenshot_svg", since="0.4.0")
+        return take_json(self._lib, fn(self._handle))
+
+    def screenshot(self) -> dict:
+        """The current screen as the core draws it:
+        ``{"ok":true,"revision","format":"svg","width","height","svg"}``
+        (``width`` × ``height`` in points, the viewport). Raises like
+        :meth:`hit_test`."""
+        return _checked(self.screenshot_raw())
+
+    def screenshot_svg(self) -> str:
+        """The SVG document of the current screen (the ``svg`` member of
+        :meth:`screenshot`): the same bytes for the same screen on every
+        machine; :mod:`jcode_mobile.picture` turns it into a PNG and compares
+        two of them."""
+        return self.screenshot()["svg"]
+
+    def screenshot_png(self, scale: float = 1.0) -> bytes:
+        """The current screen as PNG bytes, ``scale`` pixels per point
+        (needs cairosvg and the DejaVu Sans Mono font; see
+        :func:`jcode_mobile.picture.svg_to_png`)."""
+        from .picture import svg_to_png
+        return svg_to_png(self.screenshot_svg(), scale=scale)
+
     @property
     def revision(self) -> int:
         """The state's current revision."""
@@ -469,10 +517,10 @@ class App:
         return CallbackSubscription(self, options, callback)
 
 
-def _require(lib: ctypes.CDLL, name: str):
+def _require(lib: ctypes.CDLL, name: str, *, since: str = "0.3.0"):
     fn = getattr(lib, name, None)
     if fn is None:
-        raise AttributeError(f"the loaded library has no {name} (it is older than 0.3.0)")
+        raise AttributeError(f"the loaded library has no {name} (it is older than {since})")
     return fn
 
 

@@ -253,7 +253,8 @@ def check_recorded_answers(paths: List[str], document: Optional[dict] = None) ->
     # "effects" is a report …); the whole union only when that fails.
     by_member = [("effects", "dispatch_answer"), ("state", "state_answer"), ("tree", "tree_answer"),
                  ("entries", "logs_answer"), ("since", "changes_answer"), ("snapshot", "snapshot_answer"),
-                 ("event", "next_event_answer"), ("schema", "schema_answer"), ("error", "error_answer")]
+                 ("event", "next_event_answer"), ("schema", "schema_answer"), ("tap_target", "hit_test_answer"),
+                 ("svg", "screenshot_answer"), ("error", "error_answer")]
 
     class _Check:
         @staticmethod

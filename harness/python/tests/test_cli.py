@@ -384,3 +384,136 @@ def test_start_after_shutdown_restores_the_paired_server_the_session_and_the_dra
         assert "screen onboarding" in out.stdout and "restored" not in out.stdout
     finally:
         cli("shutdown", socket=socket, timeout=15)
+
+
+# -- pictures and points of the screen ------------------------------------------------------
+
+GOLDEN_SCREENS = HARNESS / "tests" / "golden" / "screens"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_screenshot_of_a_scenario_writes_a_png_of_the_scaled_size(tmp_path):
+    from jcode_mobile.picture import png_size
+
+    file = tmp_path / "approval.png"
+    out = cli("screenshot", file, "--scenario", "tool_approval_required", "--scale", "2")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (f"wrote {file}: PNG of scenario tool_approval_required, 780×1688 px "
+                                  f"(390×844 points at scale 2), revision 0")
+    assert file.read_bytes().startswith(PNG_SIGNATURE)
+    assert png_size(file) == (780, 1688)
+
+
+def test_screenshot_of_a_scenario_as_svg_in_another_viewport(tmp_path):
+    from jcode_mobile.picture import svg_nodes
+
+    file = tmp_path / "onboarding.svg"
+    out = cli("screenshot", file, "--scenario", "onboarding", "--viewport", "320x568")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"wrote {file}: SVG of scenario onboarding, 320×568 points, revision 0"
+    import xml.etree.ElementTree as ET
+    root = ET.parse(file).getroot()
+    assert (root.get("width"), root.get("height")) == ("320", "568")
+    assert "pair.submit" in svg_nodes(file)
+
+
+def test_the_cli_png_of_a_scenario_has_the_pixels_of_the_golden_drawn_through_the_abi(tmp_path):
+    from jcode_mobile.picture import font_problem, pixel_diff
+
+    assert font_problem() is None, font_problem()
+    file = tmp_path / "stdin.png"
+    out = cli("screenshot", file, "--scenario", "stdin_request_pending")
+    assert out.returncode == 0, out.stderr
+    diff = pixel_diff(GOLDEN_SCREENS / "stdin_request_pending.png", file,
+                      svg=GOLDEN_SCREENS / "stdin_request_pending.svg")
+    assert not diff, f"{diff} (diff image: {diff.save_image(tmp_path / 'stdin.diff.png')})"
+
+
+def test_screenshot_of_the_simulators_screen_follows_what_it_shows(sim, tmp_path):
+    from jcode_mobile.picture import svg_nodes
+
+    before = tmp_path / "before.svg"
+    assert cli("screenshot", before, socket=sim).returncode == 0
+    assert cli("set-field", "host", "devbox.local", socket=sim).returncode == 0
+    after = tmp_path / "after.svg"
+    out = cli("screenshot", after, socket=sim)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"wrote {after}: SVG of the simulator's screen, 390×844 points, revision 1"
+    assert "devbox.local" not in "".join(svg_nodes(before)["pair.host"].text)
+    assert "devbox.local" in "".join(svg_nodes(after)["pair.host"].text)
+    png = tmp_path / "after.png"
+    assert cli("screenshot", png, socket=sim).returncode == 0
+    assert png.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_hit_test_and_tap_at_a_point_of_the_simulators_screen(tmp_path):
+    socket = tmp_path / "chat.sock"
+    assert cli("start", "--scenario", "connected_chat", socket=socket).returncode == 0
+    try:
+        settings = json.loads(cli("find-node", "nav.settings", socket=socket).stdout)["bounds"]
+        x, y = settings["x"] + settings["width"] // 2, settings["y"] + settings["height"] // 2
+        hit = json.loads(cli("hit-test", x, y, socket=socket).stdout)
+        assert (hit["node"]["id"], hit["path"], hit["tap_target"]) == (
+            "nav.settings", ["root", "chat.header", "nav.settings"], "nav.settings")
+        out = cli("tap", x, y, socket=socket)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith(f"tapped nav.settings at ({x}, {y}): revision 1")
+        assert cli("assert-screen", "settings", socket=socket).returncode == 0
+    finally:
+        cli("shutdown", socket=socket, timeout=15)
+
+
+def test_scroll_moves_the_message_list_and_is_refused_off_the_chat(tmp_path):
+    socket = tmp_path / "chat.sock"
+    assert cli("start", "--scenario", "chat_streaming", socket=socket).returncode == 0
+    try:
+        out = cli("scroll", "0", socket=socket)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("scrolled the messages to 0 of ")
+        assert json.loads(cli("find-node", "chat.messages", socket=socket).stdout)["scroll"]["offset"] == 0
+        out = cli("scroll", "end", socket=socket)
+        assert out.returncode == 0, out.stderr
+        scroll = json.loads(cli("find-node", "chat.messages", socket=socket).stdout)["scroll"]
+        assert scroll["offset"] == scroll["max_offset"] > 0
+        cli("load-scenario", "onboarding", socket=socket)
+        out = cli("scroll", "0", socket=socket)
+        assert out.returncode == 4
+        assert one_line_error(out) == "jcode-mobile: the message list is not on the onboarding screen"
+    finally:
+        cli("shutdown", socket=socket, timeout=15)
+
+
+def test_tapping_a_point_with_nothing_tappable_is_refused_in_one_line(sim):
+    out = cli("tap", 389, 843, socket=sim)
+    assert out.returncode == 4
+    assert one_line_error(out) == "jcode-mobile: nothing tappable at (389, 843): root (screen), in root"
+    out = cli("tap", 1000, 10, socket=sim)
+    assert out.returncode == 4
+    assert one_line_error(out) == "jcode-mobile: (1000, 10) is outside the screen"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["screenshot", "shot.jpg", "--scenario", "onboarding"], "screenshot: shot.jpg must end in .svg or .png"),
+    (["screenshot", "shot.png", "--viewport", "320x568"], "screenshot: --viewport needs --scenario"),
+    (["screenshot", "shot.png", "--scenario", "onboarding", "--viewport", "wide"], "is not WIDTHxHEIGHT"),
+    (["screenshot", "shot.png", "--scenario", "onboarding", "--scale", "0"], "must be more than 0"),
+    (["screenshot", "shot.png", "--scenario", "onboarding", "--viewport", "10000x10000", "--scale", "4"],
+     "more than the 32767 a side"),
+    (["tap", "1", "2", "3"], "tap: give a node id, or the two coordinates X Y"),
+    (["tap", "nan", "3"], "tap: 'nan' is not a finite number of points"),
+    (["hit-test", "1", "inf"], "'inf' is not a finite number of points"),
+    (["scroll", "-3"], "must be 0 or more points"),
+])
+def test_bad_picture_and_point_arguments_are_one_line_and_exit_2(tmp_path, args, message):
+    out = subprocess.run([sys.executable, "-m", "jcode_mobile", "--socket", str(tmp_path / "none.sock")] + args,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(HARNESS)})
+    assert out.returncode == 2, out.stderr
+    assert message in one_line_error(out)
+
+
+def test_screenshot_of_an_unknown_scenario_is_refused(tmp_path):
+    out = cli("screenshot", tmp_path / "x.svg", "--scenario", "nope")
+    assert out.returncode == 4
+    assert "invalid_scenario" in one_line_error(out)
+    assert not (tmp_path / "x.svg").exists()

@@ -63,12 +63,15 @@ def test_the_suite_checks_the_answers_of_every_function_it_calls(answers_match_t
             list(events)
         app.platform_event({"type": "app_background"})
         app.state(), app.tree(), app.logs(), app.changes(0), app.snapshot()
+        app.hit_test(200, 800), app.hit_test(-1, -1), app.screenshot()
         with pytest.raises(JcodeMobileError):
             app.dispatch({"type": "no_such_action"})
+        with pytest.raises(JcodeMobileError):
+            app.hit_test(float("nan"), 0)
     after = check.checked
     for function in ["jcode_mobile_dispatch", "jcode_mobile_platform_event", "jcode_mobile_state", "jcode_mobile_tree",
                      "jcode_mobile_logs", "jcode_mobile_changes", "jcode_mobile_snapshot", "jcode_mobile_next_event",
-                     "gateway_request"]:
+                     "jcode_mobile_hit_test", "jcode_mobile_screenshot_svg", "gateway_request"]:
         assert after[function] > before.get(function, 0), function
 
 

@@ -72,6 +72,49 @@ def _limit(text: str) -> int:
     return value
 
 
+def _point(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of points") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of points")
+    return value
+
+
+def _offset(text: str) -> Any:
+    if text == "end":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of points (or \"end\")") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more points (or \"end\")")
+    return value
+
+
+def _viewport(text: str) -> Dict[str, int]:
+    width, _, height = text.lower().partition("x")
+    try:
+        size = {"width": int(width), "height": int(height)}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT in points, such as 390x844") from None
+    if not all(1 <= v <= 100000 for v in size.values()):
+        raise argparse.ArgumentTypeError("width and height are from 1 to 100000 points")
+    return size
+
+
+def _scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 16:
+        raise argparse.ArgumentTypeError("must be more than 0 and at most 16 pixels per point")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jcode-mobile", description="Drive a simulated jcode mobile app (docs/SIMULATOR.md).")
     parser.add_argument("--socket", type=Path, default=None,
@@ -83,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--scenario", default=None,
                        help="initial scenario (default: restore the last session's saved data, else onboarding)")
     start.add_argument("--options", type=_json_object, default={}, help="more app_new options, as a JSON object")
+    start.add_argument("--viewport", type=_viewport, help="the screen size in points, WIDTHxHEIGHT (default 390x844)")
     start.add_argument("--secure-store",
                        help="keep secrets in this file (mode 0600; default: <socket>.secure.json beside the socket)")
     start.add_argument("--storage",
@@ -104,8 +148,21 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--root", help="render only this node's subtree")
     find = commands.add_parser("find-node", help="one node of the tree as JSON")
     find.add_argument("node_id")
-    tap = commands.add_parser("tap", help="tap a node, as a person would")
-    tap.add_argument("node_id")
+    tap = commands.add_parser("tap", help="tap a node, or the point X Y of the screen, as a person would")
+    tap.add_argument("target", nargs="+", metavar="NODE_ID | X Y",
+                     help="a node id (pair.submit), or two numbers: a point in points from the top-left corner")
+    hit = commands.add_parser("hit-test", help="what is at the point X Y of the screen, as JSON")
+    hit.add_argument("x", type=_point)
+    hit.add_argument("y", type=_point)
+    scroll = commands.add_parser("scroll", help="scroll the chat's message list to OFFSET points (0: the first "
+                                 "message; end: the newest, following new ones)")
+    scroll.add_argument("offset", type=_offset)
+    shot = commands.add_parser("screenshot", help="save a picture of the screen (FILE.svg or FILE.png)")
+    shot.add_argument("file", type=Path)
+    shot.add_argument("--scenario", help="draw this scenario in a fresh app instead of the running simulator's screen")
+    shot.add_argument("--viewport", type=_viewport, help="with --scenario: the screen size in points, WIDTHxHEIGHT "
+                      "(default 390x844)")
+    shot.add_argument("--scale", type=_scale, default=1.0, help="PNG pixels per point (default 1)")
     field = commands.add_parser("set-field", help="type into a field: host, port, code, device_name, working_dir, "
                                 "draft, or a text field's node id")
     field.add_argument("name")
@@ -179,6 +236,8 @@ def _start(path: Path, ns: argparse.Namespace) -> None:
     if client.is_running(path):
         raise CLIError(EXIT_REFUSED, f"a simulator is already running at {path} (`jcode-mobile shutdown` first)")
     options = dict(ns.options)
+    if ns.viewport is not None:
+        options["viewport"] = ns.viewport
     if ns.scenario is not None:
         options["scenario"] = ns.scenario
     storage = ns.storage or str(client.state_file(path, "storage"))
@@ -215,6 +274,72 @@ def _replay(file: Path) -> None:
     print(f"replay identical: {result}")
 
 
+def _tap_args(target: List[str]) -> Dict[str, Any]:
+    if len(target) == 1:
+        return {"node_id": target[0]}
+    if len(target) == 2:
+        try:
+            return {"x": _point(target[0]), "y": _point(target[1])}
+        except argparse.ArgumentTypeError as problem:
+            raise CLIError(EXIT_USAGE, f"tap: {problem} (see --help)") from None
+    raise CLIError(EXIT_USAGE, "tap: give a node id, or the two coordinates X Y (see --help)")
+
+
+def _screenshot(path: Path, ns: argparse.Namespace) -> None:
+    """``screenshot FILE``: the SVG of a scenario drawn in a fresh app, or of
+    the running simulator's screen; a .png is rendered here (cairosvg)."""
+    suffix = ns.file.suffix.lower()
+    if suffix not in (".svg", ".png"):
+        raise CLIError(EXIT_USAGE, f"screenshot: {ns.file} must end in .svg or .png")
+    if ns.viewport is not None and ns.scenario is None:
+        raise CLIError(EXIT_USAGE, "screenshot: --viewport needs --scenario (a running simulator keeps "
+                                   "the viewport it started with: `jcode-mobile start --viewport WxH`)")
+    if ns.scenario is not None:
+        from ..binding import App, JcodeMobileError
+
+        options: Dict[str, Any] = {"scenario": ns.scenario}
+        if ns.viewport is not None:
+            options["viewport"] = ns.viewport
+        try:
+            with App(options) as app:
+                shot = app.screenshot()
+        except JcodeMobileError as problem:
+            raise CLIError(EXIT_REFUSED, f"the core refused the options: {problem}") from None
+        source = f"scenario {ns.scenario}"
+    else:
+        shot = _call(path, "screenshot")
+        source = "the simulator's screen"
+    size = f"{shot['width']}×{shot['height']} points"
+    if suffix == ".svg":
+        _write(ns.file, shot["svg"].encode("utf-8"))
+        print(f"wrote {ns.file}: SVG of {source}, {size}, revision {shot['revision']}")
+        return
+    from .. import picture
+
+    pixels = (round(shot["width"] * ns.scale), round(shot["height"] * ns.scale))
+    if max(pixels) > picture.MAX_PIXELS_PER_SIDE:
+        raise CLIError(EXIT_USAGE, f"screenshot: {pixels[0]}×{pixels[1]} pixels is more than the "
+                                   f"{picture.MAX_PIXELS_PER_SIDE} a side the renderer draws: use a smaller --scale")
+    try:
+        png = picture.svg_to_png(shot["svg"], scale=ns.scale)
+    except ImportError as problem:
+        raise CLIError(EXIT_INTERNAL, str(problem)) from None
+    _write(ns.file, png)
+    width, height = picture.png_size(png)
+    print(f"wrote {ns.file}: PNG of {source}, {width}×{height} px ({size} at scale {ns.scale:g}), "
+          f"revision {shot['revision']}")
+    font = picture.font_problem()
+    if font is not None:
+        print(f"jcode-mobile: warning: {font}", file=sys.stderr)
+
+
+def _write(file: Path, data: bytes) -> None:
+    try:
+        file.write_bytes(data)
+    except OSError as problem:
+        raise CLIError(EXIT_REFUSED, f"cannot write {file}: {problem.strerror or problem}") from None
+
+
 def run_command(ns: argparse.Namespace) -> None:
     path: Path = ns.socket or client.default_socket()
     command = ns.command
@@ -242,8 +367,23 @@ def run_command(ns: argparse.Namespace) -> None:
     elif command == "find-node":
         _print_json(_call(path, command, {"node_id": ns.node_id}))
     elif command == "tap":
-        result = _call(path, command, {"node_id": ns.node_id})
-        print(f"tapped {ns.node_id}: revision {result['revision']}, effects {result['effects']}")
+        args = _tap_args(ns.target)
+        if "node_id" in args:
+            result = _call(path, command, args)
+            print(f"tapped {args['node_id']}: revision {result['revision']}, effects {result['effects']}")
+        else:
+            result = _call(path, "tap-xy", args)
+            print(f"tapped {result['node_id']} at ({args['x']:g}, {args['y']:g}): revision {result['revision']}, "
+                  f"effects {result['effects']}")
+    elif command == "hit-test":
+        _print_json(_call(path, command, {"x": ns.x, "y": ns.y}))
+    elif command == "scroll":
+        result = _call(path, command, {"offset": ns.offset})
+        scroll = result["scroll"]
+        print(f"scrolled the messages to {scroll['offset']} of {scroll['max_offset']} points: "
+              f"revision {result['revision']}")
+    elif command == "screenshot":
+        _screenshot(path, ns)
     elif command == "set-field":
         result = _call(path, command, {"name": ns.name, "value": ns.value})
         print(f"set {ns.name}: revision {result['revision']}")

@@ -13,8 +13,8 @@ Wire format: the client writes one JSON object and a newline,
 ``refused`` (the core or the node said no), ``assertion_failed`` (with the
 check's ``failure``), ``internal``.
 
-Commands that change something (``tap``, ``set-field``, ``dispatch``,
-``event``, ``load-scenario``) wait until the host has settled (no network
+Commands that change something (``tap``, ``tap-xy``, ``scroll``,
+``set-field``, ``dispatch``, ``event``, ``load-scenario``) wait until the host has settled (no network
 operation in flight and nothing new for 100 ms, at most ``settle`` seconds)
 before answering, so the next command sees their outcome. Assertions retry
 until they hold or ``timeout`` seconds passed.
@@ -77,6 +77,10 @@ class Simulator:
             "render": self.render,
             "find-node": self.find_node,
             "tap": self.tap,
+            "tap-xy": self.tap_xy,
+            "hit-test": self.hit_test,
+            "scroll": self.scroll,
+            "screenshot": self.screenshot,
             "set-field": self.set_field,
             "dispatch": self.dispatch,
             "event": self.event,
@@ -210,6 +214,48 @@ class Simulator:
         await self._settle(args)
         return _summary(report)
 
+    async def tap_xy(self, args: dict) -> dict:
+        """Tap the point (x, y), as a finger would: refused (nothing sent)
+        when nothing tappable is there, like ``tap`` of a node that cannot be."""
+        x, y = _coordinate(args, "x"), _coordinate(args, "y")
+        hit = self.app.hit_test(x, y)
+        if hit["node"] is None:
+            raise CommandError("refused", f"({x:g}, {y:g}) is outside the screen")
+        target = hit["tap_target"]
+        if target is None:
+            raise CommandError("refused", f"nothing tappable at ({x:g}, {y:g}): {hit['node']['id']} "
+                                          f"({hit['node']['role']}), in {' > '.join(hit['path'])}")
+        problem = checks.tap_problem(self.app.tree(), target)
+        if problem is not None:
+            raise CommandError("refused", f"at ({x:g}, {y:g}): {problem}")
+        report = self._dispatch({"type": "tap_xy", "x": x, "y": y})
+        await self._settle(args)
+        return {**_summary(report), "node_id": target}
+
+    async def hit_test(self, args: dict) -> dict:
+        return self.app.hit_test(_coordinate(args, "x"), _coordinate(args, "y"))
+
+    async def scroll(self, args: dict) -> dict:
+        """Scroll the message list to ``offset`` points (``"end"``: follow the newest message)."""
+        messages = find_node(self.app.tree(), "chat.messages")
+        scroll = (messages or {}).get("scroll")
+        if messages is None or not messages.get("visible", True) or not scroll:
+            raise CommandError("refused", f"the message list is not on the {self.app.state()['screen']} screen")
+        offset = args.get("offset")
+        if offset == "end":
+            offset = scroll["max_offset"]
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise CommandError("bad_request", 'offset is a number of points from 0, or "end"')
+        report = self._dispatch({"type": "scroll_messages", "offset": offset})
+        await self._settle(args)
+        scroll = find_node(self.app.tree(), "chat.messages")["scroll"]
+        return {**_summary(report), "scroll": scroll}
+
+    async def screenshot(self, args: dict) -> dict:
+        """The screen's SVG (``jcode_mobile_screenshot_svg``): the client renders a PNG itself."""
+        answer = self.app.screenshot()
+        return {k: answer[k] for k in ("revision", "format", "width", "height", "svg")}
+
     async def set_field(self, args: dict) -> dict:
         name, value = _text(args, "name"), _text(args, "value", allow_empty=True)
         if "." in name:  # a text field's node id: the edit action it supports
@@ -295,6 +341,13 @@ def _text(args: dict, name: str, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str) or (not value and not allow_empty):
         raise CommandError("bad_request", f"{name} must be a non-empty string")
     return value
+
+
+def _coordinate(args: dict, name: str) -> float:
+    value = args.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+        raise CommandError("bad_request", f"{name} must be a finite number of points")
+    return float(value)
 
 
 def _number(args: dict, name: str, default: float) -> float:

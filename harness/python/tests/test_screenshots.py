@@ -1,0 +1,481 @@
+"""Pictures of the screen and what is at a point of it (library 0.4.0):
+``jcode_mobile_screenshot_svg``, ``jcode_mobile_hit_test``, the ``tap_xy``
+and ``scroll_messages`` actions, through the binding.
+
+The golden screens in tests/golden/screens/ are the SVG the core draws for a
+few scenarios and the PNG cairosvg makes of it (scale 1, DejaVu Sans Mono).
+Each screen drawn today must show the same nodes in the same places with the
+same text (the structural diff is empty), the same SVG bytes, and the same
+pixels. When the layout or the drawing changes on purpose, rewrite them with
+
+    JCODE_UPDATE_GOLDENS=1 python3 -m pytest tests/test_screenshots.py
+
+and look at the new PNGs before committing them. A failing comparison
+writes the picture drawn today and a diff image (changed pixels in red over
+a faded copy) to tests/output/screens/ (or $JCODE_SCREENSHOT_OUTPUT) and
+names them in its message.
+"""
+
+import json
+import math
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from jcode_mobile import App, JcodeMobileError, find_node, iter_nodes
+from jcode_mobile.fake_gateway import Host, Reply
+from jcode_mobile.picture import (font_problem, pixel_diff, png_size, renderer_versions, structural_diff, svg_nodes,
+                                  svg_to_png)
+
+from helpers import fill_pairing_form
+
+HERE = Path(__file__).resolve().parent
+GOLDEN = HERE / "golden" / "screens"
+RENDERER = GOLDEN / "RENDERER.json"
+OUTPUT = Path(os.environ.get("JCODE_SCREENSHOT_OUTPUT") or HERE / "output" / "screens")
+UPDATE_GOLDENS = os.environ.get("JCODE_UPDATE_GOLDENS") == "1"
+UPDATE_HINT = "JCODE_UPDATE_GOLDENS=1 python3 -m pytest tests/test_screenshots.py"
+
+#: The golden screens: onboarding, a reply streaming in, a tool approval,
+#: a stdin request, and two errors (a chat banner, a refused pairing).
+SCREENS = [
+    "onboarding",
+    "chat_streaming",
+    "tool_approval_required",
+    "stdin_request_pending",
+    "model_switch_failed",
+    "pairing_invalid_code",
+]
+#: Pixels per point of the golden PNGs.
+SCALE = 1
+
+
+def screenshot(scenario: str, **options) -> str:
+    with App({"scenario": scenario, **options}) as app:
+        return app.screenshot_svg()
+
+
+def center(node: dict):
+    b = node["bounds"]
+    return b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+
+
+@pytest.fixture(scope="module")
+def font():
+    """The PNG comparisons need the font the goldens were drawn with."""
+    problem = font_problem()
+    if problem is not None:
+        pytest.fail(problem)
+
+
+def write_output(name: str, svg: str, png: bytes = None):
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    (OUTPUT / f"{name}.actual.svg").write_text(svg, encoding="utf-8")
+    if png is not None:
+        (OUTPUT / f"{name}.actual.png").write_bytes(png)
+    return OUTPUT
+
+
+# -- the golden screens ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SCREENS)
+def test_the_screen_drawn_today_is_its_golden_svg(name):
+    svg = screenshot(name)
+    path = GOLDEN / f"{name}.svg"
+    if UPDATE_GOLDENS:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(svg, encoding="utf-8")
+        return
+    assert path.exists(), f"{path} is missing; record it with: {UPDATE_HINT}"
+    golden = path.read_text(encoding="utf-8")
+    report = structural_diff(golden, svg, labels=(f"golden {path.name}", "today"))
+    if report:
+        out = write_output(name, svg)
+        pytest.fail(f"{name}: the screen differs from its golden SVG.\n{report}\n"
+                    f"today's picture: {out / (name + '.actual.svg')}\n"
+                    f"If the change is intended, rewrite the goldens: {UPDATE_HINT}", pytrace=False)
+    if svg != golden:  # same nodes, places and text: something the structural diff does not look at
+        line = next(i for i, (a, b) in enumerate(zip(golden.splitlines() + [""], svg.splitlines() + [""]), 1) if a != b)
+        pytest.fail(f"{name}: same nodes as the golden SVG, different bytes from line {line}:\n"
+                    f"  golden: {golden.splitlines()[line - 1:line]}\n  today:  {svg.splitlines()[line - 1:line]}\n"
+                    f"If the change is intended, rewrite the goldens: {UPDATE_HINT}", pytrace=False)
+
+
+@pytest.mark.parametrize("name", SCREENS)
+def test_the_screen_drawn_today_has_the_pixels_of_its_golden_png(name, font):
+    svg = screenshot(name)
+    png = svg_to_png(svg, scale=SCALE)
+    path = GOLDEN / f"{name}.png"
+    if UPDATE_GOLDENS:
+        path.write_bytes(png)
+        RENDERER.write_text(json.dumps({"scale": SCALE, **renderer_versions()}, indent=2) + "\n", encoding="utf-8")
+        return
+    assert path.exists(), f"{path} is missing; record it with: {UPDATE_HINT}"
+    golden_svg = GOLDEN / f"{name}.svg"
+    diff = pixel_diff(path.read_bytes(), png, svg=[golden_svg.read_bytes(), svg] if golden_svg.exists() else svg,
+                      labels=(f"golden {path.name}", "today"))
+    if diff:
+        out = write_output(name, svg, png)
+        image = diff.save_image(out / f"{name}.diff.png")
+        hint = ""
+        recorded = json.loads(RENDERER.read_text()) if RENDERER.exists() else {}
+        here = {"scale": SCALE, **renderer_versions()}
+        if recorded and recorded != here:
+            changed = ", ".join(f"{k} {recorded.get(k)} → {here.get(k)}" for k in sorted(set(recorded) | set(here))
+                                if recorded.get(k) != here.get(k))
+            hint = (f"\nThe goldens were drawn with another renderer or font ({changed}): glyphs may be placed or "
+                    f"antialiased differently. If the structural test of this screen passes, the layout is unchanged.")
+        pytest.fail(f"{name}: {diff}\ndiff image: {image}\ntoday's picture: {out / (name + '.actual.png')}{hint}\n"
+                    f"If the change is intended, rewrite the goldens: {UPDATE_HINT}", pytrace=False)
+
+
+def test_every_screen_has_golden_pictures_and_every_golden_picture_a_screen():
+    if UPDATE_GOLDENS:  # the tests above wrote the current ones: forget screens no longer listed
+        for path in list(GOLDEN.glob("*.svg")) + list(GOLDEN.glob("*.png")):
+            if path.stem not in SCREENS:
+                path.unlink()
+    for suffix in ("svg", "png"):
+        assert sorted(p.stem for p in GOLDEN.glob(f"*.{suffix}")) == sorted(SCREENS), \
+            f"golden .{suffix} files differ from the screens; record them with: {UPDATE_HINT}"
+    assert RENDERER.exists(), f"{RENDERER} is missing; record it with: {UPDATE_HINT}"
+
+
+def test_the_golden_pngs_are_the_size_of_the_screen():
+    for name in SCREENS:
+        assert png_size(GOLDEN / f"{name}.png") == (390 * SCALE, 844 * SCALE)
+
+
+def test_drawing_a_screen_twice_gives_the_same_bytes_and_pixels(font):
+    first, second = screenshot("tool_approval_required"), screenshot("tool_approval_required")
+    assert first == second
+    assert not pixel_diff(svg_to_png(first, scale=2), svg_to_png(second, scale=2))
+
+
+def test_a_changed_screen_gets_a_report_naming_its_nodes_and_a_diff_image(tmp_path, font):
+    with App({"scenario": "connected_chat"}) as app:
+        before = app.screenshot_svg()
+        app.actions.set_draft(value="Run the tests")
+        after = app.screenshot_svg()
+    report = structural_diff(before, after)
+    assert [n for n, _, _ in report.text_changed] == ["chat.draft"]
+    assert [n for n, _ in report.style_changed] == ["chat.send"]  # the Send button turns blue
+    assert not (report.added or report.removed or report.moved)
+    text = str(report)
+    assert "~ chat.draft text:" in text and "+ 'Run the tests'" in text
+    assert "~ chat.send style: rect fill #e5e7eb → #2563eb" in text
+    diff = pixel_diff(svg_to_png(before), svg_to_png(after), svg=[before, after])
+    assert diff.count > 0
+    assert diff.nodes == ["chat.draft", "chat.send"]
+    image = diff.save_image(tmp_path / "draft.diff.png")
+    assert png_size(image) == (390, 844)
+    assert f"{diff.count} of {390 * 844} pixels differ" in str(diff)
+
+
+def test_the_structural_diff_reports_added_removed_and_moved_nodes():
+    with App({"scenario": "connected_chat"}) as app:
+        before = app.screenshot_svg()
+        app.actions.load_scenario(scenario="chat_streaming")
+        after = app.screenshot_svg()
+    report = structural_diff(before, after)
+    added = {n.id for n in report.added}
+    assert {"chat.activity", "chat.interrupt"} <= added
+    assert any(node_id == "chat.send" for node_id, _, _, _ in report.moved)  # the composer's row makes room for Stop
+    assert "+ chat.activity (status) at (" in str(report)
+    back = structural_diff(after, before)
+    assert {n.id for n in back.removed} == added
+
+
+def test_nodes_pushed_down_together_are_told_in_one_line():
+    with App({"scenario": "connected_chat"}) as app:
+        before = app.screenshot_svg()
+        app.actions.load_scenario(scenario="model_switch_failed")  # the same chat under an error banner
+        after = app.screenshot_svg()
+    lines = str(structural_diff(before, after)).splitlines()
+    assert lines[0].startswith("3 difference(s) between before and after")
+    assert re.fullmatch(r"\+ banner\.error \(banner\) at \(.*\) in root: \"Couldn't switch model: unknown model\" "
+                        r"\(with 1 node\(s\) inside\)", lines[1]), lines[1]  # its Dismiss button
+    assert re.fullmatch(r"~ chat\.header moved by \(0,\+\d+\): .* \(and 3 node\(s\) inside it, by the same offset\)",
+                        lines[2]), lines[2]
+    assert re.fullmatch(r"~ message\.m1, message\.m2, message\.m3 moved by \(0,\+\d+\) "
+                        r"\(and 3 node\(s\) inside them, by the same offset\)", lines[3]), lines[3]
+    assert len(lines) == 4
+
+
+def test_the_picture_module_compares_two_files_from_the_command_line(tmp_path, capsys, font):
+    from jcode_mobile.picture import main
+
+    same = main([str(GOLDEN / "onboarding.svg"), str(GOLDEN / "onboarding.png")])
+    assert (same, capsys.readouterr().out) == (0, "the PNGs are identical (390×844 px)\n")
+    image = tmp_path / "diff.png"
+    status = main([str(GOLDEN / "onboarding.svg"), str(GOLDEN / "pairing_invalid_code.svg"), "--diff-image", str(image)])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "+ banner.error (banner) at (" in out
+    assert f"diff image: {image}" in out
+    assert png_size(image) == (390, 844)
+
+
+def test_a_missing_font_is_named_with_the_package_that_provides_it(monkeypatch):
+    from jcode_mobile import picture
+
+    class NoFont:
+        stdout = ""
+
+    monkeypatch.setattr(picture.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(picture.subprocess, "run", lambda *args, **kwargs: NoFont())
+    problem = picture.font_problem()
+    assert "'DejaVu Sans Mono' is not installed" in problem
+    assert "apt-get install fonts-dejavu-core" in problem
+
+
+# -- screenshots ---------------------------------------------------------------------------
+
+
+def test_the_screenshot_answer_is_the_viewport_and_an_svg_with_a_group_per_visible_node():
+    with App({"scenario": "connected_chat"}) as app:
+        shot = app.screenshot()
+        tree = app.tree()
+        assert shot["revision"] == app.revision
+    assert (shot["ok"], shot["format"], shot["width"], shot["height"]) == (True, "svg", 390, 844)
+    root = ET.fromstring(shot["svg"])
+    assert (root.get("width"), root.get("height")) == ("390", "844")
+    drawn = svg_nodes(shot["svg"])
+    assert list(drawn)[:2] == ["background", "root"]
+    visible = [n["id"] for n in iter_nodes(tree, visible_only=True)
+               if n["bounds"]["width"] > 0 and n["bounds"]["height"] > 0]
+    assert [node_id for node_id in drawn if node_id != "background"] == visible
+    assert drawn["chat.send"].parent == "chat.composer"
+    assert drawn["chat.send"].role == "button"
+    b = find_node(tree, "chat.send")["bounds"]
+    assert drawn["chat.send"].rect == (b["x"], b["y"], b["width"], b["height"])
+
+
+def test_a_viewport_set_at_app_new_is_the_size_of_the_picture(font):
+    svg = screenshot("onboarding", viewport={"width": 320, "height": 568})
+    root = ET.fromstring(svg)
+    assert (root.get("width"), root.get("height")) == ("320", "568")
+    assert png_size(svg_to_png(svg, scale=2)) == (640, 1136)
+
+
+def test_hit_test_and_screenshot_answers_are_checked_against_the_schema(answers_match_the_schema):
+    with App({"scenario": "connected_chat"}) as app:
+        app.hit_test(10, 10)
+        app.screenshot()
+    assert answers_match_the_schema.checked["jcode_mobile_hit_test"] >= 1
+    assert answers_match_the_schema.checked["jcode_mobile_screenshot_svg"] >= 1
+
+
+def test_an_older_library_without_the_functions_gets_a_clear_attribute_error():
+    class Older:
+        """The loaded library as 0.3.0 was: no hit_test, no screenshot_svg."""
+
+        def __init__(self, lib):
+            self._lib = lib
+
+        def __getattr__(self, name):
+            if name in ("jcode_mobile_hit_test", "jcode_mobile_screenshot_svg"):
+                raise AttributeError(name)
+            return getattr(self._lib, name)
+
+    with App({"scenario": "connected_chat"}) as app:
+        real = app._lib
+        app._lib = Older(real)
+        try:
+            with pytest.raises(AttributeError, match=r"no jcode_mobile_hit_test \(it is older than 0\.4\.0\)"):
+                app.hit_test(1, 1)
+            with pytest.raises(AttributeError, match=r"no jcode_mobile_screenshot_svg \(it is older than 0\.4\.0\)"):
+                app.screenshot_svg()
+        finally:
+            app._lib = real
+
+
+# -- hit-testing ---------------------------------------------------------------------------
+
+
+def test_hit_test_inside_the_send_button_finds_it_its_path_and_tap_target():
+    with App({"scenario": "connected_chat"}) as app:
+        send = find_node(app.tree(), "chat.send")
+        hit = app.hit_test(*center(send))
+    assert hit["node"]["id"] == "chat.send"
+    assert hit["node"]["role"] == "button"
+    assert hit["node"]["label"] == "Send"
+    assert hit["node"]["bounds"] == send["bounds"]
+    assert "children" not in hit["node"]
+    assert hit["path"] == ["root", "chat.composer", "chat.send"]
+    assert hit["tap_target"] == "chat.send"
+
+
+def test_hit_test_in_a_message_finds_the_message_and_nothing_to_tap():
+    with App({"scenario": "connected_chat"}) as app:
+        hit = app.hit_test(*center(find_node(app.tree(), "message.m1")))
+    assert hit["node"]["id"] == "message.m1"
+    assert hit["path"] == ["root", "chat.messages", "message.m1"]
+    assert hit["tap_target"] is None
+
+
+def test_hit_test_finds_the_deepest_node_a_tool_card_holds():
+    with App({"scenario": "connected_chat"}) as app:
+        hit = app.hit_test(*center(find_node(app.tree(), "tool.call_grep.output")))
+    assert hit["path"] == ["root", "chat.messages", "message.m2", "tool.call_grep", "tool.call_grep.output"]
+
+
+@pytest.mark.parametrize("x, y", [(-1, 10), (10, -0.5), (390, 10), (10, 844), (1e9, 1e9)])
+def test_hit_test_outside_the_viewport_finds_no_node(x, y):
+    with App({"scenario": "connected_chat"}) as app:
+        hit = app.hit_test(x, y)
+    assert hit == {"ok": True, "revision": 0, "node": None, "path": [], "tap_target": None}
+
+
+def test_hit_test_at_the_corners_inside_the_viewport_finds_the_root():
+    with App({"scenario": "connected_chat"}) as app:
+        for x, y in [(0, 0), (389.9, 843.9)]:
+            hit = app.hit_test(x, y)
+            assert (hit["node"]["id"], hit["path"], hit["tap_target"]) == ("root", ["root"], None)
+
+
+@pytest.mark.parametrize("x, y, field", [(math.nan, 1, "x"), (1, math.nan, "y"), (math.inf, 1, "x"),
+                                         (1, -math.inf, "y")])
+def test_hit_test_of_a_point_that_is_not_a_finite_number_is_invalid_field(x, y, field):
+    with App({"scenario": "connected_chat"}) as app:
+        with pytest.raises(JcodeMobileError) as caught:
+            app.hit_test(x, y)
+        assert caught.value.code == "invalid_field"
+        assert caught.value.field == field
+        assert app.hit_test_raw(x, y)["ok"] is False
+
+
+def test_hit_test_after_close_is_invalid_handle():
+    app = App({"scenario": "connected_chat"})
+    app.close()
+    with pytest.raises(JcodeMobileError) as caught:
+        app.hit_test(1, 1)
+    assert caught.value.code == "invalid_handle"
+    with pytest.raises(JcodeMobileError) as caught:
+        app.screenshot_svg()
+    assert caught.value.code == "invalid_handle"
+
+
+# -- tap_xy ----------------------------------------------------------------------------------
+
+
+def test_tap_xy_on_the_settings_button_opens_settings():
+    with App({"scenario": "connected_chat"}) as app:
+        x, y = center(find_node(app.tree(), "nav.settings"))
+        app.actions.tap_xy(x=x, y=y)
+        assert app.state()["screen"] == "settings"
+
+
+def test_tap_xy_where_nothing_is_tappable_changes_nothing_and_says_why():
+    with App({"scenario": "connected_chat"}) as app:
+        before = app.state()
+        x, y = center(find_node(app.tree(), "message.m1"))
+        report = app.actions.tap_xy(x=x, y=y)
+        assert report["effects"] == []
+        assert app.state() == before
+        notes = app.logs(1)["entries"][0]["notes"]
+        assert any(note.startswith("tap_xy: nothing tappable at (") for note in notes), notes
+
+
+def test_tap_xy_on_a_field_focuses_it():
+    with App({"scenario": "onboarding"}) as app:
+        field = next(n for n in iter_nodes(app.tree(), visible_only=True) if n["role"] == "text_field")
+        app.actions.tap_xy(x=center(field)[0], y=center(field)[1])
+        assert find_node(app.tree(), field["id"])["focused"] is True
+
+
+# -- a long conversation, scrolled -----------------------------------------------------------
+
+EXCHANGES = 12
+
+
+@pytest.fixture(scope="module")
+def long_chat():
+    """A chat of 12 messages and 12 replies through the in-memory fake server."""
+    host = Host()
+    fill_pairing_form(host)
+    host.dispatch({"type": "submit_pairing"})
+    for i in range(1, EXCHANGES + 1):
+        host.server.replies.append(Reply(text=f"Reply {i}"))
+        host.dispatch({"type": "send_message", "text": f"Message {i}"})
+    app = host.app
+    assert app.state()["screen"] == "chat"
+    assert len(app.state()["transcript"]) == 2 * EXCHANGES
+    yield app
+    app.close()
+
+
+def message_ids(svg: str):
+    return [node_id for node_id in svg_nodes(svg) if node_id.startswith("message.")]
+
+
+def list_frame(app):
+    messages = find_node(app.tree(), "chat.messages")
+    return messages["bounds"], messages["scroll"]
+
+
+def test_a_long_conversation_follows_its_end_where_hit_test_finds_the_last_message(long_chat):
+    long_chat.actions.scroll_messages(offset=10**9)  # past the end: follow the newest
+    frame, scroll = list_frame(long_chat)
+    assert scroll["offset"] == scroll["max_offset"] > 0
+    # the lowest message on screen: the first one up from the list's bottom edge
+    bottom = frame["y"] + frame["height"]
+    hit = next(h for h in (long_chat.hit_test(frame["x"] + frame["width"] / 2, bottom - d) for d in range(1, 40))
+               if h["node"]["id"] != "chat.messages")
+    assert hit["node"]["id"] == "message.m24"
+    assert hit["node"]["value"] == f"Reply {EXCHANGES}"
+    assert hit["path"] == ["root", "chat.messages", "message.m24"]
+
+
+def test_scrolled_to_the_top_hit_test_finds_the_first_message(long_chat):
+    long_chat.actions.scroll_messages(offset=0)
+    frame, scroll = list_frame(long_chat)
+    assert scroll["offset"] == 0
+    hit = long_chat.hit_test(frame["x"] + frame["width"] / 2, frame["y"])
+    assert hit["node"]["id"] == "message.m1"
+    assert hit["node"]["value"] == "Message 1"
+    assert hit["path"] == ["root", "chat.messages", "message.m1"]
+    long_chat.actions.scroll_messages(offset=10**9)
+
+
+def test_a_message_scrolled_out_of_the_list_is_never_hit(long_chat):
+    long_chat.actions.scroll_messages(offset=10**9)
+    frame, _ = list_frame(long_chat)
+    tree = long_chat.tree()
+    # A message that lies partly above the list's top, under the header.
+    above = [m for m in find_node(tree, "chat.messages")["children"]
+             if m["bounds"]["y"] < frame["y"] < m["bounds"]["y"] + m["bounds"]["height"]]
+    assert above, "no message straddles the list's top edge"
+    x, y = frame["x"] + frame["width"] / 2, frame["y"] - 1
+    assert above[0]["bounds"]["y"] <= y  # the message's bounds hold the point …
+    hit = long_chat.hit_test(x, y)
+    assert not hit["node"]["id"].startswith("message.")  # … but it is outside the list's frame
+    assert "chat.messages" not in hit["path"]
+
+
+def test_a_screenshot_of_a_long_conversation_draws_only_the_visible_messages(long_chat):
+    long_chat.actions.scroll_messages(offset=0)
+    top = long_chat.screenshot_svg()
+    long_chat.actions.scroll_messages(offset=10**9)
+    end = long_chat.screenshot_svg()
+    frame, _ = list_frame(long_chat)
+    on_screen = [m["id"] for m in find_node(long_chat.tree(), "chat.messages")["children"]
+                 if m["bounds"]["y"] < frame["y"] + frame["height"] and m["bounds"]["y"] + m["bounds"]["height"] > frame["y"]]
+    assert message_ids(end) == on_screen
+    assert "message.m1" in message_ids(top) and "message.m24" not in message_ids(top)
+    assert "message.m24" in message_ids(end) and "message.m1" not in message_ids(end)
+    assert len(message_ids(end)) < 2 * EXCHANGES
+    assert "Message 1<" not in end and "Reply 12<" in end
+    assert re.search(r'data-scroll-offset="0"', top)
+    # the picture's size follows the screen, not the conversation's length
+    assert abs(len(top) - len(end)) < len(top) // 4
+
+
+def test_scroll_messages_off_the_chat_screen_changes_nothing():
+    with App({"scenario": "onboarding"}) as app:
+        before = app.state()
+        app.actions.scroll_messages(offset=0)
+        assert app.state() == before
