@@ -45,12 +45,16 @@ $(LIB): $(SOURCES)
 	@echo "built $(LIB); it needs:"; readelf -d $(LIB) | grep NEEDED
 
 # What the Python harness needs beyond the image: the dependencies its
-# pyproject.toml declares (aiohttp, jsonschema) and its test extras (pytest; wheel and
+# pyproject.toml declares (aiohttp, jsonschema, cairosvg, Pillow) and its test extras (pytest; wheel and
 # setuptools to install it in a scratch virtualenv), from PyPI when missing.
 PY_REQUIREMENTS = $(PYTHON) -c "import tomllib; p = tomllib.load(open('harness/python/pyproject.toml', 'rb'))['project']; \
 	print(' '.join(p['dependencies'] + p['optional-dependencies']['test']))"
+# Screenshots are drawn by cairo (through cairosvg) in DejaVu Sans Mono: from
+# Debian when the machine lacks them.
 deps:
 	@$(PYTHON) -c "import pytest, aiohttp, jsonschema, cairosvg, PIL, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
+	@{ ldconfig -p | grep -q 'libcairo\.so\.2' && fc-list 2>/dev/null | grep -qi 'DejaVu Sans Mono'; } || \
+		{ apt-get update -qq && apt-get install -y -qq libcairo2 fonts-dejavu-core fontconfig; }
 
 # The `jcode-mobile` command and the package, with the built library bundled in.
 install-python: lib

@@ -37,7 +37,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(tree.find("chat.header")?.bounds, bounds(16, 0, 358, 104))
         XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 112, 358, 616))
         XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 728, 358, 116))
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 400, maxOffset: 0))
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 412, maxOffset: 0))
     }
 
     func testAHeadersButtonsAndTheComposersButtonsShareARow() {
@@ -51,15 +51,15 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testAToolCardIsIndentedInsideItsMessage() {
         let tree = chat().tree()
-        XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 172, 358, 232))
-        XCTAssertEqual(tree.find("tool.call_grep")?.bounds, bounds(24, 224, 342, 172))
+        XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 172, 358, 244))
+        XCTAssertEqual(tree.find("tool.call_grep")?.bounds, bounds(24, 224, 342, 178))
     }
 
     func testAConversationTallerThanItsFrameShowsItsEndAndPutsEarlierMessagesAboveTheFrame() {
         let tree = chat(height: 480).tree()
         XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 112, 358, 252))
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 148, contentHeight: 400, maxOffset: 148))
-        XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, -36, 358, 52))
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 160, contentHeight: 412, maxOffset: 160))
+        XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, -48, 358, 52))
         XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 264, 358, 92))
         XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 364, 358, 116))
     }
@@ -99,7 +99,7 @@ final class LayoutAndHitTestTests: XCTestCase {
     }
 
     func testWhatScrolledAboveTheMessageListIsNotHitTheHeaderIs() {
-        // message.m1 spans y -36…16 at this size, behind the header.
+        // message.m1 spans y -48…4 at this size, behind the header.
         XCTAssertEqual(hit(chat(height: 480), 20, 10)["path"], ["root", "chat.header"])
     }
 
@@ -150,8 +150,8 @@ final class LayoutAndHitTestTests: XCTestCase {
         let app = chat(height: 480)
         _ = report(app, #"{"type":"scroll_messages","offset":40}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, 40)
-        _ = report(app, #"{"type":"scroll_messages","offset":148}"#)
-        XCTAssertEqual(app.state.navigation.messagesScroll, nil, "148 is the end")
+        _ = report(app, #"{"type":"scroll_messages","offset":160}"#)
+        XCTAssertEqual(app.state.navigation.messagesScroll, nil, "160 is the end")
         _ = report(app, #"{"type":"scroll_messages","offset":1000000}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, nil)
     }
@@ -164,7 +164,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(app.state.navigation.messagesScroll, nil)
         let scroll = app.tree().find("chat.messages")?.scroll
         XCTAssertEqual(scroll?.offset, scroll?.maxOffset, "the list shows its end")
-        XCTAssertEqual(scroll?.contentHeight, 460)
+        XCTAssertEqual(scroll?.contentHeight, 472)
     }
 
     func testScrollingAwayFromTheChatIsANote() {

@@ -118,7 +118,8 @@ public enum Screenshot {
     private static func drawText(_ node: SemanticNode, _ style: Style, clip: SemanticNode.Bounds, into out: inout Output) {
         let perLine = Layout.charactersPerLine(node.bounds.width)
         var top = node.bounds.y + Layout.padding
-        let hasValue = !(node.value ?? "").isEmpty
+        let shown = Layout.shownValue(node)
+        let hasValue = shown != nil
         // With a value, the label is its caption (a speaker, a tool's name).
         let labelColor = hasValue ? style.secondary : style.text
         let labelBold = style.bold || (hasValue && node.role != .text)
@@ -126,7 +127,7 @@ public enum Screenshot {
             drawLine(line, x: node.bounds.x, y: top, labelColor, bold: labelBold, clip: clip, into: &out)
             top += Layout.lineHeight
         }
-        if let value = node.value, !value.isEmpty {
+        if let value = shown {
             for line in Layout.lines(value, perLine: perLine) {
                 if top >= clip.y + clip.height { break }
                 drawLine(line, x: node.bounds.x, y: top, style.text, bold: false, clip: clip, into: &out)

@@ -172,7 +172,8 @@ enum ChatScreen {
     static func stdinSheet(_ request: StdinRequest, focusedID: String?) -> SemanticNode {
         let id = request.requestID
         var input = SemanticNode(
-            "stdin.\(id).input", request.isPassword ? .secureField : .textField, label: request.prompt, value: nil,
+            // The sheet shows the prompt; the field under it needs no label of its own.
+            "stdin.\(id).input", request.isPassword ? .secureField : .textField, label: "", value: nil,
             placeholder: request.isPassword ? "Password" : "Answer",
             accessibilityLabel: request.isPassword ? "\(request.prompt) (hidden input)" : request.prompt,
             actions: ["respond_stdin"], tap: .focus)

@@ -78,7 +78,7 @@ public enum Layout {
         }
         let top = y
         y += ownHeight(node, width: width)
-        let inset = node.role == .message || node.role == .toolCall ? indent : 0
+        let inset = holdsItsChildren(node.role) ? indent : 0
         var i = node.children.startIndex
         while i < node.children.endIndex {
             let run = rowLength(node, from: i)
@@ -90,12 +90,30 @@ public enum Layout {
                 i += 1
             }
         }
+        if inset > 0 && node.children.contains(where: \.visible) { y += padding }
         node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
         // Boxes are set apart; a list or group is only what it holds.
         switch node.role {
         case .list, .group, .screen: break
         default: y += gap
         }
+    }
+
+    /// The boxes drawn around their children, which sit indented inside.
+    static func holdsItsChildren(_ role: SemanticNode.Role) -> Bool {
+        switch role {
+        case .message, .toolCall, .sheet, .banner, .notice, .status: return true
+        default: return false
+        }
+    }
+
+    /// The value a box shows under its label: none for a sheet (its
+    /// children show the details), nor a value its label already says
+    /// ("Risk: medium" / "medium").
+    public static func shownValue(_ node: SemanticNode) -> String? {
+        guard node.role != .sheet, let value = node.value, !value.isEmpty else { return nil }
+        if !node.label.isEmpty && node.label.utf8.count < 256 && node.label.contains(value) { return nil }
+        return value
     }
 
     /// How many children from `start` share a row: the buttons of a header,
@@ -150,7 +168,7 @@ public enum Layout {
             return node.label.isEmpty ? 0 : lineHeight + padding
         default:
             let perLine = charactersPerLine(width)
-            let lines = lineCount(node.label, perLine: perLine) + lineCount(node.value ?? "", perLine: perLine)
+            let lines = lineCount(node.label, perLine: perLine) + lineCount(shownValue(node) ?? "", perLine: perLine)
             return max(1, lines) * lineHeight + 2 * padding
         }
     }
