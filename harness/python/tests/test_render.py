@@ -46,7 +46,7 @@ def test_chat_messages_and_tool_cards():
 def test_streaming_sheet_status_and_secure_field():
     lines = render("stdin_request_pending").splitlines()
     assert "  >> [sudo] password for dev:" in lines
-    assert "    [sudo] password for dev: (Password)" in lines
+    assert "    (Password)" in lines  # the field under the prompt has no label of its own
     assert "  ~ jcode is working…" in lines
     assert "  [Stop]" in lines
     streaming = render("chat_streaming")
