@@ -208,7 +208,8 @@ public enum Layout {
         var i = start
         while i < scalars.endIndex {
             let c = scalars[i]
-            if c == "\n" {
+            // A newline ends a line; so does a space right after a full one.
+            if c == "\n" || (c == " " && count == limit) {
                 body(start..<i)
                 i = scalars.index(after: i)
                 start = i
@@ -217,15 +218,6 @@ public enum Layout {
                 continue
             }
             if count == limit {
-                if c == " " {
-                    // The line is full just before a space: the space ends it.
-                    body(start..<i)
-                    i = scalars.index(after: i)
-                    start = i
-                    count = 0
-                    lastSpace = nil
-                    continue
-                }
                 if let space = lastSpace, space > start {
                     body(start..<space)
                     start = scalars.index(after: space)
