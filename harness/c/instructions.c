@@ -23,6 +23,11 @@
 **                       (set_draft + send_message: two calls per message)
 **   queue_interrupt     the last 100 of SIZE messages typed and sent during a turn
 **                       (queued as soft interrupts; two calls per message)
+**   tokens, session_renamed_call, tap_node
+**                       1 000 calls, one input each, in a turn with a transcript
+**                       of SIZE entries: a `tokens` event (usage growing), a
+**                       `session_renamed` event (a new title each time), and
+**                       tap_node on the draft field (it takes the focus once)
 **   tree, hit_test, screenshot_svg, tap_xy, scroll_messages
 **                       5 calls with a transcript of SIZE entries (the screen
 **                       shows its end): the layout's cost, and what each adds
@@ -132,6 +137,29 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         jcode_mobile_unsubscribe(subscription);
+    } else if (!strcmp(kind, "tokens") || !strcmp(kind, "session_renamed_call") || !strcmp(kind, "tap_node")) {
+        char *history = history_of(size);
+        check("history", jcode_mobile_platform_event(app, history));
+        free(history);
+        check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
+        char input[256];
+        CALLGRIND_START_INSTRUMENTATION;
+        for (measured = 0; measured < 1000; measured++) {
+            if (!strcmp(kind, "tokens")) {
+                snprintf(input, sizeof input,
+                         "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tokens\",\"input\":%d,\"output\":%d}}",
+                         1000 + measured, 10 + measured);
+                check(kind, jcode_mobile_platform_event(app, input));
+            } else if (!strcmp(kind, "session_renamed_call")) {
+                snprintf(input, sizeof input,
+                         "{\"type\":\"websocket_event\",\"event\":{\"type\":\"session_renamed\",\"session_id\":\"bench\","
+                         "\"display_title\":\"Title %d\"}}", measured);
+                check(kind, jcode_mobile_platform_event(app, input));
+            } else {
+                check(kind, jcode_mobile_dispatch(app, "{\"type\":\"tap_node\",\"node_id\":\"chat.draft\"}"));
+            }
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
     } else if (!strcmp(kind, "permission_request") || !strcmp(kind, "stdin_request") || !strcmp(kind, "session_renamed") ||
                !strcmp(kind, "tool_start")) {
         check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
