@@ -1,87 +1,100 @@
-/// The root interactor: every feature scoped to the slice it owns, in a
-/// fixed order, each handed the same `Facts` (taken before the input).
+/// The root interactor: each input goes to the feature(s) that own it, as
+/// `AppRouter` routes it, in the owner's own words; what is resolved
+/// against the whole state (taps, scrolls) or replaces it (scenarios,
+/// reset) is the root's own.
 ///
-/// Features never see each other's mutations during one input: what one
-/// does that matters to another travels as an `InternalInput`, which the
-/// store runs after every feature has handled the input (in emission
-/// order). The order below decides only the order of the effects one input
-/// produces.
-///
-/// The inputs that arrive hundreds of times a second (streamed deltas,
-/// frames, keystrokes) go straight to the one feature that owns them instead
-/// of through every feature (the first switch in `interact`); a test runs them through every
-/// feature too and checks the result is the same.
+/// Features never see each other's mutations during one input: every owner
+/// of an input reads the same `Facts`, taken before the input (and taken
+/// only when an owner reads them: the streamed deltas, frames and
+/// keystrokes need none). What one feature does that matters to another
+/// travels as an output (`InternalInput`), which the store runs after the
+/// input (in emission order), routed like any other input.
 public struct AppInteractor: Sendable {
-    /// A feature scoped to its slice of the app state.
-    typealias Feature<Child: Interactor> = Interactors.Scope<AppState, Child>
-
-    let features = Interactors.Merge {
-        Feature(NavigationInteractor()) { state, run in run(&state.navigation) }
-        Feature(PairingInteractor()) { state, run in run(&state.pairing) }
-        Feature(ServersInteractor()) { state, run in run(&state.servers) }
-        Feature(ConnectionInteractor()) { state, run in run(&state.connection) }
-        Feature(SessionInteractor()) { state, run in run(&state.session) }
-        Feature(ChatInteractor()) { state, run in run(&state.chat) }
-        Feature(ApprovalsInteractor()) { state, run in run(&state.approvals) }
-        Feature(ComposerInteractor()) { state, run in run(&state.composer) }
-        Feature(NoticesInteractor()) { state, run in run(&state.notices) }
-        Feature(LifecycleInteractor()) { state, run in run(&state.lifecycle) }
+    /// What the root itself acts on.
+    public enum Input: Equatable, Sendable {
+        case tapNode(id: String)
+        case tapXY(x: Double, y: Double)
+        case scrollMessages(offset: Int)
+        case loadScenario(String)
+        case reset
     }
-    /// false runs every input through every feature (the routing test).
-    let routesHotInputs: Bool
+
     /// The screen the layout fills: what `tap_xy` and `scroll_messages`
     /// resolve against.
     let viewport: SemanticTree.Viewport
 
-    public init(routesHotInputs: Bool = true, viewport: SemanticTree.Viewport = SemanticTree.Viewport()) {
-        self.routesHotInputs = routesHotInputs
+    public init(viewport: SemanticTree.Viewport = SemanticTree.Viewport()) {
         self.viewport = viewport
     }
 
-    public func interact(_ state: inout AppState, _ input: Input) -> Emission {
-        if routesHotInputs {
-            switch input {
-            case .server(.textDelta), .server(.textReplace), .server(.reasoningDelta), .server(.toolInput):
-                guard case .server(let event) = input else { break }
-                return ChatInteractor.stream(&state.chat, event)
-            case .platform(.webSocket(.event(let id, let items))):
-                return ConnectionInteractor.frame(state.connection, effectID: id, items: items)
-            case .action(.setDraft(let value)):
-                ComposerInteractor.setDraft(&state.composer, value)
-                return .none
-            default:
-                break
-            }
-        }
-        switch input {
-        case .action(.tapNode(let id)):
-            return Self.tap(id, in: state)
-        case .action(.tapXY(let x, let y)):
-            return tap(x: x, y: y, in: state)
-        case .action(.scrollMessages(let offset)):
-            return scrollMessages(to: offset, in: state)
-        case .action(.loadScenario(let name)):
-            guard let scenario = Scenario(rawValue: name) else { return .note("unknown scenario \(name)") }
-            return Self.replace(&state, with: scenario.state())
-        case .action(.reset):
-            return Self.replace(&state, with: AppState())
-        default:
-            return features.interact(&state, input, Facts(state))
+    public func interact(_ state: inout AppState, _ input: JcodeMobileCore.Input) -> Emission {
+        interact(&state, route: AppRouter.route(input))
+    }
+
+    /// Delivers a routed input to its owners.
+    func interact(_ state: inout AppState, route: AppRouter.Route) -> Emission {
+        switch route {
+        case .nobody:
+            return .none
+        case .one(let delivery):
+            return deliver(delivery, &state, facts: nil)
+        case .many(let deliveries):
+            let facts = Facts(state)
+            var emission = Emission.none
+            for delivery in deliveries { emission.append(deliver(delivery, &state, facts: facts)) }
+            return emission
         }
     }
 
-    /// Inputs that cannot change what the snapshot holds, so the store does
-    /// not compare it after them: the streamed deltas touch only the
-    /// transcript and the turn, and a frame only unpacks into the events it
-    /// carries (which run as inputs of their own). Keep in step with the
-    /// hot routes above; a test checks every hot input against a full compare.
-    static func leavesSnapshotAlone(_ input: Input) -> Bool {
+    /// Runs one owner on its slice, with `facts` (taken now when not given:
+    /// before the owner changes anything) for an owner that reads them.
+    private func deliver(_ delivery: AppRouter.Delivery, _ state: inout AppState, facts given: Facts?) -> Emission {
+        switch delivery {
+        case .connectionFrame(let id, let items): return ConnectionInteractor.frame(state.connection, effectID: id, items: items)
+        case .chatStream(let input): return ChatInteractor.stream(&state.chat, input)
+        case .composer(let input): return ComposerInteractor().interact(&state.composer, input, ())
+        case .notices(let input): return NoticesInteractor().interact(&state.notices, input, ())
+        case .app(let input): return app(&state, input)
+        case .navigation(let input):
+            let facts = given ?? Facts(state)
+            return NavigationInteractor().interact(&state.navigation, input, facts)
+        case .pairing(let input):
+            let facts = given ?? Facts(state)
+            return PairingInteractor().interact(&state.pairing, input, facts)
+        case .servers(let input):
+            let facts = given ?? Facts(state)
+            return ServersInteractor().interact(&state.servers, input, facts)
+        case .connection(let input):
+            let facts = given ?? Facts(state)
+            return ConnectionInteractor().interact(&state.connection, input, facts)
+        case .session(let input):
+            let facts = given ?? Facts(state)
+            return SessionInteractor().interact(&state.session, input, facts)
+        case .chat(let input):
+            let facts = given ?? Facts(state)
+            return ChatInteractor().interact(&state.chat, input, facts)
+        case .approvals(let input):
+            let facts = given ?? Facts(state)
+            return ApprovalsInteractor().interact(&state.approvals, input, facts)
+        case .lifecycle(let input):
+            let facts = given ?? Facts(state)
+            return LifecycleInteractor().interact(&state.lifecycle, input, facts)
+        }
+    }
+
+    private func app(_ state: inout AppState, _ input: Input) -> Emission {
         switch input {
-        case .server(.textDelta), .server(.textReplace), .server(.reasoningDelta), .server(.toolInput),
-            .platform(.webSocket(.event)):
-            return true
-        default:
-            return false
+        case .tapNode(let id):
+            return Self.tap(id, in: state)
+        case .tapXY(let x, let y):
+            return tap(x: x, y: y, in: state)
+        case .scrollMessages(let offset):
+            return scrollMessages(to: offset, in: state)
+        case .loadScenario(let name):
+            guard let scenario = Scenario(rawValue: name) else { return .note("unknown scenario \(name)") }
+            return Self.replace(&state, with: scenario.state())
+        case .reset:
+            return Self.replace(&state, with: AppState())
         }
     }
 
@@ -91,7 +104,7 @@ public struct AppInteractor: Sendable {
         switch SemanticTree.tapTarget(of: nodeID, in: state) {
         case .none: return .note("tap_node: no tappable node \"\(nodeID)\" on this screen")
         case .disabled: return .note("tap_node: \"\(nodeID)\" is disabled")
-        case .focus: return .internal(.focus(nodeID: nodeID))
+        case .focus: return .tell(.focus(nodeID: nodeID))
         case .action(let action): return .action(action)
         }
     }
@@ -112,7 +125,7 @@ public struct AppInteractor: Sendable {
         guard let scroll = SemanticTree.messagesScroll(state, viewport: viewport) else {
             return .note("scroll_messages: the message list is not on this screen")
         }
-        return .internal(.scrollMessages(offset: offset >= scroll.maxOffset ? nil : offset))
+        return .tell(.scrollMessages(offset: offset >= scroll.maxOffset ? nil : offset))
     }
 
     /// `load_scenario` and `reset`: replace the whole state, closing what the

@@ -3,7 +3,7 @@
 /// store's ledger, or several of these in order.
 ///
 ///     return .effect(.device(.requestCameraQRScan))
-///     return .internal(.turnEnded)               // a follow-up for the other features
+///     return .tell(.turnEnded)                   // the chat's output: the root delivers it
 ///     return .effect(a) + .effect(b)
 public struct Emission: Equatable, Sendable {
     /// Indirect: an emission is one word however large the effect or input it
@@ -31,8 +31,19 @@ public struct Emission: Equatable, Sendable {
     public static func effect(_ effect: Effect) -> Emission { Emission(kind: .effect(effect)) }
     public static func input(_ input: Input) -> Emission { Emission(kind: .input(input)) }
     public static func action(_ action: Action) -> Emission { Emission(kind: .input(.action(action))) }
-    /// A follow-up for the other features.
+    /// A follow-up for other features: one of the four shared requests
+    /// (`send`, `showError`, `notice`, `openChat`) or, through `tell`, a
+    /// feature's output.
     public static func `internal`(_ input: InternalInput) -> Emission { Emission(kind: .input(.internal(input))) }
+    /// What a feature tells others (its own output type says who is
+    /// speaking; `AppRouter` says who acts on it).
+    public static func tell(_ output: PairingOutput) -> Emission { .internal(.pairing(output)) }
+    public static func tell(_ output: LifecycleOutput) -> Emission { .internal(.lifecycle(output)) }
+    public static func tell(_ output: ServersOutput) -> Emission { .internal(.servers(output)) }
+    public static func tell(_ output: ConnectionOutput) -> Emission { .internal(.connection(output)) }
+    public static func tell(_ output: SessionOutput) -> Emission { .internal(.session(output)) }
+    public static func tell(_ output: ChatOutput) -> Emission { .internal(.chat(output)) }
+    public static func tell(_ output: AppOutput) -> Emission { .internal(.app(output)) }
     /// A gateway request, sent by the connection (which owns the request ids).
     public static func send(_ request: GatewayRequest) -> Emission { .internal(.send(request)) }
     /// A line for the transition log (why an input changed nothing, say).

@@ -12,7 +12,7 @@ public struct Store: Sendable {
     /// persist (spec tests that look at one feature's effects).
     public private(set) var persisted: Snapshot?
     /// Whether an input of the running call could have changed the snapshot
-    /// (the streamed deltas cannot: see `AppInteractor.leavesSnapshotAlone`).
+    /// (the streamed deltas cannot: see `AppRouter.Delivery.mayChangeSnapshot`).
     private var callMayChangeSnapshot = false
     /// The haptics this call already asked for: one call (a frame of many
     /// events) buzzes once per style, however many events wanted it.
@@ -130,8 +130,9 @@ public struct Store: Sendable {
         _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [Note], scrubs: inout [JSONPath],
         followUps: inout [Input], depth: Int
     ) {
-        if !callMayChangeSnapshot && !AppInteractor.leavesSnapshotAlone(input) { callMayChangeSnapshot = true }
-        let emission = interactor.interact(&state, input)
+        let route = AppRouter.route(input)
+        if !callMayChangeSnapshot && route.mayChangeSnapshot { callMayChangeSnapshot = true }
+        let emission = interactor.interact(&state, route: route)
         apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth)
     }
 

@@ -8,9 +8,24 @@ public struct ApprovalsInteractor: Interactor {
     static let expired = "That approval request ended with the previous connection; the agent will ask again if it still needs it."
     static let notSent = "Not connected: your answer was not sent. It will be waiting when the connection is back."
 
+    /// What the approvals feature acts on.
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case respondPermission(requestID: String, approved: Bool, remember: Bool)
+        case respondStdin(requestID: String, input: String)
+        // Server events
+        case permissionRequest(PermissionRequest)
+        case stdinRequest(StdinRequest)
+        // Other features' outputs
+        case socketOpened
+        /// The turn ended (chat), or the session (session) or the server
+        /// (servers) changed: no tool is waiting any more.
+        case nothingWaits
+    }
+
     public func interact(_ state: inout ApprovalsState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
-        case .server(.permissionRequest(let request)):
+        case .permissionRequest(let request):
             switch Self.keep(request, in: &state.permissionRequests) {
             case .added:
                 state.askedOnThisSocket.insert(request.requestID)
@@ -22,13 +37,13 @@ public struct ApprovalsInteractor: Interactor {
                 return Self.overflow(&state, dropping: "permission_request \(request.requestID)")
             }
 
-        case .server(.stdinRequest(let request)):
+        case .stdinRequest(let request):
             if Self.keep(request, in: &state.stdinRequests) == .full {
                 return Self.overflow(&state, dropping: "stdin_request \(request.requestID)")
             }
             return .none
 
-        case .action(.respondPermission(let requestID, let approved, let remember)):
+        case .respondPermission(let requestID, let approved, let remember):
             if facts.canSend, !state.askedOnThisSocket.contains(requestID),
                let i = state.permissionRequests.firstIndex(where: { $0.requestID == requestID })
             {
@@ -41,21 +56,19 @@ public struct ApprovalsInteractor: Interactor {
                 .permissionResponse(requestID: requestID, approved: approved, remember: remember)
             }
 
-        case .action(.respondStdin(let requestID, let text)):
+        case .respondStdin(let requestID, let text):
             return Self.answer(requestID, in: &state.stdinRequests, what: "respond_stdin", facts) {
                 .stdinResponse(requestID: requestID, input: text)
             }
 
-        case .internal(.socketOpened):
+        case .socketOpened:
             state.askedOnThisSocket = []
             return .none
-        case .internal(.turnEnded), .internal(.serverChanged), .internal(.sessionSwitched):
+        case .nothingWaits:
             // No tool is waiting any more.
             state.permissionRequests = []
             state.stdinRequests = []
             state.overflowNoticed = false
-            return .none
-        default:
             return .none
         }
     }

@@ -8,6 +8,49 @@
 public struct ChatInteractor: Interactor {
     public init() {}
 
+    /// What the chat acts on (the streamed events, which need nothing but
+    /// this slice, are `Stream`'s).
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case sendMessage(text: String?)
+        case interrupt
+        case clearConversation
+        case queueInterrupt(text: String, urgent: Bool)
+        case cancelQueuedInterrupts
+        // Server events
+        case reasoningDone(durationSecs: Double?)
+        case messageEnd(stopReason: String?)
+        case providerGuardrail(message: String)
+        case retryRollback(attempt: Int, max: Int)
+        case toolStart(id: String, name: String)
+        case toolExec(id: String, name: String)
+        case toolDone(id: String, name: String, output: String, error: String?)
+        case ack(id: Int?)
+        case done(id: Int?)
+        case interrupted
+        case error(id: Int?, message: String, retryAfterSecs: Int?)
+        case sessionCloseRequested
+        case state(isProcessing: Bool?)
+        case tokens(TokenUsage)
+        case statusDetail(String)
+        case connectionPhase(String)
+        case softInterruptInjected(content: String, displayRole: String?)
+        case history(ServerEvent.History)
+        // Other features' outputs
+        case connectionLost
+        case socketOpened
+        case serverChanged
+        case sessionSwitched
+    }
+
+    /// The streamed events, hundreds a second.
+    public enum Stream: Equatable, Sendable {
+        case textDelta(String)
+        case textReplace(String)
+        case reasoningDelta(String)
+        case toolInput(delta: String)
+    }
+
     public func interact(_ state: inout ChatState, _ input: Input, _ facts: Facts) -> Emission {
         let trimmed = state.transcript.trimmedEntries
         let emission = handleInput(&state, input, facts)
@@ -19,35 +62,33 @@ public struct ChatInteractor: Interactor {
 
     private func handleInput(_ state: inout ChatState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
-        case .action(.sendMessage(let text)):
+        case .sendMessage(let text):
             return send(&state, text: text, facts)
-        case .action(.interrupt):
+        case .interrupt:
             guard state.turn.isProcessing else { return .note("interrupt: no turn is running") }
             return .send(.cancel)
-        case .action(.clearConversation):
+        case .clearConversation:
             if let refused = facts.requireConnection(to: "clear the conversation") { return refused }
             state.transcript.removeAll()
             Self.endTurn(&state)
             state.softInterrupts = []
             state.serverUserRows = 0
             return .send(.clear)
-        case .action(.queueInterrupt(let text, let urgent)):
+        case .queueInterrupt(let text, let urgent):
             return queueInterrupt(&state, text: text, urgent: urgent, facts)
-        case .action(.cancelQueuedInterrupts):
+        case .cancelQueuedInterrupts:
             return cancelQueuedInterrupts(&state)
-        case .server(let event):
-            return handle(&state, event, facts)
 
         // What the other features did
-        case .internal(.connectionLost):
+        case .connectionLost:
             Self.endTurn(&state)
             // A message on its way may or may not have arrived: the next history says.
             if state.outbox.first?.delivery == .awaitingAck { state.outbox[0].delivery = .unconfirmed }
             return .none
-        case .internal(.socketOpened):
+        case .socketOpened:
             state.turn.historyLoaded = false
             return .none
-        case .internal(.serverChanged):
+        case .serverChanged:
             // Everything belonged to the old server; ids keep counting.
             var fresh = ChatState()
             fresh.transcript = state.transcript
@@ -55,7 +96,7 @@ public struct ChatInteractor: Interactor {
             fresh.nextOutboxID = state.nextOutboxID
             state = fresh
             return .none
-        case .internal(.sessionSwitched):
+        case .sessionSwitched:
             state.transcript.removeAll()
             Self.endTurn(&state)
             state.softInterrupts = []
@@ -66,8 +107,141 @@ public struct ChatInteractor: Interactor {
             state.turn.tokens = nil
             state.serverUserRows = 0
             return .none
-        default:
+
+        // What the server said
+        case .reasoningDone(let secs):
+            state.turn.isReasoning = false
+            if let index = state.transcript.streamingIndex, secs != nil {
+                state.transcript.setReasoningSecs(secs, at: index)
+            }
             return .none
+        case .messageEnd(let raw):
+            let reason = TranscriptEntry.StopReason(provider: raw)
+            if reason != .normal, let index = state.transcript.streamingIndex ?? state.transcript.entries.lastIndex(where: { $0.role == .assistant }) {
+                state.transcript.setStopReason(reason, at: index)
+            }
+            state.transcript.finishStreaming()
+            return .none
+        case .providerGuardrail(let message):
+            // The turn ends without an answer: say why, as its own entry.
+            state.transcript.finishStreaming()
+            state.transcript.append(role: .system, text: message.isEmpty ? "The model returned no response." : message)
+            return .none
+        case .retryRollback(let attempt, let max):
+            state.transcript.discardStreaming()
+            state.turn.isReasoning = false
+            state.turn.statusDetail = "Retrying (\(attempt)/\(max))"
+            return .none
+
+        case .toolStart(let id, let name):
+            // One card per call: a repeated start (a frame sent twice) changes nothing.
+            if state.transcript.locateToolCall(id) != nil { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
+            let index = state.transcript.streamingEntryWithRoomForToolCall()
+            state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
+            return .none
+        case .toolExec(let id, let name):
+            let found = state.transcript.updateToolCall(id) { $0.status = .running }
+            if !found {
+                let index = state.transcript.streamingEntryWithRoomForToolCall()
+                state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
+            }
+            return .none
+        case .toolDone(let id, let name, let fullOutput, let error):
+            let (output, wasCut) = Transcript.limited(fullOutput)
+            let logged: Emission = wasCut ? Self.cut("tool_done output", fullOutput) : .none
+            let status: ToolCall.Status = error == nil ? .succeeded : .failed
+            let found = state.transcript.updateToolCall(id) {
+                $0.output = output
+                $0.status = status
+                $0.error = error
+            }
+            if !found {
+                let index = state.transcript.streamingEntryWithRoomForToolCall()
+                state.transcript.addToolCall(
+                    ToolCall(id: id, name: name, output: output, status: status, error: error), at: index)
+            }
+            return logged
+
+        case .ack(let id):
+            // Only the ack of the message on its way counts.
+            if let id, id == facts.sentRequests.latest(.message) { acknowledged(&state) }
+            return .none
+        case .done(let id):
+            // The server also answers `subscribe`, `resume_session` and `clear` with `done`: that ends no turn.
+            if let id, let kind = facts.sentRequests.kind(of: id) {
+                if kind != .message { return .note("done for \(kind.rawValue)") }
+                // A repeated done of an earlier message must not end the turn of the next one.
+                if id != facts.sentRequests.latest(.message) { return .note("done for an earlier message; ignored", .ignored) }
+            }
+            // The turn of the message on its way ended: the server had it.
+            acknowledged(&state)
+            return turnFinished(&state, facts, .done)
+        case .interrupted:
+            acknowledged(&state)
+            state.transcript.interruptOpenToolCalls()
+            return turnFinished(&state, facts, .interrupted, notice: .internal(.notice(.info, "Interrupted")))
+        case .error(let id, let message, let retryAfterSecs):
+            // The connection owns an error answering `subscribe` (it is why the link failed).
+            if let id, id == facts.subscribeRequestID { return .none }
+            let banner = Emission.internal(.showError(ErrorBanner(message: message, retryAfterSecs: retryAfterSecs)))
+            // Only an error about the turn ends it: one without an id, or one
+            // answering the message that started it. The server answers a
+            // request it could not read with id 0 and keeps streaming.
+            guard id == nil || id == facts.sentRequests.latest(.message), state.turn.isProcessing else {
+                return banner
+            }
+            acknowledged(&state)
+            Self.endTurn(&state)
+            return banner + .tell(.turnEnded) + .announce(.turnFinished(outcome: .error))
+        case .sessionCloseRequested:
+            Self.endTurn(&state)
+            return .none
+        case .state(let isProcessing):
+            if let isProcessing, isProcessing != state.turn.isProcessing {
+                if isProcessing { state.turn.isProcessing = true } else { Self.endTurn(&state) }
+            }
+            return .none
+
+        case .tokens(let usage):
+            state.turn.tokens = usage
+            return .none
+        case .statusDetail(let detail):
+            state.turn.statusDetail = detail.isEmpty ? nil : detail
+            return .none
+        case .connectionPhase(let phase):
+            state.turn.serverPhase = phase.isEmpty ? nil : phase
+            return .none
+
+        case .softInterruptInjected(let content, let displayRole):
+            interruptInjected(&state, content: content, displayRole: displayRole)
+            return .none
+
+        case .history(let history):
+            let reconciled = reconcile(&state, with: history)
+            state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
+            let (entries, skipped, cutRows) = Self.entries(from: history.messages)
+            state.transcript.replaceAll(with: entries)
+            state.softInterrupts = []
+            state.outlivedInterrupts = []
+            state.images = history.images
+            state.wasInterrupted = history.wasInterrupted ?? false
+            state.turn.isProcessing = history.isProcessing ?? false
+            state.turn.isReasoning = false
+            keepInFlightMessage(&state, history)
+            let synced = Emission.announce(
+                .historySynced(sessionID: history.sessionID, entries: history.messages.count, shown: state.transcript.entries.count))
+            var dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
+            if cutRows > 0 {
+                dropped.append(.note("\(cutRows) history rows cut at \(Transcript.fieldLimit) bytes", .dropped))
+            }
+            if Self.anotherHistoryIsDue(after: history, facts) {
+                // The answer to `subscribe` or `resume_session`, with the answer to
+                // `get_history` still to come: a message sent now would be missing
+                // from that one, so the outbox waits for it.
+                return reconciled + dropped + synced + .note("history answering request \(history.requestID ?? 0); the outbox waits for get_history")
+            }
+            state.turn.historyLoaded = true
+            return reconciled + dropped + synced + flushOutbox(&state, facts)
         }
     }
 
@@ -88,7 +262,7 @@ public struct ChatInteractor: Interactor {
             }
             let taken: Emission =
                 fromDraft || !attachments.isEmpty
-                ? .internal(.composerSent(clearDraft: fromDraft, clearAttachments: !attachments.isEmpty)) : .none
+                ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: !attachments.isEmpty)) : .none
             return taken + queueInterrupt(&state, text: content, images: attachments, urgent: false, facts)
         }
         guard state.outbox.count < ChatState.outboxLimit else {
@@ -96,7 +270,7 @@ public struct ChatInteractor: Interactor {
         }
         let taken: Emission =
             (fromDraft && !facts.draft.isEmpty) || !attachments.isEmpty
-            ? .internal(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
+            ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
         state.outbox.append(OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments))
         state.nextOutboxID &+= 1
         guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, state.outbox.count == 1 else {
@@ -114,7 +288,7 @@ public struct ChatInteractor: Interactor {
     /// A message that found no room: it stays with the person (the draft
     /// keeps it: nothing is lost), who is told why.
     static func noRoom(for content: String, fromDraft: Bool, _ message: String) -> Emission {
-        let kept: Emission = fromDraft ? .none : .internal(.keepInDraft(text: content))
+        let kept: Emission = fromDraft ? .none : .tell(.keepInDraft(text: content))
         return kept + .internal(.showError(ErrorBanner(message: message))) + .note("not taken: \(message)", .dropped)
     }
 
@@ -240,14 +414,14 @@ public struct ChatInteractor: Interactor {
     ) -> Emission {
         drainInterrupts(&state)
         Self.endTurn(&state)
-        return notice + .internal(.turnEnded) + .announce(.turnFinished(outcome: outcome)) + flushOutbox(&state, facts)
+        return notice + .tell(.turnEnded) + .announce(.turnFinished(outcome: outcome)) + flushOutbox(&state, facts)
     }
 
     // MARK: - Server events
 
     /// The streamed events, hundreds a second: they need nothing but this
     /// slice (the app routes them here directly).
-    static func stream(_ state: inout ChatState, _ event: ServerEvent) -> Emission {
+    static func stream(_ state: inout ChatState, _ event: Stream) -> Emission {
         let trimmed = state.transcript.trimmedEntries
         let emission = streamed(&state, event)
         guard state.transcript.trimmedEntries == trimmed else { return emission + trimNote(state) }
@@ -261,7 +435,7 @@ public struct ChatInteractor: Interactor {
             .dropped)
     }
 
-    private static func streamed(_ state: inout ChatState, _ event: ServerEvent) -> Emission {
+    private static func streamed(_ state: inout ChatState, _ event: Stream) -> Emission {
         switch event {
         case .textDelta(let text):
             let index = state.transcript.streamingEntryCreatingIfNeeded()
@@ -283,8 +457,6 @@ public struct ChatInteractor: Interactor {
             case false?: return cut("tool_input", delta)
             case true?: return .none
             }
-        default:
-            return .none
         }
     }
 
@@ -293,147 +465,6 @@ public struct ChatInteractor: Interactor {
         .note("\(what) cut: the entry keeps \(Transcript.fieldLimit) bytes per field (\(text.utf8.count) bytes arrived)", .dropped)
     }
 
-    private func handle(_ state: inout ChatState, _ event: ServerEvent, _ facts: Facts) -> Emission {
-        switch event {
-        case .textDelta, .textReplace, .reasoningDelta, .toolInput:
-            return Self.streamed(&state, event)
-        case .reasoningDone(let secs):
-            state.turn.isReasoning = false
-            if let index = state.transcript.streamingIndex, secs != nil {
-                state.transcript.setReasoningSecs(secs, at: index)
-            }
-            return .none
-        case .messageEnd(let raw):
-            let reason = TranscriptEntry.StopReason(provider: raw)
-            if reason != .normal, let index = state.transcript.streamingIndex ?? state.transcript.entries.lastIndex(where: { $0.role == .assistant }) {
-                state.transcript.setStopReason(reason, at: index)
-            }
-            state.transcript.finishStreaming()
-            return .none
-        case .providerGuardrail(_, let message):
-            // The turn ends without an answer: say why, as its own entry.
-            state.transcript.finishStreaming()
-            state.transcript.append(role: .system, text: message.isEmpty ? "The model returned no response." : message)
-            return .none
-        case .retryRollback(let attempt, let max):
-            state.transcript.discardStreaming()
-            state.turn.isReasoning = false
-            state.turn.statusDetail = "Retrying (\(attempt)/\(max))"
-            return .none
-
-        case .toolStart(let id, let name):
-            // One card per call: a repeated start (a frame sent twice) changes nothing.
-            if state.transcript.locateToolCall(id) != nil { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
-            let index = state.transcript.streamingEntryWithRoomForToolCall()
-            state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
-            return .none
-        case .toolExec(let id, let name):
-            let found = state.transcript.updateToolCall(id) { $0.status = .running }
-            if !found {
-                let index = state.transcript.streamingEntryWithRoomForToolCall()
-                state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
-            }
-            return .none
-        case .toolDone(let id, let name, let fullOutput, let error):
-            let (output, wasCut) = Transcript.limited(fullOutput)
-            let logged: Emission = wasCut ? Self.cut("tool_done output", fullOutput) : .none
-            let status: ToolCall.Status = error == nil ? .succeeded : .failed
-            let found = state.transcript.updateToolCall(id) {
-                $0.output = output
-                $0.status = status
-                $0.error = error
-            }
-            if !found {
-                let index = state.transcript.streamingEntryWithRoomForToolCall()
-                state.transcript.addToolCall(
-                    ToolCall(id: id, name: name, output: output, status: status, error: error), at: index)
-            }
-            return logged
-
-        case .ack(let id?) where id == facts.sentRequests.latest(.message):
-            acknowledged(&state)
-            return .none
-        case .done(let id):
-            // The server also answers `subscribe`, `resume_session` and `clear` with `done`: that ends no turn.
-            if let id, let kind = facts.sentRequests.kind(of: id) {
-                if kind != .message { return .note("done for \(kind.rawValue)") }
-                // A repeated done of an earlier message must not end the turn of the next one.
-                if id != facts.sentRequests.latest(.message) { return .note("done for an earlier message; ignored", .ignored) }
-            }
-            // The turn of the message on its way ended: the server had it.
-            acknowledged(&state)
-            return turnFinished(&state, facts, .done)
-        case .interrupted:
-            acknowledged(&state)
-            state.transcript.interruptOpenToolCalls()
-            return turnFinished(&state, facts, .interrupted, notice: .internal(.notice(.info, "Interrupted")))
-        case .error(let id, let message, let retryAfterSecs):
-            // The connection owns an error answering `subscribe` (it is why the link failed).
-            if let id, id == facts.subscribeRequestID { return .none }
-            let banner = Emission.internal(.showError(ErrorBanner(message: message, retryAfterSecs: retryAfterSecs)))
-            // Only an error about the turn ends it: one without an id, or one
-            // answering the message that started it. The server answers a
-            // request it could not read with id 0 and keeps streaming.
-            guard id == nil || id == facts.sentRequests.latest(.message), state.turn.isProcessing else {
-                return banner
-            }
-            acknowledged(&state)
-            Self.endTurn(&state)
-            return banner + .internal(.turnEnded) + .announce(.turnFinished(outcome: .error))
-        case .sessionCloseRequested:
-            Self.endTurn(&state)
-            return .none
-        case .state(_, _, _, let isProcessing):
-            if let isProcessing, isProcessing != state.turn.isProcessing {
-                if isProcessing { state.turn.isProcessing = true } else { Self.endTurn(&state) }
-            }
-            return .none
-
-        case .tokens(let usage):
-            state.turn.tokens = usage
-            return .none
-        case .statusDetail(let detail):
-            state.turn.statusDetail = detail.isEmpty ? nil : detail
-            return .none
-        case .connectionPhase(let phase):
-            state.turn.serverPhase = phase.isEmpty ? nil : phase
-            return .none
-
-        case .softInterruptInjected(let content, let displayRole, _, _):
-            interruptInjected(&state, content: content, displayRole: displayRole)
-            return .none
-
-        case .history(let history):
-            let reconciled = reconcile(&state, with: history)
-            state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
-            let (entries, skipped, cutRows) = Self.entries(from: history.messages)
-            state.transcript.replaceAll(with: entries)
-            state.softInterrupts = []
-            state.outlivedInterrupts = []
-            state.images = history.images
-            state.wasInterrupted = history.wasInterrupted ?? false
-            state.turn.isProcessing = history.isProcessing ?? false
-            state.turn.isReasoning = false
-            keepInFlightMessage(&state, history)
-            let synced = Emission.announce(
-                .historySynced(sessionID: history.sessionID, entries: history.messages.count, shown: state.transcript.entries.count))
-            var dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
-            if cutRows > 0 {
-                dropped.append(.note("\(cutRows) history rows cut at \(Transcript.fieldLimit) bytes", .dropped))
-            }
-            if Self.anotherHistoryIsDue(after: history, facts) {
-                // The answer to `subscribe` or `resume_session`, with the answer to
-                // `get_history` still to come: a message sent now would be missing
-                // from that one, so the outbox waits for it.
-                return reconciled + dropped + synced + .note("history answering request \(history.requestID ?? 0); the outbox waits for get_history")
-            }
-            state.turn.historyLoaded = true
-            return reconciled + dropped + synced + flushOutbox(&state, facts)
-
-        default:
-            return .none
-        }
-    }
 
     /// The transcript of a `history` event, as today's jcode renders it
     /// (`session/render.rs`): user, assistant, system and background-task

@@ -4,17 +4,32 @@
 public struct ComposerInteractor: Interactor {
     public init() {}
 
-    public func interact(_ state: inout ComposerState, _ input: Input, _ facts: Facts) -> Emission {
+    /// What the composer acts on.
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case setDraft(String)
+        case attachImage
+        case removeAttachment(id: String)
+        case startVoiceInput
+        // Platform events
+        case imageAttachmentSelected(mediaType: String, dataBase64: String)
+        case speechTranscript(text: String, isFinal: Bool)
+        // The chat's outputs
+        case composerSent(clearDraft: Bool, clearAttachments: Bool)
+        case keepInDraft(text: String)
+    }
+
+    public func interact(_ state: inout ComposerState, _ input: Input, _ context: Void) -> Emission {
         switch input {
-        case .action(.setDraft(let value)):
-            Self.setDraft(&state, value)
+        case .setDraft(let value):
+            state.draft = value
             return .none
 
-        case .action(.attachImage):
+        case .attachImage:
             guard state.hasRoomForAttachment else { return Self.tooManyImages }
             return .effect(.device(.requestImagePicker))
 
-        case .platform(.device(.imageAttachmentSelected(let mediaType, let data))):
+        case .imageAttachmentSelected(let mediaType, let data):
             guard mediaType.lowercased().hasPrefix("image/") else {
                 return .internal(.showError(ErrorBanner(message: "Only images can be attached (this file is \(mediaType)).")))
             }
@@ -26,44 +41,36 @@ public struct ComposerInteractor: Interactor {
             state.nextAttachmentID &+= 1
             return .none
 
-        case .action(.removeAttachment(let id)):
+        case .removeAttachment(let id):
             guard let i = state.attachments.firstIndex(where: { $0.id == id }) else {
                 return .note("remove_attachment: no attachment \(id)")
             }
             state.attachments.remove(at: i)
             return .none
 
-        case .action(.startVoiceInput):
+        case .startVoiceInput:
             guard !state.voice.isListening else { return .note("already listening") }
             state.voice.isListening = true
             return .effect(.device(.requestSpeechTranscript))
 
-        case .platform(.device(.speechTranscript(let text, let isFinal))):
+        case .speechTranscript(let text, let isFinal):
             state.draft = text
             if isFinal { state.voice.isListening = false }
             return .none
 
-        case .internal(.composerSent(let clearDraft, let clearAttachments)):
+        case .composerSent(let clearDraft, let clearAttachments):
             if clearDraft { state.draft = "" }
             if clearAttachments { state.attachments = [] }
             return .none
 
-        case .internal(.keepInDraft(let text)):
+        case .keepInDraft(let text):
             let kept = state.draft.isEmpty ? text : state.draft + "\n" + text
             guard kept.utf8.count <= ComposerState.keptTextLimit else {
                 return .note("not kept in the draft (it would pass \(ComposerState.keptTextLimit) bytes): \(text.utf8.count) bytes", .dropped)
             }
             state.draft = kept
             return .none
-
-        default:
-            return .none
         }
-    }
-
-    /// Typing: the hot path of the composer (routed here directly).
-    static func setDraft(_ state: inout ComposerState, _ value: String) {
-        state.draft = value
     }
 
     private static let tooManyImages = Emission.internal(

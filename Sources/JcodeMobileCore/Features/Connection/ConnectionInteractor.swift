@@ -16,47 +16,84 @@
 public struct ConnectionInteractor: Interactor {
     public init() {}
 
+    /// What the connection acts on. (A frame's events are unpacked by
+    /// `frame`, which needs nothing but this slice.)
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case retryConnection
+        case disconnect
+        // Platform events
+        case socketOpened(effectID: EffectID)
+        case socketClosed(effectID: EffectID, code: Int?, reason: String?)
+        case socketFailed(effectID: EffectID, error: String, status: Int?)
+        case timerFired(timerID: String)
+        case networkReachabilityChanged(reachable: Bool)
+        case foreground
+        case background
+        // Server events
+        case pong
+        case reloading
+        case history
+        case error(id: Int?, message: String)
+        case sessionCloseRequested(reason: String)
+        // Requests and other features' outputs
+        case send(GatewayRequest)
+        case pairingStarted
+        case pairingFailed
+        case serverSelected(ServerSelection)
+        /// No server is selected any more (the last one was forgotten).
+        case serverCleared
+        case credentialsLoaded(serverID: String)
+        case credentialsMissing(serverName: String)
+        case workingDirChanged(serverID: String)
+    }
+
     public func interact(_ state: inout ConnectionState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
-        case .platform(.webSocket(.event(let id, let items))):
-            return Self.frame(state, effectID: id, items: items)
-        case .platform(.webSocket(let result)):
-            return socket(&state, result, facts)
-        case .platform(.timer(.fired(let timerID))):
+        case .socketOpened(let id):
+            return opened(&state, id, facts)
+        case .socketClosed(let id, let code, let reason):
+            guard facts.pending(id)?.kind == .websocketConnect else {
+                return .note("websocket_closed for effect \(id), which is not the current socket; ignored", .ignored)
+            }
+            return .settle(id) + dropped(&state, issue: .closed(code: code, reason: reason), facts)
+        case .socketFailed(let id, let error, let status):
+            return failed(&state, id, error: error, status: status, facts)
+        case .timerFired(let timerID):
             if timerID == state.keepAliveTimerID { return keepAliveTick(&state, facts) }
             guard timerID == state.reconnectTimerID else { return .note("stale timer \(timerID) ignored", .ignored) }
             state.reconnectTimerID = nil
             state.reconnectDelayMS = nil
             return connectSelected(&state, facts)
-        case .platform(.lifecycle(.networkReachabilityChanged(let reachable))):
+        case .networkReachabilityChanged(let reachable):
             return networkChanged(&state, reachable: reachable, facts)
-        case .platform(.lifecycle(.foreground)):
+        case .foreground:
             return foreground(&state, facts)
-        case .platform(.lifecycle(.background)):
+        case .background:
             return background(&state)
-        case .action(.retryConnection):
+        case .retryConnection:
             guard facts.selectedServer != nil else { return .note("no server to connect to") }
             if state.phase == .connected { return .note("already connected") }
             return cancelReconnectTimer(&state) + connectSelected(&state, facts)
-        case .action(.disconnect):
+        case .disconnect:
             guard facts.selectedServer != nil else { return .note("no server to disconnect from") }
             let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
             state.phase = .disconnected
             state.issue = nil
             state.attempt = 0
             state.resumesInForeground = false
-            return emission + .internal(.connectionLost)
-        case .internal(.send(let request)):
+            return emission + .tell(.connectionLost)
+        case .send(let request):
             return send(&state, request)
 
         // What the other features did
-        case .internal(.pairingStarted):
+        case .pairingStarted:
             if state.phase != .connected { state.phase = .pairing }
             return .none
-        case .internal(.pairingFailed):
+        case .pairingFailed:
             if state.phase == .pairing { state.phase = .disconnected }
             return .none
-        case .internal(.serverSelected(let selection)):
+        case .serverSelected(let selection):
             state.attempt = 0
             state.issue = nil
             guard let token = facts.credentials[selection.server.id] else {
@@ -64,22 +101,22 @@ public struct ConnectionInteractor: Interactor {
                 return .none
             }
             return connect(&state, to: selection.server, token: token, facts)
-        case .internal(.serverChanged(to: nil)):
+        case .serverCleared:
             let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
             state = ConnectionState()
             return emission
-        case .internal(.credentialsLoaded(let serverID)):
+        case .credentialsLoaded(let serverID):
             let waiting = state.phase == .connecting || state.phase == .reconnecting
             guard serverID == facts.selectedServerID, waiting, state.socketEffectID == nil,
                   let server = facts.selectedServer, let token = facts.credentials[serverID]
             else { return .none }
             return connect(&state, to: server, token: token, facts)
-        case .internal(.credentialsMissing(let name)):
+        case .credentialsMissing(let name):
             state.phase = .failed
             state.issue = .noCredentials(serverName: name)
             state.resumesInForeground = false
             return .none
-        case .internal(.workingDirChanged(let serverID)):
+        case .workingDirChanged(let serverID):
             // The server hears the working directory only in `subscribe`: start over.
             guard serverID == facts.selectedServerID, state.phase != .disconnected, state.phase != .pairing else { return .none }
             state.attempt = 0
@@ -87,19 +124,20 @@ public struct ConnectionInteractor: Interactor {
             return cancelReconnectTimer(&state) + connectSelected(&state, facts)
 
         // What the server said about the link
-        case .server(.pong):
+        case .pong:
             state.isPingOutstanding = false
             return .none
-        case .server(.reloading):
+        case .reloading:
             state.reconnectSoon = true
             return .internal(.notice(.info, "Server is updating, reconnecting shortly"))
-        case .server(.history):
+        case .history:
             // History loaded: this connection proved healthy, so the backoff starts over.
             state.attempt = 0
             return .none
-        case .server(.error(let id?, let message, _)) where id == state.subscribeRequestID:
+        case .error(let id, let message):
+            guard let id, id == state.subscribeRequestID else { return .none }
             return subscribeRefused(&state, message: message, facts)
-        case .server(.sessionCloseRequested(let reason)):
+        case .sessionCloseRequested(let reason):
             // The server keeps its end open and waits for this client to go:
             // close the socket, say why, and stay down until the person reconnects.
             let request = CloseRequest(reason: reason)
@@ -107,9 +145,7 @@ public struct ConnectionInteractor: Interactor {
             state.closeRequest = request
             state.phase = .failed
             state.issue = .closedByServer(request)
-            return emission + .internal(.connectionLost) + .internal(.showError(ErrorBanner(.connection(.closedByServer(request)))))
-        default:
-            return .none
+            return emission + .tell(.connectionLost) + .internal(.showError(ErrorBanner(.connection(.closedByServer(request)))))
         }
     }
 
@@ -146,60 +182,49 @@ public struct ConnectionInteractor: Interactor {
         }
     }
 
-    private func socket(_ state: inout ConnectionState, _ result: WebSocketResult, _ facts: Facts) -> Emission {
-        switch result {
-        case .opened(let id):
-            guard facts.pending(id)?.kind == .websocketConnect else {
-                return .note("websocket_opened for effect \(id), which is not the current socket; ignored", .ignored)
-            }
-            state.socketEffectID = id
-            state.isSocketOpen = true
-            state.phase = .connected
-            state.issue = nil
-            state.reconnectDelayMS = nil
-            state.reconnectSoon = false
-            state.closeRequest = nil
-            state.nextRequestID = 1
-            state.sentRequests = SentRequests()
-            state.subscribeRefusal = nil
-            state.subscribeRequestID = state.nextRequestID
-            state.isPingOutstanding = false
-            state.resumesInForeground = false
-            let subscribe = GatewayRequest.subscribe(
-                workingDir: facts.selectedServer?.workingDir ?? "", targetSessionID: facts.sessionID,
-                clientInstanceID: facts.deviceID)
-            let keepAlive = facts.isForeground ? scheduleKeepAlive(&state) : .none
-            return .internal(.socketOpened) + send(&state, subscribe) + send(&state, .getHistory) + keepAlive
-
-        case .event(let id, let items):
-            return Self.frame(state, effectID: id, items: items)
-
-        case .closed(let id, let code, let reason):
-            guard facts.pending(id)?.kind == .websocketConnect else {
-                return .note("websocket_closed for effect \(id), which is not the current socket; ignored", .ignored)
-            }
-            return .settle(id) + dropped(&state, issue: .closed(code: code, reason: reason), facts)
-
-        case .failed(let id, let error, let status):
-            guard facts.pending(id)?.kind == .websocketConnect else {
-                return .note("websocket_failed for effect \(id), which is not the current socket; ignored", .ignored)
-            }
-            guard status == 401 else { return .settle(id) + dropped(&state, issue: .failed(error: error), facts) }
-            state.socketEffectID = nil
-            state.isSocketOpen = false
-            state.phase = .failed
-            state.issue = .tokenRejected
-            var emission = Emission.settle(id) + stopKeepAlive(&state)
-            if let serverID = facts.selectedServerID { emission.append(.internal(.credentialsRejected(serverID: serverID))) }
-            return emission + .internal(.connectionLost) + .effect(.device(.haptic(style: .error)))
+    private func opened(_ state: inout ConnectionState, _ id: EffectID, _ facts: Facts) -> Emission {
+        guard facts.pending(id)?.kind == .websocketConnect else {
+            return .note("websocket_opened for effect \(id), which is not the current socket; ignored", .ignored)
         }
+        state.socketEffectID = id
+        state.isSocketOpen = true
+        state.phase = .connected
+        state.issue = nil
+        state.reconnectDelayMS = nil
+        state.reconnectSoon = false
+        state.closeRequest = nil
+        state.nextRequestID = 1
+        state.sentRequests = SentRequests()
+        state.subscribeRefusal = nil
+        state.subscribeRequestID = state.nextRequestID
+        state.isPingOutstanding = false
+        state.resumesInForeground = false
+        let subscribe = GatewayRequest.subscribe(
+            workingDir: facts.selectedServer?.workingDir ?? "", targetSessionID: facts.sessionID,
+            clientInstanceID: facts.deviceID)
+        let keepAlive = facts.isForeground ? scheduleKeepAlive(&state) : .none
+        return .tell(.socketOpened) + send(&state, subscribe) + send(&state, .getHistory) + keepAlive
+    }
+
+    private func failed(_ state: inout ConnectionState, _ id: EffectID, error: String, status: Int?, _ facts: Facts) -> Emission {
+        guard facts.pending(id)?.kind == .websocketConnect else {
+            return .note("websocket_failed for effect \(id), which is not the current socket; ignored", .ignored)
+        }
+        guard status == 401 else { return .settle(id) + dropped(&state, issue: .failed(error: error), facts) }
+        state.socketEffectID = nil
+        state.isSocketOpen = false
+        state.phase = .failed
+        state.issue = .tokenRejected
+        var emission = Emission.settle(id) + stopKeepAlive(&state)
+        if let serverID = facts.selectedServerID { emission.append(.tell(.credentialsRejected(serverID: serverID))) }
+        return emission + .tell(.connectionLost) + .effect(.device(.haptic(style: .error)))
     }
 
     /// The socket is gone: decide whether and when to reconnect.
     private func dropped(_ state: inout ConnectionState, issue: ConnectionIssue, _ facts: Facts) -> Emission {
         state.socketEffectID = nil
         state.isSocketOpen = false
-        let lost = stopKeepAlive(&state) + .internal(.connectionLost)
+        let lost = stopKeepAlive(&state) + .tell(.connectionLost)
         if let request = state.closeRequest {
             state.phase = .failed
             state.issue = .closedByServer(request)
@@ -342,7 +367,7 @@ public struct ConnectionInteractor: Interactor {
         let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
         state.phase = .failed
         state.issue = .workingDirRefused(message: message)
-        return emission + .internal(.connectionLost)
+        return emission + .tell(.connectionLost)
     }
 
     /// Whether a server message is about the working directory ("Subscribe
@@ -373,7 +398,7 @@ public struct ConnectionInteractor: Interactor {
         guard let server = facts.selectedServer else { return .note("no server selected") }
         if let token = facts.credentials[server.id] { return connect(&state, to: server, token: token, facts) }
         state.phase = state.attempt > 0 ? .reconnecting : .connecting
-        return .internal(.credentialsNeeded)
+        return .tell(.credentialsNeeded)
     }
 
     // MARK: - Network

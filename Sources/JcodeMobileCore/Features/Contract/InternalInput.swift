@@ -1,10 +1,49 @@
-/// What one feature tells the others. A feature never writes another's
-/// state or calls another's functions: when something it owns happens that
-/// matters elsewhere, it emits one of these and the owners of the other
-/// slices react (the store runs them as follow-ups of the same host call,
-/// and the log lists them).
+/// What features tell each other. A feature never writes another's state or
+/// calls another's functions: when something it owns happens that matters
+/// elsewhere, it emits one of its own *outputs* (`.tell(…)`), and the root
+/// (`App/AppRouter.swift`) delivers it to the features that act on it — one
+/// exhaustive switch names every addressee. The store runs these as
+/// follow-ups of the same host call, and the log lists them by name.
+///
+/// Four requests have one owner whoever makes them: `send` (the connection
+/// owns the request ids), `showError` and `notice` (the notices), and
+/// `openChat` (navigation, the one writer of the screen).
 public enum InternalInput: Equatable, Sendable {
-    // Pairing → Servers, Connection, Notices, Navigation
+    case pairing(PairingOutput)
+    case lifecycle(LifecycleOutput)
+    case servers(ServersOutput)
+    case connection(ConnectionOutput)
+    case session(SessionOutput)
+    case chat(ChatOutput)
+    case app(AppOutput)
+
+    /// Send a gateway request on the open socket (→ Connection).
+    case send(GatewayRequest)
+    /// Show an error banner (→ Notices).
+    case showError(ErrorBanner)
+    /// Add a notice line (→ Notices).
+    case notice(Notice.Kind, String)
+    /// Show the chat (→ Navigation).
+    case openChat
+
+    /// The name the log and the test steps use: the output's own case
+    /// (`turn_ended`, `socket_opened`), never its sender.
+    public var name: String {
+        switch self {
+        case .pairing(let output): return Input.wireName(of: output)
+        case .lifecycle(let output): return Input.wireName(of: output)
+        case .servers(let output): return Input.wireName(of: output)
+        case .connection(let output): return Input.wireName(of: output)
+        case .session(let output): return Input.wireName(of: output)
+        case .chat(let output): return Input.wireName(of: output)
+        case .app(let output): return Input.wireName(of: output)
+        case .send, .showError, .notice, .openChat: return Input.wireName(of: self)
+        }
+    }
+}
+
+/// What pairing tells the others.
+public enum PairingOutput: Equatable, Sendable {
     /// `http_pair` went out.
     case pairingStarted
     /// The pairing request failed (the form shows why).
@@ -15,17 +54,20 @@ public enum InternalInput: Equatable, Sendable {
     case pairingLinkScanned
     /// `GET /health` answered with the server's version.
     case serverVersionSeen(serverID: String, version: String?)
-
     /// Pairing needs this install's identity (the lifecycle asks the host once).
     case identityNeeded
+}
 
-    // Lifecycle → Pairing
+/// What the lifecycle tells the others.
+public enum LifecycleOutput: Equatable, Sendable {
     /// This install has its identity now (`device_id`).
     case identityReady
     /// The host answered `create_device_id` with an unusable value.
     case identityFailed
+}
 
-    // Servers → everyone
+/// What the servers feature tells the others.
+public enum ServersOutput: Equatable, Sendable {
     /// The selected server is another one (or none): what belonged to the
     /// old one — session, transcript, outbox, requests — is forgotten.
     case serverChanged(to: SavedServer?)
@@ -38,8 +80,10 @@ public enum InternalInput: Equatable, Sendable {
     /// A saved server's working directory changed (the connection to it, if
     /// any, starts over so the server hears the new one).
     case workingDirChanged(serverID: String)
+}
 
-    // Connection → everyone
+/// What the connection tells the others.
+public enum ConnectionOutput: Equatable, Sendable {
     /// The connection needs the selected server's token.
     case credentialsNeeded
     /// The server refused the token (401): it is forgotten.
@@ -48,14 +92,16 @@ public enum InternalInput: Equatable, Sendable {
     case socketOpened
     /// The socket is gone (closed, failed, refused, or the person disconnected).
     case connectionLost
-    /// Send a gateway request on the open socket (the connection owns the ids).
-    case send(GatewayRequest)
+}
 
-    // Session → Chat, Approvals
+/// What the session tells the others.
+public enum SessionOutput: Equatable, Sendable {
     /// The person switched to another session of the server.
     case sessionSwitched(sessionID: String)
+}
 
-    // Chat → Approvals, Composer
+/// What the chat tells the others.
+public enum ChatOutput: Equatable, Sendable {
     /// A turn ended (done or interrupted): nothing waits on the agent any more.
     case turnEnded
     /// A message left the composer: clear what it took.
@@ -64,21 +110,14 @@ public enum InternalInput: Equatable, Sendable {
     /// outbox or the interrupt queue is full): it goes into the draft, so
     /// nothing the person wrote is lost.
     case keepInDraft(text: String)
+}
 
-    // Anyone → Navigation, Notices
-    /// Show the chat.
-    case openChat
+/// What the app root tells navigation (resolved against the whole screen).
+public enum AppOutput: Equatable, Sendable {
     /// The node the person tapped takes the keyboard focus.
     case focus(nodeID: String)
     /// The message list scrolled (nil: to its end, following new messages).
     case scrollMessages(offset: Int?)
-    /// Show an error banner.
-    case showError(ErrorBanner)
-    /// Add a notice line.
-    case notice(Notice.Kind, String)
-
-    /// The name the log and the test steps use.
-    public var name: String { Input.wireName(of: self) }
 }
 
 /// A server just paired: where, what it said about itself, and its token

@@ -7,36 +7,49 @@
 public struct LifecycleInteractor: Interactor {
     public init() {}
 
+    /// What the lifecycle acts on.
+    public enum Input: Equatable, Sendable {
+        // Platform events
+        case foreground
+        case background
+        case networkReachabilityChanged(reachable: Bool)
+        case pushNotificationOpened(payload: JSONObject)
+        case deviceIDCreated(effectID: EffectID, deviceID: String)
+        case pushTokenReceived(token: String)
+        // Pairing's outputs
+        case identityNeeded
+    }
+
     public func interact(_ state: inout LifecycleState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
-        case .platform(.lifecycle(.foreground)):
+        case .foreground:
             state.isForeground = true
             return .none
-        case .platform(.lifecycle(.background)):
+        case .background:
             state.isForeground = false
             return .none
-        case .platform(.lifecycle(.networkReachabilityChanged(let reachable))):
+        case .networkReachabilityChanged(let reachable):
             state.isNetworkReachable = reachable
             return .none
-        case .internal(.identityNeeded):
-            if state.deviceID != nil { return .internal(.identityReady) }
+        case .identityNeeded:
+            if state.deviceID != nil { return .tell(.identityReady) }
             guard !facts.pendingEffects.contains(.createDeviceID) else { return .note("device id already requested") }
             return .effect(.device(.createDeviceID))
-        case .platform(.device(.deviceIDCreated(let id, let value))):
+        case .deviceIDCreated(let id, let value):
             guard facts.pending(id)?.kind == .createDeviceID else {
                 return .note("device_id_created for effect \(id), which is not a pending create_device_id; ignored", .ignored)
             }
             guard LifecycleState.isValidDeviceID(value) else {
                 return .settle(id) + .note("device_id_created: not 1 to 128 printable ASCII characters without spaces; ignored", .ignored)
-                    + .internal(.identityFailed)
+                    + .tell(.identityFailed)
             }
             // The first identity stays: an install never changes who it is.
             if state.deviceID == nil { state.deviceID = value }
-            return .settle(id) + .internal(.identityReady)
-        case .platform(.device(.pushTokenReceived(let token))):
+            return .settle(id) + .tell(.identityReady)
+        case .pushTokenReceived(let token):
             state.pushToken = token
             return .none
-        case .platform(.lifecycle(.pushNotificationOpened(let payload))):
+        case .pushNotificationOpened(let payload):
             // A notification about a session (an approval waiting, a finished
             // task) opens that session's chat.
             guard facts.selectedServer != nil else { return .note("push opened with no paired server") }
@@ -47,8 +60,6 @@ public struct LifecycleInteractor: Interactor {
                 emission.append(.action(.retryConnection))
             }
             return emission
-        default:
-            return .none
         }
     }
 }

@@ -4,38 +4,53 @@
 public struct NavigationInteractor: Interactor {
     public init() {}
 
+    /// What navigation acts on.
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case navigate(Screen)
+        // The app root's outputs (resolved taps and scrolls)
+        case focus(nodeID: String)
+        case scrollMessages(offset: Int?)
+        // Other features' outputs
+        /// A message left the composer (chat) or another session opened
+        /// (session): the list shows the newest message.
+        case followNewest
+        case serverChanged(SavedServer?)
+        case openChat
+        case socketOpened
+        case pairingLinkScanned
+    }
+
     public func interact(_ state: inout NavigationState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
-        case .action(.navigate(let screen)):
+        case .navigate(let screen):
             if screen != .onboarding && facts.selectedServer == nil {
                 return .note("navigate: \(screen.rawValue) needs a paired server")
             }
             state.screen = screen
             return .none
-        case .internal(.focus(let nodeID)):
+        case .focus(let nodeID):
             state.focusedNodeID = nodeID
             return .none
-        case .internal(.scrollMessages(let offset)):
+        case .scrollMessages(let offset):
             state.messagesScroll = offset
             return .none
-        case .internal(.composerSent), .internal(.sessionSwitched):
+        case .followNewest:
             // What the person just sent, or another conversation, shows from its end.
             state.messagesScroll = nil
             return .none
-        case .internal(.serverChanged(let server)):
+        case .serverChanged(let server):
             state.messagesScroll = nil
             if server == nil { state.screen = .onboarding }
             return .none
-        case .internal(.openChat):
+        case .openChat:
             state.screen = .chat
             return .none
-        case .internal(.socketOpened):
+        case .socketOpened:
             if state.screen == .onboarding { state.screen = .chat }
             return .none
-        case .internal(.pairingLinkScanned):
+        case .pairingLinkScanned:
             state.screen = .onboarding
-            return .none
-        default:
             return .none
         }
     }

@@ -4,31 +4,39 @@
 public struct NoticesInteractor: Interactor {
     public init() {}
 
-    public func interact(_ state: inout NoticesState, _ input: Input, _ facts: Facts) -> Emission {
+    /// What the notices act on.
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case dismissError
+        case dismissNotice(id: String)
+        // Requests from any feature
+        case showError(ErrorBanner)
+        case notice(Notice.Kind, String)
+        /// A fresh attempt to pair or connect (pairing started, a socket
+        /// opened, a server chosen from the list): an old error is moot.
+        case freshAttempt
+    }
+
+    public func interact(_ state: inout NoticesState, _ input: Input, _ context: Void) -> Emission {
         switch input {
-        case .internal(.showError(let banner)):
+        case .showError(let banner):
             state.errorBanner = banner
             return .none
-        case .internal(.notice(let kind, let text)):
+        case .notice(let kind, let text):
             state.add(kind, text)
             return .none
-        case .internal(.pairingStarted), .internal(.socketOpened):
+        case .freshAttempt:
             state.errorBanner = nil
             return .none
-        case .internal(.serverSelected(let selection)) where selection.reason == .chosen:
-            state.errorBanner = nil
-            return .none
-        case .action(.dismissError):
+        case .dismissError:
             guard state.errorBanner != nil else { return .note("no error banner to dismiss") }
             state.errorBanner = nil
             return .none
-        case .action(.dismissNotice(let id)):
+        case .dismissNotice(let id):
             guard let i = state.notices.firstIndex(where: { $0.id == id }) else {
                 return .note("dismiss_notice: no notice \(id)")
             }
             state.notices.remove(at: i)
-            return .none
-        default:
             return .none
         }
     }

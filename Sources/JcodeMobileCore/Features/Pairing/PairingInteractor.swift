@@ -8,51 +8,71 @@
 public struct PairingInteractor: Interactor {
     public init() {}
 
+    /// What pairing acts on.
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case setHost(String)
+        case setPort(String)
+        case setPairCode(String)
+        case setDeviceName(String)
+        /// The form's working directory (a saved server's belongs to the servers).
+        case setWorkingDir(String)
+        case submitPairing
+        case scanQR
+        case checkServer
+        // Platform events
+        case qrPayloadScanned(payload: String)
+        case qrScanCancelled
+        case pairFinished(PairResult)
+        case healthFinished(HealthResult)
+        // The lifecycle's outputs
+        case identityReady
+        case identityFailed
+    }
+
     public func interact(_ state: inout PairingForm, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
-        case .action(.setHost(let value)):
+        case .setHost(let value):
             state.host = value
             state.health = nil
             return .none
-        case .action(.setPort(let value)):
+        case .setPort(let value):
             state.port = value
             state.health = nil
             return .none
-        case .action(.setPairCode(let value)):
+        case .setPairCode(let value):
             state.code = value
             if !value.isEmpty { state.heldCode = nil }
             return .none
-        case .action(.setDeviceName(let value)):
+        case .setDeviceName(let value):
             state.deviceName = value
             return .none
-        case .action(.setWorkingDir(let value, serverID: nil)):
+        case .setWorkingDir(let value):
             state.workingDir = value
             return .none
-        case .action(.submitPairing):
+        case .submitPairing:
             return submit(&state, facts)
-        case .internal(.identityReady):
+        case .identityReady:
             return identityReady(&state, facts)
-        case .internal(.identityFailed):
+        case .identityFailed:
             guard state.awaitingIdentity else { return .none }
             state.awaitingIdentity = false
             state.isSubmitting = false
             let message = "This device could not create its identity for pairing. Try again."
-            return .internal(.pairingFailed) + .internal(.showError(ErrorBanner(message: message)))
+            return .tell(.pairingFailed) + .internal(.showError(ErrorBanner(message: message)))
                 + .announce(.pairingFailed(message: message))
-        case .action(.scanQR):
+        case .scanQR:
             return .effect(.device(.requestCameraQRScan))
-        case .action(.checkServer):
+        case .checkServer:
             return check(&state)
-        case .platform(.device(.qrPayloadScanned(let payload))):
+        case .qrPayloadScanned(let payload):
             return scanned(&state, payload)
-        case .platform(.device(.qrScanCancelled)):
+        case .qrScanCancelled:
             return .note("QR scan cancelled")
-        case .platform(.http(.pairFinished(let result))):
+        case .pairFinished(let result):
             return paired(&state, result, facts)
-        case .platform(.http(.healthFinished(let result))):
+        case .healthFinished(let result):
             return checked(&state, result, facts)
-        default:
-            return .none
         }
     }
 
@@ -67,11 +87,11 @@ public struct PairingInteractor: Interactor {
         // The code is used now: it leaves the state, kept aside for a retry.
         state.code = ""
         state.heldCode = form.code
-        let started = Emission.internal(.pairingStarted) + .scrub(PairingForm.codePath)
+        let started = Emission.tell(.pairingStarted) + .scrub(PairingForm.codePath)
         guard let deviceID = facts.deviceID else {
             // No identity yet: the host creates one first, then the code goes out.
             state.awaitingIdentity = true
-            return started + .internal(.identityNeeded)
+            return started + .tell(.identityNeeded)
         }
         return started + Self.pair(form, deviceID: deviceID, facts)
     }
@@ -82,7 +102,7 @@ public struct PairingInteractor: Interactor {
         state.awaitingIdentity = false
         guard let form = state.validated, let deviceID = facts.deviceID else {
             state.isSubmitting = false
-            return .internal(.pairingFailed) + .note("pairing form changed while waiting for the device id")
+            return .tell(.pairingFailed) + .note("pairing form changed while waiting for the device id")
         }
         return Self.pair(form, deviceID: deviceID, facts)
     }
@@ -104,7 +124,7 @@ public struct PairingInteractor: Interactor {
             state.port = link.port ?? String(ServerAddress.defaultPort)
             state.code = link.code
             state.health = nil
-            let shown = Emission.internal(.pairingLinkScanned)
+            let shown = Emission.tell(.pairingLinkScanned)
             if state.validated == nil {
                 // Something only the person can give (device name, working directory): the form shows what.
                 state.showAllErrors = true
@@ -122,7 +142,7 @@ public struct PairingInteractor: Interactor {
         }
         state.isSubmitting = false
         func failed(_ message: String) -> Emission {
-            .settle(result.effectID) + .internal(.pairingFailed) + .internal(.showError(ErrorBanner(message: message)))
+            .settle(result.effectID) + .tell(.pairingFailed) + .internal(.showError(ErrorBanner(message: message)))
                 + .effect(.device(.haptic(style: .error))) + .announce(.pairingFailed(message: message))
         }
         guard result.ok else {
@@ -150,7 +170,7 @@ public struct PairingInteractor: Interactor {
         let server = PairedServer(
             address: address, name: result.serverName ?? address.display, serverVersion: result.serverVersion,
             workingDir: workingDir, token: token)
-        var emission = Emission.settle(result.effectID) + .internal(.paired(server)) + .effect(.device(.haptic(style: .success)))
+        var emission = Emission.settle(result.effectID) + .tell(.paired(server)) + .effect(.device(.haptic(style: .success)))
             + .announce(.serverPaired(serverID: address.serverID, serverName: server.name))
         if facts.pushToken == nil { emission.append(.effect(.device(.registerPushNotifications))) }
         return emission
@@ -180,7 +200,7 @@ public struct PairingInteractor: Interactor {
         if result.ok {
             let version = result.version.map { "jcode \($0)" } ?? "jcode"
             state.health = PairingForm.HealthCheck(status: .reachable, message: "\(version) is running at \(address.display).")
-            return .settle(result.effectID) + .internal(.serverVersionSeen(serverID: address.serverID, version: result.version))
+            return .settle(result.effectID) + .tell(.serverVersionSeen(serverID: address.serverID, version: result.version))
         } else if let status = result.status {
             state.health = PairingForm.HealthCheck(
                 status: .failed, message: "\(address.display) answered HTTP \(status): is this the jcode gateway port?")

@@ -10,32 +10,46 @@
 public struct ServersInteractor: Interactor {
     public init() {}
 
+    /// What the servers feature acts on.
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case selectServer(id: String)
+        case forgetServer(id: String)
+        case setWorkingDir(String, serverID: String)
+        // Platform events
+        case secureStore(SecureStoreResult)
+        // Pairing's outputs
+        case paired(PairedServer)
+        case serverVersionSeen(serverID: String, version: String?)
+        // The connection's outputs
+        case credentialsNeeded
+        case credentialsRejected(serverID: String)
+    }
+
     public func interact(_ state: inout ServersState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
-        case .internal(.paired(let paired)):
+        case .paired(let paired):
             return save(&state, paired, facts)
-        case .action(.selectServer(let id)):
+        case .selectServer(let id):
             return select(&state, serverID: id, facts)
-        case .action(.forgetServer(let id)):
+        case .forgetServer(let id):
             return forget(&state, serverID: id)
-        case .action(.setWorkingDir(let value, serverID: let id?)):
+        case .setWorkingDir(let value, let id):
             return setWorkingDir(&state, value, serverID: id)
-        case .internal(.serverVersionSeen(let serverID, let version)):
+        case .serverVersionSeen(let serverID, let version):
             if let i = state.list.firstIndex(where: { $0.id == serverID }) {
                 state.list[i].serverVersion = version ?? state.list[i].serverVersion
             }
             return .none
-        case .internal(.credentialsNeeded):
+        case .credentialsNeeded:
             guard let server = state.selected else { return .none }
             return .effect(.secureStore(.read(key: server.tokenKey)))
-        case .internal(.credentialsRejected(let serverID)):
+        case .credentialsRejected(let serverID):
             state.credentials[serverID] = nil
             guard let server = state.list.first(where: { $0.id == serverID }) else { return .none }
             return .effect(.secureStore(.delete(key: server.tokenKey)))
-        case .platform(.secureStore(let result)):
+        case .secureStore(let result):
             return stored(&state, result, facts)
-        default:
-            return .none
         }
     }
 
@@ -52,7 +66,7 @@ public struct ServersInteractor: Interactor {
         state.credentials[server.id] = paired.token
         var emission = Emission.effect(.secureStore(.write(key: server.tokenKey, value: paired.token)))
         emission.append(choose(&state, server, facts))
-        emission.append(.internal(.serverSelected(ServerSelection(server: server, reason: .paired(serverVersion: paired.serverVersion)))))
+        emission.append(.tell(.serverSelected(ServerSelection(server: server, reason: .paired(serverVersion: paired.serverVersion)))))
         return emission
     }
 
@@ -61,7 +75,7 @@ public struct ServersInteractor: Interactor {
             return .note("select_server: no saved server \(serverID)")
         }
         if serverID == state.selectedID && facts.connectionPhase == .connected { return .internal(.openChat) }
-        let emission = choose(&state, server, facts) + .internal(.serverSelected(ServerSelection(server: server, reason: .chosen)))
+        let emission = choose(&state, server, facts) + .tell(.serverSelected(ServerSelection(server: server, reason: .chosen)))
         guard state.credentials[server.id] == nil else { return emission }
         return emission + .effect(.secureStore(.read(key: server.tokenKey)))
     }
@@ -75,7 +89,7 @@ public struct ServersInteractor: Interactor {
             state.list[i].lastSessionID = session
         }
         state.selectedID = server.id
-        return .internal(.serverChanged(to: server))
+        return .tell(.serverChanged(to: server))
     }
 
     private func forget(_ state: inout ServersState, serverID: String) -> Emission {
@@ -87,7 +101,7 @@ public struct ServersInteractor: Interactor {
         var emission = Emission.none
         if state.selectedID == serverID {
             state.selectedID = nil
-            emission = .internal(.serverChanged(to: nil))
+            emission = .tell(.serverChanged(to: nil))
         }
         return emission + .effect(.secureStore(.delete(key: server.tokenKey)))
     }
@@ -107,7 +121,7 @@ public struct ServersInteractor: Interactor {
             state.list[i].workingDirError = nil
             guard path != state.list[i].workingDir else { return .none }
             state.list[i].workingDir = path
-            return .internal(.workingDirChanged(serverID: serverID))
+            return .tell(.workingDirChanged(serverID: serverID))
         }
     }
 
@@ -134,11 +148,11 @@ public struct ServersInteractor: Interactor {
             }
             guard ok, let token = value, !token.isEmpty else {
                 guard server.id == state.selectedID else { return .settle(id) }
-                return .settle(id) + .internal(.credentialsMissing(serverName: server.name))
+                return .settle(id) + .tell(.credentialsMissing(serverName: server.name))
             }
             state.credentials[server.id] = token
             guard server.id == state.selectedID else { return .settle(id) }
-            return .settle(id) + .internal(.credentialsLoaded(serverID: server.id))
+            return .settle(id) + .tell(.credentialsLoaded(serverID: server.id))
         }
     }
 }

@@ -4,28 +4,34 @@
 public struct SessionInteractor: Interactor {
     public init() {}
 
-    public func interact(_ state: inout SessionState, _ input: Input, _ facts: Facts) -> Emission {
-        switch input {
-        case .action(let action):
-            return handle(&state, action, facts)
-        case .server(let event):
-            return handle(&state, event)
-        case .internal(.serverChanged(let server)):
-            // Another server: its own last session is the one to resume (subscribe's target).
-            state = SessionState()
-            state.id = server?.lastSessionID
-            return .none
-        case .internal(.turnEnded), .internal(.connectionLost):
-            // The turn's last `tokens` joins the total (a lost connection ends the turn too).
-            state.totalTokens = state.currentTotalTokens
-            state.turnTokens = nil
-            return .none
-        case .internal(.serverSelected(let selection)):
-            if case .paired(let version) = selection.reason { state.serverVersion = version }
-            return .none
-        default:
-            return .none
-        }
+    /// What the session acts on.
+    public enum Input: Equatable, Sendable {
+        // Actions
+        case resumeSession(id: String)
+        case setModel(String)
+        case setReasoningEffort(String)
+        case compact
+        case renameSession(title: String)
+        // Server events
+        case session(sessionID: String)
+        case state(sessionID: String?)
+        case sessionRenamed(sessionID: String, displayTitle: String)
+        case history(ServerEvent.History)
+        case modelChanged(model: String, providerName: String?, error: String?)
+        case reasoningEffortChanged(effort: String?, error: String?)
+        case availableModelsUpdated(models: [String], providerModel: String?, providerName: String?)
+        case tokens(TokenUsage)
+        case connectionType(String)
+        case upstreamProvider(String)
+        case reloadProgress(step: String, message: String, success: Bool?)
+        case compactResult(message: String, success: Bool)
+        case compaction(trigger: String, tokensSaved: Int?)
+        case notification(AgentNotification)
+        // Other features' outputs
+        case serverChanged(SavedServer?)
+        case serverSelected(ServerSelection)
+        /// The turn ended (chat) or the connection was lost (which ends it too).
+        case turnOver
     }
 
     /// The session list is full: logged each time, said once.
@@ -36,10 +42,24 @@ public struct SessionInteractor: Interactor {
         return logged + .internal(.notice(.info, "The server has more than \(SessionState.listLimit) sessions; only the first \(SessionState.listLimit) are listed."))
     }
 
-    // MARK: - Actions
+    public func interact(_ state: inout SessionState, _ input: Input, _ facts: Facts) -> Emission {
+        switch input {
+        // What the other features did
+        case .serverChanged(let server):
+            // Another server: its own last session is the one to resume (subscribe's target).
+            state = SessionState()
+            state.id = server?.lastSessionID
+            return .none
+        case .turnOver:
+            // The turn's last `tokens` joins the total (a lost connection ends the turn too).
+            state.totalTokens = state.currentTotalTokens
+            state.turnTokens = nil
+            return .none
+        case .serverSelected(let selection):
+            if case .paired(let version) = selection.reason { state.serverVersion = version }
+            return .none
 
-    private func handle(_ state: inout SessionState, _ action: Action, _ facts: Facts) -> Emission {
-        switch action {
+        // Actions
         case .resumeSession(let id):
             if let refused = facts.requireConnection(to: "switch sessions") { return refused }
             guard id != state.id else { return .internal(.openChat) }
@@ -47,7 +67,7 @@ public struct SessionInteractor: Interactor {
             state.title = state.title(of: id)
             state.totalTokens = nil
             state.turnTokens = nil
-            return .internal(.openChat) + .internal(.sessionSwitched(sessionID: id))
+            return .internal(.openChat) + .tell(.sessionSwitched(sessionID: id))
                 + .send(.resumeSession(sessionID: id, clientInstanceID: facts.deviceID))
                 + .send(.getHistory)
 
@@ -78,15 +98,7 @@ public struct SessionInteractor: Interactor {
             state.setTitle(trimmed, for: id)
             return .send(.renameSession(title: trimmed))
 
-        default:
-            return .none
-        }
-    }
-
-    // MARK: - Server events
-
-    private func handle(_ state: inout SessionState, _ event: ServerEvent) -> Emission {
-        switch event {
+        // Server events
         case .session(let id):
             if id != state.id {
                 state.id = id
@@ -94,7 +106,7 @@ public struct SessionInteractor: Interactor {
             }
             return .none
 
-        case .state(_, let sessionID, _, _):
+        case .state(let sessionID):
             if let sessionID, sessionID != state.id {
                 state.id = sessionID
                 state.title = state.title(of: sessionID)
@@ -143,14 +155,14 @@ public struct SessionInteractor: Interactor {
             if let effort = history.reasoningEffort { state.reasoningEffort = effort }
             return overflow
 
-        case .modelChanged(_, let model, let provider, let error):
+        case .modelChanged(let model, let provider, let error):
             state.pendingModel = nil
             if let error { return .internal(.showError(ErrorBanner(message: "Couldn't switch model: \(error)"))) }
             state.model = model
             if let provider { state.provider = provider }
             return .none
 
-        case .reasoningEffortChanged(_, let effort, let error):
+        case .reasoningEffortChanged(let effort, let error):
             state.pendingReasoningEffort = nil
             if let error { return .internal(.showError(ErrorBanner(message: "Couldn't change reasoning effort: \(error)"))) }
             state.reasoningEffort = effort
@@ -175,7 +187,7 @@ public struct SessionInteractor: Interactor {
             guard success == false else { return .note("server update: \(step)") }
             return .internal(.notice(.warning, "Server update failed (\(step)): \(message)"))
 
-        case .compactResult(_, let message, let success):
+        case .compactResult(let message, let success):
             state.isCompacting = false
             if success { return .internal(.notice(.info, message.isEmpty ? "Conversation compacted" : message)) }
             return .internal(.showError(ErrorBanner(message: message.isEmpty ? "Compaction failed" : message)))
@@ -186,9 +198,6 @@ public struct SessionInteractor: Interactor {
 
         case .notification(let notification):
             return .internal(.notice(.notification, Self.words(of: notification)))
-
-        default:
-            return .none
         }
     }
 

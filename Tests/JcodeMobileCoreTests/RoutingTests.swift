@@ -1,0 +1,61 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// Every input goes to the feature(s) that own it, in their own words
+/// (`AppRouter`), and only those run.
+final class RoutingTests: XCTestCase {
+    private func owners(_ input: Input) -> [String] {
+        AppRouter.route(input).deliveries.map { "\($0.feature.rawValue).\($0.name)" }
+    }
+
+    func testAStreamedDeltaGoesToTheChatAlone() {
+        XCTAssertEqual(owners(.server(.textDelta("a"))), ["chat.text_delta"])
+        XCTAssertEqual(owners(.server(.toolInput(delta: "{"))), ["chat.tool_input"])
+        XCTAssertEqual(owners(.platform(.webSocket(.event(effectID: nil, items: [])))), ["connection.frame"])
+        XCTAssertEqual(owners(.action(.setDraft("typed"))), ["composer.set_draft"])
+    }
+
+    func testAnInputSeveralFeaturesActOnGoesToEachInTheFixedOrder() {
+        XCTAssertEqual(owners(.server(.tokens(TokenUsage(input: 5, output: 2)))), ["session.tokens", "chat.tokens"])
+        XCTAssertEqual(
+            owners(.server(.history(ServerEvent.History(sessionID: "s", messages: [], images: [])))), ["connection.history", "session.history", "chat.history"])
+        XCTAssertEqual(
+            owners(.internal(.connection(.socketOpened))),
+            ["navigation.socket_opened", "chat.socket_opened", "approvals.socket_opened", "notices.fresh_attempt"])
+        XCTAssertEqual(owners(.internal(.chat(.turnEnded))), ["session.turn_over", "approvals.nothing_waits"])
+    }
+
+    func testWhoActsCanDependOnWhatTheInputSays() {
+        XCTAssertEqual(owners(.action(.setWorkingDir("/src", serverID: nil))), ["pairing.set_working_dir"])
+        XCTAssertEqual(owners(.action(.setWorkingDir("/src", serverID: "devbox:7643"))), ["servers.set_working_dir"])
+        XCTAssertEqual(
+            owners(.internal(.servers(.serverChanged(to: nil)))),
+            ["navigation.server_changed", "connection.server_cleared", "session.server_changed", "chat.server_changed", "approvals.nothing_waits"])
+    }
+
+    func testAnEventOnlyLoggedReachesNoFeature() {
+        XCTAssertEqual(AppRouter.route(.server(.loggedOnly(type: "memory_injected"))), .nobody("memory_injected: shown in the log only"))
+    }
+
+    /// The store skips the snapshot compare after the inputs whose route says
+    /// they cannot change it (they arrive hundreds of times a second): they
+    /// must never change what it holds.
+    func testTheInputsTheStoreDoesNotPersistAfterLeaveTheSnapshotAlone() {
+        let skipped: [Input] = [
+            .server(.textDelta("a")), .server(.textReplace("b")), .server(.reasoningDelta("c")),
+            .server(.toolInput(delta: "d")),
+            .platform(.webSocket(.event(effectID: EffectID(4), items: [.event(.textDelta("e")), .event(.done(id: 3))]))),
+        ]
+        for scenario in Scenario.allCases {
+            for input in skipped {
+                XCTAssertFalse(AppRouter.route(input).mayChangeSnapshot, "\(input)")
+                var state = scenario.state()
+                let before = Snapshot(of: state)
+                _ = AppInteractor().interact(&state, input)
+                XCTAssertEqual(Snapshot(of: state), before, "\(scenario.rawValue): \(input)")
+            }
+        }
+        XCTAssertTrue(AppRouter.route(.server(.done(id: 3))).mayChangeSnapshot, "a done can send the next outbox message")
+        XCTAssertTrue(AppRouter.route(.action(.setDraft("typed"))).mayChangeSnapshot, "the draft is in the snapshot")
+    }
+}
