@@ -207,25 +207,10 @@ extension RuntimeSchema {
 
         // MARK: - The snapshot
 
+        /// Each member's schema is declared with the member (`Snapshot.members`).
         static var snapshot: JSONValue {
-            let storedAttachment = B.strictObject([("id", B.string), ("media_type", B.string), ("data_base64", B.string)])
-            return B.strictObject([
-                ("version", B.const(.int(Int64(Snapshot.version)))),
-                ("device", B.strictObject([("device_id", B.nullableString), ("device_name", B.string)])),
-                ("servers", B.array(B.strictObject(storedServerMembers))),
-                ("selected_server_id", B.nullableString),
-                ("composer", B.strictObject([
-                    ("draft", B.string), ("attachments", B.array(storedAttachment)), ("next_attachment_id", B.integer(.id)),
-                ])),
-                ("outbox", B.strictObject([
-                    ("messages", B.array(B.strictObject([
-                        ("id", B.string), ("text", B.string), ("attachments", B.array(storedAttachment)),
-                        ("delivery", B.enumeration(["waiting", "unconfirmed"])),
-                        ("sent", B.strictObject([("session_id", B.nullableString), ("user_rows_before", B.integer(.count))])),
-                    ], optional: ["sent"]))),
-                    ("next_id", B.integer(.id)),
-                ])),
-            ], description: "What survives a restart (Snapshot.json); pass it to jcode_mobile_app_new({\"snapshot\":…}). docs/LIFECYCLE.md has the versioning rule.")
+            B.strictObject(Snapshot.members.map { ($0.name, $0.schema()) },
+                           description: "What survives a restart (Snapshot.json); pass it to jcode_mobile_app_new({\"snapshot\":…}). docs/LIFECYCLE.md has the versioning rule.")
         }
     }
 }
