@@ -36,7 +36,8 @@ public struct ChangeFeed: Sendable {
     private var bytes = 0
     /// Changes since this revision (or later) can be answered.
     public private(set) var baseRevision: Int
-    /// The JSON last reported for each section (indexed like `AppState.Section.allCases`).
+    /// The JSON last reported for each section (indexed like `StateSection.all`;
+    /// null for the sections that are not diffed).
     private var reported: [JSONValue]
 
     public static let defaultCapacity = 4096
@@ -48,7 +49,10 @@ public struct ChangeFeed: Sendable {
         self.capacity = max(1, capacity)
         self.byteBudget = byteBudget
         baseRevision = state.revision
-        reported = AppState.Section.allCases.map { $0 == .transcript || $0 == .revision ? .null : state.json(of: $0) }
+        reported = StateSection.all.map {
+            guard case .compared = $0.tracking else { return .null }
+            return $0.json(state)
+        }
     }
 
     /// What one transition changed, encoded.
@@ -74,7 +78,8 @@ public struct ChangeFeed: Sendable {
                 diffSections(before: before, after: after, into: nil)
                 return .resync
             }
-            JSONPatchOp.replace(path: JSONPath([.key("transcript")]), value: after.json(of: .transcript)).write(to: &w)
+            let section = StateSection.transcript
+            JSONPatchOp.replace(path: JSONPath([.key(section.name)]), value: section.json(after)).write(to: &w)
         } else {
             for change in transcript.changes { change.write(to: &w) }
         }
@@ -95,10 +100,10 @@ public struct ChangeFeed: Sendable {
         while changed != 0 {
             let i = changed.trailingZeroBitCount
             changed &= changed &- 1
-            let section = AppState.Section.allCases[i]
-            let json = after.json(of: section)
+            let section = StateSection.all[i]
+            let json = section.json(after)
             guard json != reported[i] else { continue }
-            let ops = JSONDiff.ops(from: reported[i], to: json, at: JSONPath([.key(section.rawValue)]))
+            let ops = JSONDiff.ops(from: reported[i], to: json, at: JSONPath([.key(section.name)]))
             if let w {
                 for op in ops { op.write(to: &w.pointee) }
             }
@@ -208,70 +213,14 @@ public struct ChangeFeed: Sendable {
 
 extension AppState {
     /// The sections whose values differ from `before`, as a bit set indexed
-    /// like `Section.allCases` (never `revision` or `transcript`, which are
-    /// tracked otherwise). Straight-line and cheap: equal arrays, strings and
-    /// boxed sections compare by identity first.
+    /// like `StateSection.all`: each diffed section's own compare (cheap:
+    /// equal arrays, strings and boxed sections compare by identity first),
+    /// then the sections derived from those that changed. Never `revision`
+    /// or `transcript`, which are tracked otherwise.
     func changedSections(from before: AppState) -> UInt32 {
         var set: UInt32 = 0
-        func mark(_ section: Section, _ changed: Bool) {
-            if changed { set |= 1 << Section.ordinal(section) }
-        }
-        mark(.screen, navigation.screen != before.navigation.screen)
-        mark(.focusedNodeID, navigation.focusedNodeID != before.navigation.focusedNodeID)
-        mark(.messagesScroll, navigation.messagesScroll != before.navigation.messagesScroll)
-        mark(.connection, $connection != before.$connection)
-        mark(.pairing, $pairing != before.$pairing)
-        mark(.servers, servers.list != before.servers.list)
-        mark(.selectedServerID, servers.selectedID != before.servers.selectedID)
-        mark(.session, $session != before.$session || chat.turn != before.chat.turn || chat.wasInterrupted != before.chat.wasInterrupted)
-        mark(.images, chat.images != before.chat.images)
-        mark(.softInterrupts, chat.softInterrupts != before.chat.softInterrupts)
-        mark(.outbox, chat.outbox != before.chat.outbox)
-        mark(.permissionRequests, approvals.permissionRequests != before.approvals.permissionRequests)
-        mark(.stdinRequests, approvals.stdinRequests != before.approvals.stdinRequests)
-        mark(.notices, notices.notices != before.notices.notices)
-        // The status banner is derived from the connection, the servers, the form and the session.
-        mark(.banners, notices.errorBanner != before.notices.errorBanner || set & Section.bannerInputs != 0)
-        mark(.draft, composer.draft != before.composer.draft)
-        mark(.attachments, composer.attachments != before.composer.attachments)
-        mark(.voice, composer.voice != before.composer.voice)
-        mark(.lifecycle, $lifecycle != before.$lifecycle)
-        mark(.pendingEffects, $effects != before.$effects)
+        for section in StateSection.compared where section.changed(self, before) { set |= section.bit }
+        for section in StateSection.derived where set & section.from != 0 { set |= section.bit }
         return set
     }
-}
-
-extension AppState.Section {
-    /// The section's position in `allCases` (its bit in `changedSections`).
-    static func ordinal(_ section: AppState.Section) -> Int {
-        switch section {
-        case .revision: return 0
-        case .screen: return 1
-        case .focusedNodeID: return 2
-        case .messagesScroll: return 3
-        case .connection: return 4
-        case .pairing: return 5
-        case .servers: return 6
-        case .selectedServerID: return 7
-        case .session: return 8
-        case .transcript: return 9
-        case .images: return 10
-        case .softInterrupts: return 11
-        case .outbox: return 12
-        case .permissionRequests: return 13
-        case .stdinRequests: return 14
-        case .notices: return 15
-        case .banners: return 16
-        case .draft: return 17
-        case .attachments: return 18
-        case .voice: return 19
-        case .lifecycle: return 20
-        case .pendingEffects: return 21
-        }
-    }
-
-    /// The sections the status banner is derived from.
-    static let bannerInputs: UInt32 =
-        1 << ordinal(.connection) | 1 << ordinal(.servers) | 1 << ordinal(.selectedServerID) | 1 << ordinal(.pairing)
-        | 1 << ordinal(.session)
 }

@@ -56,54 +56,12 @@ public struct Snapshot: Equatable, Sendable {
 
     // MARK: - Writing
 
-    /// The persisted form (docs/LIFECYCLE.md has the schema).
+    /// The persisted form (docs/LIFECYCLE.md has the schema): every member
+    /// of `members`, in order.
     public var json: JSONValue {
-        var device = JSONObject(capacity: 2)
-        device.append("device_id", .from(deviceID))
-        device.append("device_name", .string(deviceName))
-
-        var composer = JSONObject(capacity: 3)
-        composer.append("draft", .string(draft))
-        composer.append("attachments", .array(attachments.map(Self.json)))
-        composer.append("next_attachment_id", .int(Int64(nextAttachmentID)))
-
-        var messages: [JSONValue] = []
-        messages.reserveCapacity(outbox.count)
-        for message in outbox {
-            var m = JSONObject(capacity: 5)
-            m.append("id", .string(message.id))
-            m.append("text", .string(message.text))
-            m.append("attachments", .array(message.attachments.map(Self.json)))
-            // A message on its way when the app stopped is unconfirmed after a restart.
-            m.append("delivery", .string(message.delivery == .waiting ? "waiting" : "unconfirmed"))
-            if let sent = message.sent {
-                m.append("sent", ["session_id": .from(sent.sessionID), "user_rows_before": .int(Int64(sent.userRowsBefore))])
-            }
-            messages.append(.object(m))
-        }
-        var box = JSONObject(capacity: 2)
-        box.append("messages", .array(messages))
-        box.append("next_id", .int(Int64(nextOutboxID)))
-
-        var root = JSONObject(capacity: 6)
-        root.append("version", .int(Int64(Self.version)))
-        root.append("device", .object(device))
-        root.append(
-            "servers",
-            .array(
-                servers.map { server in
-                    var stored = server.stored
-                    if server.id == selectedServerID, let sessionID { stored["last_session_id"] = .string(sessionID) }
-                    return .object(stored)
-                }))
-        root.append("selected_server_id", .from(selectedServerID))
-        root.append("composer", .object(composer))
-        root.append("outbox", .object(box))
+        var root = JSONObject(capacity: Self.members.count)
+        for member in Self.members { root.append(member.name, member.write(self)) }
         return .object(root)
-    }
-
-    private static func json(_ attachment: Attachment) -> JSONValue {
-        ["id": .string(attachment.id), "media_type": .string(attachment.mediaType), "data_base64": .string(attachment.dataBase64)]
     }
 
     // MARK: - Restoring
@@ -188,80 +146,22 @@ public struct Snapshot: Equatable, Sendable {
 
     /// Reads the members of a version-1 snapshot leniently: a damaged
     /// member is left out (or defaulted) and named, never fatal.
-    private struct Reader {
+    struct Reader {
         var problems: [String] = []
 
+        /// Each member present and not null, read in the order declared
+        /// (`selected_server_id` needs the servers read before it).
         mutating func snapshot(_ root: JSONObject) -> Snapshot {
             var s = Snapshot(of: AppState())
-            if let device = object(root, "device") {
-                if let id = device["device_id"], !id.isNull {
-                    if let value = id.stringValue, LifecycleState.isValidDeviceID(value) {
-                        s.deviceID = value
-                    } else {
-                        problems.append("the device id")
-                    }
-                }
-                if let name = device["device_name"] {
-                    if let value = name.stringValue { s.deviceName = value } else { problems.append("the device name") }
-                }
-            }
-            if let list = array(root, "servers") {
-                var unreadable = 0
-                for item in list {
-                    guard let server = Self.server(item), !s.servers.contains(where: { $0.id == server.id }) else {
-                        unreadable += 1
-                        continue
-                    }
-                    s.servers.append(server)
-                }
-                if unreadable > 0 { problems.append(unreadable == 1 ? "1 saved server" : "\(unreadable) saved servers") }
-            }
-            if let selected = root["selected_server_id"], !selected.isNull {
-                if let id = selected.stringValue, let server = s.servers.first(where: { $0.id == id }) {
-                    s.selectedServerID = id
-                    s.sessionID = server.lastSessionID
-                } else {
-                    problems.append("the server in use")
-                }
-            }
-            if let composer = object(root, "composer") {
-                if let draft = composer["draft"] {
-                    if let value = draft.stringValue { s.draft = value } else { problems.append("the draft") }
-                }
-                if let items = composer["attachments"] {
-                    let (attachments, lost) = Self.attachments(items)
-                    s.attachments = Array(attachments.prefix(Attachment.limitPerMessage))
-                    if lost > 0 || attachments.count > Attachment.limitPerMessage { problems.append("some attachments of the draft") }
-                }
-                s.nextAttachmentID = Self.counter(composer["next_attachment_id"], after: s.attachments.map(\.id), prefix: "a")
-            }
-            if let box = object(root, "outbox") {
-                var unreadable = 0
-                if let messages = box["messages"] {
-                    if let list = messages.arrayValue {
-                        for item in list {
-                            guard let message = Self.message(item, problems: &problems),
-                                  !s.outbox.contains(where: { $0.id == message.id })
-                            else {
-                                unreadable += 1
-                                continue
-                            }
-                            s.outbox.append(message)
-                        }
-                    } else {
-                        unreadable += 1
-                    }
-                }
-                if unreadable > 0 {
-                    problems.append(unreadable == 1 ? "1 unsent message" : "\(unreadable) unsent messages")
-                }
-                s.nextOutboxID = Self.counter(box["next_id"], after: s.outbox.map(\.id), prefix: "o")
+            for member in Snapshot.members {
+                guard let read = member.read, let value = root[member.name], !value.isNull else { continue }
+                read(value, &s, &self)
             }
             return s
         }
 
-        private mutating func object(_ root: JSONObject, _ name: String) -> JSONObject? {
-            guard let value = root[name], !value.isNull else { return nil }
+        /// The member `name`'s value as an object, or nil and named.
+        mutating func object(_ value: JSONValue, _ name: String) -> JSONObject? {
             guard let object = value.objectValue else {
                 problems.append("the \(name)")
                 return nil
@@ -269,8 +169,8 @@ public struct Snapshot: Equatable, Sendable {
             return object
         }
 
-        private mutating func array(_ root: JSONObject, _ name: String) -> [JSONValue]? {
-            guard let value = root[name], !value.isNull else { return nil }
+        /// The member `name`'s value as an array, or nil and named.
+        mutating func array(_ value: JSONValue, _ name: String) -> [JSONValue]? {
             guard let array = value.arrayValue else {
                 problems.append("the \(name)")
                 return nil
@@ -278,67 +178,9 @@ public struct Snapshot: Equatable, Sendable {
             return array
         }
 
-        private static func server(_ value: JSONValue) -> SavedServer? {
-            guard let host = value["host"]?.stringValue, !host.isEmpty,
-                  let port = value["port"]?.int64Value, port >= 1 && port <= 65_535,
-                  let useTLS = value["use_tls"]?.boolValue,
-                  let name = value["name"]?.stringValue
-            else { return nil }
-            // A working directory that is not absolute is left unset: the app asks for it again.
-            var workingDir = ""
-            if let raw = value["working_dir"]?.stringValue, case .success(let path) = WorkingDirectory.validate(raw) { workingDir = path }
-            return SavedServer(
-                address: ServerAddress(host: host, port: Int(port), useTLS: useTLS), name: name,
-                serverVersion: value["server_version"]?.stringValue,
-                workingDir: workingDir,
-                lastSessionID: value["last_session_id"]?.stringValue)
-        }
-
-        private static func attachments(_ value: JSONValue) -> (kept: [Attachment], lost: Int) {
-            guard let list = value.arrayValue else { return ([], 1) }
-            var kept: [Attachment] = []
-            var lost = 0
-            for item in list {
-                guard let id = item["id"]?.stringValue, let mediaType = item["media_type"]?.stringValue,
-                      let data = item["data_base64"]?.stringValue, !kept.contains(where: { $0.id == id })
-                else {
-                    lost += 1
-                    continue
-                }
-                kept.append(Attachment(id: id, mediaType: mediaType, dataBase64: data))
-            }
-            return (kept, lost)
-        }
-
-        /// An outbox message; nil when it has no id or text (then it is
-        /// counted as lost, and the notice says so). Attachments that cannot
-        /// be read are named, the message kept.
-        private static func message(_ value: JSONValue, problems: inout [String]) -> OutboxMessage? {
-            guard let id = value["id"]?.stringValue, !id.isEmpty, let text = value["text"]?.stringValue else { return nil }
-            var attachments: [Attachment] = []
-            if let items = value["attachments"] {
-                let (kept, lost) = Self.attachments(items)
-                attachments = kept
-                if lost > 0 { problems.append("some images of the unsent message \"\(String(text.prefix(40)))\"") }
-            }
-            guard !text.isEmpty || !attachments.isEmpty else { return nil }
-            var message = OutboxMessage(id: id, text: text, attachments: attachments)
-            if value["delivery"]?.stringValue == "unconfirmed" || value["delivery"]?.stringValue == "awaiting_ack" {
-                // It may have arrived: the next history decides.
-                message.delivery = .unconfirmed
-                if let rows = value["sent"]?["user_rows_before"]?.int64Value, rows >= 0 && rows <= Int64(Int32.max) {
-                    message.sent = OutboxMessage.SentMark(sessionID: value["sent"]?["session_id"]?.stringValue, userRowsBefore: Int(rows))
-                } else {
-                    // Where it went is unknown: sending it again is safer than losing it.
-                    message.delivery = .waiting
-                }
-            }
-            return message
-        }
-
         /// A counter restored so that it never issues an id already in use
         /// (`o3` → at least 4), whatever the stored value says.
-        private static func counter(_ value: JSONValue?, after ids: [String], prefix: Character) -> Int {
+        static func counter(_ value: JSONValue?, after ids: [String], prefix: Character) -> Int {
             var next = 1
             if let stored = value?.int64Value, stored >= 1 && stored <= Int64(Int32.max) { next = Int(stored) }
             for id in ids where id.first == prefix {

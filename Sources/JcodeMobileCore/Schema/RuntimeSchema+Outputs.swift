@@ -1,5 +1,5 @@
 /// The schema of what the hand-written encoders write: the state
-/// (`AppState+JSON.swift` and the features' `json`), the tree
+/// (declared with each section in `StateSections.swift`, and the features' `json`), the tree
 /// (`SemanticNode.write`), log entries (`LogEntry.write`), patch operations
 /// (`JSONPatchOp.write`, `TranscriptChange.write`), change records and the
 /// answers (`JcodeMobileApp`), the snapshot (`Snapshot.json`) and the error
@@ -154,104 +154,10 @@ extension RuntimeSchema {
 
         // MARK: - The state
 
+        /// Each section's schema is declared with the section (`StateSection.all`).
         static var state: JSONValue {
-            let members: [(String, JSONValue)] = AppState.Section.allCases.map { ($0.rawValue, section($0)) }
+            let members: [(String, JSONValue)] = StateSection.all.map { ($0.name, $0.schema()) }
             return B.strictObject(members, description: "The app's domain state (AppState.writeJSON): every section, in the order written.")
-        }
-
-        static func section(_ section: AppState.Section) -> JSONValue {
-            switch section {
-            case .revision: return revision
-            case .screen: return B.enumeration(Screen.allCases.map(\.rawValue))
-            case .focusedNodeID: return B.nullableString
-            case .messagesScroll:
-                return B.described(B.nullableInteger(.count), "points of the conversation scrolled above the message list's top; null follows the newest message")
-            case .connection:
-                return B.strictObject([
-                    ("phase", B.enumeration(ConnectionState.Phase.allCases.map(\.rawValue))),
-                    ("attempt", B.integer(.count)),
-                    ("reason", B.described(B.nullableString, "why the connection is not up")),
-                    ("socket_open", B.boolean),
-                    ("reconnect_delay_ms", B.nullableInteger(.count)),
-                ])
-            case .pairing:
-                let errors = B.strictObject(["host", "port", "pair_code", "device_name", "working_dir"].map { ($0, B.nullableString) })
-                return B.strictObject([
-                    ("host", B.string), ("port", B.string),
-                    ("pair_code", B.described(B.string, "the code while it is typed; empty once used")),
-                    ("has_held_code", B.boolean), ("device_name", B.string), ("working_dir", B.string),
-                    ("is_submitting", B.boolean), ("awaiting_identity", B.boolean), ("can_submit", B.boolean),
-                    ("errors", B.described(errors, "the validation message shown for each field, or null")),
-                    ("health", B.orNull(B.strictObject([
-                        ("status", B.enumeration(PairingForm.HealthCheck.Status.allCases.map(\.rawValue))), ("message", B.string),
-                    ]))),
-                ])
-            case .servers: return B.array(B.ref("saved_server"))
-            case .selectedServerID: return B.nullableString
-            case .session:
-                let s = B.nullableString
-                return B.strictObject([
-                    ("id", s), ("title", s),
-                    ("all_sessions", B.array(B.strictObject([("id", B.string), ("title", s)]))),
-                    ("model", s), ("pending_model", s), ("provider", s),
-                    ("available_models", B.array(B.string)),
-                    ("reasoning_effort", s), ("pending_reasoning_effort", s), ("server_version", s),
-                    ("tokens", B.orNull(B.ref("token_usage"))), ("total_tokens", B.orNull(B.ref("token_usage"))),
-                    ("connection_type", s), ("upstream_provider", s),
-                    ("was_interrupted", B.boolean), ("is_processing", B.boolean), ("is_reasoning", B.boolean),
-                    ("server_phase", s), ("status_detail", s), ("history_loaded", B.boolean), ("is_compacting", B.boolean),
-                ])
-            case .transcript: return B.array(B.ref("transcript_entry"))
-            case .images:
-                let anchor = B.oneOf([
-                    B.type("null"),
-                    B.strictObject([("kind", B.const("tool_call")), ("id", B.string)]),
-                    B.strictObject([("kind", B.const("user_prompt")), ("ordinal", B.integer(.count))]),
-                ])
-                return B.array(B.strictObject([
-                    ("media_type", B.string), ("label", B.nullableString), ("anchor", anchor), ("data", B.string),
-                ], description: "An image of the server's transcript (history.images)."))
-            case .softInterrupts:
-                return B.array(B.strictObject([
-                    ("entry_id", B.described(B.string, "the queued transcript entry")), ("content", B.string), ("urgent", B.boolean),
-                ]))
-            case .outbox:
-                return B.array(B.strictObject([
-                    ("id", B.string), ("text", B.string), ("attachments", B.array(B.ref("attachment"))),
-                    ("delivery", B.enumeration(OutboxMessage.Delivery.allCases.map(\.rawValue))),
-                ]))
-            case .permissionRequests:
-                return B.array(B.strictObject([
-                    ("request_id", B.string), ("session_id", B.nullableString), ("action", B.string), ("detail", B.string), ("tier", B.string),
-                ]))
-            case .stdinRequests:
-                return B.array(B.strictObject([
-                    ("request_id", B.string), ("prompt", B.string), ("is_password", B.boolean), ("tool_call_id", B.nullableString),
-                ]))
-            case .notices:
-                return B.array(B.strictObject([
-                    ("id", B.string), ("kind", B.enumeration(Notice.Kind.allCases.map(\.rawValue))), ("text", B.string),
-                ]))
-            case .banners:
-                return B.strictObject([
-                    ("error", B.orNull(B.strictObject([
-                        ("message", B.string), ("retry_after_secs", B.nullableInteger(.count)), ("text", B.string),
-                    ]))),
-                    ("status", B.nullableString),
-                ])
-            case .draft: return B.string
-            case .attachments: return B.array(B.ref("attachment"))
-            case .voice: return B.strictObject([("is_listening", B.boolean)])
-            case .lifecycle:
-                return B.strictObject([
-                    ("is_foreground", B.boolean), ("network_reachable", B.boolean), ("push_registered", B.boolean),
-                    ("device_id", B.nullableString),
-                ])
-            case .pendingEffects:
-                return B.described(B.array(B.strictObject([
-                    ("effect_id", B.integer(.id)), ("type", B.enumeration(EffectKind.allCases.map(\.rawValue))),
-                ])), "effects awaiting their answer, oldest first")
-            }
         }
 
         static var transcriptEntry: JSONValue {
@@ -301,25 +207,10 @@ extension RuntimeSchema {
 
         // MARK: - The snapshot
 
+        /// Each member's schema is declared with the member (`Snapshot.members`).
         static var snapshot: JSONValue {
-            let storedAttachment = B.strictObject([("id", B.string), ("media_type", B.string), ("data_base64", B.string)])
-            return B.strictObject([
-                ("version", B.const(.int(Int64(Snapshot.version)))),
-                ("device", B.strictObject([("device_id", B.nullableString), ("device_name", B.string)])),
-                ("servers", B.array(B.strictObject(storedServerMembers))),
-                ("selected_server_id", B.nullableString),
-                ("composer", B.strictObject([
-                    ("draft", B.string), ("attachments", B.array(storedAttachment)), ("next_attachment_id", B.integer(.id)),
-                ])),
-                ("outbox", B.strictObject([
-                    ("messages", B.array(B.strictObject([
-                        ("id", B.string), ("text", B.string), ("attachments", B.array(storedAttachment)),
-                        ("delivery", B.enumeration(["waiting", "unconfirmed"])),
-                        ("sent", B.strictObject([("session_id", B.nullableString), ("user_rows_before", B.integer(.count))])),
-                    ], optional: ["sent"]))),
-                    ("next_id", B.integer(.id)),
-                ])),
-            ], description: "What survives a restart (Snapshot.json); pass it to jcode_mobile_app_new({\"snapshot\":…}). docs/LIFECYCLE.md has the versioning rule.")
+            B.strictObject(Snapshot.members.map { ($0.name, $0.schema()) },
+                           description: "What survives a restart (Snapshot.json); pass it to jcode_mobile_app_new({\"snapshot\":…}). docs/LIFECYCLE.md has the versioning rule.")
         }
     }
 }

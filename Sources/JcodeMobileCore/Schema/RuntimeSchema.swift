@@ -18,13 +18,14 @@ public enum LibraryVersion {
 ///   encoders (`EncodedMessage`);
 /// - the state, the tree, log entries, change records, patch operations, the
 ///   snapshot, the error object and the answers of every function are
-///   written by hand-written encoders (`AppState+JSON.swift`, the features'
+///   written by hand-written encoders (`StateSections.swift`, the features'
 ///   `json`, `SemanticNode.write`, `LogEntry.write`, `JSONPatchOp` and
 ///   `TranscriptChange.write`, `Snapshot.json`, `CoreError.json`,
 ///   `JcodeMobileApp`'s documents). Their schema is declared by hand next to
-///   this file (`RuntimeSchema+Outputs.swift`), from the same enums
-///   (`AppState.Section`, `Screen`, `ConnectionState.Phase`, …) where there
-///   are some.
+///   this file (`RuntimeSchema+Outputs.swift`), or next to the encoder where
+///   one table drives both (the state's sections, `StateSection.all`; the
+///   snapshot's members), from the same enums (`Screen`,
+///   `ConnectionState.Phase`, …) where there are some.
 ///
 /// What is *read* is described as the core reads it: unknown extra members
 /// are allowed in actions, platform events and server events (the core

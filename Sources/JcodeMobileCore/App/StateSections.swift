@@ -1,0 +1,376 @@
+/// One top-level member ("section") of the state JSON, declared once: its
+/// name, the feature that owns it, its JSON Schema, how its value is
+/// written and how the change feed tells that it changed.
+///
+/// `StateSection.all` is the only list of sections. Everything that walks
+/// the state's members derives from it: the state JSON (`AppState.json(of:)`,
+/// `writeJSON`, `json`), the change feed's diff (`changedSections`), the
+/// runtime schema's `state` definition and the ownership table of
+/// docs/ARCHITECTURE.md. A section added here is written, diffed, described
+/// and owned; one left out is none of these.
+///
+/// The closures are non-capturing and the table is built once, so the
+/// change feed's per-input check is a walk over a static array with one
+/// indirect call per section: no allocation, no JSON for what did not change.
+public struct StateSection: Sendable {
+    /// The member's name in the state JSON.
+    public let name: String
+    /// The feature whose slice the section is (the store for what it keeps).
+    public let owner: FeatureID
+    /// Other features whose slices the section's value reads, besides its
+    /// owner's (including those it is derived from).
+    public var alsoReads: [FeatureID] { reads + derivedFrom.filter { !reads.contains($0) } }
+    /// Features whose sections this one is derived from: it changes
+    /// whenever one of theirs did (the status banner from the connection).
+    public let derivedFrom: [FeatureID]
+    /// The position in `all` (the member order, and the bit in `changedSections`).
+    public private(set) var index = 0
+
+    private let reads: [FeatureID]
+    /// How the change feed learns that the section changed.
+    let tracking: Tracking
+    /// The section's JSON Schema (built when the schema document is).
+    let schema: @Sendable () -> JSONValue
+    /// The section's value.
+    let json: @Sendable (AppState) -> JSONValue
+    /// Writes the value straight to a writer, for a section too large to
+    /// build as a `JSONValue` first; nil: `json` is written.
+    let write: (@Sendable (AppState, inout JSONWriter) -> Void)?
+    /// The bits (in `changedSections`) of the sections owned by `derivedFrom`.
+    private(set) var derivedMask: UInt32 = 0
+
+    enum Tracking: Sendable {
+        /// Not diffed: a change record implies it (`revision`).
+        case implied
+        /// Not diffed: the section reports its own mutations (`transcript`'s journal).
+        case journaled
+        /// Diffed when `changed(after, before)` says its value may differ;
+        /// cheap, identity first (boxed slices compare their storage).
+        case compared(@Sendable (_ after: AppState, _ before: AppState) -> Bool)
+    }
+
+    init(
+        _ name: String, owner: FeatureID, reads: [FeatureID] = [], derivedFrom: [FeatureID] = [],
+        schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (AppState) -> JSONValue,
+        write: (@Sendable (AppState, inout JSONWriter) -> Void)? = nil, tracking: Tracking
+    ) {
+        self.name = name
+        self.owner = owner
+        self.reads = reads
+        self.derivedFrom = derivedFrom
+        self.schema = schema
+        self.json = json
+        self.write = write
+        self.tracking = tracking
+    }
+
+    init(
+        _ name: String, owner: FeatureID, reads: [FeatureID] = [], derivedFrom: [FeatureID] = [],
+        schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (AppState) -> JSONValue,
+        changed: @escaping @Sendable (_ after: AppState, _ before: AppState) -> Bool
+    ) {
+        self.init(name, owner: owner, reads: reads, derivedFrom: derivedFrom, schema: schema, json: json, tracking: .compared(changed))
+    }
+}
+
+private typealias B = SchemaBuilder
+
+extension StateSection {
+    /// Every section, in the order the state JSON writes them.
+    public static let all: [StateSection] = numbered([
+        StateSection(
+            "revision", owner: .store,
+            schema: { RuntimeSchema.Outputs.revision },
+            json: { .int(Int64($0.revision)) },
+            tracking: .implied),
+        StateSection(
+            "screen", owner: .navigation,
+            schema: { B.enumeration(Screen.allCases.map(\.rawValue)) },
+            json: { .string($0.navigation.screen.rawValue) },
+            changed: { $0.navigation.screen != $1.navigation.screen }),
+        StateSection(
+            "focused_node_id", owner: .navigation,
+            schema: { B.nullableString },
+            json: { .from($0.navigation.focusedNodeID) },
+            changed: { $0.navigation.focusedNodeID != $1.navigation.focusedNodeID }),
+        StateSection(
+            "messages_scroll", owner: .navigation,
+            schema: {
+                B.described(B.nullableInteger(.count), "points of the conversation scrolled above the message list's top; null follows the newest message")
+            },
+            json: { $0.navigation.messagesScroll.map { .int(Int64($0)) } ?? .null },
+            changed: { $0.navigation.messagesScroll != $1.navigation.messagesScroll }),
+        StateSection(
+            "connection", owner: .connection,
+            schema: {
+                B.strictObject([
+                    ("phase", B.enumeration(ConnectionState.Phase.allCases.map(\.rawValue))),
+                    ("attempt", B.integer(.count)),
+                    ("reason", B.described(B.nullableString, "why the connection is not up")),
+                    ("socket_open", B.boolean),
+                    ("reconnect_delay_ms", B.nullableInteger(.count)),
+                ])
+            },
+            json: { state in
+                let c = state.connection
+                var o = JSONObject(capacity: 5)
+                o.append("phase", .string(c.phase.rawValue))
+                o.append("attempt", .int(Int64(c.attempt)))
+                o.append("reason", .from(c.issue.map(SemanticText.issue)))
+                o.append("socket_open", .bool(c.isSocketOpen))
+                o.append("reconnect_delay_ms", .from(c.reconnectDelayMS))
+                return .object(o)
+            },
+            changed: { $0.$connection != $1.$connection }),
+        StateSection(
+            "pairing", owner: .pairing,
+            schema: {
+                let errors = B.strictObject(["host", "port", "pair_code", "device_name", "working_dir"].map { ($0, B.nullableString) })
+                return B.strictObject([
+                    ("host", B.string), ("port", B.string),
+                    ("pair_code", B.described(B.string, "the code while it is typed; empty once used")),
+                    ("has_held_code", B.boolean), ("device_name", B.string), ("working_dir", B.string),
+                    ("is_submitting", B.boolean), ("awaiting_identity", B.boolean), ("can_submit", B.boolean),
+                    ("errors", B.described(errors, "the validation message shown for each field, or null")),
+                    ("health", B.orNull(B.strictObject([
+                        ("status", B.enumeration(PairingForm.HealthCheck.Status.allCases.map(\.rawValue))), ("message", B.string),
+                    ]))),
+                ])
+            },
+            json: { $0.pairing.json },
+            changed: { $0.$pairing != $1.$pairing }),
+        StateSection(
+            "servers", owner: .servers,
+            schema: { B.array(B.ref("saved_server")) },
+            json: { .array($0.servers.list.map(\.json)) },
+            changed: { $0.servers.list != $1.servers.list }),
+        StateSection(
+            "selected_server_id", owner: .servers,
+            schema: { B.nullableString },
+            json: { .from($0.servers.selectedID) },
+            changed: { $0.servers.selectedID != $1.servers.selectedID }),
+        // The session's metadata and the running turn, as one member: the
+        // turn's fields (tokens, is_processing, is_reasoning, server_phase,
+        // status_detail, history_loaded) and was_interrupted are read from
+        // chat's slice.
+        StateSection(
+            "session", owner: .session, reads: [.chat],
+            schema: {
+                let s = B.nullableString
+                return B.strictObject([
+                    ("id", s), ("title", s),
+                    ("all_sessions", B.array(B.strictObject([("id", B.string), ("title", s)]))),
+                    ("model", s), ("pending_model", s), ("provider", s),
+                    ("available_models", B.array(B.string)),
+                    ("reasoning_effort", s), ("pending_reasoning_effort", s), ("server_version", s),
+                    ("tokens", B.orNull(B.ref("token_usage"))), ("total_tokens", B.orNull(B.ref("token_usage"))),
+                    ("connection_type", s), ("upstream_provider", s),
+                    ("was_interrupted", B.boolean), ("is_processing", B.boolean), ("is_reasoning", B.boolean),
+                    ("server_phase", s), ("status_detail", s), ("history_loaded", B.boolean), ("is_compacting", B.boolean),
+                ])
+            },
+            json: { state in
+                let s = state.session
+                let turn = state.chat.turn
+                var o = JSONObject(capacity: 24)
+                o.append("id", .from(s.id))
+                o.append("title", .from(s.title))
+                o.append("all_sessions", .array(s.allSessions.map(\.json)))
+                o.append("model", .from(s.model))
+                o.append("pending_model", .from(s.pendingModel))
+                o.append("provider", .from(s.provider))
+                o.append("available_models", .array(s.availableModels.map(JSONValue.string)))
+                o.append("reasoning_effort", .from(s.reasoningEffort))
+                o.append("pending_reasoning_effort", .from(s.pendingReasoningEffort))
+                o.append("server_version", .from(s.serverVersion))
+                o.append("tokens", turn.tokens?.json ?? .null)
+                o.append("total_tokens", s.currentTotalTokens?.json ?? .null)
+                o.append("connection_type", .from(s.connectionType))
+                o.append("upstream_provider", .from(s.upstreamProvider))
+                o.append("was_interrupted", .bool(state.chat.wasInterrupted))
+                o.append("is_processing", .bool(turn.isProcessing))
+                o.append("is_reasoning", .bool(turn.isReasoning))
+                o.append("server_phase", .from(turn.serverPhase))
+                o.append("status_detail", .from(turn.statusDetail))
+                o.append("history_loaded", .bool(turn.historyLoaded))
+                o.append("is_compacting", .bool(s.isCompacting))
+                return .object(o)
+            },
+            changed: { $0.$session != $1.$session || $0.chat.turn != $1.chat.turn || $0.chat.wasInterrupted != $1.chat.wasInterrupted }),
+        // Written straight from the entries (it can be large), and tracked
+        // by the transcript's own change journal (a streamed delta is one
+        // `append`), never diffed.
+        StateSection(
+            "transcript", owner: .chat,
+            schema: { B.array(B.ref("transcript_entry")) },
+            json: { .array($0.chat.transcript.entries.map(\.json)) },
+            write: { state, w in
+                w.arrayStart()
+                for entry in state.chat.transcript.entries { entry.write(to: &w) }
+                w.arrayEnd()
+            },
+            tracking: .journaled),
+        StateSection(
+            "images", owner: .chat,
+            schema: {
+                let anchor = B.oneOf([
+                    B.type("null"),
+                    B.strictObject([("kind", B.const("tool_call")), ("id", B.string)]),
+                    B.strictObject([("kind", B.const("user_prompt")), ("ordinal", B.integer(.count))]),
+                ])
+                return B.array(B.strictObject([
+                    ("media_type", B.string), ("label", B.nullableString), ("anchor", anchor), ("data", B.string),
+                ], description: "An image of the server's transcript (history.images)."))
+            },
+            json: { .array($0.chat.images.map(\.json)) },
+            changed: { $0.chat.images != $1.chat.images }),
+        StateSection(
+            "soft_interrupts", owner: .chat,
+            schema: {
+                B.array(B.strictObject([
+                    ("entry_id", B.described(B.string, "the queued transcript entry")), ("content", B.string), ("urgent", B.boolean),
+                ]))
+            },
+            json: { .array($0.chat.softInterrupts.map(\.json)) },
+            changed: { $0.chat.softInterrupts != $1.chat.softInterrupts }),
+        StateSection(
+            "outbox", owner: .chat,
+            schema: {
+                B.array(B.strictObject([
+                    ("id", B.string), ("text", B.string), ("attachments", B.array(B.ref("attachment"))),
+                    ("delivery", B.enumeration(OutboxMessage.Delivery.allCases.map(\.rawValue))),
+                ]))
+            },
+            json: { .array($0.chat.outbox.map(\.json)) },
+            changed: { $0.chat.outbox != $1.chat.outbox }),
+        StateSection(
+            "permission_requests", owner: .approvals,
+            schema: {
+                B.array(B.strictObject([
+                    ("request_id", B.string), ("session_id", B.nullableString), ("action", B.string), ("detail", B.string), ("tier", B.string),
+                ]))
+            },
+            json: { .array($0.approvals.permissionRequests.map(\.json)) },
+            changed: { $0.approvals.permissionRequests != $1.approvals.permissionRequests }),
+        StateSection(
+            "stdin_requests", owner: .approvals,
+            schema: {
+                B.array(B.strictObject([
+                    ("request_id", B.string), ("prompt", B.string), ("is_password", B.boolean), ("tool_call_id", B.nullableString),
+                ]))
+            },
+            json: { .array($0.approvals.stdinRequests.map(\.json)) },
+            changed: { $0.approvals.stdinRequests != $1.approvals.stdinRequests }),
+        StateSection(
+            "notices", owner: .notices,
+            schema: {
+                B.array(B.strictObject([
+                    ("id", B.string), ("kind", B.enumeration(Notice.Kind.allCases.map(\.rawValue))), ("text", B.string),
+                ]))
+            },
+            json: { .array($0.notices.notices.map(\.json)) },
+            changed: { $0.notices.notices != $1.notices.notices }),
+        // The error banner is the notices' own; the status line is derived
+        // (`SemanticText.statusBanner`) from the connection, the servers, the
+        // pairing form and the session (whose section carries chat's
+        // history_loaded), so it changes whenever one of their sections does.
+        StateSection(
+            "banners", owner: .notices, derivedFrom: [.connection, .servers, .pairing, .session],
+            schema: {
+                B.strictObject([
+                    ("error", B.orNull(B.strictObject([
+                        ("message", B.string), ("retry_after_secs", B.nullableInteger(.count)), ("text", B.string),
+                    ]))),
+                    ("status", B.nullableString),
+                ])
+            },
+            json: { ["error": $0.notices.errorBanner.map(SemanticText.json(of:)) ?? .null, "status": .from(SemanticText.statusBanner($0))] },
+            changed: { $0.notices.errorBanner != $1.notices.errorBanner }),
+        StateSection(
+            "draft", owner: .composer,
+            schema: { B.string },
+            json: { .string($0.composer.draft) },
+            changed: { $0.composer.draft != $1.composer.draft }),
+        StateSection(
+            "attachments", owner: .composer,
+            schema: { B.array(B.ref("attachment")) },
+            json: { .array($0.composer.attachments.map(\.json)) },
+            changed: { $0.composer.attachments != $1.composer.attachments }),
+        StateSection(
+            "voice", owner: .composer,
+            schema: { B.strictObject([("is_listening", B.boolean)]) },
+            json: { $0.composer.voice.json },
+            changed: { $0.composer.voice != $1.composer.voice }),
+        StateSection(
+            "lifecycle", owner: .lifecycle,
+            schema: {
+                B.strictObject([
+                    ("is_foreground", B.boolean), ("network_reachable", B.boolean), ("push_registered", B.boolean),
+                    ("device_id", B.nullableString),
+                ])
+            },
+            json: { $0.lifecycle.json },
+            changed: { $0.$lifecycle != $1.$lifecycle }),
+        StateSection(
+            "pending_effects", owner: .store,
+            schema: {
+                B.described(B.array(B.strictObject([
+                    ("effect_id", B.integer(.id)), ("type", B.enumeration(EffectKind.allCases.map(\.rawValue))),
+                ])), "effects awaiting their answer, oldest first")
+            },
+            json: { $0.effects.json },
+            changed: { $0.$effects != $1.$effects }),
+    ])
+
+    /// The table with each section's position and derived bits filled in.
+    /// A section's changes are a bit of a `UInt32`, hence at most 32.
+    private static func numbered(_ sections: [StateSection]) -> [StateSection] {
+        precondition(sections.count <= 32, "changedSections is a UInt32 bit set")
+        var table = sections
+        for i in table.indices {
+            table[i].index = i
+            for (j, other) in sections.enumerated() where table[i].derivedFrom.contains(other.owner) {
+                precondition(j != i, "\(other.name) cannot be derived from itself")
+                table[i].derivedMask |= 1 << UInt32(j)
+            }
+        }
+        return table
+    }
+
+    /// The section named `name` (a declared name: a typo is a programming error).
+    static func named(_ name: String) -> StateSection {
+        guard let section = all.first(where: { $0.name == name }) else { preconditionFailure("no state section \(name)") }
+        return section
+    }
+
+    /// The section whose changes the transcript journal reports.
+    static let transcript = named("transcript")
+
+    /// What `changedSections` walks, flattened once: the bit and compare of
+    /// every diffed section, then the bits of the derived ones.
+    static let compared: [(bit: UInt32, changed: @Sendable (AppState, AppState) -> Bool)] = all.compactMap {
+        guard case .compared(let changed) = $0.tracking else { return nil }
+        return (1 << UInt32($0.index), changed)
+    }
+    static let derived: [(bit: UInt32, from: UInt32)] = all.compactMap {
+        $0.derivedMask == 0 ? nil : (1 << UInt32($0.index), $0.derivedMask)
+    }
+}
+
+// The name `AppState.Section` and the enum-like spelling predate the table
+// (`Section.allCases`, `rawValue`, `ordinal`); they read from it.
+extension StateSection: CaseIterable, Equatable {
+    public static var allCases: [StateSection] { all }
+    /// The member's name (`name`), as the enum this replaced spelled it.
+    public var rawValue: String { name }
+    /// The section's position in `all` (its bit in `changedSections`).
+    static func ordinal(_ section: StateSection) -> Int { section.index }
+    public static func == (a: StateSection, b: StateSection) -> Bool { a.index == b.index }
+}
+
+extension AppState {
+    public typealias Section = StateSection
+
+    /// The state's sections in the order written, each with its owner.
+    public static var sections: [StateSection] { StateSection.all }
+}

@@ -1,0 +1,241 @@
+private typealias B = SchemaBuilder
+
+extension Snapshot {
+    /// One member of the persisted form, declared once: its name, its JSON
+    /// Schema, how it is written and how it is read back. `members` drives
+    /// the writer (`json`), the reader (`Reader.snapshot`) and the runtime
+    /// schema's `snapshot` definition.
+    struct Member: Sendable {
+        let name: String
+        let schema: @Sendable () -> JSONValue
+        let write: @Sendable (Snapshot) -> JSONValue
+        /// Reads the member's value (present, not null) into the snapshot,
+        /// leniently: what it cannot read it leaves out and names in the
+        /// reader's problems. nil: not read as a member (`version`).
+        let read: (@Sendable (JSONValue, inout Snapshot, inout Reader) -> Void)?
+    }
+
+    /// Every member, in the order written and read.
+    static let members: [Member] = [
+        // Judged by `read(_:versionLiteral:)` before any member is read: a
+        // version this library does not read refuses the whole snapshot,
+        // which a member's lenient reader cannot.
+        Member(
+            name: "version",
+            schema: { B.const(.int(Int64(Snapshot.version))) },
+            write: { _ in .int(Int64(Snapshot.version)) },
+            read: nil),
+        Member(
+            name: "device",
+            schema: { B.strictObject([("device_id", B.nullableString), ("device_name", B.string)]) },
+            write: { s in
+                var device = JSONObject(capacity: 2)
+                device.append("device_id", .from(s.deviceID))
+                device.append("device_name", .string(s.deviceName))
+                return .object(device)
+            },
+            read: { value, s, reader in
+                guard let device = reader.object(value, "device") else { return }
+                if let id = device["device_id"], !id.isNull {
+                    if let value = id.stringValue, LifecycleState.isValidDeviceID(value) {
+                        s.deviceID = value
+                    } else {
+                        reader.problems.append("the device id")
+                    }
+                }
+                if let name = device["device_name"] {
+                    if let value = name.stringValue { s.deviceName = value } else { reader.problems.append("the device name") }
+                }
+            }),
+        // Each server as `SavedServer.stored` writes it (its members'
+        // schema is shared with the state's `saved_server`), the one in use
+        // carrying the session in use as its last.
+        Member(
+            name: "servers",
+            schema: { B.array(B.strictObject(RuntimeSchema.Outputs.storedServerMembers)) },
+            write: { s in
+                .array(
+                    s.servers.map { server in
+                        var stored = server.stored
+                        if server.id == s.selectedServerID, let sessionID = s.sessionID { stored["last_session_id"] = .string(sessionID) }
+                        return .object(stored)
+                    })
+            },
+            read: { value, s, reader in
+                guard let list = reader.array(value, "servers") else { return }
+                var unreadable = 0
+                for item in list {
+                    guard let server = Snapshot.storedServer(item), !s.servers.contains(where: { $0.id == server.id }) else {
+                        unreadable += 1
+                        continue
+                    }
+                    s.servers.append(server)
+                }
+                if unreadable > 0 { reader.problems.append(unreadable == 1 ? "1 saved server" : "\(unreadable) saved servers") }
+            }),
+        Member(
+            name: "selected_server_id",
+            schema: { B.nullableString },
+            write: { .from($0.selectedServerID) },
+            read: { selected, s, reader in
+                if let id = selected.stringValue, let server = s.servers.first(where: { $0.id == id }) {
+                    s.selectedServerID = id
+                    s.sessionID = server.lastSessionID
+                } else {
+                    reader.problems.append("the server in use")
+                }
+            }),
+        Member(
+            name: "composer",
+            schema: {
+                B.strictObject([
+                    ("draft", B.string), ("attachments", B.array(StoredAttachment.schema)), ("next_attachment_id", B.integer(.id)),
+                ])
+            },
+            write: { s in
+                var composer = JSONObject(capacity: 3)
+                composer.append("draft", .string(s.draft))
+                composer.append("attachments", .array(s.attachments.map(StoredAttachment.json)))
+                composer.append("next_attachment_id", .int(Int64(s.nextAttachmentID)))
+                return .object(composer)
+            },
+            read: { value, s, reader in
+                guard let composer = reader.object(value, "composer") else { return }
+                if let draft = composer["draft"] {
+                    if let value = draft.stringValue { s.draft = value } else { reader.problems.append("the draft") }
+                }
+                if let items = composer["attachments"] {
+                    let (attachments, lost) = StoredAttachment.read(items)
+                    s.attachments = Array(attachments.prefix(Attachment.limitPerMessage))
+                    if lost > 0 || attachments.count > Attachment.limitPerMessage { reader.problems.append("some attachments of the draft") }
+                }
+                s.nextAttachmentID = Reader.counter(composer["next_attachment_id"], after: s.attachments.map(\.id), prefix: "a")
+            }),
+        Member(
+            name: "outbox",
+            schema: {
+                B.strictObject([
+                    ("messages", B.array(B.strictObject([
+                        ("id", B.string), ("text", B.string), ("attachments", B.array(StoredAttachment.schema)),
+                        ("delivery", B.enumeration(["waiting", "unconfirmed"])),
+                        ("sent", B.strictObject([("session_id", B.nullableString), ("user_rows_before", B.integer(.count))])),
+                    ], optional: ["sent"]))),
+                    ("next_id", B.integer(.id)),
+                ])
+            },
+            write: { s in
+                var messages: [JSONValue] = []
+                messages.reserveCapacity(s.outbox.count)
+                for message in s.outbox {
+                    var m = JSONObject(capacity: 5)
+                    m.append("id", .string(message.id))
+                    m.append("text", .string(message.text))
+                    m.append("attachments", .array(message.attachments.map(StoredAttachment.json)))
+                    // A message on its way when the app stopped is unconfirmed after a restart.
+                    m.append("delivery", .string(message.delivery == .waiting ? "waiting" : "unconfirmed"))
+                    if let sent = message.sent {
+                        m.append("sent", ["session_id": .from(sent.sessionID), "user_rows_before": .int(Int64(sent.userRowsBefore))])
+                    }
+                    messages.append(.object(m))
+                }
+                var box = JSONObject(capacity: 2)
+                box.append("messages", .array(messages))
+                box.append("next_id", .int(Int64(s.nextOutboxID)))
+                return .object(box)
+            },
+            read: { value, s, reader in
+                guard let box = reader.object(value, "outbox") else { return }
+                var unreadable = 0
+                if let messages = box["messages"] {
+                    if let list = messages.arrayValue {
+                        for item in list {
+                            guard let message = Snapshot.outboxMessage(item, problems: &reader.problems),
+                                  !s.outbox.contains(where: { $0.id == message.id })
+                            else {
+                                unreadable += 1
+                                continue
+                            }
+                            s.outbox.append(message)
+                        }
+                    } else {
+                        unreadable += 1
+                    }
+                }
+                if unreadable > 0 {
+                    reader.problems.append(unreadable == 1 ? "1 unsent message" : "\(unreadable) unsent messages")
+                }
+                s.nextOutboxID = Reader.counter(box["next_id"], after: s.outbox.map(\.id), prefix: "o")
+            }),
+    ]
+
+    /// A saved server read back (the `servers` member); nil when it has no
+    /// usable address or name.
+    private static func storedServer(_ value: JSONValue) -> SavedServer? {
+        guard let host = value["host"]?.stringValue, !host.isEmpty,
+              let port = value["port"]?.int64Value, port >= 1 && port <= 65_535,
+              let useTLS = value["use_tls"]?.boolValue,
+              let name = value["name"]?.stringValue
+        else { return nil }
+        // A working directory that is not absolute is left unset: the app asks for it again.
+        var workingDir = ""
+        if let raw = value["working_dir"]?.stringValue, case .success(let path) = WorkingDirectory.validate(raw) { workingDir = path }
+        return SavedServer(
+            address: ServerAddress(host: host, port: Int(port), useTLS: useTLS), name: name,
+            serverVersion: value["server_version"]?.stringValue,
+            workingDir: workingDir,
+            lastSessionID: value["last_session_id"]?.stringValue)
+    }
+
+    /// An outbox message read back (the `outbox` member); nil when it has
+    /// no id or text (then it is counted as lost, and the notice says so).
+    /// Attachments that cannot be read are named, the message kept.
+    private static func outboxMessage(_ value: JSONValue, problems: inout [String]) -> OutboxMessage? {
+        guard let id = value["id"]?.stringValue, !id.isEmpty, let text = value["text"]?.stringValue else { return nil }
+        var attachments: [Attachment] = []
+        if let items = value["attachments"] {
+            let (kept, lost) = StoredAttachment.read(items)
+            attachments = kept
+            if lost > 0 { problems.append("some images of the unsent message \"\(String(text.prefix(40)))\"") }
+        }
+        guard !text.isEmpty || !attachments.isEmpty else { return nil }
+        var message = OutboxMessage(id: id, text: text, attachments: attachments)
+        if value["delivery"]?.stringValue == "unconfirmed" || value["delivery"]?.stringValue == "awaiting_ack" {
+            // It may have arrived: the next history decides.
+            message.delivery = .unconfirmed
+            if let rows = value["sent"]?["user_rows_before"]?.int64Value, rows >= 0 && rows <= Int64(Int32.max) {
+                message.sent = OutboxMessage.SentMark(sessionID: value["sent"]?["session_id"]?.stringValue, userRowsBefore: Int(rows))
+            } else {
+                // Where it went is unknown: sending it again is safer than losing it.
+                message.delivery = .waiting
+            }
+        }
+        return message
+    }
+
+    /// An attachment as the composer and the outbox persist it (with its
+    /// data, unlike the state's): schema, writer and reader together.
+    enum StoredAttachment {
+        static var schema: JSONValue { B.strictObject([("id", B.string), ("media_type", B.string), ("data_base64", B.string)]) }
+
+        static func json(_ attachment: Attachment) -> JSONValue {
+            ["id": .string(attachment.id), "media_type": .string(attachment.mediaType), "data_base64": .string(attachment.dataBase64)]
+        }
+
+        /// The attachments that could be read (the first of each id), and how many could not.
+        static func read(_ value: JSONValue) -> (kept: [Attachment], lost: Int) {
+            guard let list = value.arrayValue else { return ([], 1) }
+            var kept: [Attachment] = []
+            var lost = 0
+            for item in list {
+                guard let id = item["id"]?.stringValue, let mediaType = item["media_type"]?.stringValue,
+                      let data = item["data_base64"]?.stringValue, !kept.contains(where: { $0.id == id })
+                else {
+                    lost += 1
+                    continue
+                }
+                kept.append(Attachment(id: id, mediaType: mediaType, dataBase64: data))
+            }
+            return (kept, lost)
+        }
+    }
+}

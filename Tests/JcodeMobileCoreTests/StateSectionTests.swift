@@ -1,0 +1,40 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// The section table (`StateSection.all`) as literals: a section added,
+/// moved or given to another owner shows here first.
+final class StateSectionTests: XCTestCase {
+    func testSectionsInOrderWithTheirOwners() {
+        let expected: [(String, FeatureID)] = [
+            ("revision", .store), ("screen", .navigation), ("focused_node_id", .navigation), ("messages_scroll", .navigation),
+            ("connection", .connection), ("pairing", .pairing), ("servers", .servers), ("selected_server_id", .servers),
+            ("session", .session), ("transcript", .chat), ("images", .chat), ("soft_interrupts", .chat), ("outbox", .chat),
+            ("permission_requests", .approvals), ("stdin_requests", .approvals), ("notices", .notices), ("banners", .notices),
+            ("draft", .composer), ("attachments", .composer), ("voice", .composer), ("lifecycle", .lifecycle),
+            ("pending_effects", .store),
+        ]
+        XCTAssertEqual(AppState.sections.map(\.name), expected.map(\.0))
+        XCTAssertEqual(AppState.sections.map(\.owner), expected.map(\.1))
+        XCTAssertEqual(AppState.sections.map(\.index), Array(0..<expected.count))
+        XCTAssertEqual(StateSection.named("session").alsoReads, [.chat])
+        XCTAssertEqual(StateSection.named("banners").alsoReads, [.connection, .servers, .pairing, .session])
+        XCTAssertEqual(AppState.sections.filter { !$0.alsoReads.isEmpty }.map(\.name), ["session", "banners"])
+        XCTAssertEqual(Snapshot.members.map(\.name), ["version", "device", "servers", "selected_server_id", "composer", "outbox"])
+    }
+
+    /// Every section's declared schema accepts the JSON it declares, and the
+    /// snapshot's members theirs.
+    func testEverySchemaValidatesItsJSON() {
+        let validator = SchemaValidator(RuntimeSchema.document)
+        for scenario in [Scenario.onboarding, .connectedChat, .toolApprovalRequired, .offlineQueuedMessage, .modelSwitchFailed] {
+            let state = scenario.build().state
+            for section in AppState.sections {
+                XCTAssertEqual(validator.errors(state.json(of: section), section.schema(), at: "$"), [], "\(scenario.rawValue).\(section.name)")
+            }
+            let snapshot = Snapshot(of: state)
+            for member in Snapshot.members {
+                XCTAssertEqual(validator.errors(member.write(snapshot), member.schema(), at: "$"), [], "\(scenario.rawValue) snapshot.\(member.name)")
+            }
+        }
+    }
+}
