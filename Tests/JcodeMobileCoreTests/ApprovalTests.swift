@@ -58,18 +58,6 @@ final class ApprovalTests: XCTestCase {
         XCTAssertNotNil(store.node("permission.perm-2.approve"))
     }
 
-    func testAnswersToUnknownRequestsAreIgnoredAndAnswersWhileOfflineWait() {
-        var store = SpecStore(.toolApprovalRequired)
-        store.send(.respondPermission(requestID: "nope", approved: true, remember: false), notes: ["respond_permission: no pending request nope"])
-        // The turn that asked ends with the connection, but its request stays.
-        store.loseTheConnectionMidTurn { $0["/transcript/4/is_streaming"] = false }
-        // Nothing the person decided is lost: perm-1 stays pending.
-        store.send(.respondPermission(requestID: "perm-1", approved: true, remember: false), followUps: ["show_error"]) {
-            let message = "Not connected: your answer was not sent. It will be waiting when the connection is back."
-            $0["/banners/error"] = ["message": .string(message), "retry_after_secs": nil, "text": .string(message)]
-        }
-    }
-
     func testAStdinRequestShowsAPromptMaskedForPasswords() {
         let store = SpecStore(.stdinRequestPending)
         XCTAssertEqual(store["/stdin_requests"], [

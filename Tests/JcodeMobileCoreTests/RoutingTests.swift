@@ -23,6 +23,8 @@ final class RoutingTests: XCTestCase {
             owners(.internal(.connection(.socketOpened))),
             ["navigation.socket_opened", "chat.socket_opened", "approvals.socket_opened", "notices.fresh_attempt"])
         XCTAssertEqual(owners(.internal(.chat(.turnEnded))), ["session.turn_over", "approvals.nothing_waits"])
+        // A lost connection ends the turn but not what the agent asked: an answer waits for the next one.
+        XCTAssertEqual(owners(.internal(.connection(.connectionLost))), ["session.turn_over", "chat.connection_lost"])
     }
 
     func testWhoActsCanDependOnWhatTheInputSays() {

@@ -1,0 +1,155 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// Each feature on its own (`FeatureHarness`): a literal slice and literal
+/// facts, one of its own inputs, and everything it does in return.
+
+final class ComposerAloneTests: XCTestCase {
+    func testAPickedImageIsKeptWithItsMediaTypeLowercasedAndAnythingElseIsRefused() {
+        var composer = FeatureHarness(ComposerInteractor(), ComposerState())
+        composer.receive(.attachImage, effects: [.device(.requestImagePicker)])
+        composer.receive(.imageAttachmentSelected(mediaType: "image/PNG", dataBase64: "AAAA")) {
+            $0.attachments = [Attachment(id: "a1", mediaType: "image/png", dataBase64: "AAAA")]
+            $0.nextAttachmentID = 2
+        }
+        composer.receive(
+            .imageAttachmentSelected(mediaType: "application/pdf", dataBase64: "AAAA"),
+            tells: [.showError(ErrorBanner(message: "Only images can be attached (this file is application/pdf)."))])
+        composer.receive(.imageAttachmentSelected(mediaType: "image/jpeg", dataBase64: ""),
+                         tells: [.showError(ErrorBanner(message: "The image could not be read. Try another one."))])
+        composer.receive(.removeAttachment(id: "a9"), notes: ["remove_attachment: no attachment a9"])
+        composer.receive(.removeAttachment(id: "a1")) { $0.attachments = [] }
+    }
+
+    func testTheTenthImageIsTheLastOneOfAMessage() {
+        var full = ComposerState()
+        full.attachments = (1...10).map { Attachment(id: "a\($0)", mediaType: "image/png", dataBase64: "AAAA") }
+        full.nextAttachmentID = 11
+        var composer = FeatureHarness(ComposerInteractor(), full)
+        composer.receive(.attachImage, tells: [.showError(ErrorBanner(message: "You can attach at most 10 images to one message."))])
+    }
+
+    func testAMessageThatFoundNoRoomJoinsTheDraftOnItsOwnLine() {
+        var draft = ComposerState()
+        draft.draft = "first thought"
+        var composer = FeatureHarness(ComposerInteractor(), draft)
+        composer.receive(.keepInDraft(text: "second thought")) { $0.draft = "first thought\nsecond thought" }
+        composer.receive(.composerSent(clearDraft: true, clearAttachments: false)) { $0.draft = "" }
+    }
+
+    func testDictationFillsTheDraftUntilTheFinalTranscript() {
+        var composer = FeatureHarness(ComposerInteractor(), ComposerState())
+        composer.receive(.startVoiceInput, effects: [.device(.requestSpeechTranscript)]) { $0.voice.isListening = true }
+        composer.receive(.startVoiceInput, notes: ["already listening"])
+        composer.receive(.speechTranscript(text: "run the", isFinal: false)) { $0.draft = "run the" }
+        composer.receive(.speechTranscript(text: "run the tests", isFinal: true)) {
+            $0.draft = "run the tests"
+            $0.voice.isListening = false
+        }
+    }
+}
+
+final class NoticesAloneTests: XCTestCase {
+    func testAFreshAttemptClearsTheErrorButKeepsTheNotices() {
+        var notices = FeatureHarness(NoticesInteractor(), NoticesState())
+        notices.receive(.notice(.info, "Interrupted")) {
+            $0.notices = [Notice(id: "n1", kind: .info, text: "Interrupted")]
+            $0.nextNoticeID = 2
+        }
+        notices.receive(.showError(ErrorBanner(message: "Couldn't switch model: busy"))) {
+            $0.errorBanner = ErrorBanner(message: "Couldn't switch model: busy")
+        }
+        notices.receive(.freshAttempt) { $0.errorBanner = nil }
+        notices.receive(.dismissError, notes: ["no error banner to dismiss"])
+        notices.receive(.dismissNotice(id: "n7"), notes: ["dismiss_notice: no notice n7"])
+        notices.receive(.dismissNotice(id: "n1")) { $0.notices = [] }
+    }
+}
+
+final class NavigationAloneTests: XCTestCase {
+    static let devbox = SavedServer(address: ServerAddress(host: "devbox.local", port: 7643, useTLS: false), name: "devbox", workingDir: "/src")
+
+    func testOnlyAPairedAppLeavesOnboarding() {
+        var navigation = FeatureHarness(NavigationInteractor(), NavigationState(), context: Facts())
+        navigation.receive(.navigate(.sessions), notes: ["navigate: sessions needs a paired server"])
+        navigation.context = .with {
+            $0.servers = [Self.devbox]
+            $0.selectedServerID = "devbox.local:7643"
+        }
+        navigation.receive(.navigate(.sessions)) { $0.screen = .sessions }
+        navigation.receive(.serverChanged(nil)) { $0.screen = .onboarding }
+    }
+
+    func testTheListFollowsTheNewestMessageAgainAfterASendOrASwitch() {
+        var navigation = FeatureHarness(NavigationInteractor(), NavigationState(), context: Facts())
+        navigation.receive(.scrollMessages(offset: 120)) { $0.messagesScroll = 120 }
+        navigation.receive(.followNewest) { $0.messagesScroll = nil }
+        navigation.receive(.focus(nodeID: "chat.draft")) { $0.focusedNodeID = "chat.draft" }
+        navigation.receive(.socketOpened) { $0.screen = .chat }
+    }
+}
+
+final class ApprovalsAloneTests: XCTestCase {
+    static let bash = PermissionRequest(requestID: "perm-1", sessionID: "session-fox", action: "bash", detail: "cargo test", tier: "medium")
+
+    func testAnswersToUnknownRequestsAreIgnoredAndAnswersWhileOfflineWait() {
+        var pending = ApprovalsState()
+        pending.permissionRequests = [Self.bash]
+        pending.askedOnThisSocket = ["perm-1"]
+        var approvals = FeatureHarness(ApprovalsInteractor(), pending, context: Facts())
+        approvals.receive(.respondPermission(requestID: "nope", approved: true, remember: false), notes: ["respond_permission: no pending request nope"])
+        // Offline: nothing the person decided is lost, perm-1 stays pending.
+        approvals.receive(
+            .respondPermission(requestID: "perm-1", approved: true, remember: false),
+            tells: [.showError(ErrorBanner(message: "Not connected: your answer was not sent. It will be waiting when the connection is back."))])
+        approvals.context = .with { $0.canSend = true }
+        approvals.receive(
+            .respondPermission(requestID: "perm-1", approved: true, remember: false),
+            tells: [.send(.permissionResponse(requestID: "perm-1", approved: true, remember: false))]
+        ) { $0.permissionRequests = [] }
+    }
+
+    func testARequestAskedOnAnEarlierConnectionExpiresWhenAnswered() {
+        var pending = ApprovalsState()
+        pending.permissionRequests = [Self.bash]
+        var approvals = FeatureHarness(ApprovalsInteractor(), pending, context: .with { $0.canSend = true })
+        approvals.receive(
+            .respondPermission(requestID: "perm-1", approved: true, remember: false),
+            tells: [.showError(ErrorBanner(message: "That approval request ended with the previous connection; the agent will ask again if it still needs it."))],
+            notes: ["permission_response not sent: no permission_request arrived on this connection"]
+        ) { $0.permissionRequests = [] }
+    }
+
+    func testARequestAsksForAttentionOnceAndEndsWithTheTurn() {
+        var approvals = FeatureHarness(ApprovalsInteractor(), ApprovalsState(), context: Facts())
+        approvals.receive(.permissionRequest(Self.bash), effects: [.device(.haptic(style: .warning))]) {
+            $0.permissionRequests = [Self.bash]
+            $0.askedOnThisSocket = ["perm-1"]
+        }
+        // Sent again (a reconnect replays it): refreshed, no second buzz.
+        approvals.receive(.permissionRequest(Self.bash))
+        approvals.receive(.nothingWaits) { $0.permissionRequests = [] }
+    }
+}
+
+final class SessionAloneTests: XCTestCase {
+    func testATurnsTokensJoinTheTotalWhenTheTurnIsOver() {
+        var counted = SessionState()
+        counted.totalTokens = TokenUsage(input: 100, output: 10)
+        var session = FeatureHarness(SessionInteractor(), counted, context: Facts())
+        session.receive(.tokens(TokenUsage(input: 30, output: 3))) { $0.turnTokens = TokenUsage(input: 30, output: 3) }
+        session.receive(.turnOver) {
+            $0.totalTokens = TokenUsage(input: 130, output: 13)
+            $0.turnTokens = nil
+        }
+    }
+
+    func testWhatNeedsTheServerAsksToConnectFirst() {
+        var session = FeatureHarness(SessionInteractor(), SessionState(), context: Facts())
+        session.receive(.compact, tells: [.showError(ErrorBanner(message: "Connect to the server to compact the conversation."))])
+        session.context = .with { $0.canSend = true }
+        session.receive(.compact, tells: [.send(.compact)]) { $0.isCompacting = true }
+        session.receive(.compact, notes: ["compaction already requested"])
+        session.receive(.compactResult(message: "", success: true), tells: [.notice(.info, "Conversation compacted")]) { $0.isCompacting = false }
+    }
+}
