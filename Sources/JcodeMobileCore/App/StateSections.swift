@@ -46,7 +46,7 @@ public struct StateSection: Sendable {
         case journaled
         /// Diffed when `changed(after, before)` says its value may differ;
         /// cheap, identity first (boxed slices compare their storage).
-        case compared(@Sendable (_ after: AppState, _ before: AppState) -> Bool)
+        case compared(@Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool)
     }
 
     init(
@@ -67,7 +67,7 @@ public struct StateSection: Sendable {
     init(
         _ name: String, owner: FeatureID, reads: [FeatureID] = [], derivedFrom: [FeatureID] = [],
         schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (AppState) -> JSONValue,
-        changed: @escaping @Sendable (_ after: AppState, _ before: AppState) -> Bool
+        changed: @escaping @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
     ) {
         self.init(name, owner: owner, reads: reads, derivedFrom: derivedFrom, schema: schema, json: json, tracking: .compared(changed))
     }
@@ -87,19 +87,19 @@ extension StateSection {
             "screen", owner: .navigation,
             schema: { B.enumeration(Screen.allCases.map(\.rawValue)) },
             json: { .string($0.navigation.screen.rawValue) },
-            changed: { $0.navigation.screen != $1.navigation.screen }),
+            changed: { $0.pointee.navigation.screen != $1.pointee.navigation.screen }),
         StateSection(
             "focused_node_id", owner: .navigation,
             schema: { B.nullableString },
             json: { .from($0.navigation.focusedNodeID) },
-            changed: { $0.navigation.focusedNodeID != $1.navigation.focusedNodeID }),
+            changed: { $0.pointee.navigation.focusedNodeID != $1.pointee.navigation.focusedNodeID }),
         StateSection(
             "messages_scroll", owner: .navigation,
             schema: {
                 B.described(B.nullableInteger(.count), "points of the conversation scrolled above the message list's top; null follows the newest message")
             },
             json: { $0.navigation.messagesScroll.map { .int(Int64($0)) } ?? .null },
-            changed: { $0.navigation.messagesScroll != $1.navigation.messagesScroll }),
+            changed: { $0.pointee.navigation.messagesScroll != $1.pointee.navigation.messagesScroll }),
         StateSection(
             "connection", owner: .connection,
             schema: {
@@ -121,7 +121,7 @@ extension StateSection {
                 o.append("reconnect_delay_ms", .from(c.reconnectDelayMS))
                 return .object(o)
             },
-            changed: { $0.$connection != $1.$connection }),
+            changed: { $0.pointee.$connection != $1.pointee.$connection }),
         StateSection(
             "pairing", owner: .pairing,
             schema: {
@@ -138,17 +138,17 @@ extension StateSection {
                 ])
             },
             json: { $0.pairing.json },
-            changed: { $0.$pairing != $1.$pairing }),
+            changed: { $0.pointee.$pairing != $1.pointee.$pairing }),
         StateSection(
             "servers", owner: .servers,
             schema: { B.array(B.ref("saved_server")) },
             json: { .array($0.servers.list.map(\.json)) },
-            changed: { $0.servers.list != $1.servers.list }),
+            changed: { $0.pointee.servers.list != $1.pointee.servers.list }),
         StateSection(
             "selected_server_id", owner: .servers,
             schema: { B.nullableString },
             json: { .from($0.servers.selectedID) },
-            changed: { $0.servers.selectedID != $1.servers.selectedID }),
+            changed: { $0.pointee.servers.selectedID != $1.pointee.servers.selectedID }),
         // The session's metadata and the running turn, as one member: the
         // turn's fields (tokens, is_processing, is_reasoning, server_phase,
         // status_detail, history_loaded) and was_interrupted are read from
@@ -196,7 +196,7 @@ extension StateSection {
                 o.append("is_compacting", .bool(s.isCompacting))
                 return .object(o)
             },
-            changed: { $0.$session != $1.$session || $0.chat.turn != $1.chat.turn || $0.chat.wasInterrupted != $1.chat.wasInterrupted }),
+            changed: { $0.pointee.$session != $1.pointee.$session || $0.pointee.chat.turn != $1.pointee.chat.turn || $0.pointee.chat.wasInterrupted != $1.pointee.chat.wasInterrupted }),
         // Written straight from the entries (it can be large), and tracked
         // by the transcript's own change journal (a streamed delta is one
         // `append`), never diffed.
@@ -223,7 +223,7 @@ extension StateSection {
                 ], description: "An image of the server's transcript (history.images)."))
             },
             json: { .array($0.chat.images.map(\.json)) },
-            changed: { $0.chat.images != $1.chat.images }),
+            changed: { $0.pointee.chat.images != $1.pointee.chat.images }),
         StateSection(
             "soft_interrupts", owner: .chat,
             schema: {
@@ -232,7 +232,7 @@ extension StateSection {
                 ]))
             },
             json: { .array($0.chat.softInterrupts.map(\.json)) },
-            changed: { $0.chat.softInterrupts != $1.chat.softInterrupts }),
+            changed: { $0.pointee.chat.softInterrupts != $1.pointee.chat.softInterrupts }),
         StateSection(
             "outbox", owner: .chat,
             schema: {
@@ -242,7 +242,7 @@ extension StateSection {
                 ]))
             },
             json: { .array($0.chat.outbox.map(\.json)) },
-            changed: { $0.chat.outbox != $1.chat.outbox }),
+            changed: { $0.pointee.chat.outbox != $1.pointee.chat.outbox }),
         StateSection(
             "permission_requests", owner: .approvals,
             schema: {
@@ -251,7 +251,7 @@ extension StateSection {
                 ]))
             },
             json: { .array($0.approvals.permissionRequests.map(\.json)) },
-            changed: { $0.approvals.permissionRequests != $1.approvals.permissionRequests }),
+            changed: { $0.pointee.approvals.permissionRequests != $1.pointee.approvals.permissionRequests }),
         StateSection(
             "stdin_requests", owner: .approvals,
             schema: {
@@ -260,7 +260,7 @@ extension StateSection {
                 ]))
             },
             json: { .array($0.approvals.stdinRequests.map(\.json)) },
-            changed: { $0.approvals.stdinRequests != $1.approvals.stdinRequests }),
+            changed: { $0.pointee.approvals.stdinRequests != $1.pointee.approvals.stdinRequests }),
         StateSection(
             "notices", owner: .notices,
             schema: {
@@ -269,7 +269,7 @@ extension StateSection {
                 ]))
             },
             json: { .array($0.notices.notices.map(\.json)) },
-            changed: { $0.notices.notices != $1.notices.notices }),
+            changed: { $0.pointee.notices.notices != $1.pointee.notices.notices }),
         // The error banner is the notices' own; the status line is derived
         // (`SemanticText.statusBanner`) from the connection, the servers, the
         // pairing form and the session (whose section carries chat's
@@ -285,22 +285,22 @@ extension StateSection {
                 ])
             },
             json: { ["error": $0.notices.errorBanner.map(SemanticText.json(of:)) ?? .null, "status": .from(SemanticText.statusBanner($0))] },
-            changed: { $0.notices.errorBanner != $1.notices.errorBanner }),
+            changed: { $0.pointee.notices.errorBanner != $1.pointee.notices.errorBanner }),
         StateSection(
             "draft", owner: .composer,
             schema: { B.string },
             json: { .string($0.composer.draft) },
-            changed: { $0.composer.draft != $1.composer.draft }),
+            changed: { $0.pointee.composer.draft != $1.pointee.composer.draft }),
         StateSection(
             "attachments", owner: .composer,
             schema: { B.array(B.ref("attachment")) },
             json: { .array($0.composer.attachments.map(\.json)) },
-            changed: { $0.composer.attachments != $1.composer.attachments }),
+            changed: { $0.pointee.composer.attachments != $1.pointee.composer.attachments }),
         StateSection(
             "voice", owner: .composer,
             schema: { B.strictObject([("is_listening", B.boolean)]) },
             json: { $0.composer.voice.json },
-            changed: { $0.composer.voice != $1.composer.voice }),
+            changed: { $0.pointee.composer.voice != $1.pointee.composer.voice }),
         StateSection(
             "lifecycle", owner: .lifecycle,
             schema: {
@@ -310,7 +310,7 @@ extension StateSection {
                 ])
             },
             json: { $0.lifecycle.json },
-            changed: { $0.$lifecycle != $1.$lifecycle }),
+            changed: { $0.pointee.$lifecycle != $1.pointee.$lifecycle }),
         StateSection(
             "pending_effects", owner: .store,
             schema: {
@@ -319,7 +319,7 @@ extension StateSection {
                 ])), "effects awaiting their answer, oldest first")
             },
             json: { $0.effects.json },
-            changed: { $0.$effects != $1.$effects }),
+            changed: { $0.pointee.$effects != $1.pointee.$effects }),
     ])
 
     /// The table with each section's position and derived bits filled in.
@@ -348,7 +348,7 @@ extension StateSection {
 
     /// What `changedSections` walks, flattened once: the bit and compare of
     /// every diffed section, then the bits of the derived ones.
-    static let compared: [(bit: UInt32, changed: @Sendable (AppState, AppState) -> Bool)] = all.compactMap {
+    static let compared: [(bit: UInt32, changed: @Sendable (UnsafePointer<AppState>, UnsafePointer<AppState>) -> Bool)] = all.compactMap {
         guard case .compared(let changed) = $0.tracking else { return nil }
         return (1 << UInt32($0.index), changed)
     }

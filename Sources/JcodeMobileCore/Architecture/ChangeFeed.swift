@@ -219,7 +219,12 @@ extension AppState {
     /// or `transcript`, which are tracked otherwise.
     func changedSections(from before: AppState) -> UInt32 {
         var set: UInt32 = 0
-        for section in StateSection.compared where section.changed(self, before) { set |= section.bit }
+        // By address: a section's compare reads two fields, never copies the state.
+        withUnsafePointer(to: self) { after in
+            withUnsafePointer(to: before) { before in
+                for section in StateSection.compared where section.changed(after, before) { set |= section.bit }
+            }
+        }
         for section in StateSection.derived where set & section.from != 0 { set |= section.bit }
         return set
     }
