@@ -37,11 +37,15 @@ extension SpecStore {
     /// The open socket of `connected_chat` closes: its keep-alive timer
     /// (`keepalive.1`, from when it opened) is cancelled and a reconnect is
     /// scheduled after 1 s (`reconnect.2`: timer ids share one counter).
-    mutating func loseTheConnection(file: StaticString = #filePath, line: UInt = #line) {
+    /// A socket opened later names its own `keepalive` and the `reconnect`
+    /// timer that follows it; the backoff is at its start (attempt 1, 1 s).
+    mutating func loseTheConnection(
+        keepalive: String = "keepalive.1", reconnect: String = "reconnect.2", file: StaticString = #filePath, line: UInt = #line
+    ) {
         guard let socket = state.connection.socketEffectID?.rawValue else { return XCTFail("no open socket", file: file, line: line) }
         event(
             #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 1000, purpose: "reconnect"))],
+            effects: [.timer(.cancel(timerID: keepalive)), .timer(.schedule(timerID: reconnect, afterMS: 1000, purpose: "reconnect"))],
             followUps: ["connection_lost"], file: file, line: line
         ) {
             $0["/connection/phase"] = "reconnecting"
