@@ -153,19 +153,7 @@ extension SpecStore {
     /// keep-alive `keepalive.1` is cancelled and the reconnect (`reconnect.2`)
     /// comes after 0.5 s instead of the backoff's 1 s.
     mutating func loseTheConnectionAfterAReload(file: StaticString = #filePath, line: UInt = #line) {
-        let socket = pendingID("websocket_connect", file: file, line: line)
-        event(
-            #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 500, purpose: "reconnect"))],
-            followUps: ["connection_lost"], file: file, line: line
-        ) {
-            $0["/connection/phase"] = "reconnecting"
-            $0["/connection/attempt"] = 1
-            $0["/connection/reason"] = "Connection closed"
-            $0["/connection/socket_open"] = false
-            $0["/connection/reconnect_delay_ms"] = 500
-            $0["/banners/status"] = "Connection lost, retrying in 0.5 s (attempt 1)"
-        }
+        closeTheSocket(keepalive: "keepalive.1", reconnect: "reconnect.2", afterMS: 500, shown: "0.5 s", file: file, line: line) { _ in }
     }
 
     /// After `resubscribe(…)` to `session-fox`: the history (request 2)
