@@ -2,26 +2,6 @@ import XCTest
 @testable import JcodeMobileCore
 
 final class ConnectionTests: XCTestCase {
-    /// Paired with devbox (token "tok") and waiting for the socket to open.
-    private func paired(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
-        var store = SpecStore(.pairingReady, file: file, line: line)
-        store.submitTheReadyForm(file: file, line: line)
-        let id = store.pendingID("http_pair", file: file, line: line)
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":true,"token":"tok","server_name":"devbox"}"#, effects: [
-            .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok")),
-            .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok")),
-            .device(.haptic(style: .success)), .device(.registerPushNotifications),
-        ], followUps: ["paired", "server_changed", "server_selected"], file: file, line: line) {
-            $0["/pairing/is_submitting"] = false
-            $0["/pairing/has_held_code"] = false
-            $0["/servers"] = [["id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil, "working_dir": "/home/me/jcode", "last_session_id": nil, "working_dir_error": nil]]
-            $0["/selected_server_id"] = "devbox.local:7643"
-            $0["/connection/phase"] = "connecting"
-            $0["/banners/status"] = "Connecting to devbox…"
-        }
-        return store
-    }
-
     /// The effect id of the socket a fixture already has open (from `/pending_effects`).
     private func openSocket(of store: SpecStore, file: StaticString = #filePath, line: UInt = #line) -> Int {
         let pending = store["/pending_effects"]?.arrayValue ?? []
@@ -38,13 +18,7 @@ final class ConnectionTests: XCTestCase {
     /// forgotten (in memory and in the secure store) and reconnecting stops.
     private func tokenRejected(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
         var store = SpecStore(.networkReconnect, file: file, line: line)
-        store.event(
-            #"{"type":"timer_fired","timer_id":"reconnect.2"}"#,
-            effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))], file: file, line: line
-        ) {
-            $0["/connection/reconnect_delay_ms"] = nil
-            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
-        }
+        store.fireTheReconnect(file: file, line: line)
         let socket = store.pendingID("websocket_connect", file: file, line: line)
         store.event(
             #"{"type":"websocket_failed","effect_id":\#(socket),"error":"Unauthorized","status":401}"#,
@@ -61,19 +35,9 @@ final class ConnectionTests: XCTestCase {
     }
 
     func testOpeningTheSocketSubscribesAsksForHistoryStartsTheKeepAliveAndShowsTheChat() {
-        var store = paired()
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            // In the foreground, a keep-alive ping is scheduled every 20 s.
-            .timer(.schedule(timerID: "keepalive.1", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/screen"] = "chat"
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        var store = SpecStore.paired()
+        // In the foreground, the keep-alive ping is scheduled every 20 s (`keepalive.1`).
+        store.openTheFirstSocket()
         XCTAssertEqual(store.node("banner.status")?.label, "Loading conversation…")
         // Request 1 was the subscribe: its `done` does not end a turn.
         store.server(#"{"type":"done","id":1}"#, notes: ["done for subscribe"])
@@ -136,43 +100,17 @@ final class ConnectionTests: XCTestCase {
                 $0["/banners/status"] = .string("Connection lost, retrying in \(step.shown) (attempt \(attempt))")
             }
             delays.append(store["/connection/reconnect_delay_ms"] ?? .null)
-            store.event(#"{"type":"timer_fired","timer_id":"reconnect.\#(attempt + 1)"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-                $0["/connection/reconnect_delay_ms"] = nil
-                $0["/banners/status"] = .string("Reconnecting to devbox (attempt \(attempt))…")
-            }
+            store.fireTheReconnect("reconnect.\(attempt + 1)", attempt: attempt)
             socket = store.pendingID("websocket_connect")
         }
         XCTAssertEqual(delays, [1000, 2000, 4000, 8000, 16000, 30000, 30000])
         // An open socket is not yet a healthy connection: a server that
         // accepts and then closes must still see the backoff grow.
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            .timer(.schedule(timerID: "keepalive.9", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/connection/phase"] = "connected"
-            $0["/connection/reason"] = nil
-            $0["/connection/socket_open"] = true
-            $0["/session/history_loaded"] = false
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.resubscribe(keepalive: "keepalive.9")
         // The history loaded: the connection proved healthy, and the backoff starts over.
-        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[]}"#) {
-            $0["/connection/attempt"] = 0
-            $0["/session/history_loaded"] = true
-            $0["/banners/status"] = nil
-        }
+        store.answerWithAnEmptyHistory()
         // The next drop starts again at 1 s.
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [
-            .timer(.cancel(timerID: "keepalive.9")), .timer(.schedule(timerID: "reconnect.10", afterMS: 1000, purpose: "reconnect")),
-        ], followUps: ["connection_lost"]) {
-            $0["/connection/phase"] = "reconnecting"
-            $0["/connection/attempt"] = 1
-            $0["/connection/reason"] = "Connection closed"
-            $0["/connection/socket_open"] = false
-            $0["/connection/reconnect_delay_ms"] = 1000
-            $0["/banners/status"] = "Connection lost, retrying in 1 s (attempt 1)"
-        }
+        store.loseTheConnection(keepalive: "keepalive.9", reconnect: "reconnect.10")
     }
 
     func testAfterReloadingTheReconnectComesAfterHalfASecondOnce() {
@@ -180,21 +118,8 @@ final class ConnectionTests: XCTestCase {
         store.server(#"{"type":"reloading"}"#, followUps: ["notice"]) {
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Server is updating, reconnecting shortly"])
         }
-        let socket = openSocket(of: store)
-        store.event(#"{"type":"websocket_closed","effect_id":\#(socket)}"#, effects: [
-            .timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 500, purpose: "reconnect")),
-        ], followUps: ["connection_lost"]) {
-            $0["/connection/phase"] = "reconnecting"
-            $0["/connection/attempt"] = 1
-            $0["/connection/socket_open"] = false
-            $0["/connection/reason"] = "Connection closed"
-            $0["/connection/reconnect_delay_ms"] = 500
-            $0["/banners/status"] = "Connection lost, retrying in 0.5 s (attempt 1)"
-        }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-            $0["/connection/reconnect_delay_ms"] = nil
-            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
-        }
+        store.loseTheConnectionAfterAReload()
+        store.fireTheReconnect()
         // The short delay was for that reload only: the next failure backs off as usual.
         let retry = store.pendingID("websocket_connect")
         store.event(#"{"type":"websocket_failed","effect_id":\#(retry),"error":"timed out"}"#, effects: [.timer(.schedule(timerID: "reconnect.3", afterMS: 2000, purpose: "reconnect"))], followUps: ["connection_lost"]) {

@@ -40,10 +40,7 @@ final class SoftInterruptTests: XCTestCase {
 
     func testNewAssistantOutputGoesAboveTheQueuedBubble() {
         var store = SpecStore.turnRunning()
-        store.send(.queueInterrupt(text: "later", urgent: false), effects: [.webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"later","urgent":false}"#))], followUps: ["send"]) {
-            $0.append("/transcript", entryJSON("m5", "user", text: "later", isQueued: true))
-            $0["/soft_interrupts"] = [["entry_id": "m5", "content": "later", "urgent": false]]
-        }
+        store.queueTheFirstInterrupt("later")
         // The assistant entry goes in before the queued bubble, which stays last.
         store.server(#"{"type":"text_delta","text":"working"}"#) {
             $0.insert("/transcript/4", entryJSON("m6", "assistant", text: "working", isStreaming: true))
@@ -52,9 +49,7 @@ final class SoftInterruptTests: XCTestCase {
 
     func testInjectionUnqueuesTheMatchingBubbleAndTheReplyFollowsIt() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"text_delta","text":"before"}"#) {
-            $0.append("/transcript", entryJSON("m5", "assistant", text: "before", isStreaming: true))
-        }
+        store.startTheReply("before")
         store.send(.queueInterrupt(text: "stop that", urgent: false), effects: [.webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"stop that","urgent":false}"#))], followUps: ["send"]) {
             $0.append("/transcript", entryJSON("m6", "user", text: "stop that", isQueued: true))
             $0["/soft_interrupts"] = [["entry_id": "m6", "content": "stop that", "urgent": false]]
@@ -81,24 +76,16 @@ final class SoftInterruptTests: XCTestCase {
 
     func testAFinishedTurnDrainsWhatIsStillQueued() {
         var store = SpecStore.turnRunning()
-        store.send(.queueInterrupt(text: "one", urgent: false), effects: [.webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"one","urgent":false}"#))], followUps: ["send"]) {
-            $0.append("/transcript", entryJSON("m5", "user", text: "one", isQueued: true))
-            $0["/soft_interrupts"] = [["entry_id": "m5", "content": "one", "urgent": false]]
-        }
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+        store.queueTheFirstInterrupt("one")
+        store.finishTheTurn {
             $0["/transcript/4/is_queued"] = false
             $0["/soft_interrupts"] = []
-            $0["/session/is_processing"] = false
-            $0["/outbox"] = []
         }
     }
 
     func testAnInterruptedTurnDrainsToo() {
         var store = SpecStore.turnRunning()
-        store.send(.queueInterrupt(text: "one", urgent: false), effects: [.webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"one","urgent":false}"#))], followUps: ["send"]) {
-            $0.append("/transcript", entryJSON("m5", "user", text: "one", isQueued: true))
-            $0["/soft_interrupts"] = [["entry_id": "m5", "content": "one", "urgent": false]]
-        }
+        store.queueTheFirstInterrupt("one")
         store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {
             $0["/transcript/4/is_queued"] = false
             $0["/soft_interrupts"] = []
@@ -110,10 +97,7 @@ final class SoftInterruptTests: XCTestCase {
 
     func testCancellingRemovesTheQueuedBubblesAndSendsCancelSoftInterrupts() {
         var store = SpecStore.turnRunning()
-        store.send(.queueInterrupt(text: "one", urgent: false), effects: [.webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"one","urgent":false}"#))], followUps: ["send"]) {
-            $0.append("/transcript", entryJSON("m5", "user", text: "one", isQueued: true))
-            $0["/soft_interrupts"] = [["entry_id": "m5", "content": "one", "urgent": false]]
-        }
+        store.queueTheFirstInterrupt("one")
         store.send(.queueInterrupt(text: "two", urgent: false), effects: [.webSocket(.send(#"{"id":5,"type":"soft_interrupt","content":"two","urgent":false}"#))], followUps: ["send"]) {
             $0.append("/transcript", entryJSON("m6", "user", text: "two", isQueued: true))
             $0.append("/soft_interrupts", ["entry_id": "m6", "content": "two", "urgent": false])

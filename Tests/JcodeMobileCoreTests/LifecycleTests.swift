@@ -4,15 +4,8 @@ import XCTest
 /// The app's life around the link: keep-alive, background and foreground,
 /// and the secure store failing (docs/LIFECYCLE.md).
 final class LifecycleTests: XCTestCase {
-    private func connectedWorld() -> SimulatedWorld {
-        let world = SimulatedWorld()
-        world.pair()
-        XCTAssertEqual(world.driver.state.at("/connection/phase"), "connected")
-        return world
-    }
-
     func testWhileConnectedAPingGoesOutEveryTwentySecondsAndAMissingPongCountsAsADrop() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         XCTAssertEqual(world.timers.values.sorted(), ["keepalive"])
         world.fire("keepalive")
         XCTAssertEqual(world.driver.sentTypes.last, "ping")
@@ -32,7 +25,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testTheBackgroundStopsTimersAndTheForegroundReconnectsAtOnce() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.serverUp = false
         world.dropLink()
         XCTAssertEqual(world.timers.values.sorted(), ["reconnect"])
@@ -48,7 +41,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testALinkThatDropsInTheBackgroundIsRetriedWhenTheAppIsInFrontAgain() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.event(#"{"type":"app_background"}"#)
         XCTAssertEqual(world.lastTypes, ["cancel_timer"], "the keep-alive stops; the socket stays open")
         XCTAssertEqual(world.driver.state.at("/connection/phase"), "connected")
@@ -61,7 +54,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testBackInFrontWhileConnectedThePingGoesOutAtOnce() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.event(#"{"type":"app_background"}"#)
         world.event(#"{"type":"app_foreground"}"#)
         XCTAssertEqual(world.lastTypes, ["websocket_send", "schedule_timer"])
@@ -71,7 +64,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testAForegroundAfterTheSessionWasClosedByTheServerDoesNotReconnect() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.driver.server(#"{"type":"session_close_requested","reason":"Another device took over"}"#)
         world.event(#"{"type":"app_background"}"#)
         world.event(#"{"type":"app_foreground"}"#)
@@ -80,7 +73,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testASecureStoreThatCannotBeReadLeadsToPairAgainNotALoop() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.restart()
         world.secureStoreFails = true
         world.event(#"{"type":"app_foreground"}"#)
@@ -94,7 +87,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testARefusedTokenIsDeletedFromTheSecureStoreAndThePersonIsAskedToPairAgain() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.refusesToken = true
         world.dropLink()
         world.fire("reconnect")

@@ -5,13 +5,6 @@ import XCTest
 /// appears exactly once, whatever happens to the link: one specification
 /// per fault, each ending with the same two checks.
 final class NothingLostTests: XCTestCase {
-    private func connectedWorld() -> SimulatedWorld {
-        let world = SimulatedWorld()
-        world.pair()
-        XCTAssertEqual(world.driver.state.at("/connection/phase"), "connected")
-        return world
-    }
-
     /// Each message: received once by the server, shown once, in order; the outbox empty.
     private func assertExactlyOnce(_ world: SimulatedWorld, _ messages: [String], file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(world.received, messages, "what the server received", file: file, line: line)
@@ -22,7 +15,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testAMessageLeavesTheOutboxOnlyWhenTheServerAcknowledgesIt() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.holdsReplies = true
         world.dispatch(#"{"type":"send_message","text":"one"}"#)
         XCTAssertEqual(world.driver.state.at("/outbox/0/delivery"), "awaiting_ack")
@@ -33,7 +26,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testADropMidStreamKeepsTheMessageOnceAndTheHistoryReplacesThePartialReply() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.dropMidStreamOnNextMessage = true
         world.dispatch(#"{"type":"send_message","text":"stream please"}"#)
         XCTAssertEqual(world.driver.state["outbox"], [], "acknowledged before the drop")
@@ -44,7 +37,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testADropBeforeTheAckDoesNotSendTheMessageTwiceWhenTheServerGotIt() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.dropAfterNextMessage = true
         world.dispatch(#"{"type":"send_message","text":"arrived, unacknowledged"}"#)
         XCTAssertEqual(world.driver.state.at("/outbox/0/delivery"), "unconfirmed")
@@ -53,7 +46,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testADropBeforeTheServerGotTheMessageSendsItAgainOnce() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.holdsReplies = true
         world.dispatch(#"{"type":"send_message","text":"lost on the way"}"#)
         // The line never reached the server: it forgets it, the link drops.
@@ -66,7 +59,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testAReloadKeepsEveryMessageOnce() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.dispatch(#"{"type":"send_message","text":"before reload"}"#)
         world.driver.server(#"{"type":"reloading"}"#)
         world.dropLink()
@@ -77,7 +70,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testARevokedTokenKeepsUnsentMessagesAndSendsNothing() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.refusesToken = true
         world.dropLink()
         world.dispatch(#"{"type":"send_message","text":"after revoke"}"#)
@@ -89,7 +82,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testACloseRequestedByTheServerKeepsMessagesUntilThePersonReconnects() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.driver.server(#"{"type":"session_close_requested","reason":"Another client took over"}"#)
         world.dispatch(#"{"type":"send_message","text":"after close"}"#)
         XCTAssertEqual(world.received, [])
@@ -98,7 +91,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testAGarbledLineIsDroppedAndTheTurnGoesOn() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.holdsReplies = true
         world.dispatch(#"{"type":"send_message","text":"garbled"}"#)
         let socket = world.driver.app.state.connection.socketEffectID!.rawValue
@@ -109,7 +102,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testDuplicatedEventsSendAndShowEachMessageOnce() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.duplicatesEvents = true
         world.dispatch(#"{"type":"send_message","text":"dup 1"}"#)
         world.dispatch(#"{"type":"send_message","text":"dup 2"}"#)
@@ -117,7 +110,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testARepeatedDoneOfAnEarlierMessageDoesNotEndTheNextTurnEarly() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.dispatch(#"{"type":"send_message","text":"first"}"#)
         let firstID = world.driver.requestID("message")
         world.holdsReplies = true
@@ -132,7 +125,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testReachabilityFlappingSendsEachMessageOnce() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         for n in 1...3 {
             world.dropLink()  // the network goes, and the socket with it
             world.event(#"{"type":"network_reachability_changed","reachable":false}"#)
@@ -147,7 +140,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testBackgroundAndForegroundMidTurnLoseNothing() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.holdsReplies = true
         world.dispatch(#"{"type":"send_message","text":"long task"}"#)
         world.event(#"{"type":"app_background"}"#)
@@ -160,7 +153,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testAnAppKilledWithAFullOutboxSendsItOnceAfterRestarting() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.serverUp = false
         world.dropLink()
         world.dispatch(#"{"type":"send_message","text":"k1"}"#)
@@ -174,7 +167,7 @@ final class NothingLostTests: XCTestCase {
     func testAReconnectThatResumesTheSessionSendsTheOutboxAfterBothHistories() {
         // The server answers `subscribe` (resuming the session) and then `get_history`
         // with a history each; a message sent between them would miss from the second.
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.dropLink()
         world.dispatch(#"{"type":"send_message","text":"typed while down"}"#)
         world.fire("reconnect")
@@ -183,7 +176,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testAHistoryThatMissesTheMessageOnItsWayStillShowsItOnce() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.holdsReplies = true
         world.dispatch(#"{"type":"send_message","text":"in flight"}"#)
         // A history the server made before it read the message (an older server names no request).
@@ -197,7 +190,7 @@ final class NothingLostTests: XCTestCase {
     }
 
     func testAHistoryThatAlreadyHoldsTheMessageOnItsWayShowsItOnceAndCountsItOnce() {
-        let world = connectedWorld()
+        let world = SimulatedWorld.connected()
         world.holdsReplies = true
         world.dispatch(#"{"type":"send_message","text":"first"}"#)
         world.driver.server(#"{"type":"history","session_id":"ses_1","messages":[{"role":"user","content":"first"}]}"#)

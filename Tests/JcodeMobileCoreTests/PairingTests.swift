@@ -95,28 +95,13 @@ final class PairingTests: XCTestCase {
     func testRejectedCodeSaysSoAndForgetsTheCode() {
         var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
-        let id = store.pendingID("http_pair")
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":401,"error":"Invalid or expired pairing code"}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
-            $0["/pairing/is_submitting"] = false
-            $0["/pairing/has_held_code"] = false
-            $0["/connection/phase"] = "disconnected"
-            $0["/banners/status"] = nil
-            $0["/banners/error"] = self.errorBanner("Invalid or expired pairing code")
-        }
+        store.pairingRejected()
     }
 
     func testUnreachableServerSaysItCouldNotBeReachedAndKeepsTheCodeOutOfStateForARetry() {
         var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
-        let id = store.pendingID("http_pair")
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"error":"Connection refused"}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
-            $0["/pairing/is_submitting"] = false
-            $0["/pairing/can_submit"] = true
-            $0["/connection/phase"] = "disconnected"
-            $0["/banners/status"] = nil
-            $0["/banners/error"] = self.errorBanner(
-                "Could not reach devbox.local:7643 (Connection refused). Check that jcode is running there with the gateway enabled and that this device is on the same network.")
-        }
+        store.pairingFails(#""error":"Connection refused""#, banner: "Could not reach devbox.local:7643 (Connection refused). Check that jcode is running there with the gateway enabled and that this device is on the same network.")
         XCTAssertFalse(store.json.jsonString.contains("123456"), "a used code is not in the state")
         XCTAssertEqual(store.node("pair.code")?.placeholder, "Code kept from the last try")
         store.send(.submitPairing, effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "123456", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))], followUps: ["pairing_started"]) {
@@ -136,41 +121,20 @@ final class PairingTests: XCTestCase {
     func testAServerErrorStatusIsReportedWithItsCode() {
         var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
-        let id = store.pendingID("http_pair")
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":500}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
-            $0["/pairing/is_submitting"] = false
-            $0["/pairing/can_submit"] = true
-            $0["/connection/phase"] = "disconnected"
-            $0["/banners/status"] = nil
-            $0["/banners/error"] = self.errorBanner("The server at devbox.local answered HTTP 500. Try again.")
-        }
+        store.pairingFails(#""status":500"#, banner: "The server at devbox.local answered HTTP 500. Try again.")
     }
 
     func testAnotherHTTPStatusWithAnErrorTextPutsTheTextInTheBanner() {
         var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
-        let id = store.pendingID("http_pair")
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":500,"error":"boom"}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
-            $0["/pairing/is_submitting"] = false
-            $0["/pairing/can_submit"] = true
-            $0["/connection/phase"] = "disconnected"
-            $0["/banners/status"] = nil
-            $0["/banners/error"] = self.errorBanner("The server at devbox.local answered HTTP 500: boom. Try again.")
-        }
+        store.pairingFails(#""status":500,"error":"boom""#, banner: "The server at devbox.local answered HTTP 500: boom. Try again.")
         XCTAssertEqual(store.node("banner.error")?.label, "The server at devbox.local answered HTTP 500: boom. Try again.")
     }
 
     func testTappingDismissOnTheErrorBannerClosesIt() {
         var store = SpecStore(.pairingReady)
         store.submitTheReadyForm()
-        let id = store.pendingID("http_pair")
-        store.event(#"{"type":"pair_finished","effect_id":\#(id),"ok":false,"status":401,"error":"Invalid or expired pairing code"}"#, effects: [.device(.haptic(style: .error))], followUps: ["pairing_failed", "show_error"]) {
-            $0["/pairing/is_submitting"] = false
-            $0["/pairing/has_held_code"] = false
-            $0["/connection/phase"] = "disconnected"
-            $0["/banners/status"] = nil
-            $0["/banners/error"] = self.errorBanner("Invalid or expired pairing code")
-        }
+        store.pairingRejected()
         XCTAssertEqual(store.node("banner.error")?.visible, true)
         XCTAssertEqual(store.node("banner.error.dismiss")?.visible, true)
         store.send(.tapNode(id: "banner.error.dismiss"), followUps: ["dismiss_error"]) { $0["/banners/error"] = nil }

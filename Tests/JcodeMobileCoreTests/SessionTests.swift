@@ -218,19 +218,7 @@ final class SessionTests: XCTestCase {
         store.server(#"{"type":"reloading","new_socket":"/tmp/x"}"#, followUps: ["notice"]) {
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Server is updating, reconnecting shortly"])
         }
-        let socket = store.pendingID("websocket_connect")
-        store.event(
-            #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 500, purpose: "reconnect"))],
-            followUps: ["connection_lost"]
-        ) {
-            $0["/connection/phase"] = "reconnecting"
-            $0["/connection/attempt"] = 1
-            $0["/connection/reason"] = "Connection closed"
-            $0["/connection/socket_open"] = false
-            $0["/connection/reconnect_delay_ms"] = 500
-            $0["/banners/status"] = "Connection lost, retrying in 0.5 s (attempt 1)"
-        }
+        store.loseTheConnectionAfterAReload()
     }
 
     func testNoticesAreBoundedToTheNewestFifty() {

@@ -97,9 +97,7 @@ final class TodaysServerHistoryTests: XCTestCase {
         ]
         for c in cases {
             var store = SpecStore.turnRunning()
-            store.server(#"{"type":"text_delta","text":"Partial"}"#) {
-                $0.append("/transcript", entryJSON("m5", "assistant", text: "Partial", isStreaming: true))
-            }
+            store.startTheReply("Partial")
             store.server(#"{"type":"message_end","stop_reason":"\#(c.raw)"}"#) {
                 $0["/transcript/4/is_streaming"] = false
                 $0["/transcript/4/stop_reason"] = .string(c.state)
@@ -112,9 +110,7 @@ final class TodaysServerHistoryTests: XCTestCase {
     func testAReplyThatEndedNormallyCarriesNoStopReason() {
         for raw in ["end_turn", "stop", "tool_use"] {
             var store = SpecStore.turnRunning()
-            store.server(#"{"type":"text_delta","text":"Done."}"#) {
-                $0.append("/transcript", entryJSON("m5", "assistant", text: "Done.", isStreaming: true))
-            }
+            store.startTheReply("Done.")
             store.server(#"{"type":"message_end","stop_reason":"\#(raw)"}"#) { $0["/transcript/4/is_streaming"] = false }
             XCTAssertNil(store.node("message.m5.stop_reason"), raw)
         }
@@ -143,17 +139,9 @@ final class TodaysServerHistoryTests: XCTestCase {
             $0["/session/tokens"] = ["input": 150, "output": 40, "cache_read_input": 120, "cache_creation_input": 5]
             $0["/session/total_tokens"] = ["input": 48360, "output": 3160, "cache_read_input": 120, "cache_creation_input": 5]
         }
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
-            $0["/session/is_processing"] = false
-            $0["/outbox"] = []
-        }
+        store.finishTheTurn()
         // The next turn adds to the total the finished one left.
-        store.send(.sendMessage(text: "again"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"again"}"#))], followUps: ["send"]) {
-            $0.append("/transcript", entryJSON("m5", "user", text: "again"))
-            $0.append("/outbox", outboxJSON("o2", "again", delivery: "awaiting_ack"))
-            $0["/session/is_processing"] = true
-            $0["/session/tokens"] = nil
-        }
+        store.sendTheNextMessage("again") { $0["/session/tokens"] = nil }
         store.server(#"{"type":"tokens","input":10,"output":2}"#) {
             $0["/session/tokens"] = ["input": 10, "output": 2, "cache_read_input": nil, "cache_creation_input": nil]
             $0["/session/total_tokens"] = ["input": 48370, "output": 3162, "cache_read_input": 120, "cache_creation_input": 5]
@@ -174,12 +162,7 @@ final class TodaysServerHistoryTests: XCTestCase {
             $0["/outbox"] = []
             $0["/banners/error"] = ["message": "overloaded", "retry_after_secs": nil, "text": "overloaded"]
         }
-        store.send(.sendMessage(text: "again"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"again"}"#))], followUps: ["send"]) {
-            $0.append("/transcript", entryJSON("m5", "user", text: "again"))
-            $0.append("/outbox", outboxJSON("o2", "again", delivery: "awaiting_ack"))
-            $0["/session/is_processing"] = true
-            $0["/session/tokens"] = nil
-        }
+        store.sendTheNextMessage("again") { $0["/session/tokens"] = nil }
         store.server(#"{"type":"tokens","input":10,"output":2}"#) {
             $0["/session/tokens"] = ["input": 10, "output": 2, "cache_read_input": nil, "cache_creation_input": nil]
             $0["/session/total_tokens"] = ["input": 48320, "output": 3142, "cache_read_input": nil, "cache_creation_input": nil]

@@ -42,51 +42,16 @@ final class TodaysServerTests: XCTestCase {
     }
 
     func testPairingSavesTheWorkingDirectoryAndSubscribeNamesItWithTheDeviceID() {
-        var store = SpecStore(.pairingReady)
-        store.submitTheReadyForm()
-        let pair = store.pendingID("http_pair")
-        // The saved server is persisted with the app's snapshot (no storage_write of its own).
-        store.event(#"{"type":"pair_finished","effect_id":\#(pair),"ok":true,"token":"tok","server_name":"devbox"}"#, effects: [
-            .secureStore(.write(key: "jcode.token.devbox.local:7643", value: "tok")),
-            .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "tok")),
-            .device(.haptic(style: .success)), .device(.registerPushNotifications),
-        ], followUps: ["paired", "server_changed", "server_selected"]) {
-            $0["/pairing/is_submitting"] = false
-            $0["/pairing/has_held_code"] = false
-            $0["/servers"] = [[
-                "id": "devbox.local:7643", "name": "devbox", "host": "devbox.local", "port": 7643, "use_tls": false, "server_version": nil,
-                "working_dir": "/home/me/jcode", "last_session_id": nil, "working_dir_error": nil,
-            ]]
-            $0["/selected_server_id"] = "devbox.local:7643"
-            $0["/connection/phase"] = "connecting"
-            $0["/banners/status"] = "Connecting to devbox…"
-        }
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            .timer(.schedule(timerID: "keepalive.1", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/screen"] = "chat"
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        // `paired()` saves the server with the form's working directory (persisted
+        // with the app's snapshot, no storage_write of its own); the first
+        // socket's subscribe names it and this device.
+        var store = SpecStore.paired()
+        store.openTheFirstSocket()
     }
 
     func testResumingASessionNamesThisDeviceAsTheClientInstance() {
         var store = SpecStore(.connectedChat)
-        store.send(.resumeSession(id: "session-owl"), effects: [
-            .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":4,"type":"get_history"}"#)),
-        ], followUps: ["open_chat", "session_switched", "send", "send"]) {
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.resumeTheOwlSession()
     }
 
     func testARefusedWorkingDirectoryEditKeepsTheOldOneAndSaysWhyInSettings() {
@@ -124,17 +89,7 @@ final class TodaysServerTests: XCTestCase {
             $0["/banners/status"] = "Connecting to devbox…"
         }
         // The old socket is gone; the new one subscribes with the new directory.
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/srv/api","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            .timer(.schedule(timerID: "keepalive.2", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/session/history_loaded"] = false
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.resubscribe(keepalive: "keepalive.2", workingDir: "/srv/api")
     }
 
     func testChangingTheWorkingDirectoryWhileDisconnectedOnlySavesIt() {
@@ -210,17 +165,7 @@ final class TodaysServerTests: XCTestCase {
             let socket = store.pendingID("websocket_connect")
             if attempt > 1 {
                 // Accepted: subscribed, but no history yet, so the attempt count stays.
-                store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-                    .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-                    .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-                    .timer(.schedule(timerID: "keepalive.\(2 * attempt - 1)", afterMS: 20000, purpose: "keepalive")),
-                ], followUps: ["socket_opened"]) {
-                    $0["/connection/phase"] = "connected"
-                    $0["/connection/socket_open"] = true
-                    $0["/connection/reason"] = nil
-                    $0["/session/history_loaded"] = false
-                    $0["/banners/status"] = "Loading conversation…"
-                }
+                store.resubscribe(keepalive: "keepalive.\(2 * attempt - 1)")
             }
             // … and closed. Timer ids share one counter: attempt N's socket had
             // keepalive.2N-1 (the fixture's keepalive.1 for the first), its reconnect is reconnect.2N.
@@ -238,51 +183,18 @@ final class TodaysServerTests: XCTestCase {
                 $0["/connection/reconnect_delay_ms"] = .int(Int64(step.delay))
                 $0["/banners/status"] = .string("Connection lost, retrying in \(step.shown) (attempt \(attempt))")
             }
-            store.event(
-                #"{"type":"timer_fired","timer_id":"reconnect.\#(2 * attempt)"}"#,
-                effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]
-            ) {
-                $0["/connection/reconnect_delay_ms"] = nil
-                $0["/banners/status"] = .string("Reconnecting to devbox (attempt \(attempt))…")
-            }
+            store.fireTheReconnect("reconnect.\(2 * attempt)", attempt: attempt)
         }
         // This time the history arrives: the connection proved healthy.
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            .timer(.schedule(timerID: "keepalive.15", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/connection/reason"] = nil
-            $0["/session/history_loaded"] = false
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.resubscribe(keepalive: "keepalive.15")
         XCTAssertEqual(store["/connection/attempt"], 7, "an accepted socket alone does not reset the backoff")
-        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[]}"#) {
-            $0["/connection/attempt"] = 0
-            $0["/transcript"] = []
-            $0["/session/history_loaded"] = true
-            $0["/banners/status"] = nil
-        }
-        store.event(
-            #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.cancel(timerID: "keepalive.15")), .timer(.schedule(timerID: "reconnect.16", afterMS: 1000, purpose: "reconnect"))],
-            followUps: ["connection_lost"]
-        ) {
-            $0["/connection/phase"] = "reconnecting"
-            $0["/connection/attempt"] = 1
-            $0["/connection/socket_open"] = false
-            $0["/connection/reason"] = "Connection closed"
-            $0["/connection/reconnect_delay_ms"] = 1000
-            $0["/banners/status"] = "Connection lost, retrying in 1 s (attempt 1)"
-        }
+        store.answerWithAnEmptyHistory { $0["/transcript"] = [] }
+        store.loseTheConnection(keepalive: "keepalive.15", reconnect: "reconnect.16")
     }
 
     func testASubscribeRefusedForItsWorkingDirectoryStopsReconnectingAndPointsToSettings() {
         for message in ["Subscribe requires the client's working directory", "Subscribe working_dir must be an absolute path"] {
-            var store = reconnectedAndSubscribed()
+            var store = SpecStore.reconnectedAndSubscribed()
             let socket = store.pendingID("websocket_connect")
             let reason = "The server refused the working directory (\(message)). Set it in Settings, then reconnect."
             store.server(
@@ -316,7 +228,7 @@ final class TodaysServerTests: XCTestCase {
     }
 
     func testAnyOtherSubscribeRefusalIsTheReasonWhenTheSocketClosesAndReconnectingBacksOff() {
-        var store = reconnectedAndSubscribed()
+        var store = SpecStore.reconnectedAndSubscribed()
         let socket = store.pendingID("websocket_connect")
         // The server said why; it closes the socket itself.
         store.server(#"{"type":"error","id":1,"message":"Session session-fox is owned by another user"}"#)
@@ -338,9 +250,7 @@ final class TodaysServerTests: XCTestCase {
 
     func testASessionCloseRequestClosesTheSocketEndsTheTurnAndLeavesReconnectingToThePerson() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"text_delta","text":"Work"}"#) {
-            $0.append("/transcript", entryJSON("m5", "assistant", text: "Work", isStreaming: true))
-        }
+        store.startTheReply("Work")
         let reason = "Session was taken over by another client"
         store.server(
             #"{"type":"session_close_requested","reason":"\#(reason)"}"#, effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.1"))],
@@ -370,7 +280,7 @@ final class TodaysServerTests: XCTestCase {
     }
 
     func testASessionCloseRequestWithoutAReasonSaysTheServerClosedTheSession() {
-        var store = reconnectedAndSubscribed()
+        var store = SpecStore.reconnectedAndSubscribed()
         store.server(
             #"{"type":"session_close_requested","reason":""}"#, effects: [.webSocket(.close), .timer(.cancel(timerID: "keepalive.3"))],
             followUps: ["connection_lost", "show_error"]
@@ -413,22 +323,7 @@ final class TodaysServerTests: XCTestCase {
     func testAnApprovalAskedOnAnEarlierConnectionIsWithdrawnWhenAnsweredAndNothingIsSent() {
         var store = SpecStore(.toolApprovalRequired)
         store.loseTheConnectionMidTurn { $0["/transcript/4/is_streaming"] = false }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-            $0["/connection/reconnect_delay_ms"] = nil
-            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
-        }
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/connection/reason"] = nil
-            $0["/session/history_loaded"] = false
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.reconnect()
         XCTAssertEqual(store.node("permission.perm-1.approve")?.visible, true)
         let expired = "That approval request ended with the previous connection; the agent will ask again if it still needs it."
         store.send(
@@ -444,22 +339,7 @@ final class TodaysServerTests: XCTestCase {
     func testAnApprovalAskedAgainOnTheNewConnectionIsAnswered() {
         var store = SpecStore(.toolApprovalRequired)
         store.loseTheConnectionMidTurn { $0["/transcript/4/is_streaming"] = false }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-            $0["/connection/reconnect_delay_ms"] = nil
-            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
-        }
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/connection/reason"] = nil
-            $0["/session/history_loaded"] = false
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.reconnect()
         // The server asks again on this socket (the same request: kept once, no second haptic).
         store.server(#"{"type":"permission_request","request_id":"perm-1","session_id":"session-fox","action":"bash","detail":"cargo test -p jcode-mobile-core","tier":"medium"}"#)
         store.send(.respondPermission(requestID: "perm-1", approved: true, remember: false), effects: [
@@ -472,22 +352,7 @@ final class TodaysServerTests: XCTestCase {
     func testARequestFromAnEarlierConnectionIsWithdrawnEvenWhenTheNewConnectionAsksAnother() {
         var store = SpecStore(.toolApprovalRequired)
         store.loseTheConnectionMidTurn { $0["/transcript/4/is_streaming"] = false }
-        store.event(#"{"type":"timer_fired","timer_id":"reconnect.2"}"#, effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))]) {
-            $0["/connection/reconnect_delay_ms"] = nil
-            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
-        }
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/connection/reason"] = nil
-            $0["/session/history_loaded"] = false
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.reconnect()
         store.server(
             #"{"type":"permission_request","request_id":"perm-2","action":"write_file","detail":"src/lib.rs","tier":"high"}"#,
             effects: [.device(.haptic(style: .warning))]
@@ -509,46 +374,5 @@ final class TodaysServerTests: XCTestCase {
         ], followUps: ["send"]) {
             $0["/permission_requests"] = []
         }
-    }
-
-    // MARK: - Helpers
-
-    /// `connected_chat` whose socket dropped and reconnected once: the new
-    /// socket is open (its keep-alive is `keepalive.3`), `subscribe` went out
-    /// as request 1 and the history has not arrived (attempt 1).
-    private func reconnectedAndSubscribed(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
-        var store = SpecStore(.connectedChat, file: file, line: line)
-        store.event(
-            #"{"type":"websocket_closed","effect_id":3}"#,
-            effects: [.timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 1000, purpose: "reconnect"))],
-            followUps: ["connection_lost"], file: file, line: line
-        ) {
-            $0["/connection/phase"] = "reconnecting"
-            $0["/connection/attempt"] = 1
-            $0["/connection/reason"] = "Connection closed"
-            $0["/connection/socket_open"] = false
-            $0["/connection/reconnect_delay_ms"] = 1000
-            $0["/banners/status"] = "Connection lost, retrying in 1 s (attempt 1)"
-        }
-        store.event(
-            #"{"type":"timer_fired","timer_id":"reconnect.2"}"#,
-            effects: [.webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token"))], file: file, line: line
-        ) {
-            $0["/connection/reconnect_delay_ms"] = nil
-            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
-        }
-        let socket = store.pendingID("websocket_connect", file: file, line: line)
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
-            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"], file: file, line: line) {
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/connection/reason"] = nil
-            $0["/session/history_loaded"] = false
-            $0["/banners/status"] = "Loading conversation…"
-        }
-        return store
     }
 }

@@ -9,9 +9,7 @@ final class TodaysServerTurnTests: XCTestCase {
 
     func testAnErrorWithID0ShowsABannerAndTheTurnKeepsStreaming() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"text_delta","text":"Hel"}"#) {
-            $0.append("/transcript", entryJSON("m5", "assistant", text: "Hel", isStreaming: true))
-        }
+        store.startTheReply("Hel")
         // The server could not read some request; the turn is not what failed.
         store.server(#"{"type":"error","id":0,"message":"Invalid request: unknown variant `ping`"}"#, followUps: ["show_error"]) {
             $0["/banners/error"] = [
@@ -20,18 +18,12 @@ final class TodaysServerTurnTests: XCTestCase {
         }
         XCTAssertEqual(store.node("message.m5")?.label, "jcode (typing)")
         store.server(#"{"type":"text_delta","text":"lo"}"#) { $0["/transcript/4/text"] = "Hello" }
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
-            $0["/session/is_processing"] = false
-            $0["/transcript/4/is_streaming"] = false
-            $0["/outbox"] = []
-        }
+        store.finishTheTurn { $0["/transcript/4/is_streaming"] = false }
     }
 
     func testAnErrorAnsweringTheLatestMessageEndsTheTurn() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"text_delta","text":"Hel"}"#) {
-            $0.append("/transcript", entryJSON("m5", "assistant", text: "Hel", isStreaming: true))
-        }
+        store.startTheReply("Hel")
         store.server(#"{"type":"error","id":3,"message":"Provider error: overloaded","retry_after_secs":15}"#, followUps: ["show_error", "turn_ended"]) {
             $0["/session/is_processing"] = false
             $0["/outbox"] = []
@@ -51,15 +43,8 @@ final class TodaysServerTurnTests: XCTestCase {
 
     func testAnErrorAnsweringAnotherRequestOrAnEarlierMessageLeavesTheTurnRunning() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
-            $0["/session/is_processing"] = false
-            $0["/outbox"] = []
-        }
-        store.send(.sendMessage(text: "next"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"next"}"#))], followUps: ["send"]) {
-            $0.append("/transcript", entryJSON("m5", "user", text: "next"))
-            $0.append("/outbox", outboxJSON("o2", "next", delivery: "awaiting_ack"))
-            $0["/session/is_processing"] = true
-        }
+        store.finishTheTurn()
+        store.sendTheNextMessage("next")
         store.send(.setModel("gpt-5"), effects: [.webSocket(.send(#"{"id":5,"type":"set_model","model":"gpt-5"}"#))], followUps: ["send"]) {
             $0["/session/pending_model"] = "gpt-5"
         }
@@ -97,17 +82,7 @@ final class TodaysServerTurnTests: XCTestCase {
 
     func testDoneAnsweringResumeSessionEndsNoTurn() {
         var store = SpecStore(.connectedChat)
-        store.send(.resumeSession(id: "session-owl"), effects: [
-            .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":4,"type":"get_history"}"#)),
-        ], followUps: ["open_chat", "session_switched", "send", "send"]) {
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.resumeTheOwlSession()
         store.server(#"{"type":"history","id":4,"session_id":"session-owl","messages":[]}"#) {
             $0["/session/history_loaded"] = true
             $0["/banners/status"] = nil
@@ -128,17 +103,10 @@ final class TodaysServerTurnTests: XCTestCase {
 
     func testASoftInterruptThatOutlivesItsTurnShowsAsSentAndItsInjectionAddsNothing() {
         var store = SpecStore.turnRunning()
-        store.send(.queueInterrupt(text: "also run the linter", urgent: false), effects: [
-            .webSocket(.send(#"{"id":4,"type":"soft_interrupt","content":"also run the linter","urgent":false}"#)),
-        ], followUps: ["send"]) {
-            $0.append("/transcript", entryJSON("m5", "user", text: "also run the linter", isQueued: true))
-            $0["/soft_interrupts"] = [["entry_id": "m5", "content": "also run the linter", "urgent": false]]
-        }
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+        store.queueTheFirstInterrupt("also run the linter")
+        store.finishTheTurn {
             $0["/transcript/4/is_queued"] = false
             $0["/soft_interrupts"] = []
-            $0["/session/is_processing"] = false
-            $0["/outbox"] = []
         }
         XCTAssertEqual(store.node("message.m5")?.label, "You")
         // The server injects it into its next turn: it is already shown.

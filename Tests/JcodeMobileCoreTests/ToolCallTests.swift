@@ -53,11 +53,7 @@ final class ToolCallTests: XCTestCase {
         store.server(#"{"type":"tool_exec","id":"b","name":"bash"}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("b", "bash", status: "running")], isStreaming: true))
         }
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
-            $0["/session/is_processing"] = false
-            $0["/transcript/4/is_streaming"] = false
-            $0["/outbox"] = []
-        }
+        store.finishTheTurn { $0["/transcript/4/is_streaming"] = false }
         // Another client's interrupt arrives later: the finished turn's card keeps what the server said.
         store.server(#"{"type":"interrupted"}"#, followUps: ["notice", "turn_ended"]) {
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])

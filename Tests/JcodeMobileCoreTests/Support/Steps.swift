@@ -37,19 +37,36 @@ extension SpecStore {
     /// The open socket of `connected_chat` closes: its keep-alive timer
     /// (`keepalive.1`, from when it opened) is cancelled and a reconnect is
     /// scheduled after 1 s (`reconnect.2`: timer ids share one counter).
-    mutating func loseTheConnection(file: StaticString = #filePath, line: UInt = #line) {
+    /// A socket opened later names its own `keepalive` and the `reconnect`
+    /// timer that follows it; the backoff is at its start (attempt 1, 1 s).
+    /// `also` states what else the lost connection changes.
+    mutating func loseTheConnection(
+        keepalive: String = "keepalive.1", reconnect: String = "reconnect.2", file: StaticString = #filePath, line: UInt = #line,
+        also: (inout ExpectedState) -> Void = { _ in }
+    ) {
+        closeTheSocket(keepalive: keepalive, reconnect: reconnect, afterMS: 1000, shown: "1 s", file: file, line: line, also)
+    }
+
+    /// The open socket closes (the host reports `websocket_closed` without a
+    /// code): `keepalive` is cancelled and `reconnect` scheduled after
+    /// `afterMS` (`shown` as the banner writes it), attempt 1.
+    mutating func closeTheSocket(
+        keepalive: String, reconnect: String, afterMS: Int, shown: String, file: StaticString, line: UInt,
+        _ also: (inout ExpectedState) -> Void
+    ) {
         guard let socket = state.connection.socketEffectID?.rawValue else { return XCTFail("no open socket", file: file, line: line) }
         event(
             #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
-            effects: [.timer(.cancel(timerID: "keepalive.1")), .timer(.schedule(timerID: "reconnect.2", afterMS: 1000, purpose: "reconnect"))],
+            effects: [.timer(.cancel(timerID: keepalive)), .timer(.schedule(timerID: reconnect, afterMS: afterMS, purpose: "reconnect"))],
             followUps: ["connection_lost"], file: file, line: line
         ) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1
             $0["/connection/reason"] = "Connection closed"
             $0["/connection/socket_open"] = false
-            $0["/connection/reconnect_delay_ms"] = 1000
-            $0["/banners/status"] = "Connection lost, retrying in 1 s (attempt 1)"
+            $0["/connection/reconnect_delay_ms"] = .int(Int64(afterMS))
+            $0["/banners/status"] = .string("Connection lost, retrying in \(shown) (attempt 1)")
+            also(&$0)
         }
     }
 }
