@@ -23,6 +23,40 @@ final class DocumentationTests: XCTestCase {
         XCTAssertEqual(String(text[start..<stop]), generated, "docs/ABI.md is stale: run `make docs`")
     }
 
+    static let tableBegin = "<!-- BEGIN GENERATED OWNERSHIP: do not edit; regenerate with `make docs` -->"
+    static let tableEnd = "<!-- END GENERATED OWNERSHIP -->"
+
+    /// docs/ARCHITECTURE.md's "Who owns what" is generated from the router,
+    /// the state sections and the effect declarations.
+    func testTheOwnershipTableMatchesTheCode() throws {
+        let path = URLPath.repositoryRoot + "/docs/ARCHITECTURE.md"
+        guard let text = readFile(path) else { return XCTFail("cannot read \(path)") }
+        guard let start = text.range(of: Self.tableBegin)?.upperBound, let stop = text.range(of: Self.tableEnd)?.lowerBound else {
+            return XCTFail("docs/ARCHITECTURE.md lacks the generated-ownership markers")
+        }
+        let generated = "\n" + OwnershipTable.markdown()
+        if getenv("JCODE_UPDATE_DOCS") != nil {
+            XCTAssertTrue(writeFile(path, String(text[..<start]) + generated + String(text[stop...])))
+            return
+        }
+        XCTAssertEqual(String(text[start..<stop]), generated, "docs/ARCHITECTURE.md's ownership table is stale: run `make docs`")
+    }
+
+    /// A few rows stated as literals, so the generator itself is checked.
+    func testTheOwnershipTableNamesWhatEachFeatureOwns() {
+        let rows = OwnershipTable.rows()
+        XCTAssertEqual(rows[.composer]?.sections, ["draft", "attachments", "voice"])
+        XCTAssertEqual(rows[.composer]?.actions, ["set_draft", "attach_image", "remove_attachment", "start_voice_input"])
+        XCTAssertEqual(rows[.composer]?.platformEvents, ["speech_transcript", "image_attachment_selected"])
+        XCTAssertEqual(rows[.composer]?.actsOn, ["composer_sent (chat)", "keep_in_draft (chat)"])
+        XCTAssertEqual(rows[.composer]?.tells, [])
+        XCTAssertEqual(rows[.composer]?.awaits, ["request_speech_transcript", "request_image_picker"])
+        XCTAssertEqual(rows[.servers]?.actions, ["set_working_dir", "select_server", "forget_server"])
+        XCTAssertEqual(rows[.pairing]?.actions.contains("set_working_dir"), true, "the form's working directory, without server_id")
+        XCTAssertEqual(rows[.chat]?.tells, ["turn_ended", "composer_sent", "keep_in_draft"])
+        XCTAssertEqual(rows[.notices]?.actsOn, ["pairing_started (pairing)", "server_selected (servers)", "socket_opened (connection)", "show_error", "notice"])
+    }
+
     func testEveryExampleInTheReferenceDecodes() {
         for spec in Action.wire.members {
             let example = ABIReference.example(type: spec.type, spec.fields)

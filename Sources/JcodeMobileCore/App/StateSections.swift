@@ -348,9 +348,16 @@ extension StateSection {
 
     /// What `changedSections` walks, flattened once: the bit and compare of
     /// every diffed section, then the bits of the derived ones.
-    static let compared: [(bit: UInt32, changed: @Sendable (UnsafePointer<AppState>, UnsafePointer<AppState>) -> Bool)] = all.compactMap {
+    /// (A struct, not a tuple: a closure inside a generic array's tuple
+    /// element is stored at the most general abstraction and every call goes
+    /// through a thunk; a struct field keeps the closure's own.)
+    struct Compared: Sendable {
+        let bit: UInt32
+        let changed: @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
+    }
+    static let compared: [Compared] = all.compactMap {
         guard case .compared(let changed) = $0.tracking else { return nil }
-        return (1 << UInt32($0.index), changed)
+        return Compared(bit: 1 << UInt32($0.index), changed: changed)
     }
     static let derived: [(bit: UInt32, from: UInt32)] = all.compactMap {
         $0.derivedMask == 0 ? nil : (1 << UInt32($0.index), $0.derivedMask)
