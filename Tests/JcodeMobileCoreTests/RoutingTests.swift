@@ -60,4 +60,26 @@ final class RoutingTests: XCTestCase {
         XCTAssertTrue(AppRouter.route(.server(.done(id: 3))).mayChangeSnapshot, "a done can send the next outbox message")
         XCTAssertTrue(AppRouter.route(.action(.setDraft("typed"))).mayChangeSnapshot, "the draft is in the snapshot")
     }
+
+    /// The change feed compares only the sections that read the slices an
+    /// input reached: every other section must be unchanged. Every action,
+    /// platform event, server event and feature output, in every fixture.
+    func testAnInputChangesNoSectionOutsideTheFeaturesItReached() {
+        var inputs: [Input] = OwnershipTable.examples(Action.wire).map { .action($0.value) }
+        inputs += OwnershipTable.examples(PlatformEvent.wire).map { .platform($0.value) }
+        inputs += OwnershipTable.examples(ServerEvent.wire).map { .server($0.value) }
+        inputs += OwnershipTable.everyOutput.map { .internal($0) }
+        XCTAssertGreaterThan(inputs.count, 200)
+        for scenario in Scenario.allCases {
+            for input in inputs {
+                var state = scenario.state()
+                let before = state
+                var reached: UInt32 = FeatureID.store.bit  // the store issues and settles effects
+                _ = AppInteractor().interact(&state, route: AppRouter.route(input), reaching: &reached)
+                XCTAssertEqual(
+                    state.changedSections(from: before, reaching: reached), state.changedSections(from: before),
+                    "\(scenario.rawValue): \(input.name)")
+            }
+        }
+    }
 }

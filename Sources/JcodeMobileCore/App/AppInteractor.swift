@@ -28,20 +28,27 @@ public struct AppInteractor: Sendable {
     }
 
     public func interact(_ state: inout AppState, _ input: JcodeMobileCore.Input) -> Emission {
-        interact(&state, route: AppRouter.route(input))
+        var reached: UInt32 = 0
+        return interact(&state, route: AppRouter.route(input), reaching: &reached)
     }
 
-    /// Delivers a routed input to its owners.
-    func interact(_ state: inout AppState, route: AppRouter.Route) -> Emission {
+    /// Delivers a routed input to its owners, adding to `reached` the
+    /// features whose slices they may have changed (the root's own inputs
+    /// may replace the whole state: every feature).
+    func interact(_ state: inout AppState, route: AppRouter.Route, reaching reached: inout UInt32) -> Emission {
         switch route {
         case .nobody:
             return .none
         case .one(let delivery):
+            reached |= delivery.reaches
             return deliver(delivery, &state, facts: nil)
         case .many(let deliveries):
             let facts = Facts(state)
             var emission = Emission.none
-            for delivery in deliveries { emission.append(deliver(delivery, &state, facts: facts)) }
+            for delivery in deliveries {
+                reached |= delivery.reaches
+                emission.append(deliver(delivery, &state, facts: facts))
+            }
             return emission
         }
     }

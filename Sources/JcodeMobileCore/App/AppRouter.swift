@@ -64,6 +64,18 @@ public enum AppRouter {
             }
         }
 
+        /// The features whose slices the delivery may change: its owner's (a
+        /// frame only reads the connection's; the root may replace them all).
+        var reaches: UInt32 {
+            switch self {
+            case .connectionFrame: return 0
+            case .app: return FeatureID.all
+            case .navigation, .pairing, .servers, .connection, .session, .chat, .chatStream, .approvals, .composer, .notices,
+                .lifecycle:
+                return feature.bit
+            }
+        }
+
         /// Whether the delivery can change what the snapshot holds: a
         /// streamed delta touches only the transcript and the turn, and a
         /// frame only unpacks into events that run as inputs of their own,

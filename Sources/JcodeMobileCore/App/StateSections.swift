@@ -353,11 +353,13 @@ extension StateSection {
     /// through a thunk; a struct field keeps the closure's own.)
     struct Compared: Sendable {
         let bit: UInt32
+        /// The features whose slices the value reads (its owner's and `reads`).
+        let features: UInt32
         let changed: @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
     }
     static let compared: [Compared] = all.compactMap {
         guard case .compared(let changed) = $0.tracking else { return nil }
-        return Compared(bit: 1 << UInt32($0.index), changed: changed)
+        return Compared(bit: 1 << UInt32($0.index), features: $0.reads.reduce($0.owner.bit) { $0 | $1.bit }, changed: changed)
     }
     static let derived: [(bit: UInt32, from: UInt32)] = all.compactMap {
         $0.derivedMask == 0 ? nil : (1 << UInt32($0.index), $0.derivedMask)

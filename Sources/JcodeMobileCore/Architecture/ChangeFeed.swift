@@ -67,15 +67,16 @@ public struct ChangeFeed: Sendable {
 
     /// Encodes the operations from `before` to `after`: the transcript's own
     /// changes, then a diff of every other section whose value changed.
-    /// Remembers what it reported.
+    /// Remembers what it reported. `reached`: the features the transition
+    /// reached (`FeatureID.bit`; the store's when it issued or settled effects).
     mutating func encode(
-        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool)
+        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool), reaching reached: UInt32 = FeatureID.all
     ) -> Encoded {
         var w = JSONWriter(capacity: 160)
         w.arrayStart()
         if transcript.reset {
             guard after.chat.transcript.count <= ChangeFeed.inlineResetLimit else {
-                diffSections(before: before, after: after, into: nil)
+                diffSections(before: before, after: after, reaching: reached, into: nil)
                 return .resync
             }
             let section = StateSection.transcript
@@ -84,7 +85,7 @@ public struct ChangeFeed: Sendable {
             for change in transcript.changes { change.write(to: &w) }
         }
         let wroteTranscript = transcript.reset || !transcript.changes.isEmpty
-        let wroteSections = diffSections(before: before, after: after, into: &w)
+        let wroteSections = diffSections(before: before, after: after, reaching: reached, into: &w)
         guard wroteTranscript || wroteSections else { return .nothing }
         w.arrayEnd()
         return .ops(w.bytes)
@@ -94,9 +95,11 @@ public struct ChangeFeed: Sendable {
     /// reported, writing the operations (when given a writer); true when any
     /// were written.
     @discardableResult
-    private mutating func diffSections(before: AppState, after: AppState, into w: UnsafeMutablePointer<JSONWriter>?) -> Bool {
+    private mutating func diffSections(
+        before: AppState, after: AppState, reaching reached: UInt32, into w: UnsafeMutablePointer<JSONWriter>?
+    ) -> Bool {
         var wrote = false
-        var changed = after.changedSections(from: before)
+        var changed = after.changedSections(from: before, reaching: reached)
         while changed != 0 {
             let i = changed.trailingZeroBitCount
             changed &= changed &- 1
@@ -113,8 +116,8 @@ public struct ChangeFeed: Sendable {
         return wrote
     }
 
-    private mutating func diffSections(before: AppState, after: AppState, into w: inout JSONWriter) -> Bool {
-        withUnsafeMutablePointer(to: &w) { diffSections(before: before, after: after, into: $0) }
+    private mutating func diffSections(before: AppState, after: AppState, reaching reached: UInt32, into w: inout JSONWriter) -> Bool {
+        withUnsafeMutablePointer(to: &w) { diffSections(before: before, after: after, reaching: reached, into: $0) }
     }
 
     /// Forgets every retained record with an operation that wrote something
@@ -217,12 +220,17 @@ extension AppState {
     /// equal arrays, strings and boxed sections compare by identity first),
     /// then the sections derived from those that changed. Never `revision`
     /// or `transcript`, which are tracked otherwise.
-    func changedSections(from before: AppState) -> UInt32 {
+    ///
+    /// `reached`: the features (`FeatureID.bit`) whose slices the call could
+    /// have changed; a section reading none of them is not compared.
+    func changedSections(from before: AppState, reaching reached: UInt32 = FeatureID.all) -> UInt32 {
         var set: UInt32 = 0
         // By address: a section's compare reads two fields, never copies the state.
         withUnsafePointer(to: self) { after in
             withUnsafePointer(to: before) { before in
-                for section in StateSection.compared where section.changed(after, before) { set |= section.bit }
+                for section in StateSection.compared where section.features & reached != 0 && section.changed(after, before) {
+                    set |= section.bit
+                }
             }
         }
         for section in StateSection.derived where set & section.from != 0 { set |= section.bit }

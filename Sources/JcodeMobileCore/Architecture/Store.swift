@@ -19,6 +19,9 @@ public struct Store: Sendable {
     private var hapticsThisCall: [Effect] = []
     /// The app events of the running call.
     private var announced: [AppEvent] = []
+    /// The features the running call's inputs reached (`FeatureID.bit`): the
+    /// change feed compares only the sections that read their slices.
+    private var reached: UInt32 = 0
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -78,6 +81,7 @@ public struct Store: Sendable {
         callMayChangeSnapshot = false
         hapticsThisCall.removeAll(keepingCapacity: true)
         announced.removeAll(keepingCapacity: true)
+        reached = 0
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
         if before.connection.phase != state.connection.phase {
             announced.append(.connectionPhaseChanged(from: before.connection.phase, to: state.connection.phase))
@@ -85,7 +89,7 @@ public struct Store: Sendable {
         if callMayChangeSnapshot { persist(effects: &effects) }
 
         let transcriptChanges = state.chat.transcript.drainChanges()
-        let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges)
+        let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges, reaching: reached)
         let changed: Bool
         if case .nothing = encoded { changed = false } else { changed = true }
         if changed {
@@ -114,6 +118,7 @@ public struct Store: Sendable {
         persisted = now
         let effect = Effect.storage(.write(key: Snapshot.storageKey, value: now.json))
         effects.append((state.effects.issue(effect), effect))
+        reached |= FeatureID.store.bit
     }
 
     /// Records an input the ABI rejected, so the log accounts for every call.
@@ -132,7 +137,7 @@ public struct Store: Sendable {
     ) {
         let route = AppRouter.route(input)
         if !callMayChangeSnapshot && route.mayChangeSnapshot { callMayChangeSnapshot = true }
-        let emission = interactor.interact(&state, route: route)
+        let emission = interactor.interact(&state, route: route, reaching: &reached)
         apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth)
     }
 
@@ -150,14 +155,17 @@ public struct Store: Sendable {
             }
             let id = state.effects.issue(effect)
             effects.append((id, effect))
+            reached |= FeatureID.store.bit
         case .note(let note):
             notes.append(note)
         case .scrub(let path):
             scrubs.append(path)
         case .settle(let id):
             state.effects.settle(id)
+            reached |= FeatureID.store.bit
         case .settleAll(let kind):
             state.effects.settleAll(kind)
+            reached |= FeatureID.store.bit
         case .announce(let event):
             announced.append(event)
         case .input(let next):

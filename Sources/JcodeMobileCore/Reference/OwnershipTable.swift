@@ -63,7 +63,7 @@ public enum OwnershipTable {
     /// The decoded reference examples of a union's members: with every
     /// field, and with the required ones only (a route can depend on an
     /// optional field: `set_working_dir` with or without `server_id`).
-    private static func examples<Value>(_ union: WireUnion<Value>) -> [(type: String, value: Value)] {
+    static func examples<Value>(_ union: WireUnion<Value>) -> [(type: String, value: Value)] {
         var out: [(type: String, value: Value)] = []
         for spec in union.members {
             for fields in [spec.fields, spec.fields.filter(\.required)] {

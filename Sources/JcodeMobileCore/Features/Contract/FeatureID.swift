@@ -10,6 +10,12 @@ public enum FeatureID: String, CaseIterable, Sendable {
     /// `Architecture/Store.swift`: the revision and the pending effects.
     case store
 
+    /// The feature's bit in a set of features (`AppInteractor` reports the
+    /// features an input reached; the change feed compares only their sections).
+    public var bit: UInt32 { 1 << UInt32(FeatureID.allCases.firstIndex(of: self) ?? 0) }
+    /// Every feature.
+    public static let all: UInt32 = allCases.reduce(0) { $0 | $1.bit }
+
     /// The name the table prints ("Navigation", "App").
     public var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
 }
