@@ -9,18 +9,7 @@ final class DocumentationTests: XCTestCase {
     static let end = "<!-- END GENERATED REFERENCE -->"
 
     func testABIReferenceMatchesTheWireDefinitions() throws {
-        let path = URLPath.repositoryRoot + "/docs/ABI.md"
-        guard let text = readFile(path) else { return XCTFail("cannot read \(path)") }
-        guard let start = text.range(of: Self.begin)?.upperBound, let stop = text.range(of: Self.end)?.lowerBound else {
-            return XCTFail("docs/ABI.md lacks the generated-reference markers")
-        }
-        let generated = "\n" + ABIReference.markdown()
-        if getenv("JCODE_UPDATE_DOCS") != nil {
-            let updated = String(text[..<start]) + generated + String(text[stop...])
-            XCTAssertTrue(writeFile(path, updated))
-            return
-        }
-        XCTAssertEqual(String(text[start..<stop]), generated, "docs/ABI.md is stale: run `make docs`")
+        checkGeneratedPart(of: "docs/ABI.md", between: Self.begin, and: Self.end, is: ABIReference.markdown())
     }
 
     static let tableBegin = "<!-- BEGIN GENERATED OWNERSHIP: do not edit; regenerate with `make docs` -->"
@@ -29,17 +18,24 @@ final class DocumentationTests: XCTestCase {
     /// docs/ARCHITECTURE.md's "Who owns what" is generated from the router,
     /// the state sections and the effect declarations.
     func testTheOwnershipTableMatchesTheCode() throws {
-        let path = URLPath.repositoryRoot + "/docs/ARCHITECTURE.md"
-        guard let text = readFile(path) else { return XCTFail("cannot read \(path)") }
-        guard let start = text.range(of: Self.tableBegin)?.upperBound, let stop = text.range(of: Self.tableEnd)?.lowerBound else {
-            return XCTFail("docs/ARCHITECTURE.md lacks the generated-ownership markers")
+        checkGeneratedPart(of: "docs/ARCHITECTURE.md", between: Self.tableBegin, and: Self.tableEnd, is: OwnershipTable.markdown())
+    }
+
+    /// The text between the markers of a document is `generated` (or, with
+    /// JCODE_UPDATE_DOCS=1, becomes it).
+    private func checkGeneratedPart(
+        of document: String, between begin: String, and end: String, is generated: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let path = URLPath.repositoryRoot + "/" + document
+        guard let text = readFile(path) else { return XCTFail("cannot read \(path)", file: file, line: line) }
+        guard let start = text.range(of: begin)?.upperBound, let stop = text.range(of: end)?.lowerBound else {
+            return XCTFail("\(document) lacks the generated-part markers", file: file, line: line)
         }
-        let generated = "\n" + OwnershipTable.markdown()
         if getenv("JCODE_UPDATE_DOCS") != nil {
-            XCTAssertTrue(writeFile(path, String(text[..<start]) + generated + String(text[stop...])))
+            XCTAssertTrue(writeFile(path, String(text[..<start]) + "\n" + generated + String(text[stop...])), file: file, line: line)
             return
         }
-        XCTAssertEqual(String(text[start..<stop]), generated, "docs/ARCHITECTURE.md's ownership table is stale: run `make docs`")
+        XCTAssertEqual(String(text[start..<stop]), "\n" + generated, "\(document) is stale: run `make docs`", file: file, line: line)
     }
 
     /// A few rows stated as literals, so the generator itself is checked.
