@@ -134,34 +134,11 @@ public struct ChatInteractor: Interactor {
             return .none
 
         case .toolStart(let id, let name):
-            // One card per call: a repeated start (a frame sent twice) changes nothing.
-            if state.transcript.locateToolCall(id) != nil { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
-            let index = state.transcript.streamingEntryWithRoomForToolCall()
-            state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
-            return .none
+            return toolStarted(&state, id: id, name: name)
         case .toolExec(let id, let name):
-            let found = state.transcript.updateToolCall(id) { $0.status = .running }
-            if !found {
-                let index = state.transcript.streamingEntryWithRoomForToolCall()
-                state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
-            }
-            return .none
-        case .toolDone(let id, let name, let fullOutput, let error):
-            let (output, wasCut) = Transcript.limited(fullOutput)
-            let logged: Emission = wasCut ? Self.cut("tool_done output", fullOutput) : .none
-            let status: ToolCall.Status = error == nil ? .succeeded : .failed
-            let found = state.transcript.updateToolCall(id) {
-                $0.output = output
-                $0.status = status
-                $0.error = error
-            }
-            if !found {
-                let index = state.transcript.streamingEntryWithRoomForToolCall()
-                state.transcript.addToolCall(
-                    ToolCall(id: id, name: name, output: output, status: status, error: error), at: index)
-            }
-            return logged
-
+            return toolRunning(&state, id: id, name: name)
+        case .toolDone(let id, let name, let output, let error):
+            return toolFinished(&state, id: id, name: name, output: output, error: error)
         case .ack(let id):
             // Only the ack of the message on its way counts.
             if let id, id == facts.sentRequests.latest(.message) { acknowledged(&state) }
@@ -217,32 +194,74 @@ public struct ChatInteractor: Interactor {
             return .none
 
         case .history(let history):
-            let reconciled = reconcile(&state, with: history)
-            state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
-            let (entries, skipped, cutRows) = Self.entries(from: history.messages)
-            state.transcript.replaceAll(with: entries)
-            state.softInterrupts = []
-            state.outlivedInterrupts = []
-            state.images = history.images
-            state.wasInterrupted = history.wasInterrupted ?? false
-            state.turn.isProcessing = history.isProcessing ?? false
-            state.turn.isReasoning = false
-            keepInFlightMessage(&state, history)
-            let synced = Emission.announce(
-                .historySynced(sessionID: history.sessionID, entries: history.messages.count, shown: state.transcript.entries.count))
-            var dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
-            if cutRows > 0 {
-                dropped.append(.note("\(cutRows) history rows cut at \(Transcript.fieldLimit) bytes", .dropped))
-            }
-            if Self.anotherHistoryIsDue(after: history, facts) {
-                // The answer to `subscribe` or `resume_session`, with the answer to
-                // `get_history` still to come: a message sent now would be missing
-                // from that one, so the outbox waits for it.
-                return reconciled + dropped + synced + .note("history answering request \(history.requestID ?? 0); the outbox waits for get_history")
-            }
-            state.turn.historyLoaded = true
-            return reconciled + dropped + synced + flushOutbox(&state, facts)
+            return historyArrived(&state, history, facts)
         }
+    }
+
+    /// The server's authoritative history replaced the transcript: the
+    /// outbox is reconciled with it, and the next message goes once it is
+    /// the last history this socket waits for.
+    private func historyArrived(_ state: inout ChatState, _ history: ServerEvent.History, _ facts: Facts) -> Emission {
+        let reconciled = reconcile(&state, with: history)
+        state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
+        let (entries, skipped, cutRows) = Self.entries(from: history.messages)
+        state.transcript.replaceAll(with: entries)
+        state.softInterrupts = []
+        state.outlivedInterrupts = []
+        state.images = history.images
+        state.wasInterrupted = history.wasInterrupted ?? false
+        state.turn.isProcessing = history.isProcessing ?? false
+        state.turn.isReasoning = false
+        keepInFlightMessage(&state, history)
+        let synced = Emission.announce(
+            .historySynced(sessionID: history.sessionID, entries: history.messages.count, shown: state.transcript.entries.count))
+        var dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
+        if cutRows > 0 {
+            dropped.append(.note("\(cutRows) history rows cut at \(Transcript.fieldLimit) bytes", .dropped))
+        }
+        if Self.anotherHistoryIsDue(after: history, facts) {
+            // The answer to `subscribe` or `resume_session`, with the answer to
+            // `get_history` still to come: a message sent now would be missing
+            // from that one, so the outbox waits for it.
+            return reconciled + dropped + synced + .note("history answering request \(history.requestID ?? 0); the outbox waits for get_history")
+        }
+        state.turn.historyLoaded = true
+        return reconciled + dropped + synced + flushOutbox(&state, facts)
+    }
+
+    // MARK: - Tool calls (one card per call id)
+
+    private func toolStarted(_ state: inout ChatState, id: String, name: String) -> Emission {
+        // A repeated start (a frame sent twice) changes nothing.
+        if state.transcript.locateToolCall(id) != nil { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
+        let index = state.transcript.streamingEntryWithRoomForToolCall()
+        state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
+        return .none
+    }
+
+    private func toolRunning(_ state: inout ChatState, id: String, name: String) -> Emission {
+        let found = state.transcript.updateToolCall(id) { $0.status = .running }
+        if !found {
+            let index = state.transcript.streamingEntryWithRoomForToolCall()
+            state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
+        }
+        return .none
+    }
+
+    private func toolFinished(_ state: inout ChatState, id: String, name: String, output fullOutput: String, error: String?) -> Emission {
+        let (output, wasCut) = Transcript.limited(fullOutput)
+        let logged: Emission = wasCut ? Self.cut("tool_done output", fullOutput) : .none
+        let status: ToolCall.Status = error == nil ? .succeeded : .failed
+        let found = state.transcript.updateToolCall(id) {
+            $0.output = output
+            $0.status = status
+            $0.error = error
+        }
+        if !found {
+            let index = state.transcript.streamingEntryWithRoomForToolCall()
+            state.transcript.addToolCall(ToolCall(id: id, name: name, output: output, status: status, error: error), at: index)
+        }
+        return logged
     }
 
     // MARK: - Sending

@@ -120,40 +120,7 @@ public struct SessionInteractor: Interactor {
             return .none
 
         case .history(let history):
-            state.id = history.sessionID
-            var overflow = Emission.none
-            if let sessions = history.allSessions {
-                // Keep titles learnt from session_renamed for sessions the list leaves untitled.
-                var known: [String: String] = [:]
-                for s in state.allSessions { if let title = s.title { known[s.id] = title } }
-                let listed = sessions.prefix(SessionState.listLimit)
-                state.allSessions = listed.map { summary in
-                    var s = summary
-                    if s.title == nil { s.title = known[s.id] }
-                    return s
-                }
-                if sessions.count > listed.count {
-                    overflow = Self.listOverflow(
-                        &state, note: "history lists \(sessions.count) sessions; the first \(SessionState.listLimit) are kept")
-                } else {
-                    state.listOverflowNoticed = false
-                }
-            }
-            if let title = history.displayTitle {
-                state.setTitle(title, for: history.sessionID)
-            } else {
-                state.title = state.title(of: history.sessionID)
-            }
-            if let model = history.providerModel { state.model = model }
-            if let provider = history.providerName { state.provider = provider }
-            if let models = history.availableModels { state.availableModels = models }
-            if let total = history.totalTokens {
-                state.totalTokens = total
-                state.turnTokens = nil
-            }
-            if let version = history.serverVersion { state.serverVersion = version }
-            if let effort = history.reasoningEffort { state.reasoningEffort = effort }
-            return overflow
+            return historyArrived(&state, history)
 
         case .modelChanged(let model, let provider, let error):
             state.pendingModel = nil
@@ -199,6 +166,46 @@ public struct SessionInteractor: Interactor {
         case .notification(let notification):
             return .internal(.notice(.notification, Self.words(of: notification)))
         }
+    }
+
+    /// A history names the session and what the server knows of it: the
+    /// session list (titles learnt from renames kept), title, model,
+    /// provider, token total, version and effort.
+    private func historyArrived(_ state: inout SessionState, _ history: ServerEvent.History) -> Emission {
+        state.id = history.sessionID
+        var overflow = Emission.none
+        if let sessions = history.allSessions {
+            // Keep titles learnt from session_renamed for sessions the list leaves untitled.
+            var known: [String: String] = [:]
+            for s in state.allSessions { if let title = s.title { known[s.id] = title } }
+            let listed = sessions.prefix(SessionState.listLimit)
+            state.allSessions = listed.map { summary in
+                var s = summary
+                if s.title == nil { s.title = known[s.id] }
+                return s
+            }
+            if sessions.count > listed.count {
+                overflow = Self.listOverflow(
+                    &state, note: "history lists \(sessions.count) sessions; the first \(SessionState.listLimit) are kept")
+            } else {
+                state.listOverflowNoticed = false
+            }
+        }
+        if let title = history.displayTitle {
+            state.setTitle(title, for: history.sessionID)
+        } else {
+            state.title = state.title(of: history.sessionID)
+        }
+        if let model = history.providerModel { state.model = model }
+        if let provider = history.providerName { state.provider = provider }
+        if let models = history.availableModels { state.availableModels = models }
+        if let total = history.totalTokens {
+            state.totalTokens = total
+            state.turnTokens = nil
+        }
+        if let version = history.serverVersion { state.serverVersion = version }
+        if let effort = history.reasoningEffort { state.reasoningEffort = effort }
+        return overflow
     }
 
     /// "fox: tests pass", "Background task: build finished": who sent it, then what.
