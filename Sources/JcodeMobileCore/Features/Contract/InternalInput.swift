@@ -9,13 +9,16 @@
 /// owns the request ids), `showError` and `notice` (the notices), and
 /// `openChat` (navigation, the one writer of the screen).
 public enum InternalInput: Equatable, Sendable {
-    case pairing(PairingOutput)
-    case lifecycle(LifecycleOutput)
-    case servers(ServersOutput)
-    case connection(ConnectionOutput)
-    case session(SessionOutput)
-    case chat(ChatOutput)
-    case app(AppOutput)
+    // Each output is boxed (`indirect`): inline, a small output inside this
+    // enum's larger payload area left bytes the switch reads unwritten
+    // (memcheck reported them under `make valgrind`); a box is one whole word.
+    indirect case pairing(PairingOutput)
+    indirect case lifecycle(LifecycleOutput)
+    indirect case servers(ServersOutput)
+    indirect case connection(ConnectionOutput)
+    indirect case session(SessionOutput)
+    indirect case chat(ChatOutput)
+    indirect case app(AppOutput)
 
     /// Send a gateway request on the open socket (→ Connection).
     case send(GatewayRequest)
