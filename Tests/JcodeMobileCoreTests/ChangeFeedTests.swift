@@ -34,8 +34,8 @@ final class ChangeFeedTests: XCTestCase {
             XCTAssertEqual(revision, app.state.revision, file: file, line: line)
             if document != app.state.json {
                 let actual = app.state.json
-                for section in AppState.Section.allCases where document[section.rawValue] != actual[section.rawValue] {
-                    XCTFail("mirror differs in \(section.rawValue):\n mirror: \(document[section.rawValue]?.jsonString ?? "nil")\n state:  \(actual[section.rawValue]?.jsonString ?? "nil")", file: file, line: line)
+                for section in StateSection.all where document[section.name] != actual[section.name] {
+                    XCTFail("mirror differs in \(section.name):\n mirror: \(document[section.name]?.jsonString ?? "nil")\n state:  \(actual[section.name]?.jsonString ?? "nil")", file: file, line: line)
                 }
             }
         }
@@ -202,8 +202,8 @@ struct SplitMix {
 
 final class SectionOrderTests: XCTestCase {
     func testSectionOrdinalsMatchTheirOrder() {
-        for (i, section) in AppState.Section.allCases.enumerated() {
-            XCTAssertEqual(AppState.Section.ordinal(section), i, section.rawValue)
+        for (i, section) in StateSection.all.enumerated() {
+            XCTAssertEqual(section.index, i, section.name)
         }
     }
 }

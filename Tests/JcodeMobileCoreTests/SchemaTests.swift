@@ -135,7 +135,7 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(defs["effect.websocket_send"]?["properties"]?["line"]?["contentSchema"], ["$ref": "#/$defs/gateway_request"])
         XCTAssertEqual(defs["stream_event.state_changed"]?["properties"]?["ops"]?["items"], ["$ref": "#/$defs/patch_op"])
         XCTAssertEqual(defs["state"]?["properties"]?["focused_node_id"], ["type": ["string", "null"]])
-        XCTAssertEqual(defs["state"]?["required"]?.arrayValue?.compactMap(\.stringValue), AppState.Section.allCases.map(\.rawValue))
+        XCTAssertEqual(defs["state"]?["required"]?.arrayValue?.compactMap(\.stringValue), StateSection.all.map(\.name))
     }
 
     // MARK: - Examples

@@ -13,12 +13,12 @@ final class StateSectionTests: XCTestCase {
             ("draft", .composer), ("attachments", .composer), ("voice", .composer), ("lifecycle", .lifecycle),
             ("pending_effects", .store),
         ]
-        XCTAssertEqual(AppState.sections.map(\.name), expected.map(\.0))
-        XCTAssertEqual(AppState.sections.map(\.owner), expected.map(\.1))
-        XCTAssertEqual(AppState.sections.map(\.index), Array(0..<expected.count))
+        XCTAssertEqual(StateSection.all.map(\.name), expected.map(\.0))
+        XCTAssertEqual(StateSection.all.map(\.owner), expected.map(\.1))
+        XCTAssertEqual(StateSection.all.map(\.index), Array(0..<expected.count))
         XCTAssertEqual(StateSection.named("session").alsoReads, [.chat])
         XCTAssertEqual(StateSection.named("banners").alsoReads, [.connection, .servers, .pairing, .session])
-        XCTAssertEqual(AppState.sections.filter { !$0.alsoReads.isEmpty }.map(\.name), ["session", "banners"])
+        XCTAssertEqual(StateSection.all.filter { !$0.alsoReads.isEmpty }.map(\.name), ["session", "banners"])
         XCTAssertEqual(Snapshot.members.map(\.name), ["version", "device", "servers", "selected_server_id", "composer", "outbox"])
     }
 
@@ -28,7 +28,7 @@ final class StateSectionTests: XCTestCase {
         let validator = SchemaValidator(RuntimeSchema.document)
         for scenario in [Scenario.onboarding, .connectedChat, .toolApprovalRequired, .offlineQueuedMessage, .modelSwitchFailed] {
             let state = scenario.build().state
-            for section in AppState.sections {
+            for section in StateSection.all {
                 XCTAssertEqual(validator.errors(state.json(of: section), section.schema(), at: "$"), [], "\(scenario.rawValue).\(section.name)")
             }
             let snapshot = Snapshot(of: state)

@@ -53,8 +53,9 @@ public struct AppInteractor: Sendable {
         }
     }
 
-    /// Runs one owner on its slice, with `facts` (taken now when not given:
-    /// before the owner changes anything) for an owner that reads them.
+    /// Runs one owner on its slice, with `facts` for an owner that reads
+    /// them: taken now when not given (an argument is read before the
+    /// slice's access begins, so before the owner changes anything).
     private func deliver(_ delivery: AppRouter.Delivery, _ state: inout AppState, facts given: Facts?) -> Emission {
         switch delivery {
         case .connectionFrame(let id, let items): return ConnectionInteractor.frame(state.connection, effectID: id, items: items)
@@ -62,30 +63,14 @@ public struct AppInteractor: Sendable {
         case .composer(let input): return ComposerInteractor().interact(&state.composer, input, ())
         case .notices(let input): return NoticesInteractor().interact(&state.notices, input, ())
         case .app(let input): return app(&state, input)
-        case .navigation(let input):
-            let facts = given ?? Facts(state)
-            return NavigationInteractor().interact(&state.navigation, input, facts)
-        case .pairing(let input):
-            let facts = given ?? Facts(state)
-            return PairingInteractor().interact(&state.pairing, input, facts)
-        case .servers(let input):
-            let facts = given ?? Facts(state)
-            return ServersInteractor().interact(&state.servers, input, facts)
-        case .connection(let input):
-            let facts = given ?? Facts(state)
-            return ConnectionInteractor().interact(&state.connection, input, facts)
-        case .session(let input):
-            let facts = given ?? Facts(state)
-            return SessionInteractor().interact(&state.session, input, facts)
-        case .chat(let input):
-            let facts = given ?? Facts(state)
-            return ChatInteractor().interact(&state.chat, input, facts)
-        case .approvals(let input):
-            let facts = given ?? Facts(state)
-            return ApprovalsInteractor().interact(&state.approvals, input, facts)
-        case .lifecycle(let input):
-            let facts = given ?? Facts(state)
-            return LifecycleInteractor().interact(&state.lifecycle, input, facts)
+        case .navigation(let input): return NavigationInteractor().interact(&state.navigation, input, given ?? Facts(state))
+        case .pairing(let input): return PairingInteractor().interact(&state.pairing, input, given ?? Facts(state))
+        case .servers(let input): return ServersInteractor().interact(&state.servers, input, given ?? Facts(state))
+        case .connection(let input): return ConnectionInteractor().interact(&state.connection, input, given ?? Facts(state))
+        case .session(let input): return SessionInteractor().interact(&state.session, input, given ?? Facts(state))
+        case .chat(let input): return ChatInteractor().interact(&state.chat, input, given ?? Facts(state))
+        case .approvals(let input): return ApprovalsInteractor().interact(&state.approvals, input, given ?? Facts(state))
+        case .lifecycle(let input): return LifecycleInteractor().interact(&state.lifecycle, input, given ?? Facts(state))
         }
     }
 

@@ -2,7 +2,7 @@
 /// `App/StateSections.swift`): every section, in the order declared there.
 extension AppState {
     /// The JSON of one section (the transcript too, though writers use `writeJSON`).
-    public func json(of section: Section) -> JSONValue { section.json(self) }
+    public func json(of section: StateSection) -> JSONValue { section.json(self) }
 
     /// Writes the whole state as JSON.
     public func writeJSON(to w: inout JSONWriter) {

@@ -365,21 +365,3 @@ extension StateSection {
         $0.derivedMask == 0 ? nil : (1 << UInt32($0.index), $0.derivedMask)
     }
 }
-
-// The name `AppState.Section` and the enum-like spelling predate the table
-// (`Section.allCases`, `rawValue`, `ordinal`); they read from it.
-extension StateSection: CaseIterable, Equatable {
-    public static var allCases: [StateSection] { all }
-    /// The member's name (`name`), as the enum this replaced spelled it.
-    public var rawValue: String { name }
-    /// The section's position in `all` (its bit in `changedSections`).
-    static func ordinal(_ section: StateSection) -> Int { section.index }
-    public static func == (a: StateSection, b: StateSection) -> Bool { a.index == b.index }
-}
-
-extension AppState {
-    public typealias Section = StateSection
-
-    /// The state's sections in the order written, each with its owner.
-    public static var sections: [StateSection] { StateSection.all }
-}

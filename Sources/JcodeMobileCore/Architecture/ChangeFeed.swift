@@ -70,7 +70,7 @@ public struct ChangeFeed: Sendable {
     /// Remembers what it reported. `reached`: the features the transition
     /// reached (`FeatureID.bit`; the store's when it issued or settled effects).
     mutating func encode(
-        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool), reaching reached: UInt32 = FeatureID.all
+        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool), reaching reached: UInt32
     ) -> Encoded {
         var w = JSONWriter(capacity: 160)
         w.arrayStart()
