@@ -125,7 +125,9 @@ public enum LifecycleEvent: Equatable, Sendable {
             .lifecycle(.networkReachabilityChanged(reachable: try r.bool("reachable")))
         },
         MessageSpec(
-            "push_notification_opened", doc: "The person opened a push notification; payload is its user info.",
+            "push_notification_opened",
+            doc: "The person opened a notification (a push, or one shown for show_local_notification); payload is its user info. "
+                + "A string session_id in it lands in that session's chat (resumed if it is not the current one).",
             fields: [FieldSpec("payload", .object)]
         ) { r throws(CoreError) in
             guard let payload = try r.optionalObject("payload") else {
