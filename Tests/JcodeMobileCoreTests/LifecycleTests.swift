@@ -217,6 +217,23 @@ extension LifecycleTests {
         }
     }
 
+    func testOneFrameAsksForOneNotificationPerSessionSayingTheLatest() {
+        var store = turnRunningInTheBackground()
+        // The agent asks, the person answers in the terminal, and the turn ends: all in one frame.
+        store.frame(
+            #"{"type":"permission_request","request_id":"perm-1","session_id":"session-fox","action":"bash","detail":"ls","tier":"low"}"#,
+            #"{"type":"done","id":3}"#,
+            effects: [
+                .device(.haptic(style: .warning)),
+                .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent finished", sessionID: "session-fox")),
+            ], notes: ["show_local_notification: replaces the one this call asked for earlier"],
+            followUps: ["permission_asked", "turn_ended"]
+        ) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
+    }
+
     func testBackInTheForegroundATurnThatEndsShowsNoNotification() {
         var store = turnRunningInTheBackground()
         store.event(#"{"type":"app_foreground"}"#, effects: [
