@@ -258,6 +258,23 @@ extension LifecycleTests {
         }
     }
 
+    func testWithoutAReasonToolOrPromptTheBodyStillSaysWhatHappened() {
+        var facts = Facts()
+        facts.sessionID = "session-fox"
+        var state = LifecycleState()
+        state.isForeground = false
+        var lifecycle = FeatureHarness(LifecycleInteractor(), state, context: facts)
+        lifecycle.receive(.turnEnded(outcome: .error, error: " \n "), effects: [
+            .device(.showLocalNotification(title: "jcode", body: "The agent stopped", sessionID: "session-fox")),
+        ])
+        lifecycle.receive(.permissionAsked(action: "", sessionID: "session-owl"), effects: [
+            .device(.showLocalNotification(title: "jcode", body: "The agent asks permission to run a tool", sessionID: "session-owl")),
+        ])
+        lifecycle.receive(.inputAsked(prompt: ""), effects: [
+            .device(.showLocalNotification(title: "jcode", body: "The agent waits for your answer", sessionID: "session-fox")),
+        ])
+    }
+
     func testLongTextIsCutToOneLineOfAHundredCharacters() {
         XCTAssertEqual(LifecycleInteractor.oneLine("  a\n\tb  c ", limit: 100), "a b c")
         XCTAssertEqual(LifecycleInteractor.oneLine(String(repeating: "x", count: 100), limit: 100), String(repeating: "x", count: 100))
