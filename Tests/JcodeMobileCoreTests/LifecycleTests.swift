@@ -354,4 +354,23 @@ extension LifecycleTests {
             $0["/screen"] = "chat"
         }
     }
+
+    func testOpeningTheNotificationOfAnotherSessionWhileTheLinkIsDownOpensTheCurrentChatAndReconnects() {
+        var store = SpecStore(.connectedChat)
+        store.send(.navigate(.sessions)) { $0["/screen"] = "sessions" }
+        store.loseTheConnection()
+        store.event(
+            #"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#,
+            effects: [
+                .timer(.cancel(timerID: "reconnect.2")),
+                .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
+            ],
+            notes: ["push opened for session session-owl while not connected: the current chat opens"],
+            followUps: ["open_chat", "retry_connection"]
+        ) {
+            $0["/screen"] = "chat"
+            $0["/connection/reconnect_delay_ms"] = nil
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
+        }
+    }
 }

@@ -78,9 +78,16 @@ public struct LifecycleInteractor: Interactor {
             // task) opens that session's chat.
             guard facts.selectedServer != nil else { return .note("push opened with no paired server") }
             var emission = Emission.internal(.openChat)
-            if let sessionID = payload["session_id"]?.stringValue, sessionID != facts.sessionID, facts.canSend {
+            let sessionID = payload["session_id"]?.stringValue
+            if let sessionID, sessionID != facts.sessionID, facts.canSend {
                 emission.append(.action(.resumeSession(id: sessionID)))
-            } else if facts.connectionPhase != .connected && facts.connectionPhase != .connecting {
+                return emission
+            }
+            if let sessionID, sessionID != facts.sessionID {
+                // Switching needs the server: the current chat opens, and the log says which session was meant.
+                emission.append(.note("push opened for session \(sessionID) while not connected: the current chat opens", .ignored))
+            }
+            if facts.connectionPhase != .connected && facts.connectionPhase != .connecting {
                 emission.append(.action(.retryConnection))
             }
             return emission
