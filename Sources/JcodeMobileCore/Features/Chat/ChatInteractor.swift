@@ -169,7 +169,7 @@ public struct ChatInteractor: Interactor {
             }
             acknowledged(&state)
             Self.endTurn(&state)
-            return banner + .tell(.turnEnded) + .announce(.turnFinished(outcome: .error))
+            return banner + .tell(.turnEnded(outcome: .error, error: message)) + .announce(.turnFinished(outcome: .error))
         case .sessionCloseRequested:
             Self.endTurn(&state)
             return .none
@@ -433,7 +433,7 @@ public struct ChatInteractor: Interactor {
     ) -> Emission {
         drainInterrupts(&state)
         Self.endTurn(&state)
-        return notice + .tell(.turnEnded) + .announce(.turnFinished(outcome: outcome)) + flushOutbox(&state, facts)
+        return notice + .tell(.turnEnded(outcome: outcome)) + .announce(.turnFinished(outcome: outcome)) + flushOutbox(&state, facts)
     }
 
     // MARK: - Server events
