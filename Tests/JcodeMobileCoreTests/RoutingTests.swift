@@ -24,7 +24,11 @@ final class RoutingTests: XCTestCase {
             ["navigation.socket_opened", "chat.socket_opened", "approvals.socket_opened", "notices.fresh_attempt"])
         XCTAssertEqual(owners(.internal(.chat(.turnEnded))), ["session.turn_over", "approvals.nothing_waits"])
         // A lost connection ends the turn but not what the agent asked: an answer waits for the next one.
-        XCTAssertEqual(owners(.internal(.connection(.connectionLost))), ["session.turn_over", "chat.connection_lost"])
+        XCTAssertEqual(owners(.internal(.connection(.connectionLost))), ["session.connection_lost", "chat.connection_lost"])
+        // The session owns the answers to clear and rename_session; the chat, a turn's.
+        XCTAssertEqual(owners(.server(.done(id: 3))), ["session.done", "chat.done"])
+        XCTAssertEqual(
+            owners(.server(.error(id: 3, message: "busy", retryAfterSecs: 1))), ["connection.error", "session.error", "chat.error"])
     }
 
     func testWhoActsCanDependOnWhatTheInputSays() {

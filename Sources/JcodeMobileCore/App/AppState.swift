@@ -36,6 +36,7 @@ extension Facts {
         sessionID = state.session.id
         model = state.session.model
         pendingModel = state.session.pendingModel
+        isClearing = state.session.isClearing
         isTurnRunning = state.chat.turn.isProcessing
         draft = state.composer.draft
         attachments = state.composer.attachments

@@ -167,12 +167,13 @@ extension StateSection {
                     ("connection_type", s), ("upstream_provider", s),
                     ("was_interrupted", B.boolean), ("is_processing", B.boolean), ("is_reasoning", B.boolean),
                     ("server_phase", s), ("status_detail", s), ("history_loaded", B.boolean), ("is_compacting", B.boolean),
+                    ("rename_draft", s), ("pending_rename", s), ("is_clearing", B.boolean),
                 ])
             },
             json: { state in
                 let s = state.session
                 let turn = state.chat.turn
-                var o = JSONObject(capacity: 24)
+                var o = JSONObject(capacity: 27)
                 o.append("id", .from(s.id))
                 o.append("title", .from(s.title))
                 o.append("all_sessions", .array(s.allSessions.map(\.json)))
@@ -194,6 +195,9 @@ extension StateSection {
                 o.append("status_detail", .from(turn.statusDetail))
                 o.append("history_loaded", .bool(turn.historyLoaded))
                 o.append("is_compacting", .bool(s.isCompacting))
+                o.append("rename_draft", .from(s.renameDraft))
+                o.append("pending_rename", .from(s.pendingRename))
+                o.append("is_clearing", .bool(s.isClearing))
                 return .object(o)
             },
             changed: { $0.pointee.$session != $1.pointee.$session || $0.pointee.chat.turn != $1.pointee.chat.turn || $0.pointee.chat.wasInterrupted != $1.pointee.chat.wasInterrupted }),

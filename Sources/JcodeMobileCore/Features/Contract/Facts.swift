@@ -20,6 +20,9 @@ public struct Facts: Sendable {
     public var sessionID: String?
     public var model: String?
     public var pendingModel: String?
+    /// A `clear` awaits its answer: what is sent meanwhile would land in the
+    /// session it replaces or the fresh one, so the outbox waits.
+    public var isClearing = false
     // Chat
     public var isTurnRunning = false
     // Composer
