@@ -103,6 +103,31 @@ final class SessionRefusalTests: XCTestCase {
         XCTAssertEqual(store.node("session.session-fox")?.value, nil)
     }
 
+    func testAnAcceptedClearStartsTheFreshSessionWithNoTokensAndARepeatedDoneChangesNothing() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"tokens","input":100,"output":20}"#) {
+            $0["/session/tokens"] = ["input": 100, "output": 20, "cache_read_input": nil, "cache_creation_input": nil]
+            $0["/session/total_tokens"] = ["input": 48310, "output": 3140, "cache_read_input": nil, "cache_creation_input": nil]
+        }
+        store.finishTheTurn()
+        store.send(.clearConversation, effects: [.webSocket(.send(#"{"id":4,"type":"clear"}"#))], followUps: ["send"]) {
+            $0["/session/is_clearing"] = true
+        }
+        store.server(#"{"type":"session","session_id":"session_otter_1700000000001_0000000000000001"}"#) {
+            $0["/session/id"] = "session_otter_1700000000001_0000000000000001"
+            $0["/session/title"] = nil
+            $0.append("/session/all_sessions", ["id": "session_otter_1700000000001_0000000000000001", "title": nil])
+        }
+        store.server(#"{"type":"done","id":4}"#, notes: ["done for clear"], followUps: ["clear_answered"]) {
+            $0["/transcript"] = []
+            $0["/session/is_clearing"] = false
+            $0["/session/tokens"] = nil
+            $0["/session/total_tokens"] = nil
+        }
+        // The same done again (a frame sent twice): the clear is no longer awaited.
+        store.server(#"{"type":"done","id":4}"#, notes: ["done for clear"])
+    }
+
     // MARK: - Rename
 
     func testARenameRefusedWhileTheSessionIsBusyKeepsTheTitleAndWhatWasTyped() {

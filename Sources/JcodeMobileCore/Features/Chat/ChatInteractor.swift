@@ -75,6 +75,7 @@ public struct ChatInteractor: Interactor {
             state.transcript.removeAll()
             Self.endTurn(&state)
             state.softInterrupts = []
+            state.outlivedInterrupts = []
             state.images = []
             state.wasInterrupted = false
             state.turn.tokens = nil

@@ -87,6 +87,7 @@ public struct SessionInteractor: Interactor {
             state.title = state.title(of: id)
             state.totalTokens = nil
             state.turnTokens = nil
+            state.renameDraft = nil
             return .internal(.openChat) + .tell(.sessionSwitched(sessionID: id))
                 + .send(.resumeSession(sessionID: id, clientInstanceID: facts.deviceID))
                 + .send(.getHistory)
@@ -144,6 +145,7 @@ public struct SessionInteractor: Interactor {
             if id != state.id {
                 state.id = id
                 state.title = state.title(of: id)
+                state.renameDraft = nil
             }
             // A session the server names (the fresh one a clear made) is listed.
             guard state.list(id) else {
