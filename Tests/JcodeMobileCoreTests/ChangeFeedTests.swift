@@ -76,14 +76,14 @@ final class ChangeFeedTests: XCTestCase {
         XCTAssertEqual(answer, #"{"ok":true,"revision":\#(revision + 1),"since":\#(revision),"changes":[{"revision":\#(revision + 1),"ops":[{"op":"append","path":"/transcript/4/text","value":"world!"}]}]}"#)
     }
 
-    func testATokenCountChangesOnlyTheSessionMembersItMoves() {
+    func testAnAPICallsTokensChangeOnlyTheSessionMembersTheyMove() {
         let app = app(.connectedChat)
         _ = app.dispatch(json: #"{"type":"send_message","text":"go"}"#)
         server(app, #"{"type":"tokens","input":100,"output":7}"#)
         let revision = app.state.revision
         server(app, #"{"type":"tokens","input":120,"output":7}"#)
         let answer = app.changesJSON(since: UInt64(revision)).string
-        XCTAssertEqual(answer, #"{"ok":true,"revision":\#(revision + 1),"since":\#(revision),"changes":[{"revision":\#(revision + 1),"ops":[{"op":"replace","path":"/session/tokens/input","value":120},{"op":"replace","path":"/session/total_tokens/input","value":48330}]}]}"#)
+        XCTAssertEqual(answer, #"{"ok":true,"revision":\#(revision + 1),"since":\#(revision),"changes":[{"revision":\#(revision + 1),"ops":[{"op":"replace","path":"/session/tokens/input","value":220},{"op":"replace","path":"/session/tokens/output","value":14},{"op":"replace","path":"/session/total_tokens/input","value":48430},{"op":"replace","path":"/session/total_tokens/output","value":3134}]}]}"#)
     }
 
     func testAnswersForTheCurrentAFutureAndATooOldRevision() {

@@ -254,6 +254,7 @@ final class ConnectionTests: XCTestCase {
                 "tokens": nil, "total_tokens": nil, "connection_type": nil, "upstream_provider": nil, "was_interrupted": false,
                 "is_processing": false, "is_reasoning": false, "server_phase": nil,
                 "status_detail": nil, "history_loaded": false, "is_compacting": false,
+                "rename_draft": nil, "pending_rename": nil, "is_clearing": false,
             ]
             $0["/transcript"] = []
         }

@@ -139,7 +139,9 @@ final class SessionAloneTests: XCTestCase {
     func testATurnsTokensJoinTheTotalWhenTheTurnIsOver() {
         var counted = SessionState()
         counted.totalTokens = TokenUsage(input: 100, output: 10)
-        var session = FeatureHarness(SessionInteractor(), counted, context: Facts())
+        var turnRunning = Facts()
+        turnRunning.isTurnRunning = true
+        var session = FeatureHarness(SessionInteractor(), counted, context: turnRunning)
         session.receive(.tokens(TokenUsage(input: 30, output: 3))) { $0.turnTokens = TokenUsage(input: 30, output: 3) }
         session.receive(.turnOver) {
             $0.totalTokens = TokenUsage(input: 130, output: 13)

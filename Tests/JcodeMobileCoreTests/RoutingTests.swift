@@ -28,7 +28,11 @@ final class RoutingTests: XCTestCase {
         XCTAssertEqual(owners(.internal(.approvals(.permissionAsked(action: "bash", sessionID: nil)))), ["lifecycle.permission_asked"])
         XCTAssertEqual(owners(.internal(.approvals(.inputAsked(prompt: "Name:")))), ["lifecycle.input_asked"])
         // A lost connection ends the turn but not what the agent asked: an answer waits for the next one.
-        XCTAssertEqual(owners(.internal(.connection(.connectionLost))), ["session.turn_over", "chat.connection_lost"])
+        XCTAssertEqual(owners(.internal(.connection(.connectionLost))), ["session.connection_lost", "chat.connection_lost"])
+        // The session owns the answers to clear and rename_session; the chat, a turn's.
+        XCTAssertEqual(owners(.server(.done(id: 3))), ["session.done", "chat.done"])
+        XCTAssertEqual(
+            owners(.server(.error(id: 3, message: "busy", retryAfterSecs: 1))), ["connection.error", "session.error", "chat.error"])
     }
 
     func testWhoActsCanDependOnWhatTheInputSays() {

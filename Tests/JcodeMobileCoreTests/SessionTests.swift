@@ -14,7 +14,7 @@ final class SessionTests: XCTestCase {
                 "reasoning_effort": "medium", "pending_reasoning_effort": nil, "server_version": "0.9.2",
                 "tokens": nil, "total_tokens": ["input": 48210, "output": 3120, "cache_read_input": nil, "cache_creation_input": nil],
                 "connection_type": nil, "upstream_provider": nil, "was_interrupted": false, "is_processing": false, "is_reasoning": false, "server_phase": nil, "status_detail": nil,
-                "history_loaded": true, "is_compacting": false,
+                "history_loaded": true, "is_compacting": false, "rename_draft": nil, "pending_rename": nil, "is_clearing": false,
             ])
     }
 
@@ -72,16 +72,24 @@ final class SessionTests: XCTestCase {
         }
     }
 
-    func testRenamingTheSessionIsOptimisticAndTrimsTheTitle() {
+    func testARenameTrimsTheTitleAndTheTitleChangesOnlyWithTheServersSessionRenamed() {
         var store = SpecStore(.connectedChat)
         store.send(.renameSession(title: "  Flaky test  "), effects: [.webSocket(.send(#"{"id":3,"type":"rename_session","title":"Flaky test"}"#))], followUps: ["send"]) {
+            $0["/session/pending_rename"] = "Flaky test"
+        }
+        XCTAssertEqual(store.node("chat.header")?.label, "Fix the flaky test", "not renamed before the server says so")
+        store.send(.renameSession(title: "   "), notes: ["rename_session: empty title"])
+        store.send(.renameSession(title: "Flaky"), notes: ["rename_session: a rename is already awaiting its answer"])
+        // jcode answers session_renamed, then done (client_actions.rs, handle_rename_session).
+        store.server(#"{"type":"session_renamed","session_id":"session-fox","title":"Flaky test","display_title":"Flaky test"}"#) {
             $0["/session/all_sessions/0/title"] = "Flaky test"
             $0["/session/title"] = "Flaky test"
         }
-        store.send(.renameSession(title: "   "), notes: ["rename_session: empty title"])
+        store.server(#"{"type":"done","id":3}"#, notes: ["done for rename_session"]) {
+            $0["/session/pending_rename"] = nil
+        }
         store.send(.renameSession(title: "Flaky"), effects: [.webSocket(.send(#"{"id":4,"type":"rename_session","title":"Flaky"}"#))], followUps: ["send"]) {
-            $0["/session/all_sessions/0/title"] = "Flaky"
-            $0["/session/title"] = "Flaky"
+            $0["/session/pending_rename"] = "Flaky"
         }
     }
 

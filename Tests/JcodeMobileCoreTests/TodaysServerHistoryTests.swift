@@ -127,27 +127,28 @@ final class TodaysServerHistoryTests: XCTestCase {
 
     // MARK: - Tokens
 
-    func testTokensKeepTheCacheFiguresAndTheTotalCountsTheRunningTurnOnce() {
-        // connected_chat's history total: 48210 in, 3120 out.
+    func testTokensKeepTheCacheFiguresAndEachAPICallOfATurnAddsUp() {
+        // connected_chat's history total: 48210 in, 3120 out. jcode sends one
+        // `tokens` per API call (agent/turn_streaming_mpsc.rs): a turn with a
+        // tool call makes two calls, and both count.
         var store = SpecStore.turnRunning()
         store.server(#"{"type":"tokens","input":100,"output":20,"cache_read_input":80,"cache_creation_input":5}"#) {
             $0["/session/tokens"] = ["input": 100, "output": 20, "cache_read_input": 80, "cache_creation_input": 5]
             $0["/session/total_tokens"] = ["input": 48310, "output": 3140, "cache_read_input": 80, "cache_creation_input": 5]
         }
-        // The turn's tokens so far replace the previous figures: counted once.
         store.server(#"{"type":"tokens","input":150,"output":40,"cache_read_input":120,"cache_creation_input":5}"#) {
-            $0["/session/tokens"] = ["input": 150, "output": 40, "cache_read_input": 120, "cache_creation_input": 5]
-            $0["/session/total_tokens"] = ["input": 48360, "output": 3160, "cache_read_input": 120, "cache_creation_input": 5]
+            $0["/session/tokens"] = ["input": 250, "output": 60, "cache_read_input": 200, "cache_creation_input": 10]
+            $0["/session/total_tokens"] = ["input": 48460, "output": 3180, "cache_read_input": 200, "cache_creation_input": 10]
         }
         store.finishTheTurn()
         // The next turn adds to the total the finished one left.
         store.sendTheNextMessage("again") { $0["/session/tokens"] = nil }
         store.server(#"{"type":"tokens","input":10,"output":2}"#) {
             $0["/session/tokens"] = ["input": 10, "output": 2, "cache_read_input": nil, "cache_creation_input": nil]
-            $0["/session/total_tokens"] = ["input": 48370, "output": 3162, "cache_read_input": 120, "cache_creation_input": 5]
+            $0["/session/total_tokens"] = ["input": 48470, "output": 3182, "cache_read_input": 200, "cache_creation_input": 10]
         }
         store.send(.navigate(.settings)) { $0["/screen"] = "settings" }
-        XCTAssertEqual(store.node("settings.tokens")?.value, "48370 in · 3162 out · 120 from cache")
+        XCTAssertEqual(store.node("settings.tokens")?.value, "48470 in · 3182 out · 200 from cache")
     }
 
     func testTheTokensOfATurnEndedByAnErrorStayInTheTotal() {

@@ -63,14 +63,23 @@ final class TodaysServerTurnTests: XCTestCase {
     func testDoneAnsweringSubscribeOrClearEndsNoTurn() {
         var store = SpecStore(.connectedChat)
         store.send(.clearConversation, effects: [.webSocket(.send(#"{"id":3,"type":"clear"}"#))], followUps: ["send"]) {
-            $0["/transcript"] = []
+            $0["/session/is_clearing"] = true
         }
-        store.send(.sendMessage(text: "go"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"go"}"#))], followUps: ["send"]) {
+        // While the clear is unanswered the message waits (it would land in either session).
+        store.send(.sendMessage(text: "go"), notes: ["message queued in the outbox"]) {
+            $0.append("/outbox", outboxJSON("o1", "go", delivery: "waiting"))
+        }
+        // The clear's done empties the chat and lets the message go: it starts a turn, it ends none.
+        store.server(
+            #"{"type":"done","id":3}"#, effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"go"}"#))],
+            notes: ["done for clear"], followUps: ["clear_answered", "send"]
+        ) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "go")]
-            $0.append("/outbox", outboxJSON("o1", "go", delivery: "awaiting_ack"))
+            $0["/outbox/0/delivery"] = "awaiting_ack"
             $0["/session/is_processing"] = true
+            $0["/session/is_clearing"] = false
+            $0["/session/total_tokens"] = nil
         }
-        store.server(#"{"type":"done","id":3}"#, notes: ["done for clear"])
         // A late `done` for this socket's subscribe (request 1) ends nothing either.
         store.server(#"{"type":"done","id":1}"#, notes: ["done for subscribe"])
         XCTAssertEqual(store["/session/is_processing"], true)

@@ -122,8 +122,8 @@ import Testing
 
         try harness.expectScreenText(
             """
-            # New session
-              New session — jcode
+            # s1
+              s1 — jcode
                 [Sessions]
                 [Model]
                 [Settings]

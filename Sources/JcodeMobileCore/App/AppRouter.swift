@@ -155,7 +155,8 @@ public enum AppRouter {
         case .setReasoningEffort(let effort): return .one(.session(.setReasoningEffort(effort)))
         case .compact: return .one(.session(.compact))
         case .renameSession(let title): return .one(.session(.renameSession(title: title)))
-        case .clearConversation: return .one(.chat(.clearConversation))
+        case .clearConversation: return .one(.session(.clearConversation))
+        case .setRenameDraft(let text): return .one(.session(.setRenameDraft(text)))
         case .respondPermission(let id, let approved, let remember):
             return .one(.approvals(.respondPermission(requestID: id, approved: approved, remember: remember)))
         case .respondStdin(let id, let text): return .one(.approvals(.respondStdin(requestID: id, input: text)))
@@ -215,11 +216,16 @@ public enum AppRouter {
             return .one(.chat(.toolDone(id: id, name: name, output: output, error: error)))
         case .messageEnd(let reason): return .one(.chat(.messageEnd(stopReason: reason)))
         case .providerGuardrail(_, let message): return .one(.chat(.providerGuardrail(message: message)))
-        case .done(let id): return .one(.chat(.done(id: id)))
+        // The session owns the answers to `clear` and `rename_session`; the chat, a turn's.
+        case .done(let id): return .many([.session(.done(id: id)), .chat(.done(id: id))])
         case .interrupted: return .one(.chat(.interrupted))
         case .error(let id, let message, let retryAfter):
-            // The connection owns an error answering `subscribe`; the chat, one about the turn.
-            return .many([.connection(.error(id: id, message: message)), .chat(.error(id: id, message: message, retryAfterSecs: retryAfter))])
+            // The connection owns an error answering `subscribe`; the session, a refused
+            // `clear` or `rename_session`; the chat, one about the turn (and shows each).
+            return .many([
+                .connection(.error(id: id, message: message)), .session(.error(id: id, message: message)),
+                .chat(.error(id: id, message: message, retryAfterSecs: retryAfter)),
+            ])
         case .tokens(let usage): return .many([.session(.tokens(usage)), .chat(.tokens(usage))])
         case .statusDetail(let detail): return .one(.chat(.statusDetail(detail)))
         case .connectionPhase(let phase): return .one(.chat(.connectionPhase(phase)))
@@ -268,6 +274,8 @@ public enum AppRouter {
         case .connection(let output): return route(output)
         case .session(.sessionSwitched):
             return .many([.navigation(.followNewest), .chat(.sessionSwitched), .approvals(.nothingWaits)])
+        case .session(.clearAnswered(let accepted)):
+            return accepted ? .many([.navigation(.followNewest), .chat(.clearAnswered(accepted: true))]) : .one(.chat(.clearAnswered(accepted: false)))
         case .chat(.turnEnded(let outcome, let error)):
             return .many([.session(.turnOver), .approvals(.nothingWaits), .lifecycle(.turnEnded(outcome: outcome, error: error))])
         case .chat(.composerSent(let clearDraft, let clearAttachments)):
@@ -316,7 +324,7 @@ public enum AppRouter {
         case .credentialsRejected(let id): return .one(.servers(.credentialsRejected(serverID: id)))
         case .socketOpened:
             return .many([.navigation(.socketOpened), .chat(.socketOpened), .approvals(.socketOpened), .notices(.freshAttempt)])
-        case .connectionLost: return .many([.session(.turnOver), .chat(.connectionLost)])
+        case .connectionLost: return .many([.session(.connectionLost), .chat(.connectionLost)])
         }
     }
 }

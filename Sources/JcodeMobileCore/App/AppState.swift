@@ -37,6 +37,7 @@ extension Facts {
         sessionTitle = state.session.title
         model = state.session.model
         pendingModel = state.session.pendingModel
+        isClearing = state.session.isClearing
         isTurnRunning = state.chat.turn.isProcessing
         draft = state.composer.draft
         attachments = state.composer.attachments

@@ -240,6 +240,9 @@ extension StateSection {
                 .init("status_detail", { B.nullableString }, { $0.pointee.chat.turn.statusDetail }),
                 .init("history_loaded") { $0.pointee.chat.turn.historyLoaded },
                 .init("is_compacting") { $0.pointee.session.isCompacting },
+                .init("rename_draft", { B.nullableString }, { $0.pointee.session.renameDraft }),
+                .init("pending_rename", { B.nullableString }, { $0.pointee.session.pendingRename }),
+                .init("is_clearing") { $0.pointee.session.isClearing },
             ]),
         // Written straight from the entries (it can be large), and tracked
         // by the transcript's own change journal (a streamed delta is one

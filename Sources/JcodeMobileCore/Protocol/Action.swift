@@ -31,6 +31,8 @@ public enum Action: Equatable, Sendable {
     case setReasoningEffort(String)
     case compact
     case renameSession(title: String)
+    /// The rename field's text (the title `rename_session` will ask for).
+    case setRenameDraft(String)
     case clearConversation
     // Requests from the agent
     case respondPermission(requestID: String, approved: Bool, remember: Bool)
@@ -142,7 +144,13 @@ public enum Action: Equatable, Sendable {
             r throws(CoreError) in
             .renameSession(title: try r.string("title"))
         },
-        MessageSpec("clear_conversation", doc: "Clear the conversation (optimistically).") { _ throws(CoreError) in
+        MessageSpec("set_rename_draft", doc: "Edit the rename field of the current session.", fields: value) {
+            r throws(CoreError) in
+            .setRenameDraft(try r.string("value"))
+        },
+        MessageSpec(
+            "clear_conversation", doc: "Clear the conversation: it empties when the server accepts (a fresh session)."
+        ) { _ throws(CoreError) in
             .clearConversation
         },
         MessageSpec(

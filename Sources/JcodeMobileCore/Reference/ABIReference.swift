@@ -179,6 +179,7 @@ public enum ABIReference {
         case ("set_pair_code", "value"): return "123456"
         case ("set_device_name", "value"): return "Ana's iPhone"
         case ("set_draft", "value"): return "Run the tests"
+        case ("set_rename_draft", "value"): return "Deflake CI"
         case ("tokens", "input"): return 1200
         case ("tokens", "output"): return 34
         case ("health_finished", "status"), ("pair_finished", "status"), ("websocket_failed", "status"): return .null

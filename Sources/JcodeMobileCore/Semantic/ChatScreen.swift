@@ -35,9 +35,10 @@ enum ChatScreen {
     static func header(_ state: AppState) -> SemanticNode {
         let model = state.session.pendingModel.map { "Switching to \($0)…" } ?? state.session.model ?? "Model"
         let server = state.servers.selected?.name
+        let title = SemanticText.sessionTitle(state.session.title, id: state.session.id)
         return SemanticNode(
-            "chat.header", .header, label: state.session.title ?? "New session", value: server,
-            accessibilityLabel: "Session \(state.session.title ?? "New session")",
+            "chat.header", .header, label: title, value: server,
+            accessibilityLabel: "Session \(title)",
             children: [
                 .button("nav.sessions", "Sessions", .navigate(.sessions)),
                 .button("nav.model_picker", model, .navigate(.modelPicker), accessibilityLabel: "Model: \(model)"),

@@ -1,7 +1,5 @@
 /// Models and reasoning effort.
 enum ModelPickerScreen {
-    static let efforts = ["low", "medium", "high"]
-
     static func nodes(_ state: AppState) -> [SemanticNode] {
         let s = state.session
         let canChange = state.connection.canSend
@@ -12,7 +10,7 @@ enum ModelPickerScreen {
                 "model.\(model)", model, .setModel(model), enabled: canChange && s.pendingModel == nil,
                 accessibilityLabel: "Use \(model)", value: status)
         }
-        let effortRows: [SemanticNode] = efforts.map { effort in
+        let effortRows: [SemanticNode] = s.reasoningEfforts.map { effort in
             let status = effort == s.pendingReasoningEffort ? "switching" : (effort == s.reasoningEffort ? "current" : nil)
             return .button(
                 "effort.\(effort)", effort.prefix(1).uppercased() + effort.dropFirst(), .setReasoningEffort(effort),

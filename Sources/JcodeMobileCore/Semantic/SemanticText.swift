@@ -1,6 +1,22 @@
 /// The words for what the state holds as data: connection issues, the error
 /// banner, the status line. Formatting lives here, never in features or hosts.
 public enum SemanticText {
+    /// A session as the person sees it named: the title the server gave it
+    /// (`session_renamed`, a history or session list that carries one), or
+    /// else its name from the id as jcode shows it (`session_fox_1700…` is
+    /// "Fox": `crates/jcode-core/src/id.rs`, `extract_session_name`, and
+    /// `process_title.rs`, `terminal_session_label`), or else the id itself;
+    /// "New session" only before the server named one.
+    public static func sessionTitle(_ title: String?, id: String?) -> String {
+        if let title, !title.isEmpty { return title }
+        guard let id, !id.isEmpty else { return "New session" }
+        guard id.hasPrefix("session_") else { return id }
+        let rest = id.dropFirst("session_".count)
+        guard let end = rest.firstIndex(of: "_"), end > rest.startIndex else { return id }
+        let name = rest[..<end]
+        return name.prefix(1).uppercased() + name.dropFirst()
+    }
+
     /// Why the connection is not up, in words a person understands.
     public static func issue(_ issue: ConnectionIssue) -> String {
         switch issue {

@@ -40,7 +40,7 @@ public enum SemanticTree {
     static func title(of state: AppState) -> String {
         switch state.navigation.screen {
         case .onboarding: return "Connect to jcode"
-        case .chat: return state.session.title ?? "New session"
+        case .chat: return SemanticText.sessionTitle(state.session.title, id: state.session.id)
         case .sessions: return "Sessions"
         case .modelPicker: return "Model"
         case .settings: return "Settings"

@@ -5,10 +5,11 @@ enum SessionsScreen {
         var rows: [SemanticNode] = []
         for session in state.session.allSessions {
             let current = session.id == state.session.id
+            let title = SemanticText.sessionTitle(session.title, id: session.id)
             rows.append(
                 .button(
-                    "session.\(session.id)", session.title ?? session.id, .resumeSession(id: session.id), enabled: canSwitch,
-                    accessibilityLabel: "Session \(session.title ?? session.id)", value: current ? "current" : nil))
+                    "session.\(session.id)", title, .resumeSession(id: session.id), enabled: canSwitch,
+                    accessibilityLabel: "Session \(title)", value: current ? "current" : nil))
         }
         return [
             SemanticNode(

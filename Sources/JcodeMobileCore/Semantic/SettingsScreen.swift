@@ -30,13 +30,30 @@ enum SettingsScreen {
                     placeholder: "/home/you/project", editAction: "set_working_dir", focusedID: state.navigation.focusedNodeID,
                     error: server.workingDirError?.text))
         }
+        // jcode refuses a rename or a clear while a turn runs: so do their controls.
+        let busy = state.chat.turn.isProcessing
+        let session = state.session
+        if session.id != nil {
+            let draft = session.renameDraft ?? session.title ?? ""
+            let wanted = draft.trimmingSpaces()
+            nodes.append(
+                .field(
+                    "settings.rename_field", "Session title", value: draft, placeholder: "Name this session",
+                    editAction: "set_rename_draft", focusedID: state.navigation.focusedNodeID))
+            nodes.append(
+                .button(
+                    "settings.rename", session.pendingRename != nil ? "Renaming…" : "Rename session",
+                    .renameSession(title: draft),
+                    enabled: connected && !busy && session.pendingRename == nil && !wanted.isEmpty && wanted != session.title))
+        }
         return [
             SemanticNode("settings.header", .header, label: "Settings", children: [.button("nav.back", "Back", .navigate(.chat))]),
             SemanticNode("settings.info", .group, label: "", children: info),
         ] + nodes + [
             .button("settings.compact", state.session.isCompacting ? "Compacting…" : "Compact conversation", .compact,
                     enabled: connected && !state.session.isCompacting),
-            .button("settings.clear", "Clear conversation", .clearConversation, enabled: connected),
+            .button("settings.clear", session.isClearing ? "Clearing…" : "Clear conversation", .clearConversation,
+                    enabled: connected && !busy && !session.isClearing),
             .button("settings.disconnect", "Disconnect", .disconnect, visible: state.connection.phase != .disconnected && server != nil),
             .button("settings.connect", "Connect", .retryConnection, visible: state.connection.phase == .disconnected && server != nil),
             .button("settings.add_server", "Pair another server", .navigate(.onboarding)),

@@ -139,7 +139,8 @@ def test_connected_chat_shows_the_history():
     assert state["banners"] == {"error": None, "status": None}
 
     tree = host.app.tree()
-    assert tree["value"] == "chat" and tree["label"] == "New session"
+    # no title from the server: the session is named from its id (this fake's ids have no jcode name in them)
+    assert tree["value"] == "chat" and tree["label"] == "session-fox"
     messages = find_node(tree, "chat.messages")["children"]
     assert [(n["id"], n["label"], n["value"]) for n in messages] == [
         ("message." + m["id"], "You" if m["role"] == "user" else "jcode", m["text"]) for m in state["transcript"]

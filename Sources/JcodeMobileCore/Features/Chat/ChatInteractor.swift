@@ -14,7 +14,6 @@ public struct ChatInteractor: Interactor {
         // Actions
         case sendMessage(text: String?)
         case interrupt
-        case clearConversation
         case queueInterrupt(text: String, urgent: Bool)
         case cancelQueuedInterrupts
         // Server events
@@ -41,6 +40,8 @@ public struct ChatInteractor: Interactor {
         case socketOpened
         case serverChanged
         case sessionSwitched
+        /// The server answered a `clear`: accepted (its `done`: the session is a fresh one) or refused.
+        case clearAnswered(accepted: Bool)
     }
 
     /// The streamed events, hundreds a second.
@@ -67,13 +68,19 @@ public struct ChatInteractor: Interactor {
         case .interrupt:
             guard state.turn.isProcessing else { return .note("interrupt: no turn is running") }
             return .send(.cancel)
-        case .clearConversation:
-            if let refused = facts.requireConnection(to: "clear the conversation") { return refused }
+        case .clearAnswered(let accepted):
+            // Only once the server cleared (a refused clear leaves everything
+            // shown); what waited in the outbox goes now, to the session the answer left.
+            guard accepted else { return flushOutbox(&state, facts) }
             state.transcript.removeAll()
             Self.endTurn(&state)
             state.softInterrupts = []
+            state.outlivedInterrupts = []
+            state.images = []
+            state.wasInterrupted = false
+            state.turn.tokens = nil
             state.serverUserRows = 0
-            return .send(.clear)
+            return flushOutbox(&state, facts)
         case .queueInterrupt(let text, let urgent):
             return queueInterrupt(&state, text: text, urgent: urgent, facts)
         case .cancelQueuedInterrupts:
@@ -180,7 +187,8 @@ public struct ChatInteractor: Interactor {
             return .none
 
         case .tokens(let usage):
-            state.turn.tokens = usage
+            // One per API call: the turn's calls add up.
+            state.turn.tokens = state.turn.tokens.map { $0 + usage } ?? usage
             return .none
         case .statusDetail(let detail):
             state.turn.statusDetail = detail.isEmpty ? nil : detail
@@ -292,8 +300,8 @@ public struct ChatInteractor: Interactor {
             ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
         state.outbox.append(OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments))
         state.nextOutboxID &+= 1
-        guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, state.outbox.count == 1 else {
-            // Offline, still loading, or behind earlier messages: it waits its turn.
+        guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, !facts.isClearing, state.outbox.count == 1 else {
+            // Offline, still loading, clearing, or behind earlier messages: it waits its turn.
             return taken + .note("message queued in the outbox")
         }
         return taken + deliverHead(&state, facts)
@@ -332,7 +340,8 @@ public struct ChatInteractor: Interactor {
     /// Sends the oldest outbox message when the connection is ready for it
     /// and nothing before it is still on its way.
     private func flushOutbox(_ state: inout ChatState, _ facts: Facts) -> Emission {
-        guard state.outbox.first?.delivery == .waiting, facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing
+        guard state.outbox.first?.delivery == .waiting, facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing,
+            !facts.isClearing
         else { return .none }
         return deliverHead(&state, facts)
     }

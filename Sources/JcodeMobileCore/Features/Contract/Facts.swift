@@ -22,6 +22,9 @@ public struct Facts: Sendable {
     public var sessionTitle: String?
     public var model: String?
     public var pendingModel: String?
+    /// A `clear` awaits its answer: what is sent meanwhile would land in the
+    /// session it replaces or the fresh one, so the outbox waits.
+    public var isClearing = false
     // Chat
     public var isTurnRunning = false
     // Composer

@@ -12,7 +12,13 @@ public struct SessionInteractor: Interactor {
         case setReasoningEffort(String)
         case compact
         case renameSession(title: String)
+        case setRenameDraft(String)
+        case clearConversation
         // Server events
+        /// A request's answer: the `done` of a `clear` or `rename_session` means accepted.
+        case done(id: Int?)
+        /// A request's refusal (`error` with its id): a `clear` or `rename_session` refused.
+        case error(id: Int?, message: String)
         case session(sessionID: String)
         case state(sessionID: String?)
         case sessionRenamed(sessionID: String, displayTitle: String)
@@ -30,8 +36,11 @@ public struct SessionInteractor: Interactor {
         // Other features' outputs
         case serverChanged(SavedServer?)
         case serverSelected(ServerSelection)
-        /// The turn ended (chat) or the connection was lost (which ends it too).
+        /// The turn ended (chat).
         case turnOver
+        /// The connection was lost: it ends the turn, and no answer to a
+        /// request of the old socket will come.
+        case connectionLost
     }
 
     /// The session list is full: logged each time, said once.
@@ -51,10 +60,21 @@ public struct SessionInteractor: Interactor {
             state.id = server?.lastSessionID
             return .none
         case .turnOver:
-            // The turn's last `tokens` joins the total (a lost connection ends the turn too).
+            // The turn's `tokens`, summed, join the total.
             state.totalTokens = state.currentTotalTokens
             state.turnTokens = nil
             return .none
+        case .connectionLost:
+            // A lost connection ends the turn too; a clear or rename it carried
+            // is answered on no socket (the next history says what the server did).
+            state.totalTokens = state.currentTotalTokens
+            state.turnTokens = nil
+            var lost = Emission.none
+            if state.isClearing { lost.append(.note("clear: the connection was lost before its answer")) }
+            if state.pendingRename != nil { lost.append(.note("rename_session: the connection was lost before its answer")) }
+            state.isClearing = false
+            state.pendingRename = nil
+            return lost
         case .serverSelected(let selection):
             if case .paired(let version) = selection.reason { state.serverVersion = version }
             return .none
@@ -67,6 +87,7 @@ public struct SessionInteractor: Interactor {
             state.title = state.title(of: id)
             state.totalTokens = nil
             state.turnTokens = nil
+            state.renameDraft = nil
             return .internal(.openChat) + .tell(.sessionSwitched(sessionID: id))
                 + .send(.resumeSession(sessionID: id, clientInstanceID: facts.deviceID))
                 + .send(.getHistory)
@@ -92,17 +113,43 @@ public struct SessionInteractor: Interactor {
         case .renameSession(let title):
             let trimmed = title.trimmingSpaces()
             guard !trimmed.isEmpty else { return .note("rename_session: empty title") }
-            guard facts.canSend, let id = state.id else {
+            guard facts.canSend, state.id != nil else {
                 return .internal(.showError(ErrorBanner(message: "Connect to the server to rename the session.")))
             }
-            state.setTitle(trimmed, for: id)
+            if let busy = Self.refuseWhileBusy(facts, "renaming the session") { return busy }
+            guard state.pendingRename == nil else { return .note("rename_session: a rename is already awaiting its answer") }
+            // The title changes with the server's session_renamed, not before.
+            state.pendingRename = trimmed
             return .send(.renameSession(title: trimmed))
+
+        case .setRenameDraft(let text):
+            state.renameDraft = text
+            return .none
+
+        case .clearConversation:
+            if let refused = facts.requireConnection(to: "clear the conversation") { return refused }
+            if let busy = Self.refuseWhileBusy(facts, "clearing the conversation") { return busy }
+            guard !state.isClearing else { return .note("clear: already awaiting its answer") }
+            // The chat empties on the server's done, not before.
+            state.isClearing = true
+            return .send(.clear)
+
+        case .done(let id):
+            return answered(&state, id: id, facts)
+
+        case .error(let id, let message):
+            return refused(&state, id: id, message: message, facts)
 
         // Server events
         case .session(let id):
             if id != state.id {
                 state.id = id
                 state.title = state.title(of: id)
+                state.renameDraft = nil
+            }
+            // A session the server names (the fresh one a clear made) is listed.
+            guard state.list(id) else {
+                return Self.listOverflow(&state, note: "session \(id) not listed: \(SessionState.listLimit) sessions are listed")
             }
             return .none
 
@@ -114,6 +161,8 @@ public struct SessionInteractor: Interactor {
             return .none
 
         case .sessionRenamed(let id, let title):
+            // The rename field follows the current session's new title.
+            if id == state.id { state.renameDraft = nil }
             guard state.setTitle(title, for: id) else {
                 return Self.listOverflow(&state, note: "session_renamed for \(id) not listed: \(SessionState.listLimit) sessions are listed")
             }
@@ -142,7 +191,13 @@ public struct SessionInteractor: Interactor {
             return .none
 
         case .tokens(let usage):
-            state.turnTokens = usage
+            // One `tokens` per API call: a turn's calls add up.
+            guard facts.isTurnRunning else {
+                // After the turn ended (or from a call outside a turn): straight into the total.
+                state.totalTokens = state.totalTokens.map { $0 + usage } ?? usage
+                return .note("tokens with no turn running: added to the total")
+            }
+            state.turnTokens = state.turnTokens.map { $0 + usage } ?? usage
             return .none
         case .connectionType(let type):
             state.connectionType = type.isEmpty ? nil : type
@@ -168,6 +223,55 @@ public struct SessionInteractor: Interactor {
         }
     }
 
+    /// A `clear` or `rename_session` the server accepted: its `done`
+    /// (after the `session` naming the fresh session, or `session_renamed`).
+    /// A `done` for any other request, or one this socket never sent, is
+    /// not the session's.
+    private func answered(_ state: inout SessionState, id: Int?, _ facts: Facts) -> Emission {
+        guard let id, let kind = facts.sentRequests.kind(of: id) else { return .none }
+        switch kind {
+        case .clear where state.isClearing && id == facts.sentRequests.latest(.clear):
+            state.isClearing = false
+            // A fresh session: nothing said, no tokens spent.
+            state.totalTokens = nil
+            state.turnTokens = nil
+            return .tell(.clearAnswered(accepted: true))
+        case .renameSession where state.pendingRename != nil && id == facts.sentRequests.latest(.renameSession):
+            state.pendingRename = nil
+            return .none
+        default:
+            return .none
+        }
+    }
+
+    /// A `clear` or `rename_session` the server refused (while the session
+    /// is busy, jcode answers `error` with the request's id): nothing
+    /// changed, the request is no longer awaited, and the rename field
+    /// keeps what was typed. The banner with the server's words is the
+    /// chat's (it shows every refusal).
+    private func refused(_ state: inout SessionState, id: Int?, message: String, _ facts: Facts) -> Emission {
+        guard let id, let kind = facts.sentRequests.kind(of: id) else { return .none }
+        switch kind {
+        case .clear where state.isClearing && id == facts.sentRequests.latest(.clear):
+            state.isClearing = false
+            return .note("clear refused: \(message)") + .tell(.clearAnswered(accepted: false))
+        case .renameSession where state.pendingRename != nil && id == facts.sentRequests.latest(.renameSession):
+            if state.renameDraft == nil { state.renameDraft = state.pendingRename }
+            state.pendingRename = nil
+            return .note("rename_session refused: \(message)")
+        default:
+            return .none
+        }
+    }
+
+    /// jcode refuses `clear` and `rename_session` while a turn runs
+    /// (client_lifecycle.rs, `reject_if_agent_busy_for_request`): the app
+    /// says so before asking.
+    static func refuseWhileBusy(_ facts: Facts, _ task: String) -> Emission? {
+        guard facts.isTurnRunning else { return nil }
+        return .internal(.showError(ErrorBanner(message: "Wait for the current turn to finish before \(task).")))
+    }
+
     /// A history names the session and what the server knows of it: the
     /// session list (titles learnt from renames kept), title, model,
     /// provider, token total, version and effort.
@@ -178,15 +282,30 @@ public struct SessionInteractor: Interactor {
             // Keep titles learnt from session_renamed for sessions the list leaves untitled.
             var known: [String: String] = [:]
             for s in state.allSessions { if let title = s.title { known[s.id] = title } }
-            let listed = sessions.prefix(SessionState.listLimit)
+            // Each session once (the first place it is listed, the first title given for it).
+            var unique: [SessionSummary] = []
+            var position: [String: Int] = [:]
+            for summary in sessions {
+                if let i = position[summary.id] {
+                    if unique[i].title == nil { unique[i].title = summary.title }
+                    continue
+                }
+                position[summary.id] = unique.count
+                unique.append(summary)
+            }
+            let listed = unique.prefix(SessionState.listLimit)
             state.allSessions = listed.map { summary in
                 var s = summary
                 if s.title == nil { s.title = known[s.id] }
                 return s
             }
-            if sessions.count > listed.count {
+            // The history's own session is listed even when the list leaves it out.
+            if !state.allSessions.contains(where: { $0.id == history.sessionID }), state.allSessions.count < SessionState.listLimit {
+                state.allSessions.append(SessionSummary(id: history.sessionID, title: known[history.sessionID]))
+            }
+            if unique.count > listed.count {
                 overflow = Self.listOverflow(
-                    &state, note: "history lists \(sessions.count) sessions; the first \(SessionState.listLimit) are kept")
+                    &state, note: "history lists \(unique.count) sessions; the first \(SessionState.listLimit) are kept")
             } else {
                 state.listOverflowNoticed = false
             }

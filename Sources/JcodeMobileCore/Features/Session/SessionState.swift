@@ -13,10 +13,11 @@ public struct SessionState: Equatable, Sendable {
     /// A `set_reasoning_effort` awaiting `reasoning_effort_changed`.
     public var pendingReasoningEffort: String?
     public var serverVersion: String?
-    /// Tokens of the whole session: the `history` total plus every turn
-    /// finished since (`tokens` of each turn, added when it ends).
+    /// Tokens of the whole session: the `history` total plus every API call
+    /// reported since (`tokens`, one per call; a turn's join when it ends).
     public var totalTokens: TokenUsage?
-    /// The latest `tokens` of the running turn (not yet in the total).
+    /// The running turn's `tokens`, summed: the server reports each API
+    /// call of the turn once (not yet in the total).
     public var turnTokens: TokenUsage?
     /// The provider stream's transport (`connection_type`).
     public var connectionType: String?
@@ -30,6 +31,14 @@ public struct SessionState: Equatable, Sendable {
     }
     /// A `compact` awaiting `compact_result`.
     public var isCompacting = false
+    /// The rename field's text as the person typed it; nil until edited
+    /// (the field then shows the current title). Kept after a refusal.
+    public var renameDraft: String?
+    /// The title of a `rename_session` awaiting its answer: the title
+    /// changes only with the server's `session_renamed`.
+    public var pendingRename: String?
+    /// A `clear` awaiting its answer: the chat empties only on its `done`.
+    public var isClearing = false
 
     public init() {}
 
@@ -58,6 +67,32 @@ public struct SessionState: Equatable, Sendable {
 
     func title(of sessionID: String) -> String? {
         allSessions.first(where: { $0.id == sessionID })?.title
+    }
+
+    /// Lists a session the server named (`session`, the answer to `clear`)
+    /// if it is not listed yet and the list has room; false when it had none.
+    @discardableResult
+    mutating func list(_ sessionID: String) -> Bool {
+        if allSessions.contains(where: { $0.id == sessionID }) { return true }
+        guard allSessions.count < Self.listLimit else { return false }
+        allSessions.append(SessionSummary(id: sessionID, title: nil))
+        return true
+    }
+
+    /// The reasoning efforts the provider accepts, as jcode's protocol lists
+    /// them per provider (`crates/jcode-protocol/src/wire.rs`,
+    /// `set_reasoning_effort`), with the current one added when the server
+    /// reported one outside that list.
+    public var reasoningEfforts: [String] {
+        var efforts: [String]
+        switch provider?.lowercased() {
+        case "openai"?: efforts = ["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+        case "anthropic"?, "claude"?: efforts = ["none", "low", "medium", "high", "xhigh", "max"]
+        case "deepseek"?: efforts = ["none", "low", "medium", "high", "max"]
+        default: efforts = ["none", "low", "medium", "high", "xhigh"]
+        }
+        if let current = reasoningEffort, !current.isEmpty, !efforts.contains(current) { efforts.append(current) }
+        return efforts
     }
 }
 
