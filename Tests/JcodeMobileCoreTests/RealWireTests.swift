@@ -81,6 +81,43 @@ final class RealWireTests: XCTestCase {
         XCTAssertEqual(driver.state["connection"]?["socket_open"], true)
     }
 
+    /// The nested enums the core reads, each variant put in the event that
+    /// carries it (jcode's full vector of that event, one member replaced).
+    func testEveryVariantOfTheNestedEnumsTheCoreReadsIsTaken() {
+        let events = Dictionary(vectors("wire_vectors.jsonl").filter { $0.kind == "event" }.map { ($0.type, $0.json) }) { a, _ in a }
+        /// type_path → (the event, how to put the variant into it)
+        let places: [String: (event: String, put: (inout JSONObject, JSONValue) -> Void)] = [
+            "jcode_protocol::NotificationType": ("notification", { $0["notification_type"] = $1 }),
+            "jcode_config_types::CompactionMode": ("history", { $0["compaction_mode"] = $1 }),
+            "jcode_session_types::RenderedImageSource": ("history", { Self.putIntoFirstImage(&$0, "source", $1) }),
+            "jcode_session_types::RenderedImageAnchor": ("history", { Self.putIntoFirstImage(&$0, "anchor", $1) }),
+        ]
+        var tried: [String: Int] = [:]
+        for row in lines("nested_enum_vectors.jsonl") {
+            guard let path = row["type_path"]?.stringValue, let place = places[path], let value = row["json"] else { continue }
+            guard var event = events[place.event]?.objectValue else {
+                XCTFail("\(place.event) is missing from wire_vectors.jsonl")
+                continue
+            }
+            place.put(&event, value)
+            let label = "\(path) \(row["variant"]?.stringValue ?? "?") in \(place.event)"
+            let dropped = deliver(JSONValue.object(event).jsonString, label).filter { $0.contains("malformed server event dropped") }
+            XCTAssertEqual(dropped, [], "\(label): dropped as malformed")
+            tried[path, default: 0] += 1
+        }
+        XCTAssertEqual(tried, [
+            "jcode_protocol::NotificationType": 3, "jcode_config_types::CompactionMode": 3,
+            "jcode_session_types::RenderedImageSource": 3, "jcode_session_types::RenderedImageAnchor": 2,
+        ])
+    }
+
+    private static func putIntoFirstImage(_ event: inout JSONObject, _ member: String, _ value: JSONValue) {
+        guard var images = event["images"]?.arrayValue, var first = images.first?.objectValue else { return }
+        first[member] = value
+        images[0] = .object(first)
+        event["images"] = .array(images)
+    }
+
     // MARK: - Requests
 
     /// What jcode's decoder says of each field of each request type:
