@@ -746,6 +746,10 @@ class FakeSocket:
         self.working_dir: Optional[str] = None
         self.client_instance_id: Optional[str] = None
         self.turn: Optional[_Turn] = None
+        #: A ``message`` waiting for the session's agent, busy with another client's turn; the
+        #: lines that arrived meanwhile (read, not answered, not even acknowledged).
+        self.waiting: Optional[dict] = None
+        self.held: List[str] = []
 
     def send(self, text: str) -> List[dict]:
         """Deliver one text frame; returns the server events it causes, in order."""
@@ -1242,6 +1246,9 @@ class FakeJcodeServer:
             if socket.server_closed:
                 socket.lost.append(line)
                 continue
+            if socket.waiting is not None:
+                socket.held.append(line)
+                continue
             answers += self._receive_line(socket, line)
         return answers
 
@@ -1534,6 +1541,14 @@ class FakeJcodeServer:
         if socket.turn is not None:
             # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (start_processing_message)
             return [_error(rid, "Already processing a message")]
+        if socket.session_id in self.foreign_turns:
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client, Request::Message →
+            # start_processing_message): the message is acknowledged, then its handler waits for the
+            # session's agent (agent.lock().await), which the other client's turn holds; the
+            # connection's request loop waits with it, so later lines are neither acknowledged nor
+            # answered until that turn ends (finish_foreign_turn); then this turn runs
+            socket.waiting = request
+            return []
         self._add_user_row(session, content, images)
         reply = self.next_reply(content)
         turn = _Turn(rid, reply)
@@ -1608,6 +1623,14 @@ class FakeJcodeServer:
         self._complete(self.sessions[sid], turn.reply, turn.reply.rows(), None)
         rest = turn.reply.events(turn.request_id)[turn.sent :]
         self._fan_out(sid, rest)
+        for waiter in self.open_sockets():
+            if waiter.session_id == sid and waiter.waiting is not None:
+                request, held = waiter.waiting, waiter.held
+                waiter.waiting, waiter.held = None, []
+                answers = self._on_message(waiter, request)
+                if held:
+                    answers += self._receive(waiter, "\n".join(held))
+                waiter.push(answers)
         return rest
 
     def _fan_out(self, session_id: str, events: List[dict]) -> None:

@@ -546,6 +546,24 @@ def test_a_held_foreign_turn_keeps_the_session_busy_until_it_finishes():
         server.finish_foreign_turn()
 
 
+def test_a_message_during_another_clients_turn_waits_for_it_and_holds_the_connections_later_lines():
+    server = FakeJcodeServer(replies=[Reply(text="Second.", chunks=["Second."])])
+    phone = subscribed(server, target_session_id="session-fox")
+    server.start_foreign_turn(Reply(text="First.", chunks=["First."], hold_after=0), session_id="session-fox")
+    assert phone.send(line(id=2, type="message", content="And the docs?")) == [{"type": "ack", "id": 2}]
+    assert phone.send(line(id=3, type="ping")) == []  # read, not acknowledged: the loop waits
+    server.finish_foreign_turn()
+    assert phone.take_pushed() == [
+        {"type": "text_delta", "text": "First."}, END_TURN, {"type": "done", "id": 41},
+        {"type": "text_delta", "text": "Second."}, END_TURN, {"type": "done", "id": 2},
+        {"type": "ack", "id": 3}, {"type": "pong", "id": 3},
+    ]
+    assert server.sessions["session-fox"]["messages"][-4:] == [
+        {"role": "user", "content": "Run the test suite"}, {"role": "assistant", "content": "First."},
+        {"role": "user", "content": "And the docs?"}, {"role": "assistant", "content": "Second."},
+    ]
+
+
 BUSY_CLEAR = {"type": "error", "id": 3, "retry_after_secs": 1, "message":
               "Cannot handle clear while the session is busy. Try again after the current turn finishes."}
 BUSY_RENAME = {"type": "error", "id": 4, "retry_after_secs": 1, "message":
