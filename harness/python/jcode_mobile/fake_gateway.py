@@ -77,8 +77,13 @@ __all__ = [
     "Step",
     "HostError",
     "Host",
+    "DEFAULT_VISIBLE_COMPACTED",
+    "compacted_marker",
+    "compacted_rows",
+    "compacted_window",
     "decode_request",
     "guardrail_notice",
+    "image_heavy_history",
     "split_words",
 ]
 
@@ -129,6 +134,7 @@ _FIELDS: Dict[str, Tuple[Tuple[str, str, bool], ...]] = {
     "set_reasoning_effort": (("id", "u64", True), ("effort", "str", True), ("target_session_id", "ostr", False)),
     "rename_session": (("id", "u64", True), ("title", "ostr", False)),
     "stdin_response": (("id", "u64", True), ("request_id", "str", True), ("input", "str", True)),
+    "get_compacted_history": (("id", "u64", True), ("visible_messages", "usize", True)),
 }
 _ID_ONLY: Tuple[Tuple[str, str, bool], ...] = (("id", "u64", True),)
 
@@ -187,11 +193,11 @@ def _unexpected(value: Any) -> str:
 
 def _field_problem(value: Any, kind: str) -> Optional[str]:
     """serde's complaint about ``value`` for a field of ``kind`` (None: fine)."""
-    if kind == "u64":
+    if kind in ("u64", "usize"):
         if isinstance(value, bool) or not isinstance(value, int):
-            return f"invalid type: {_unexpected(value)}, expected u64"
+            return f"invalid type: {_unexpected(value)}, expected {kind}"
         if value < 0:
-            return f"invalid value: integer `{value}`, expected u64"
+            return f"invalid value: integer `{value}`, expected {kind}"
         return None
     if kind in ("str", "ostr"):
         if value is None and kind == "ostr":
@@ -435,6 +441,103 @@ DEFAULT_TOKEN_USAGE: Dict[str, int] = {
     "cache_creation_input_tokens": 2048,
 }
 
+#: How many compacted rows a ``history`` shows before the live ones.
+#: jcode: crates/jcode-base/src/session/render.rs (DEFAULT_VISIBLE_COMPACTED_HISTORY_MESSAGES)
+DEFAULT_VISIBLE_COMPACTED = 64
+
+
+def compacted_window(prefix: Sequence[dict], requested: int) -> Tuple[int, Dict[str, int]]:
+    """Where the shown part of a compacted prefix starts, and the counts
+    ``compacted_history`` reports, for ``requested`` visible rows.
+
+    jcode: crates/jcode-base/src/session/render.rs (compacted_history_render_window): a prefix
+    shorter than 80 rows or with at most 5 user turns is shown whole; otherwise the last
+    ``requested`` rows, the start moved back to the user row that begins that turn. Every row
+    of the fake's prefix is a rendered row; a user row starts a turn.
+    """
+    total = len(prefix)
+    turns = sum(1 for row in prefix if row.get("role") == "user")
+    visible = total if total < 80 or turns <= 5 else min(requested, total)
+    if visible == 0:
+        start = total
+    elif visible == total:
+        start = 0
+    else:
+        start = total - visible
+        boundary = start
+        while boundary > 0 and prefix[boundary].get("role") != "user":
+            boundary -= 1
+        if prefix[boundary].get("role") == "user":
+            start = boundary
+    visible = total - start
+    return start, {"total": total, "visible": visible, "remaining": total - visible,
+                   "hidden_prompts": sum(1 for row in prefix[:start] if row.get("role") == "user")}
+
+
+def compacted_marker(counts: Dict[str, int]) -> dict:
+    """The ``system`` row a compacted history starts with.
+
+    jcode: crates/jcode-base/src/session/render.rs (render_messages_and_images_with_compacted_history):
+    three wordings, for all shown, none shown ("… Scroll to the top to load older history.") and some shown.
+    """
+    total, visible, remaining = counts["total"], counts["visible"], counts["remaining"]
+    if remaining == 0:
+        text = (f"Earlier conversation compacted - showing all {total} compacted historical messages. "
+                "Redraw may be slower while this view is open.")
+    elif visible == 0:
+        text = (f"Earlier conversation compacted - {remaining} historical messages hidden from the UI. "
+                "Scroll to the top to load older history.")
+    else:
+        text = (f"Earlier conversation compacted - {remaining} older historical messages hidden. "
+                f"Showing {visible} of {total} compacted messages. Scroll to the top to load more.")
+    return {"role": "system", "content": text}
+
+
+def compacted_rows(turns: int, *, topic: str = "the release") -> List[dict]:
+    """A compacted prefix of ``turns`` user/assistant pairs (rendered rows)."""
+    rows: List[dict] = []
+    for n in range(1, turns + 1):
+        rows.append({"role": "user", "content": f"Old question {n} about {topic}"})
+        rows.append({"role": "assistant", "content": f"Old answer {n} about {topic}."})
+    return rows
+
+
+def image_heavy_history(turns: int = 24, image_bytes: int = 768 * 1024) -> Tuple[List[dict], List[dict]]:
+    """``(messages, images)`` of a session where every turn attached a screenshot
+    and a tool read one back: ``2 * turns`` images of ``image_bytes`` bytes each
+    (base64 in the history, so a third larger). The defaults make a ``history``
+    frame of about 48 MiB, three times the core's 16 MiB input limit.
+
+    jcode: crates/jcode-base/src/session/render.rs (image_anchor_for_message,
+    image_source_for_message): a user's image is anchored to its prompt's
+    ordinal (source ``user_input``), a tool's to its call id (source
+    ``tool_result`` with the tool's name); every image travels in
+    ``history.images``, in full, with every history.
+    """
+    messages: List[dict] = []
+    images: List[dict] = []
+    for n in range(turns):
+        pixels = base64.b64encode(_image_payload(n, image_bytes)).decode("ascii")
+        messages.append({"role": "user", "content": f"Screenshot {n + 1}: does the layout look right?"})
+        messages.append({"role": "assistant", "content": "Let me look at the rendered page too.", "tool_calls": ["read"]})
+        tool_id = f"toolu_img_{n + 1:03d}"
+        messages.append({"role": "tool", "content": f"[image: shots/page-{n + 1}.png]",
+                         "tool_data": {"id": tool_id, "name": "read", "input": {"file_path": f"shots/page-{n + 1}.png"}}})
+        messages.append({"role": "assistant", "content": f"Page {n + 1} matches the screenshot."})
+        images.append({"media_type": "image/png", "data": pixels, "label": None,
+                       "source": {"kind": "user_input"}, "anchor": {"kind": "user_prompt", "ordinal": n}})
+        images.append({"media_type": "image/png", "data": pixels, "label": f"shots/page-{n + 1}.png",
+                       "source": {"kind": "tool_result", "tool_name": "read"}, "anchor": {"kind": "tool_call", "id": tool_id}})
+    return messages, images
+
+
+def _image_payload(seed: int, size: int) -> bytes:
+    """``size`` deterministic bytes starting with the PNG signature."""
+    signature = b"\x89PNG\r\n\x1a\n"
+    block = hashlib.sha256(f"image-{seed}".encode()).digest()
+    body = (block * (size // len(block) + 1))[: max(0, size - len(signature))]
+    return signature + body
+
 
 @dataclass
 class Reply:
@@ -643,6 +746,10 @@ class FakeSocket:
         self.working_dir: Optional[str] = None
         self.client_instance_id: Optional[str] = None
         self.turn: Optional[_Turn] = None
+        #: A ``message`` waiting for the session's agent, busy with another client's turn; the
+        #: lines that arrived meanwhile (read, not answered, not even acknowledged).
+        self.waiting: Optional[dict] = None
+        self.held: List[str] = []
 
     def send(self, text: str) -> List[dict]:
         """Deliver one text frame; returns the server events it causes, in order."""
@@ -668,8 +775,8 @@ class FakeSocket:
         """The client closes the connection."""
         if self.open:
             self.open = False
-            self.turn = None
-            self.server._detach(self)
+            turn, self.turn = self.turn, None
+            self.server._detach(self, turn)
 
 
 def _ack(rid: int) -> dict:
@@ -704,8 +811,18 @@ class FakeJcodeServer:
 
     Sessions: ``sessions`` maps a session id to its rendered history; the
     scripted one is ``session_id`` (``history``, default
-    :data:`DEFAULT_HISTORY`) plus ``other_sessions``. Each connection starts
-    in a brand-new session.
+    :data:`DEFAULT_HISTORY`, with ``images`` and a ``compacted`` prefix) plus
+    ``other_sessions``. Each connection starts in a brand-new session.
+
+    Rules a test switches on (each cites its jcode source where it is kept):
+    :meth:`start_foreign_turn` / :meth:`finish_foreign_turn` (a turn of another
+    client, fanned out with its foreign ``done`` id), :attr:`reload_starting`
+    (``message`` → ``ack``, ``reloading``), :meth:`session_busy` (``clear`` and
+    ``rename_session`` refused while any turn runs in the session), the last
+    connection closing mid-turn (the turn is aborted, the session resumes with
+    ``was_interrupted``), :meth:`compact_session` / ``compacted`` (the history
+    starts with the compaction marker row; ``get_compacted_history``), and
+    :func:`image_heavy_history` (a history far over the core's input limit).
 
     Replies to ``message`` come from ``replies`` (a queue of :class:`Reply`)
     and, when it is empty, from ``default_reply(content)``.
@@ -729,6 +846,8 @@ class FakeJcodeServer:
         token_usage: Optional[Dict[str, int]] = None,
         other_sessions: Optional[Dict[str, str]] = None,
         accepted_tokens: Tuple[str, ...] = ("fixture-token",),
+        compacted: Optional[List[dict]] = None,
+        images: Optional[List[dict]] = None,
         replies: Optional[List[Reply]] = None,
         default_reply: Optional[Callable[[str], Reply]] = None,
     ):
@@ -751,7 +870,7 @@ class FakeJcodeServer:
         self.sessions: Dict[str, dict] = {}
         scripted_usage = token_usage if token_usage is not None else (DEFAULT_TOKEN_USAGE if history is None else None)
         self.add_session(session_id, display_title, DEFAULT_HISTORY if history is None else history,
-                         token_usage=scripted_usage)
+                         token_usage=scripted_usage, compacted=compacted, images=images)
         for sid, title in (other_sessions if other_sessions is not None else {"session-owl": "Release notes"}).items():
             if sid not in self.sessions:
                 self.add_session(sid, title, [])
@@ -774,15 +893,23 @@ class FakeJcodeServer:
         self._fresh = 0
         self._pairings = 0
         self._pending: Dict[str, List[_Interrupt]] = {}
+        #: Switch: a reload has started, so a new ``message`` is answered with ``reloading``
+        #: after its ack and not run (see :meth:`_on_message`). GatewayServer.reload() lifts it.
+        self.reload_starting = False
+        #: session id -> the turn another client (the terminal) runs there (:meth:`start_foreign_turn`).
+        self.foreign_turns: Dict[str, _Turn] = {}
 
     def add_session(self, session_id: str, title: Optional[str], messages: List[dict], *,
                     images: Optional[List[dict]] = None, token_usage: Optional[Dict[str, int]] = None,
-                    was_interrupted: bool = False) -> dict:
-        """A session the server knows (can be resumed)."""
+                    was_interrupted: bool = False, compacted: Optional[List[dict]] = None) -> dict:
+        """A session the server knows (can be resumed). ``compacted``: rendered rows
+        compaction moved out of the model's context, before ``messages`` (see
+        :meth:`history_event`)."""
         usage = {key: 0 for key in DEFAULT_TOKEN_USAGE}
         usage.update(token_usage or {})
         session = {"title": title, "messages": copy.deepcopy(list(messages)), "images": copy.deepcopy(list(images or [])),
-                   "usage": usage, "was_interrupted": was_interrupted, "working_dir": None}
+                   "usage": usage, "was_interrupted": was_interrupted, "working_dir": None,
+                   "compacted": copy.deepcopy(list(compacted or []))}
         self.sessions[session_id] = session
         return session
 
@@ -1029,7 +1156,7 @@ class FakeJcodeServer:
         sid = session_id or self.current_session
         session = self.sessions[sid]
         event: dict = {"type": "history", "id": request_id, "session_id": sid}
-        event["messages"] = [] if catalog_only else copy.deepcopy(session["messages"])
+        event["messages"] = [] if catalog_only else self._rendered(session, DEFAULT_VISIBLE_COMPACTED)[0]
         if session["images"] and not catalog_only:
             event["images"] = copy.deepcopy(session["images"])
         event["provider_name"] = self.provider_name
@@ -1060,8 +1187,32 @@ class FakeJcodeServer:
             event["activity"] = activity
         return event
 
+    @staticmethod
+    def _rendered(session: dict, visible: int) -> Tuple[List[dict], Dict[str, int]]:
+        """The session's rows as a history renders them: a compacted session starts with the
+        marker row, then the shown part of the compacted prefix, then the live rows.
+
+        jcode: crates/jcode-base/src/session/render.rs (render_messages_and_images_with_compacted_history)
+        """
+        prefix = session.get("compacted") or []
+        if not prefix:
+            return copy.deepcopy(session["messages"]), {"total": 0, "visible": 0, "remaining": 0, "hidden_prompts": 0}
+        start, counts = compacted_window(prefix, visible)
+        return [compacted_marker(counts)] + copy.deepcopy(prefix[start:] + session["messages"]), counts
+
+    def compact_session(self, session_id: Optional[str] = None, *, keep_last: int = 0) -> dict:
+        """Compaction: every row of the session but the last ``keep_last`` moves into its
+        compacted prefix (the next history starts with the marker row). Returns the session."""
+        session = self.sessions[session_id or self.current_session]
+        cut = max(0, len(session["messages"]) - keep_last)
+        session["compacted"] += session["messages"][:cut]
+        session["messages"] = session["messages"][cut:]
+        return session
+
     def _activity(self, session_id: str) -> Optional[dict]:
         # jcode: crates/jcode-app-core/src/server/client_state.rs (session_activity_snapshot)
+        if session_id in self.foreign_turns:
+            return {"is_processing": True}
         for socket in self.open_sockets():
             if socket.session_id == session_id and socket.turn is not None:
                 running = None
@@ -1094,6 +1245,9 @@ class FakeJcodeServer:
         for line in text.split("\n")[:-1]:
             if socket.server_closed:
                 socket.lost.append(line)
+                continue
+            if socket.waiting is not None:
+                socket.held.append(line)
                 continue
             answers += self._receive_line(socket, line)
         return answers
@@ -1180,9 +1334,25 @@ class FakeJcodeServer:
             if not any(s.session_id == old for s in self.open_sockets()):
                 del self.sessions[old]  # an unused fresh session leaves with its connection
 
-    def _detach(self, socket: FakeSocket) -> None:
-        """A connection ended: its session leaves the server when nothing was said in it."""
+    def _detach(self, socket: FakeSocket, turn: Optional[_Turn] = None) -> None:
+        """A connection ended: its session leaves the server when nothing was said in it.
+
+        ``turn``: the turn that was running on it. jcode:
+        crates/jcode-app-core/src/server/client_disconnect_cleanup.rs (cleanup_client_connection):
+        while another client is still attached to the session nothing is torn down and the turn
+        goes on (here: on that client's connection); when the last client leaves mid-turn the
+        turn is aborted (no more events, no assistant row: only the user's row stays) and the
+        session is marked crashed ("Client disconnected while processing"), which the next
+        resume reports as ``was_interrupted: true`` (client_session.rs,
+        restored_session_was_interrupted).
+        """
         sid = socket.session_id
+        if turn is not None and sid in self.sessions:
+            successor = next((s for s in self.open_sockets() if s.session_id == sid and s.turn is None), None)
+            if successor is not None:
+                successor.turn = turn
+            else:
+                self.sessions[sid]["was_interrupted"] = True
         if sid and sid in self.sessions and sid != self.main_session and not self.sessions[sid]["messages"]:
             if not any(s.session_id == sid for s in self.open_sockets()):
                 del self.sessions[sid]
@@ -1234,6 +1404,20 @@ class FakeJcodeServer:
         # messages
         return [self.history_event(request["id"], socket.session_id, catalog_only=True)]
 
+    def _on_get_compacted_history(self, socket: FakeSocket, request: dict) -> List[dict]:
+        # jcode: crates/jcode-app-core/src/server/client_state.rs (handle_get_compacted_history): the whole
+        # history rendered with visible_messages compacted rows shown, and the counts; images only when
+        # there are some (wire.rs, ServerEvent::CompactedHistory)
+        session = self.sessions[socket.session_id]
+        messages, counts = self._rendered(session, request["visible_messages"])
+        event: dict = {"type": "compacted_history", "id": request["id"], "session_id": socket.session_id,
+                       "messages": messages}
+        if session["images"]:
+            event["images"] = copy.deepcopy(session["images"])
+        event.update({"compacted_total": counts["total"], "compacted_visible": counts["visible"],
+                      "compacted_remaining": counts["remaining"], "compacted_hidden_prompts": counts["hidden_prompts"]})
+        return [event]
+
     def _on_state(self, socket: FakeSocket, request: dict) -> List[dict]:
         # jcode: crates/jcode-app-core/src/server/client_state.rs (handle_get_state): message_count counts the server's
         # sessions
@@ -1243,6 +1427,16 @@ class FakeJcodeServer:
     def _on_ping(self, socket: FakeSocket, request: dict) -> List[dict]:
         return [{"type": "pong", "id": request["id"]}]
 
+    def session_busy(self, session_id: Optional[str]) -> bool:
+        """A turn runs in the session, started on any connection or by another client.
+
+        jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (reject_if_agent_busy_for_request):
+        busy means the session's agent is locked, which a turn of any attached client does."""
+        if session_id is None:
+            return False
+        return session_id in self.foreign_turns or any(
+            s.session_id == session_id and s.turn is not None for s in self.open_sockets())
+
     def _busy(self, socket: FakeSocket, rid: int, kind: str) -> List[dict]:
         # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (reject_if_agent_busy_for_request,
         # send_agent_busy_error)
@@ -1251,7 +1445,7 @@ class FakeJcodeServer:
 
     def _on_clear(self, socket: FakeSocket, request: dict) -> List[dict]:
         rid = request["id"]
-        if socket.turn is not None:
+        if self.session_busy(socket.session_id):
             return self._busy(socket, rid, "clear")
         # jcode: crates/jcode-app-core/src/server/client_session.rs (handle_clear_session): a fresh
         # session (same working dir), announced with session then done
@@ -1262,7 +1456,7 @@ class FakeJcodeServer:
 
     def _on_rename_session(self, socket: FakeSocket, request: dict) -> List[dict]:
         rid = request["id"]
-        if socket.turn is not None:
+        if self.session_busy(socket.session_id):
             return self._busy(socket, rid, "rename_session")
         # jcode: crates/jcode-app-core/src/server/client_actions.rs (handle_rename_session):
         # session_renamed {session_id, title?, display_title} then done
@@ -1338,9 +1532,23 @@ class FakeJcodeServer:
             # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (append_context_message): stored, no turn
             self._add_user_row(session, content, images)
             return [{"type": "context_message_added", "id": rid}]
+        if self.reload_starting:
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (start_processing_message,
+            # server_reload_starting): while a reload is starting a new message is answered with
+            # Reloading {new_socket: None} ({"type":"reloading"}) after its ack, and nothing else: it is
+            # not stored, no turn runs, no done
+            return [{"type": "reloading"}]
         if socket.turn is not None:
             # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (start_processing_message)
             return [_error(rid, "Already processing a message")]
+        if socket.session_id in self.foreign_turns:
+            # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client, Request::Message →
+            # start_processing_message): the message is acknowledged, then its handler waits for the
+            # session's agent (agent.lock().await), which the other client's turn holds; the
+            # connection's request loop waits with it, so later lines are neither acknowledged nor
+            # answered until that turn ends (finish_foreign_turn); then this turn runs
+            socket.waiting = request
+            return []
         self._add_user_row(session, content, images)
         reply = self.next_reply(content)
         turn = _Turn(rid, reply)
@@ -1372,6 +1580,63 @@ class FakeJcodeServer:
         rest = plan[turn.sent :]
         socket.push(rest)
         return rest
+
+    # -- another client ---------------------------------------------------------
+
+    def start_foreign_turn(self, reply: Optional[Reply] = None, *, content: str = "Run the test suite",
+                           session_id: Optional[str] = None, request_id: int = 41) -> List[dict]:
+        """Another client attached to the session (the terminal) sends ``content``; its turn
+        streams to every connection on that session, ending with ``done`` carrying
+        ``request_id``: the other client's id, foreign to the phone. Returns the events
+        fanned out. With ``reply.hold_after`` the turn stops after that many events and the
+        session stays busy until :meth:`finish_foreign_turn`.
+
+        jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (start_processing_message):
+        the turn's events, its final ``done {id}`` / ``error {id}`` included, go out through
+        the session fan-out (state.rs, session_event_fanout_sender_with_fallback) to every
+        client attached to the session, each carrying the id of the request that started it.
+        The other client's own ``ack`` is not fanned out; its user row is only seen in the
+        next history.
+        """
+        sid = session_id or self.current_session
+        if sid in self.foreign_turns or self.session_busy(sid):
+            raise RuntimeError(f"session {sid} is busy")
+        session = self.sessions[sid]
+        self._add_user_row(session, content, [])
+        reply = reply if reply is not None else self.next_reply(content)
+        events = reply.events(request_id)
+        if reply.hold_after is not None:
+            turn = _Turn(request_id, reply, sent=min(reply.hold_after, len(events) - 1))
+            self.foreign_turns[sid] = turn
+            events = events[: turn.sent]
+        else:
+            self._complete(session, reply, reply.rows(), None)
+        self._fan_out(sid, events)
+        return events
+
+    def finish_foreign_turn(self, session_id: Optional[str] = None) -> List[dict]:
+        """The rest of a held :meth:`start_foreign_turn`, fanned out; its rows join the history."""
+        sid = session_id or (next(iter(self.foreign_turns)) if len(self.foreign_turns) == 1 else None)
+        if sid is None or sid not in self.foreign_turns:
+            raise RuntimeError(f"{len(self.foreign_turns)} foreign turns are running; name the session")
+        turn = self.foreign_turns.pop(sid)
+        self._complete(self.sessions[sid], turn.reply, turn.reply.rows(), None)
+        rest = turn.reply.events(turn.request_id)[turn.sent :]
+        self._fan_out(sid, rest)
+        for waiter in self.open_sockets():
+            if waiter.session_id == sid and waiter.waiting is not None:
+                request, held = waiter.waiting, waiter.held
+                waiter.waiting, waiter.held = None, []
+                answers = self._on_message(waiter, request)
+                if held:
+                    answers += self._receive(waiter, "\n".join(held))
+                waiter.push(answers)
+        return rest
+
+    def _fan_out(self, session_id: str, events: List[dict]) -> None:
+        for target in self.open_sockets():
+            if target.subscribed and target.session_id == session_id:
+                target.push(events)
 
     def _add_user_row(self, session: dict, content: str, images: List[List[str]]) -> None:
         # jcode: crates/jcode-base/src/session/render.rs (image_anchor_for_message,

@@ -11,8 +11,10 @@ import json
 import pytest
 
 from jcode_mobile.fake_gateway import (
-    DEFAULT_HISTORY, DEFAULT_PORT, REQUEST_TYPES, FakeJcodeServer, Host, Reply, SocketRejected, guardrail_notice,
+    DEFAULT_HISTORY, DEFAULT_PORT, REQUEST_TYPES, FakeJcodeServer, Host, Reply, SocketRejected, compacted_rows,
+    guardrail_notice,
 )
+from jcode_mobile.gateway import load_script
 
 URL = "ws://devbox.local:7643/ws"
 TOKEN = "fixture-token"
@@ -497,3 +499,199 @@ def test_pairing_health_and_the_default_port():
     again = server.pair("devbox.local", 7643, False, dict(body, code="222222"))
     assert again.status == 200 and len(again.body["token"]) == 64 and again.body["token"] != "t-first"
     assert server.valid_tokens == {"fixture-token", again.body["token"]}  # the old token was revoked
+
+
+# -- rules of a session as today's jcode lives it (issue 24) ----------------------------------------------
+#
+# Each rule has a switch a test over real sockets can pull too: the control endpoint's
+# foreign_turn / finish_foreign_turn, set_rules {reload_starting}, compact_session, and the
+# script keys compacted / images / image_heavy (see jcode_mobile.gateway).
+
+END_TURN = {"type": "message_end", "stop_reason": "end_turn"}
+
+
+def test_a_turn_another_client_started_streams_to_the_phone_and_ends_with_that_clients_done_id():
+    server = FakeJcodeServer()
+    phone = subscribed(server, target_session_id="session-fox")
+    elsewhere = subscribed(server)  # a connection on another session sees none of it
+    assert server.start_foreign_turn(Reply(text="All green.", chunks=["All green."]), content="Run the tests",
+                                     session_id="session-fox", request_id=41) == [
+        {"type": "text_delta", "text": "All green."}, END_TURN, {"type": "done", "id": 41},
+    ]
+    assert phone.take_pushed() == [
+        {"type": "text_delta", "text": "All green."}, END_TURN, {"type": "done", "id": 41},
+    ]
+    assert elsewhere.take_pushed() == []
+    assert server.sessions["session-fox"]["messages"][-2:] == [
+        {"role": "user", "content": "Run the tests"}, {"role": "assistant", "content": "All green."},
+    ]
+
+
+def test_a_held_foreign_turn_keeps_the_session_busy_until_it_finishes():
+    server = FakeJcodeServer()
+    phone = subscribed(server, target_session_id="session-fox")
+    server.start_foreign_turn(Reply(text="one two three four", hold_after=1), session_id="session-fox", request_id=41)
+    assert phone.take_pushed() == [{"type": "text_delta", "text": "one two "}]
+    assert server.session_busy("session-fox") is True
+    _, history = phone.send(line(id=2, type="get_history"))
+    assert history["activity"] == {"is_processing": True}
+    assert server.finish_foreign_turn() == [
+        {"type": "text_delta", "text": "three four"}, END_TURN, {"type": "done", "id": 41},
+    ]
+    assert phone.take_pushed() == [
+        {"type": "text_delta", "text": "three four"}, END_TURN, {"type": "done", "id": 41},
+    ]
+    assert server.session_busy("session-fox") is False
+    with pytest.raises(RuntimeError):
+        server.finish_foreign_turn()
+
+
+def test_a_message_during_another_clients_turn_waits_for_it_and_holds_the_connections_later_lines():
+    server = FakeJcodeServer(replies=[Reply(text="Second.", chunks=["Second."])])
+    phone = subscribed(server, target_session_id="session-fox")
+    server.start_foreign_turn(Reply(text="First.", chunks=["First."], hold_after=0), session_id="session-fox")
+    assert phone.send(line(id=2, type="message", content="And the docs?")) == [{"type": "ack", "id": 2}]
+    assert phone.send(line(id=3, type="ping")) == []  # read, not acknowledged: the loop waits
+    server.finish_foreign_turn()
+    assert phone.take_pushed() == [
+        {"type": "text_delta", "text": "First."}, END_TURN, {"type": "done", "id": 41},
+        {"type": "text_delta", "text": "Second."}, END_TURN, {"type": "done", "id": 2},
+        {"type": "ack", "id": 3}, {"type": "pong", "id": 3},
+    ]
+    assert server.sessions["session-fox"]["messages"][-4:] == [
+        {"role": "user", "content": "Run the test suite"}, {"role": "assistant", "content": "First."},
+        {"role": "user", "content": "And the docs?"}, {"role": "assistant", "content": "Second."},
+    ]
+
+
+BUSY_CLEAR = {"type": "error", "id": 3, "retry_after_secs": 1, "message":
+              "Cannot handle clear while the session is busy. Try again after the current turn finishes."}
+BUSY_RENAME = {"type": "error", "id": 4, "retry_after_secs": 1, "message":
+               "Cannot handle rename_session while the session is busy. Try again after the current turn finishes."}
+
+
+def test_clear_and_rename_are_refused_while_a_turn_runs_in_the_session_whoever_started_it():
+    own = FakeJcodeServer(replies=[Reply(text="slow", hold_after=0)])
+    phone = subscribed(own, target_session_id="session-fox")
+    phone.send(line(id=2, type="message", content="go"))
+    assert phone.send(line(id=3, type="clear")) == [{"type": "ack", "id": 3}, BUSY_CLEAR]
+    assert phone.send(line(id=4, type="rename_session", title="Flaky login")) == [{"type": "ack", "id": 4}, BUSY_RENAME]
+    assert own.sessions["session-fox"]["title"] == "Fix the flaky test"  # nothing changed
+
+    foreign = FakeJcodeServer()
+    phone = subscribed(foreign, target_session_id="session-fox")
+    foreign.start_foreign_turn(Reply(text="slow", hold_after=0), session_id="session-fox")
+    assert phone.send(line(id=3, type="clear")) == [{"type": "ack", "id": 3}, BUSY_CLEAR]
+    assert phone.send(line(id=4, type="rename_session", title="Flaky login")) == [{"type": "ack", "id": 4}, BUSY_RENAME]
+    foreign.finish_foreign_turn()
+    assert phone.send(line(id=5, type="rename_session", title="Flaky login")) == [
+        {"type": "ack", "id": 5},
+        {"type": "session_renamed", "session_id": "session-fox", "title": "Flaky login", "display_title": "Flaky login"},
+        {"type": "done", "id": 5},
+    ]
+
+
+def test_a_message_while_a_reload_is_starting_is_acked_then_answered_reloading_and_not_run():
+    server = FakeJcodeServer()
+    phone = subscribed(server, target_session_id="session-fox")
+    server.reload_starting = True
+    assert phone.send(line(id=2, type="message", content="Ship it")) == [
+        {"type": "ack", "id": 2}, {"type": "reloading"},
+    ]
+    assert server.sessions["session-fox"]["messages"] == DEFAULT_HISTORY  # not stored
+    assert phone.turn is None
+    server.reload_starting = False
+    answers = phone.send(line(id=3, type="message", content="Ship it"))
+    assert answers[0] == {"type": "ack", "id": 3} and answers[-1] == {"type": "done", "id": 3}
+
+
+def test_the_last_client_dropping_mid_turn_aborts_it_and_the_next_resume_says_was_interrupted():
+    server = FakeJcodeServer(replies=[Reply(text="one two three four", hold_after=1)])
+    phone = subscribed(server, target_session_id="session-fox")
+    phone.send(line(id=2, type="message", content="Count to four"))
+    phone.close()  # the phone is locked: its socket drops
+    assert server.sessions["session-fox"]["was_interrupted"] is True
+    with pytest.raises(RuntimeError):
+        server.finish_turn()  # the turn was aborted
+    again = server.open_socket(URL, TOKEN)
+    answers = again.send(line(id=1, type="subscribe", working_dir=WORKDIR, target_session_id="session-fox"))
+    history = answers[1]
+    assert history["was_interrupted"] is True
+    assert history["messages"] == DEFAULT_HISTORY + [{"role": "user", "content": "Count to four"}]
+    _, later, _ = again.send(line(id=2, type="resume_session", session_id="session-fox"))
+    assert later["was_interrupted"] is False  # reported once
+
+
+def test_a_client_dropping_mid_turn_while_another_is_attached_leaves_the_turn_running():
+    server = FakeJcodeServer(replies=[Reply(text="one two three four", hold_after=1)])
+    phone = subscribed(server, target_session_id="session-fox")
+    terminal = subscribed(server, target_session_id="session-fox")
+    phone.send(line(id=2, type="message", content="Count to four"))
+    phone.close()
+    assert server.sessions["session-fox"]["was_interrupted"] is False
+    assert server.finish_turn() == [{"type": "text_delta", "text": "three four"}, END_TURN, {"type": "done", "id": 2}]
+    assert terminal.take_pushed() == [{"type": "text_delta", "text": "three four"}, END_TURN, {"type": "done", "id": 2}]
+    assert server.sessions["session-fox"]["messages"][-1] == {"role": "assistant", "content": "one two three four"}
+
+
+LIVE = [{"role": "user", "content": "And now?"}, {"role": "assistant", "content": "Now it ships."}]
+
+
+def test_a_compacted_history_starts_with_the_marker_row_and_shows_64_compacted_rows():
+    server = FakeJcodeServer(compacted=compacted_rows(45), history=LIVE)  # 90 compacted rows, 45 turns
+    phone = subscribed(server)
+    _, history, _ = phone.send(line(id=2, type="resume_session", session_id="session-fox"))
+    assert history["messages"][0] == {"role": "system", "content":
+                                      "Earlier conversation compacted - 26 older historical messages hidden. "
+                                      "Showing 64 of 90 compacted messages. Scroll to the top to load more."}
+    assert history["messages"][1] == {"role": "user", "content": "Old question 14 about the release"}
+    assert len(history["messages"]) == 1 + 64 + 2 and history["messages"][-2:] == LIVE
+
+
+def test_get_compacted_history_answers_the_window_asked_for():
+    server = FakeJcodeServer(compacted=compacted_rows(45), history=LIVE)
+    phone = subscribed(server, target_session_id="session-fox")
+    assert phone.send(line(id=3, type="get_compacted_history", visible_messages=0)) == [
+        {"type": "ack", "id": 3},
+        {"type": "compacted_history", "id": 3, "session_id": "session-fox", "messages": [
+            {"role": "system", "content": "Earlier conversation compacted - 90 historical messages hidden from the UI. "
+                                          "Scroll to the top to load older history."}] + LIVE,
+         "compacted_total": 90, "compacted_visible": 0, "compacted_remaining": 90, "compacted_hidden_prompts": 45},
+    ]
+    _, wider = phone.send(line(id=4, type="get_compacted_history", visible_messages=65))
+    # 65 rows would start on an answer: the window moves back to that turn's question
+    assert {k: wider[k] for k in ("compacted_total", "compacted_visible", "compacted_remaining",
+                                  "compacted_hidden_prompts")} == {
+        "compacted_total": 90, "compacted_visible": 66, "compacted_remaining": 24, "compacted_hidden_prompts": 12}
+    assert wider["messages"][1] == {"role": "user", "content": "Old question 13 about the release"}
+    _, everything = phone.send(line(id=5, type="get_compacted_history", visible_messages=500))
+    assert everything["messages"][0]["content"] == (
+        "Earlier conversation compacted - showing all 90 compacted historical messages. "
+        "Redraw may be slower while this view is open.")
+    assert len(everything["messages"]) == 1 + 90 + 2
+    assert phone.send(line(id=6, type="get_compacted_history")) == [
+        {"type": "error", "id": 0, "message": "Invalid request: missing field `visible_messages`"},
+    ]
+
+
+def test_compact_session_moves_the_rows_into_the_compacted_prefix():
+    server = FakeJcodeServer()
+    server.compact_session("session-fox", keep_last=1)  # a short prefix is shown whole
+    phone = subscribed(server)
+    _, history, _ = phone.send(line(id=2, type="resume_session", session_id="session-fox"))
+    assert history["messages"] == [
+        {"role": "system", "content": "Earlier conversation compacted - showing all 7 compacted historical messages. "
+                                      "Redraw may be slower while this view is open."},
+    ] + DEFAULT_HISTORY
+
+
+def test_an_image_heavy_history_is_three_times_the_cores_input_limit():
+    server = load_script({"image_heavy": {}}).build()
+    phone = subscribed(server)
+    _, history, _ = phone.send(line(id=2, type="resume_session", session_id="session-fox"))
+    assert len(history["messages"]) == 24 * 4 and len(history["images"]) == 48
+    assert history["images"][2]["anchor"] == {"kind": "user_prompt", "ordinal": 1}
+    assert history["images"][3]["source"] == {"kind": "tool_result", "tool_name": "read"}
+    assert history["images"][3]["anchor"] == {"kind": "tool_call", "id": "toolu_img_002"}
+    frame = len(json.dumps(history, separators=(",", ":")).encode())
+    assert 3 * 16 * 1024 * 1024 < frame < 3 * 16 * 1024 * 1024 + 64 * 1024  # JCODE_MOBILE_MAX_INPUT_BYTES = 16 MiB

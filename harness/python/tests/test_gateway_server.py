@@ -717,6 +717,38 @@ def test_the_control_endpoint_drives_the_fake_from_another_process():
     run(scenario())
 
 
+def test_the_control_endpoint_pulls_the_switches_of_the_session_rules():
+    """The switches of the rules in test_fake_gateway_rules.py, from another process:
+    a foreign turn (held, then finished), reload_starting, compaction."""
+    async def control(client: aiohttp.ClientSession, gateway: GatewayServer, **command: Any) -> Tuple[int, Any]:
+        async with client.post(gateway.url + "/_fake/control", json=command) as response:
+            return response.status, await response.json()
+
+    async def scenario() -> None:
+        async with serving() as (gateway, client):
+            ws = await subscribed(gateway, client)
+            status, answer = await control(client, gateway, command="foreign_turn", session_id=FRESH, request_id=41,
+                                           reply={"text": "one two three", "hold_after": 1})
+            assert (status, answer) == (200, {"ok": True, "events": [{"type": "text_delta", "text": "one two "}]})
+            assert await texts(ws, 1) == ['{"type":"text_delta","text":"one two "}']
+            await ws.send_str(line(type="clear", id=2))
+            assert await texts(ws, 2) == ['{"type":"ack","id":2}', '{"type":"error","id":2,"message":"Cannot handle '
+                                          'clear while the session is busy. Try again after the current turn '
+                                          'finishes.","retry_after_secs":1}']
+            assert (await control(client, gateway, command="finish_foreign_turn"))[0] == 200
+            assert await texts(ws, 3) == ['{"type":"text_delta","text":"three"}',
+                                          '{"type":"message_end","stop_reason":"end_turn"}', '{"type":"done","id":41}']
+            assert await control(client, gateway, command="set_rules", rules={"reload_starting": True}) == (
+                200, {"ok": True, "rules": {"reload_starting": True}})
+            await ws.send_str(line(type="message", id=3, content="Ship it"))
+            assert await texts(ws, 2) == ['{"type":"ack","id":3}', '{"type":"reloading"}']
+            assert await control(client, gateway, command="compact_session", keep_last=1) == (
+                200, {"ok": True, "compacted": 1, "messages": 1})
+            assert (await control(client, gateway, command="finish_foreign_turn"))[0] == 400
+            assert (await control(client, gateway, command="set_rules", rules={"reload": 1}))[0] == 400
+    run(scenario())
+
+
 # -- python -m jcode_mobile.gateway -------------------------------------------------------------------
 
 

@@ -24,7 +24,10 @@ extension, absent from real jcode::
     curl -s localhost:7643/_fake/control -d '{"command":"state"}'
 
 Commands: push {events}, finish_turn, reload, revoke_all_tokens {drop?},
-request_session_close {reason}, set_faults {faults}, add_pair_code {code}, state.
+request_session_close {reason}, set_faults {faults}, add_pair_code {code}, state,
+foreign_turn {reply?, content?, request_id?, session_id?}, finish_foreign_turn
+{session_id?}, set_rules {rules: {reload_starting}}, compact_session
+{session_id?, keep_last?} (GatewayServer.control says what each does).
 """
 
 from __future__ import annotations

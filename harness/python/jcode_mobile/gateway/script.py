@@ -15,7 +15,13 @@ optional::
       // also passed to FakeJcodeServer when present:
       "token", "server_name", "server_icon", "version", "session_id",
       "display_title", "provider_name", "provider_model", "available_models",
-      "token_usage", "other_sessions" ({id: title}), "accepted_tokens"
+      "token_usage", "other_sessions" ({id: title}), "accepted_tokens",
+      "images" (history.images of the scripted session),
+      "compacted" (rows of its compacted prefix: the history then starts
+                   with jcode's compaction marker row),
+
+      // a session far over the core's input limit (replaces history and images):
+      "image_heavy": {"turns": 24, "image_bytes": 786432}
     }
 
 A ``<reply>`` is either a scripted turn (the fields of
@@ -54,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Union
 
-from ..fake_gateway import FakeJcodeServer, Reply
+from ..fake_gateway import FakeJcodeServer, Reply, image_heavy_history
 from .faults import Faults
 
 __all__ = ["RawReply", "Script", "load_script", "reply_from_dict"]
@@ -98,7 +104,7 @@ _SERVER_KEYS = {
     "session_id": "session_id", "display_title": "display_title", "provider_name": "provider_name",
     "provider_model": "provider_model", "available_models": "available_models", "token_usage": "token_usage",
     "other_sessions": "other_sessions", "accepted_tokens": "accepted_tokens", "history": "history",
-    "code": "pair_code",
+    "code": "pair_code", "images": "images", "compacted": "compacted",
 }
 _TUPLE_KEYS = {"available_models", "accepted_tokens"}
 _REPLY_KEYS = {"text", "chunks", "reasoning", "reasoning_secs", "tools", "tokens", "preamble", "stop_reason",
@@ -157,7 +163,7 @@ def load_script(source: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> Sc
         data = json.loads(Path(source).read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError("a script is a JSON object")
-    unknown = sorted(set(data) - set(_SERVER_KEYS) - {"replies", "faults"})
+    unknown = sorted(set(data) - set(_SERVER_KEYS) - {"replies", "faults", "image_heavy"})
     if unknown:
         raise ValueError(f"unknown script key {', '.join(unknown)}")
     kwargs: Dict[str, Any] = {}
@@ -167,8 +173,15 @@ def load_script(source: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> Sc
             kwargs[name] = tuple(value) if key in _TUPLE_KEYS and isinstance(value, list) else value
     if "pair_code" in kwargs and not isinstance(kwargs["pair_code"], str):
         raise ValueError("code is a string")
-    if "history" in kwargs and not isinstance(kwargs["history"], list):
-        raise ValueError("history is a list of rows")
+    for key in ("history", "images", "compacted"):
+        if key in kwargs and not isinstance(kwargs[key], list):
+            raise ValueError(f"{key} is a list")
+    if "image_heavy" in data:
+        heavy = data["image_heavy"]
+        if not isinstance(heavy, dict) or set(heavy) - {"turns", "image_bytes"} or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in heavy.values()):
+            raise ValueError("image_heavy is {turns, image_bytes}: non-negative integers")
+        kwargs["history"], kwargs["images"] = image_heavy_history(**heavy)
     replies_data = data.get("replies", [])
     if not isinstance(replies_data, list):
         raise ValueError("replies is a list")

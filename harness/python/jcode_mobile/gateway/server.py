@@ -54,6 +54,7 @@ from aiohttp import WSMsgType, web
 
 from ..fake_gateway import FakeJcodeServer, FakeSocket, HTTPResponse, SocketRejected, Unreachable
 from .faults import OPCODE_CONTINUATION, OPCODE_TEXT, Faults, garbage, ws_frame
+from .script import reply_from_dict
 
 __all__ = ["GatewayServer", "RunningGateway", "is_loopback", "CONTROL_PATH", "KEEPALIVE_INTERVAL_SECS"]
 
@@ -428,6 +429,7 @@ class GatewayServer:
             if conn.ending is None and sock.turn is not None and sock.session_id in self.fake.sessions:
                 self.fake.sessions[sock.session_id]["was_interrupted"] = True
         self.fake.push({"type": "reloading"})
+        self.fake.reload_starting = False  # the new process takes messages again
         dropped = 0
         for conn in list(self._connections):
             if conn.ending is None:
@@ -498,7 +500,10 @@ class GatewayServer:
 
         Commands: ``push {events}`` · ``finish_turn`` · ``reload`` · ``drop_connections`` ·
         ``revoke_all_tokens {drop?}`` · ``request_session_close {reason}`` ·
-        ``set_faults {faults}`` · ``add_pair_code {code}`` · ``state``.
+        ``set_faults {faults}`` · ``add_pair_code {code}`` · ``state`` ·
+        ``foreign_turn {reply?, content?, request_id?, session_id?}`` (a turn another client
+        started, fanned out; ``reply`` as in a script) · ``finish_foreign_turn {session_id?}`` ·
+        ``set_rules {reload_starting}`` · ``compact_session {session_id?, keep_last?}``.
         The answer is ``{"ok": true, …}``; a bad command raises ValueError.
         """
         name = command.get("command")
@@ -539,6 +544,43 @@ class GatewayServer:
             return {"ok": True}
         if name == "state":
             return {"ok": True, **self.state()}
+        if name == "foreign_turn":
+            reply = command.get("reply")
+            options: Dict[str, Any] = {}
+            for key, kind in (("content", str), ("session_id", str), ("request_id", int)):
+                if command.get(key) is not None:
+                    if not isinstance(command[key], kind) or isinstance(command[key], bool):
+                        raise ValueError(f"foreign_turn {key} must be a {kind.__name__}")
+                    options[key] = command[key]
+            try:
+                events = self.fake.start_foreign_turn(
+                    reply_from_dict(reply) if reply is not None else None, **options)
+            except (RuntimeError, KeyError) as problem:
+                raise ValueError(f"foreign_turn: {problem}") from None
+            return {"ok": True, "events": events}
+        if name == "finish_foreign_turn":
+            try:
+                return {"ok": True, "events": self.fake.finish_foreign_turn(command.get("session_id"))}
+            except RuntimeError as problem:
+                raise ValueError(str(problem)) from None
+        if name == "set_rules":
+            rules = command.get("rules")
+            if not isinstance(rules, dict) or set(rules) - {"reload_starting"}:
+                raise ValueError("set_rules needs rules: an object with reload_starting")
+            if not isinstance(rules.get("reload_starting", False), bool):
+                raise ValueError("reload_starting must be true or false")
+            if "reload_starting" in rules:
+                self.fake.reload_starting = rules["reload_starting"]
+            return {"ok": True, "rules": {"reload_starting": self.fake.reload_starting}}
+        if name == "compact_session":
+            keep = command.get("keep_last", 0)
+            if not isinstance(keep, int) or isinstance(keep, bool) or keep < 0:
+                raise ValueError("compact_session keep_last must be a non-negative integer")
+            sid = command.get("session_id")
+            if sid is not None and sid not in self.fake.sessions:
+                raise ValueError(f"compact_session: no session {sid!r}")
+            session = self.fake.compact_session(sid, keep_last=keep)
+            return {"ok": True, "compacted": len(session["compacted"]), "messages": len(session["messages"])}
         raise ValueError(f"unknown command {name!r}")
 
     # -- internals ------------------------------------------------------------------
