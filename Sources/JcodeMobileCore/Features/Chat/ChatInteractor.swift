@@ -232,15 +232,16 @@ public struct ChatInteractor: Interactor {
     // MARK: - Tool calls (one card per call id)
 
     private func toolStarted(_ state: inout ChatState, id: String, name: String) -> Emission {
-        // A repeated start (a frame sent twice) changes nothing.
-        if state.transcript.locateToolCall(id) != nil { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
+        // A repeated start in the same turn (a frame sent twice) changes
+        // nothing; the same id in a later turn is a new call (ids are per turn).
+        if state.transcript.isToolCallOfThisTurn(id) { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
         let index = state.transcript.streamingEntryWithRoomForToolCall()
         state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
         return .none
     }
 
     private func toolRunning(_ state: inout ChatState, id: String, name: String) -> Emission {
-        let found = state.transcript.updateToolCall(id) { $0.status = .running }
+        let found = Self.isSameCall(id, state.transcript) && state.transcript.updateToolCall(id) { $0.status = .running }
         if !found {
             let index = state.transcript.streamingEntryWithRoomForToolCall()
             state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
@@ -248,11 +249,22 @@ public struct ChatInteractor: Interactor {
         return .none
     }
 
+    /// Whether an event naming the tool call `id` is about the card already
+    /// shown: one of this turn, or one still open (a history taken mid-turn
+    /// shows the running call). A finished card of an earlier turn is not:
+    /// the id was reused, and the event is about a new call.
+    static func isSameCall(_ id: String, _ transcript: Transcript) -> Bool {
+        if transcript.isToolCallOfThisTurn(id) { return true }
+        guard let (e, c) = transcript.locateToolCall(id) else { return false }
+        let status = transcript.entries[e].toolCalls[c].status
+        return status == .pending || status == .running
+    }
+
     private func toolFinished(_ state: inout ChatState, id: String, name: String, output fullOutput: String, error: String?) -> Emission {
         let (output, wasCut) = Transcript.limited(fullOutput)
         let logged: Emission = wasCut ? Self.cut("tool_done output", fullOutput) : .none
         let status: ToolCall.Status = error == nil ? .succeeded : .failed
-        let found = state.transcript.updateToolCall(id) {
+        let found = Self.isSameCall(id, state.transcript) && state.transcript.updateToolCall(id) {
             $0.output = output
             $0.status = status
             $0.error = error

@@ -230,6 +230,13 @@ public struct Transcript: Sendable {
         turnToolCallIDs.removeAll(keepingCapacity: true)
     }
 
+    /// Whether the tool call `id` was started in the running turn. Tool ids
+    /// are unique only within a turn: a later turn may use the same id for
+    /// a new call.
+    public func isToolCallOfThisTurn(_ id: String) -> Bool {
+        turnToolCallIDs.contains(id)
+    }
+
     /// The turn ended on this side: its tool calls are no longer "this turn's".
     public mutating func forgetTurnToolCalls() {
         turnToolCallIDs.removeAll(keepingCapacity: true)
