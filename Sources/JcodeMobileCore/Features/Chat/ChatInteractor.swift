@@ -17,6 +17,8 @@ public struct ChatInteractor: Interactor {
         case clearConversation
         case queueInterrupt(text: String, urgent: Bool)
         case cancelQueuedInterrupts
+        case dismissInterruptedTurn
+        case loadOlderMessages
         // Server events
         case reasoningDone(durationSecs: Double?)
         case messageEnd(stopReason: String?)
@@ -36,6 +38,9 @@ public struct ChatInteractor: Interactor {
         case connectionPhase(String)
         case softInterruptInjected(content: String, displayRole: String?)
         case history(ServerEvent.History)
+        case compactedHistory(ServerEvent.CompactedHistory)
+        case liveImages(sessionID: String, images: [HistoryImage])
+        case generatedImage(id: String, path: String, outputFormat: String, revisedPrompt: String?)
         // Other features' outputs
         case connectionLost
         case socketOpened
@@ -73,11 +78,17 @@ public struct ChatInteractor: Interactor {
             Self.endTurn(&state)
             state.softInterrupts = []
             state.serverUserRows = 0
+            state.interruptedTurn = nil
+            state.olderHistory = nil
             return .send(.clear)
         case .queueInterrupt(let text, let urgent):
             return queueInterrupt(&state, text: text, urgent: urgent, facts)
         case .cancelQueuedInterrupts:
             return cancelQueuedInterrupts(&state)
+        case .dismissInterruptedTurn:
+            return dismissInterruptedTurn(&state)
+        case .loadOlderMessages:
+            return loadOlderMessages(&state, facts)
 
         // What the other features did
         case .connectionLost:
@@ -103,6 +114,8 @@ public struct ChatInteractor: Interactor {
             state.outlivedInterrupts = []
             state.images = []
             state.wasInterrupted = false
+            state.interruptedTurn = nil
+            state.olderHistory = nil
             state.turn.historyLoaded = false
             state.turn.tokens = nil
             state.serverUserRows = 0
@@ -156,7 +169,8 @@ public struct ChatInteractor: Interactor {
         case .interrupted:
             acknowledged(&state)
             state.transcript.interruptOpenToolCalls()
-            return turnFinished(&state, facts, .interrupted, notice: .internal(.notice(.info, "Interrupted")))
+            state.interruptionNoticeShown = true
+            return turnFinished(&state, facts, .interrupted, notice: .internal(.notice(.info, "Interrupted", passes: .nextTurn)))
         case .error(let id, let message, let retryAfterSecs):
             // The connection owns an error answering `subscribe` (it is why the link failed).
             if let id, id == facts.subscribeRequestID { return .none }
@@ -175,7 +189,14 @@ public struct ChatInteractor: Interactor {
             return .none
         case .state(let isProcessing):
             if let isProcessing, isProcessing != state.turn.isProcessing {
-                if isProcessing { state.turn.isProcessing = true } else { Self.endTurn(&state) }
+                if isProcessing {
+                    // A turn started elsewhere: the interrupted one is being continued.
+                    state.turn.isProcessing = true
+                    state.interruptedTurn = nil
+                    return Self.turnStarted(&state)
+                } else {
+                    Self.endTurn(&state)
+                }
             }
             return .none
 
@@ -195,6 +216,12 @@ public struct ChatInteractor: Interactor {
 
         case .history(let history):
             return historyArrived(&state, history, facts)
+        case .compactedHistory(let answer):
+            return compactedHistoryArrived(&state, answer, facts)
+        case .liveImages(let sessionID, let images):
+            return liveImagesArrived(&state, sessionID: sessionID, images: images, facts)
+        case .generatedImage(let id, let path, let format, let prompt):
+            return imageGenerated(&state, id: id, path: path, outputFormat: format, revisedPrompt: prompt)
         }
     }
 
@@ -204,12 +231,17 @@ public struct ChatInteractor: Interactor {
     private func historyArrived(_ state: inout ChatState, _ history: ServerEvent.History, _ facts: Facts) -> Emission {
         let reconciled = reconcile(&state, with: history)
         state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
-        let (entries, skipped, cutRows) = Self.entries(from: history.messages)
+        // A compacted history's first row tells a terminal to scroll up: the
+        // chat offers `chat.load_older` instead.
+        let (older, rows) = Self.olderHistory(in: history.messages)
+        let (entries, skipped, cutRows) = Self.entries(from: Array(rows))
         state.transcript.replaceAll(with: entries)
+        state.olderHistory = older
         state.softInterrupts = []
         state.outlivedInterrupts = []
         state.images = history.images
         state.wasInterrupted = history.wasInterrupted ?? false
+        state.interruptedTurn = Self.interruptedTurn(in: history, state)
         state.turn.isProcessing = history.isProcessing ?? false
         state.turn.isReasoning = false
         keepInFlightMessage(&state, history)
@@ -294,6 +326,7 @@ public struct ChatInteractor: Interactor {
             let taken: Emission =
                 fromDraft || !attachments.isEmpty
                 ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: !attachments.isEmpty)) : .none
+            state.interruptedTurn = nil
             return taken + queueInterrupt(&state, text: content, images: attachments, urgent: false, facts)
         }
         guard state.outbox.count < ChatState.outboxLimit else {
@@ -304,6 +337,8 @@ public struct ChatInteractor: Interactor {
             ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
         state.outbox.append(OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments))
         state.nextOutboxID &+= 1
+        // A message of the person's own makes the offer to continue moot.
+        state.interruptedTurn = nil
         guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, state.outbox.count == 1 else {
             // Offline, still loading, or behind earlier messages: it waits its turn.
             return taken + .note("message queued in the outbox")
@@ -338,7 +373,15 @@ public struct ChatInteractor: Interactor {
         let images = message.attachments.map {
             GatewayRequest.ImagePayload(mediaType: $0.mediaType, dataBase64: $0.dataBase64)
         }
-        return .send(.message(content: message.text, images: images))
+        return .send(.message(content: message.text, images: images)) + Self.turnStarted(&state)
+    }
+
+    /// A turn started: the "Interrupted" notice of the last one, if this
+    /// chat posted one since, is moot (the notices withdraw it).
+    static func turnStarted(_ state: inout ChatState) -> Emission {
+        guard state.interruptionNoticeShown else { return .none }
+        state.interruptionNoticeShown = false
+        return .tell(.turnStarted)
     }
 
     /// Sends the oldest outbox message when the connection is ready for it
