@@ -78,7 +78,7 @@ final class TodaysServerHistoryTests: XCTestCase {
         store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {
             $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
             $0["/session/was_interrupted"] = true
-            $0["/interrupted_turn"] = ["continuation": .string(ChatInteractor.continuationWording), "reconnect_notice": nil]
+            $0["/interrupted_turn"] = ["continuation": .string(TranscriptRecoveryTests.ourContinuation), "reconnect_notice": nil]
         }
         store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}]}"#) {
             $0["/transcript"] = [entryJSON("m2", "user", text: "Refactor it")]
