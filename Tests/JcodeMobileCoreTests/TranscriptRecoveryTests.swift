@@ -171,6 +171,24 @@ final class TranscriptRecoveryTests: XCTestCase {
         }
     }
 
+    func testTapXYFindsLoadOlderWhereTheMessagesAboveItPutIt() {
+        let live = (1...40).map { #"{"role":"user","content":"Live \#($0)"}"# }.joined(separator: ",")
+        var store = SpecStore(.connectedEmptyChat)
+        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"system","content":"\#(Self.marker)"},\#(live)]}"#) {
+            $0["/transcript"] = .array((1...40).map { entryJSON("m\($0)", "user", text: "Live \($0)") })
+            $0["/older_history"] = ["total": 120, "visible": 0, "remaining": 120, "requested": nil]
+        }
+        // The list starts at y 112 (under the header). Following the newest
+        // message, its top shows a message, not the button far above.
+        store.send(.tapXY(x: 100, y: 130), notes: ["tap_xy: nothing tappable at (100.0, 130.0): message.m31"])
+        // Scrolled to the top, the same point is the button.
+        store.send(.scrollMessages(offset: 0), followUps: ["scroll_messages"]) { $0["/messages_scroll"] = 0 }
+        store.send(
+            .tapXY(x: 100, y: 130), effects: [.webSocket(.send(#"{"id":3,"type":"get_compacted_history","visible_messages":64}"#))],
+            followUps: ["load_older_messages", "send"]
+        ) { $0["/older_history/requested"] = 64 }
+    }
+
     func testACompactedHistoryNeverAskedForOrForAnotherSessionIsIgnored() {
         var store = Self.compacted()
         let answer = #"{"type":"compacted_history","id":3,"session_id":"session-fox","messages":[],"compacted_total":120,"compacted_visible":64,"compacted_remaining":56}"#

@@ -108,7 +108,10 @@ public struct AppInteractor: Sendable {
 
     /// `tap_xy`: taps the deepest tappable node at the point, like `tap_node` would.
     func tap(x: Double, y: Double, in state: AppState) -> Emission {
-        let root = SemanticTree.laidOut(state, viewport: viewport, includeTranscript: false)
+        // Without the transcript when nothing in the list is tappable; a
+        // compacted conversation's list starts with `chat.load_older`, which
+        // sits where the messages above it put it.
+        let root = SemanticTree.laidOut(state, viewport: viewport, includeTranscript: state.chat.olderHistory != nil)
         guard let hit = SemanticTree.hitTest(root, x: x, y: y) else {
             return .note("tap_xy: (\(x), \(y)) is outside the \(viewport.width)×\(viewport.height) viewport")
         }

@@ -48,11 +48,11 @@ extension ChatInteractor {
         let words = first.content.dropFirst(compactionMarker.count)
         var numbers: [Int] = []
         var current: Int?
-        for c in words.unicodeScalars {
-            if let digit = Int(exactly: c.value), c.value >= 48 && c.value <= 57 {
-                let d = digit - 48
+        for byte in words.utf8 {
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                // A number too large for an Int is read as Int.max.
                 let (m, o1) = (current ?? 0).multipliedReportingOverflow(by: 10)
-                let (v, o2) = m.addingReportingOverflow(d)
+                let (v, o2) = m.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
                 current = o1 || o2 ? Int.max : v
             } else if let n = current {
                 numbers.append(n)
