@@ -201,6 +201,22 @@ final class TranscriptRecoveryTests: XCTestCase {
             notes: ["compacted_history for session session-owl, not the one open; ignored"])
     }
 
+    func testAnAnswerArrivingWhileATurnRunsIsNotAppliedAndTheButtonWorksAgain() {
+        var store = Self.compacted()
+        store.send(.loadOlderMessages, effects: [.webSocket(.send(#"{"id":3,"type":"get_compacted_history","visible_messages":64}"#))], followUps: ["send"]) {
+            $0["/older_history/requested"] = 64
+        }
+        store.server(#"{"type":"state","id":0,"session_id":"session-fox","message_count":3,"is_processing":true}"#) {
+            $0["/session/is_processing"] = true
+        }
+        XCTAssertEqual(store.node("chat.load_older")?.enabled, false)
+        store.server(
+            #"{"type":"compacted_history","id":3,"session_id":"session-fox","messages":[],"compacted_total":120,"compacted_visible":64,"compacted_remaining":56}"#,
+            notes: ["compacted_history arrived while a turn runs: not applied; load again once it ends"]
+        ) { $0["/older_history/requested"] = nil }
+        store.send(.loadOlderMessages, notes: ["load_older_messages: a turn is running; load once it ends"])
+    }
+
     func testTheMarkersOtherWordingsAreRead() {
         var store = SpecStore(.connectedEmptyChat)
         store.server(
@@ -255,6 +271,17 @@ final class TranscriptRecoveryTests: XCTestCase {
         }
         XCTAssertEqual(store.node("message.m2")?.children.map(\.id), ["message.m2.image.0"])
         XCTAssertEqual(store.node("chat.messages")?.children.map(\.id), ["message.m1", "message.m2", "image.1"])
+    }
+
+    func testPastSixtyFourImagesTheOldestGo() {
+        var store = SpecStore.turnRunning()
+        let images = (0...64).map { #"{"media_type":"image/png","data":"\#($0)","source":{"kind":"user_input"}}"# }.joined(separator: ",")
+        store.server(
+            #"{"type":"side_pane_images","session_id":"session-fox","images":[\#(images)]}"#,
+            notes: ["more than 64 images: the 1 oldest are not kept"]
+        ) {
+            $0["/images"] = .array((1...64).map { ["media_type": "image/png", "label": nil, "anchor": nil, "data": .string("\($0)")] })
+        }
     }
 
     func testLiveImagesForAnotherSessionOrNoneAreIgnored() {
