@@ -36,6 +36,34 @@ final class TranscriptRecoveryTests: XCTestCase {
         XCTAssertNil(store.node("chat.continue"), "the offer is gone: a second tap sends nothing")
     }
 
+    func testContinueTappedOfflineWaitsInTheOutboxAndTheNextHistoryDoesNotOfferItAgain() {
+        var store = SpecStore(.connectedEmptyChat)
+        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {
+            $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
+            $0["/session/was_interrupted"] = true
+            $0["/interrupted_turn"] = ["continuation": .string(Self.ourContinuation), "reconnect_notice": nil]
+        }
+        store.loseTheConnection()
+        store.send(.tapNode(id: "chat.continue"), notes: ["message queued in the outbox"], followUps: ["send_message"]) {
+            $0["/outbox"] = [outboxJSON("o1", Self.ourContinuation, delivery: "waiting")]
+            $0["/interrupted_turn"] = nil
+        }
+        store.reconnect()
+        // The server still says the turn was interrupted; the continuation is
+        // already on its way, so it is not offered again, and it goes once.
+        store.server(
+            #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#,
+            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"\#(Self.ourContinuation)"}"#))], followUps: ["send"]
+        ) {
+            $0["/transcript"] = [entryJSON("m2", "user", text: "Refactor it"), entryJSON("m3", "user", text: Self.ourContinuation)]
+            $0["/outbox"] = [outboxJSON("o1", Self.ourContinuation, delivery: "awaiting_ack")]
+            $0["/connection/attempt"] = 0
+            $0["/session/history_loaded"] = true
+            $0["/session/is_processing"] = true
+            $0["/banners/status"] = nil
+        }
+    }
+
     func testContinueSendsTheServersOwnWordsAfterAReloadAndShowsItsNotice() {
         var store = SpecStore(.connectedEmptyChat)
         store.server(
