@@ -115,6 +115,21 @@ final class ToolCallTests: XCTestCase {
         }
     }
 
+    func testACallStillRunningInAHistoryTakenMidTurnIsCompletedNotRepeated() {
+        var store = SpecStore(.connectedEmptyChat)
+        store.server(
+            #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Build"},{"role":"assistant","content":"","tool_data":{"id":"call_r","name":"bash"}}],"activity":{"is_processing":true}}"#
+        ) {
+            $0["/transcript"] = [entryJSON("m1", "user", text: "Build"), entryJSON("m2", "assistant", toolCalls: [toolCallJSON("call_r", "bash", status: "running")])]
+            $0["/session/is_processing"] = true
+        }
+        store.server(#"{"type":"tool_start","id":"call_r","name":"bash"}"#, notes: ["tool_start for call call_r, already shown; ignored"])
+        store.server(#"{"type":"tool_done","id":"call_r","name":"bash","output":"built"}"#) {
+            $0["/transcript/1/tool_calls/0/status"] = "succeeded"
+            $0["/transcript/1/tool_calls/0/output"] = "built"
+        }
+    }
+
     func testToolInputAppendsToTheLatestCallOnly() {
         var store = SpecStore.turnRunning()
         store.server(#"{"type":"tool_start","id":"a","name":"read"}"#) {

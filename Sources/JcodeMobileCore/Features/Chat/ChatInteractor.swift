@@ -266,7 +266,7 @@ public struct ChatInteractor: Interactor {
     private func toolStarted(_ state: inout ChatState, id: String, name: String) -> Emission {
         // A repeated start in the same turn (a frame sent twice) changes
         // nothing; the same id in a later turn is a new call (ids are per turn).
-        if state.transcript.isToolCallOfThisTurn(id) { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
+        if Self.isSameCall(id, state.transcript) { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
         let index = state.transcript.streamingEntryWithRoomForToolCall()
         state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
         return .none
