@@ -109,6 +109,27 @@ final class TranscriptRecoveryTests: XCTestCase {
         }
     }
 
+    func testAMessageWaitingInTheOutboxGoesWithTheHistoryAndTheOfferIsMoot() {
+        var store = SpecStore(.connectedEmptyChat)
+        store.loseTheConnection()
+        store.send(.sendMessage(text: "Next step"), notes: ["message queued in the outbox"]) {
+            $0["/outbox"] = [outboxJSON("o1", "Next step", delivery: "waiting")]
+        }
+        store.reconnect()
+        store.server(
+            #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#,
+            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"Next step"}"#))], followUps: ["send"]
+        ) {
+            $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it"), entryJSON("m2", "user", text: "Next step")]
+            $0["/outbox"] = [outboxJSON("o1", "Next step", delivery: "awaiting_ack")]
+            $0["/session/was_interrupted"] = true
+            $0["/session/is_processing"] = true
+            $0["/connection/attempt"] = 0
+            $0["/session/history_loaded"] = true
+            $0["/banners/status"] = nil
+        }
+    }
+
     func testATurnStartedElsewhereClosesTheOffer() {
         var store = SpecStore(.connectedEmptyChat)
         store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {

@@ -192,7 +192,6 @@ public struct ChatInteractor: Interactor {
                 if isProcessing {
                     // A turn started elsewhere: the interrupted one is being continued.
                     state.turn.isProcessing = true
-                    state.interruptedTurn = nil
                     return Self.turnStarted(&state)
                 } else {
                     Self.endTurn(&state)
@@ -376,9 +375,11 @@ public struct ChatInteractor: Interactor {
         return .send(.message(content: message.text, images: images)) + Self.turnStarted(&state)
     }
 
-    /// A turn started: the "Interrupted" notice of the last one, if this
-    /// chat posted one since, is moot (the notices withdraw it).
+    /// A turn started: the offer to continue an interrupted one is moot, and
+    /// so is the "Interrupted" notice of the last one, if this chat posted
+    /// one since (the notices withdraw it).
     static func turnStarted(_ state: inout ChatState) -> Emission {
+        state.interruptedTurn = nil
         guard state.interruptionNoticeShown else { return .none }
         state.interruptionNoticeShown = false
         return .tell(.turnStarted)
