@@ -78,10 +78,12 @@ final class TodaysServerHistoryTests: XCTestCase {
         store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {
             $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
             $0["/session/was_interrupted"] = true
+            $0["/interrupted_turn"] = ["continuation": .string(TranscriptRecoveryTests.ourContinuation), "reconnect_notice": nil]
         }
         store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}]}"#) {
             $0["/transcript"] = [entryJSON("m2", "user", text: "Refactor it")]
             $0["/session/was_interrupted"] = false
+            $0["/interrupted_turn"] = nil
         }
     }
 
@@ -216,7 +218,6 @@ final class TodaysServerHistoryTests: XCTestCase {
             #"{"type":"kv_cache_request","hit":true,"tokens":1024}"#,
             #"{"type":"mcp_status","servers":[{"name":"git","connected":true}]}"#,
             #"{"type":"memory_activity","activity":"recall","count":2}"#,
-            #"{"type":"side_pane_images","images":[]}"#,
             #"{"type":"comm_members","members":["a","b"]}"#,
         ]
         for event in events {

@@ -71,6 +71,65 @@ final class ToolCallTests: XCTestCase {
         XCTAssertEqual(store["/transcript/4/tool_calls"], [toolCallJSON("t1", "bash", status: "running")])
     }
 
+    func testAToolIdReusedInALaterTurnIsANewCard() {
+        // Tool ids are per turn (jcode's ios/TestHarness/mock_gateway.py reuses them).
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"tool_start","id":"t1","name":"bash"}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("t1", "bash", status: "pending")], isStreaming: true))
+        }
+        store.server(#"{"type":"tool_done","id":"t1","name":"bash","output":"one"}"#) {
+            $0["/transcript/4/tool_calls/0/status"] = "succeeded"
+            $0["/transcript/4/tool_calls/0/output"] = "one"
+        }
+        store.finishTheTurn { $0["/transcript/4/is_streaming"] = false }
+        store.send(.sendMessage(text: "Again"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"Again"}"#))], followUps: ["send"]) {
+            $0.append("/transcript", entryJSON("m6", "user", text: "Again"))
+            $0.append("/outbox", outboxJSON("o2", "Again", delivery: "awaiting_ack"))
+            $0["/session/is_processing"] = true
+        }
+        store.server(#"{"type":"tool_start","id":"t1","name":"read"}"#) {
+            $0.append("/transcript", entryJSON("m7", "assistant", toolCalls: [toolCallJSON("t1", "read", status: "pending")], isStreaming: true))
+        }
+        store.server(#"{"type":"tool_exec","id":"t1","name":"read"}"#) { $0["/transcript/6/tool_calls/0/status"] = "running" }
+        store.server(#"{"type":"tool_start","id":"t1","name":"read"}"#, notes: ["tool_start for call t1, already shown; ignored"])
+        store.server(#"{"type":"tool_done","id":"t1","name":"read","output":"two"}"#) {
+            $0["/transcript/6/tool_calls/0/status"] = "succeeded"
+            $0["/transcript/6/tool_calls/0/output"] = "two"
+        }
+        XCTAssertEqual(store["/transcript/4/tool_calls"], [toolCallJSON("t1", "bash", output: "one", status: "succeeded")])
+    }
+
+    func testAToolDoneWithAReusedIdBeforeItsStartIsANewCardToo() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"tool_done","id":"t1","name":"bash","output":"one"}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("t1", "bash", output: "one", status: "succeeded")], isStreaming: true))
+        }
+        store.finishTheTurn { $0["/transcript/4/is_streaming"] = false }
+        store.send(.sendMessage(text: "Again"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"Again"}"#))], followUps: ["send"]) {
+            $0.append("/transcript", entryJSON("m6", "user", text: "Again"))
+            $0.append("/outbox", outboxJSON("o2", "Again", delivery: "awaiting_ack"))
+            $0["/session/is_processing"] = true
+        }
+        store.server(#"{"type":"tool_done","id":"t1","name":"bash","output":"two","error":"exit 1"}"#) {
+            $0.append("/transcript", entryJSON("m7", "assistant", toolCalls: [toolCallJSON("t1", "bash", output: "two", status: "failed", error: "exit 1")], isStreaming: true))
+        }
+    }
+
+    func testACallStillRunningInAHistoryTakenMidTurnIsCompletedNotRepeated() {
+        var store = SpecStore(.connectedEmptyChat)
+        store.server(
+            #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Build"},{"role":"assistant","content":"","tool_data":{"id":"call_r","name":"bash"}}],"activity":{"is_processing":true}}"#
+        ) {
+            $0["/transcript"] = [entryJSON("m1", "user", text: "Build"), entryJSON("m2", "assistant", toolCalls: [toolCallJSON("call_r", "bash", status: "running")])]
+            $0["/session/is_processing"] = true
+        }
+        store.server(#"{"type":"tool_start","id":"call_r","name":"bash"}"#, notes: ["tool_start for call call_r, already shown; ignored"])
+        store.server(#"{"type":"tool_done","id":"call_r","name":"bash","output":"built"}"#) {
+            $0["/transcript/1/tool_calls/0/status"] = "succeeded"
+            $0["/transcript/1/tool_calls/0/output"] = "built"
+        }
+    }
+
     func testToolInputAppendsToTheLatestCallOnly() {
         var store = SpecStore.turnRunning()
         store.server(#"{"type":"tool_start","id":"a","name":"read"}"#) {

@@ -255,6 +255,10 @@ final class WireSpecTests: XCTestCase {
         XCTAssertEqual(
             GatewayRequest.permissionResponse(requestID: "p", approved: true, remember: false).line(id: 9),
             #"{"id":9,"type":"permission_response","request_id":"p","approved":true,"remember":false}"#)
+        // jcode's field name (wire.rs, Request::GetCompactedHistory).
+        XCTAssertEqual(
+            GatewayRequest.getCompactedHistory(visibleMessages: 128).line(id: 7),
+            #"{"id":7,"type":"get_compacted_history","visible_messages":128}"#)
         XCTAssertEqual(Set(GatewayRequest.specs.map(\.type)).count, GatewayRequest.specs.count)
     }
 
@@ -268,6 +272,7 @@ final class WireSpecTests: XCTestCase {
         .cancelSoftInterrupts, .resumeSession(sessionID: "s", clientInstanceID: "d"), .resumeSession(sessionID: "s", clientInstanceID: nil),
         .setModel("m"), .setReasoningEffort("high"), .compact, .renameSession(title: "t"), .renameSession(title: nil), .clear,
         .permissionResponse(requestID: "p", approved: true, remember: false), .stdinResponse(requestID: "r", input: "secret"), .ping,
+        .getCompactedHistory(visibleMessages: 64),
     ]
 
     func testEveryGatewayRequestEncodesExactlyItsDeclaredFields() {

@@ -15,6 +15,9 @@ public struct AppInteractor: Sendable {
         case tapNode(id: String)
         case tapXY(x: Double, y: Double)
         case scrollMessages(offset: Int)
+        /// Older messages now come first (`entriesAbove` entries before the
+        /// ones shown before): the list keeps the same entries in view.
+        case keepReadingPlace(entriesAbove: Int)
         case loadScenario(String)
         case reset
     }
@@ -82,6 +85,8 @@ public struct AppInteractor: Sendable {
             return tap(x: x, y: y, in: state)
         case .scrollMessages(let offset):
             return scrollMessages(to: offset, in: state)
+        case .keepReadingPlace(let count):
+            return keepReadingPlace(entriesAbove: count, in: state)
         case .loadScenario(let name):
             guard let scenario = Scenario(rawValue: name) else { return .note("unknown scenario \(name)") }
             return Self.replace(&state, with: scenario.state())
@@ -103,7 +108,10 @@ public struct AppInteractor: Sendable {
 
     /// `tap_xy`: taps the deepest tappable node at the point, like `tap_node` would.
     func tap(x: Double, y: Double, in state: AppState) -> Emission {
-        let root = SemanticTree.laidOut(state, viewport: viewport, includeTranscript: false)
+        // Without the transcript when nothing in the list is tappable; a
+        // compacted conversation's list starts with `chat.load_older`, which
+        // sits where the messages above it put it.
+        let root = SemanticTree.laidOut(state, viewport: viewport, includeTranscript: state.chat.olderHistory != nil)
         guard let hit = SemanticTree.hitTest(root, x: x, y: y) else {
             return .note("tap_xy: (\(x), \(y)) is outside the \(viewport.width)×\(viewport.height) viewport")
         }
@@ -118,6 +126,21 @@ public struct AppInteractor: Sendable {
             return .note("scroll_messages: the message list is not on this screen")
         }
         return .tell(.scrollMessages(offset: offset >= scroll.maxOffset ? nil : offset))
+    }
+
+    /// Entries were put before the ones the person was reading: the list
+    /// scrolls down by their height, so the same entries stay in view. A
+    /// list following the newest message keeps following it.
+    func keepReadingPlace(entriesAbove count: Int, in state: AppState) -> Emission {
+        guard let offset = state.navigation.messagesScroll, state.navigation.screen == .chat, count > 0 else { return .none }
+        let root = SemanticTree.laidOut(state, viewport: viewport, includeTranscript: true)
+        guard let list = root.children.first(where: { $0.id == Layout.messagesID }),
+            let first = list.children.firstIndex(where: { $0.id.hasPrefix("message.") })
+        else { return .none }
+        let kept = first &+ count
+        guard kept < list.children.count else { return .none }
+        let height = list.children[kept].bounds.y &- list.children[first].bounds.y
+        return .tell(.scrollMessages(offset: offset &+ height))
     }
 
     /// `load_scenario` and `reset`: replace the whole state, closing what the

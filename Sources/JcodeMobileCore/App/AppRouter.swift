@@ -162,6 +162,8 @@ public enum AppRouter {
         case .respondStdin(let id, let text): return .one(.approvals(.respondStdin(requestID: id, input: text)))
         case .dismissError: return .one(.notices(.dismissError))
         case .dismissNotice(let id): return .one(.notices(.dismissNotice(id: id)))
+        case .dismissInterruptedTurn: return .one(.chat(.dismissInterruptedTurn))
+        case .loadOlderMessages: return .one(.chat(.loadOlderMessages))
         case .navigate(let screen): return .one(.navigation(.navigate(screen)))
         case .tapNode(let id): return .one(.app(.tapNode(id: id)))
         case .tapXY(let x, let y): return .one(.app(.tapXY(x: x, y: y)))
@@ -256,6 +258,10 @@ public enum AppRouter {
         case .permissionRequest(let request): return .one(.approvals(.permissionRequest(request)))
         case .stdinRequest(let request): return .one(.approvals(.stdinRequest(request)))
         case .pong: return .one(.connection(.pong))
+        case .compactedHistory(let answer): return .one(.chat(.compactedHistory(answer)))
+        case .sidePaneImages(let sessionID, let images): return .one(.chat(.liveImages(sessionID: sessionID, images: images)))
+        case .generatedImage(let id, let path, let format, let prompt):
+            return .one(.chat(.generatedImage(id: id, path: path, outputFormat: format, revisedPrompt: prompt)))
         }
     }
 
@@ -265,7 +271,7 @@ public enum AppRouter {
         switch message {
         case .send(let request): return .one(.connection(.send(request)))
         case .showError(let banner): return .one(.notices(.showError(banner)))
-        case .notice(let kind, let text): return .one(.notices(.notice(kind, text)))
+        case .notice(let kind, let text, let passes): return .one(.notices(.notice(kind, text, passes: passes)))
         case .openChat: return .one(.navigation(.openChat))
         case .pairing(let output): return route(output)
         case .lifecycle(.identityReady): return .one(.pairing(.identityReady))
@@ -284,6 +290,8 @@ public enum AppRouter {
         case .approvals(.permissionAsked(let action, let sessionID)):
             return .one(.lifecycle(.permissionAsked(action: action, sessionID: sessionID)))
         case .approvals(.inputAsked(let prompt)): return .one(.lifecycle(.inputAsked(prompt: prompt)))
+        case .chat(.turnStarted): return .one(.notices(.turnStarted))
+        case .chat(.olderMessagesShown(let count)): return .one(.app(.keepReadingPlace(entriesAbove: count)))
         case .app(.focus(let id)): return .one(.navigation(.focus(nodeID: id)))
         case .app(.scrollMessages(let offset)): return .one(.navigation(.scrollMessages(offset: offset)))
         }

@@ -272,6 +272,31 @@ extension StateSection {
             json: { .array($0.chat.images.map(\.json)) },
             changed: { $0.pointee.chat.images != $1.pointee.chat.images }),
         StateSection(
+            "interrupted_turn", owner: .chat,
+            schema: {
+                B.oneOf([
+                    B.type("null"),
+                    B.strictObject([
+                        ("continuation", B.described(B.string, "what Continue sends")), ("reconnect_notice", B.nullableString),
+                    ], description: "A turn the server stopped before it ended (history.was_interrupted or reload_recovery): the chat offers to continue it."),
+                ])
+            },
+            json: { $0.chat.interruptedTurn?.json ?? .null },
+            changed: { $0.pointee.chat.interruptedTurn != $1.pointee.chat.interruptedTurn }),
+        StateSection(
+            "older_history", owner: .chat,
+            schema: {
+                B.oneOf([
+                    B.type("null"),
+                    B.strictObject([
+                        ("total", B.integer(.count)), ("visible", B.integer(.count)), ("remaining", B.integer(.count)),
+                        ("requested", B.described(B.nullableInteger(.count), "visible_messages asked for, while the answer is awaited")),
+                    ], description: "The history is compacted: compacted messages in all, shown, and still hidden."),
+                ])
+            },
+            json: { $0.chat.olderHistory?.json ?? .null },
+            changed: { $0.pointee.chat.olderHistory != $1.pointee.chat.olderHistory }),
+        StateSection(
             "soft_interrupts", owner: .chat,
             schema: {
                 B.array(B.strictObject([

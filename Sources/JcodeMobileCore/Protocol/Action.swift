@@ -40,6 +40,10 @@ public enum Action: Equatable, Sendable {
     // Banners and navigation
     case dismissError
     case dismissNotice(id: String)
+    /// Close the offer to continue an interrupted turn.
+    case dismissInterruptedTurn
+    /// Load older messages of a compacted conversation.
+    case loadOlderMessages
     case navigate(Screen)
     case tapNode(id: String)
     /// Tap whatever is at a point of the viewport (points, origin top-left).
@@ -171,6 +175,12 @@ public enum Action: Equatable, Sendable {
         MessageSpec("dismiss_notice", doc: "Close a notice.", fields: [FieldSpec("notice_id", .string)]) {
             r throws(CoreError) in
             .dismissNotice(id: try r.string("notice_id"))
+        },
+        MessageSpec("dismiss_interrupted_turn", doc: "Close the offer to continue a turn the server stopped.") {
+            _ throws(CoreError) in .dismissInterruptedTurn
+        },
+        MessageSpec("load_older_messages", doc: "Load older messages of a compacted conversation (get_compacted_history).") {
+            _ throws(CoreError) in .loadOlderMessages
         },
         MessageSpec(
             "navigate", doc: "Show a screen.", fields: [FieldSpec("screen", .enumeration(Screen.allCases.map(\.rawValue)))]

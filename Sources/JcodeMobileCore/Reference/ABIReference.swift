@@ -199,9 +199,12 @@ public enum ABIReference {
         case ("tool_start", "id"), ("tool_exec", "id"), ("tool_done", "id"): return "call_bash"
         case ("permission_request", "detail"): return "cargo test -p jcode-mobile-core"
         case ("session_renamed", "title"): return "Fix the flaky test"
-        case ("history", "images"):
+        case ("history", "images"), ("compacted_history", "images"), ("side_pane_images", "images"):
             return [["media_type": "image/png", "data": "iVBORw0KGgo=", "label": "screenshot", "anchor": ["kind": "tool_call", "id": "call_1"]]]
-        case ("history", "messages"):
+        case ("generated_image", "id"): return "call_img"
+        case ("generated_image", "path"): return "/home/ana/jcode/.jcode/images/cat.png"
+        case ("generated_image", "output_format"): return "png"
+        case ("history", "messages"), ("compacted_history", "messages"):
             return [
                 ["role": "user", "content": "Why does the test fail?"],
                 ["role": "assistant", "content": "Let me look.", "tool_calls": ["grep"]],

@@ -5,10 +5,19 @@ enum ChatScreen {
         var nodes: [SemanticNode] = [header(state)]
         nodes.append(
             SemanticNode("chat.notices", .list, label: "", visible: !state.notices.notices.isEmpty, children: state.notices.notices.map(notice)))
+        if let turn = state.chat.interruptedTurn { nodes.append(interrupted(turn, processing: state.chat.turn.isProcessing)) }
         var messages: [SemanticNode] = []
+        if let older = state.chat.olderHistory { messages.append(loadOlder(older, processing: state.chat.turn.isProcessing)) }
         if includeTranscript {
-            messages.reserveCapacity(state.chat.transcript.count + state.chat.outbox.count)
-            for entry in state.chat.transcript.entries { messages.append(message(entry)) }
+            messages.reserveCapacity(state.chat.transcript.count + state.chat.outbox.count + 1)
+            let images = ImagePlaces(state.chat.images)
+            var prompts = 0
+            for entry in state.chat.transcript.entries {
+                let isPrompt = entry.role == .user && !entry.isQueued
+                messages.append(message(entry, images: images, prompt: isPrompt ? prompts : nil, all: state.chat.images))
+                if isPrompt { prompts += 1 }
+            }
+            for k in images.unanchored { messages.append(image("image.\(k)", state.chat.images[k])) }
         }
         // A message already sent shows as its transcript entry, once.
         var waiting = 0
@@ -73,7 +82,61 @@ enum ChatScreen {
         }
     }
 
-    static func message(_ entry: TranscriptEntry) -> SemanticNode {
+    /// A turn the server stopped before it ended: Continue sends the
+    /// continuation as a message (through the outbox, like any other);
+    /// Dismiss closes the offer.
+    static func interrupted(_ turn: InterruptedTurn, processing: Bool) -> SemanticNode {
+        SemanticNode(
+            "chat.interrupted", .banner, label: "The last turn stopped before it finished.", value: turn.reconnectNotice,
+            accessibilityLabel: "The last turn was interrupted",
+            children: [
+                .button("chat.continue", "Continue", .sendMessage(text: turn.continuation), enabled: !processing,
+                        accessibilityLabel: "Continue the interrupted turn"),
+                .button("chat.interrupted.dismiss", "Dismiss", .dismissInterruptedTurn, accessibilityLabel: "Dismiss: do not continue"),
+            ])
+    }
+
+    /// The top of a compacted conversation: older messages load on request.
+    static func loadOlder(_ older: OlderHistory, processing: Bool) -> SemanticNode {
+        let label: String
+        if older.requested != nil {
+            label = "Loading earlier messages…"
+        } else if older.remaining > 0 {
+            label = "Load earlier messages"
+        } else {
+            label = "All earlier messages shown"
+        }
+        let value = older.remaining == 1 ? "1 hidden" : "\(older.remaining) hidden"
+        return .button(
+            "chat.load_older", label, .loadOlderMessages, enabled: older.remaining > 0 && older.requested == nil && !processing,
+            accessibilityLabel: older.remaining > 0 ? "Load earlier messages, \(value)" : label, value: value)
+    }
+
+    /// Where the images of the transcript belong: with a tool call, with a
+    /// user prompt (by its ordinal), or after the last message.
+    struct ImagePlaces {
+        var byToolCall: [String: [Int]] = [:]
+        var byPrompt: [Int: [Int]] = [:]
+        var unanchored: [Int] = []
+
+        init(_ images: [HistoryImage]) {
+            for (k, image) in images.enumerated() {
+                switch image.anchor {
+                case .toolCall(let id)?: byToolCall[id, default: []].append(k)
+                case .userPrompt(let n)?: byPrompt[n, default: []].append(k)
+                case nil: unanchored.append(k)
+                }
+            }
+        }
+    }
+
+    static func image(_ id: String, _ image: HistoryImage) -> SemanticNode {
+        SemanticNode(
+            id, .image, label: image.label ?? "Image", value: image.mediaType,
+            accessibilityLabel: image.label.map { "Image: \($0)" } ?? "Image")
+    }
+
+    static func message(_ entry: TranscriptEntry, images: ImagePlaces? = nil, prompt: Int? = nil, all: [HistoryImage] = []) -> SemanticNode {
         let who = speaker(entry.role)
         var label = entry.isQueued ? "\(who) (queued)" : who
         if entry.isStreaming { label += " (typing)" }
@@ -85,7 +148,10 @@ enum ChatScreen {
         if entry.imageCount > 0 {
             children.append(.text("message.\(entry.id).images", entry.imageCount == 1 ? "1 image" : "\(entry.imageCount) images", role: .image))
         }
-        for call in entry.toolCalls { children.append(toolCard(call)) }
+        if let prompt, let places = images?.byPrompt[prompt] {
+            for k in places { children.append(image("message.\(entry.id).image.\(k)", all[k])) }
+        }
+        for call in entry.toolCalls { children.append(toolCard(call, images: images?.byToolCall[call.id] ?? [], all: all)) }
         if let stop = stopNote(entry.stopReason) {
             children.append(.text("message.\(entry.id).stop_reason", stop, value: entry.stopReason.wireName, role: .status))
         }
@@ -106,12 +172,13 @@ enum ChatScreen {
         }
     }
 
-    static func toolCard(_ call: ToolCall) -> SemanticNode {
+    static func toolCard(_ call: ToolCall, images: [Int] = [], all: [HistoryImage] = []) -> SemanticNode {
         let status = toolStatus(call)
         var children: [SemanticNode] = []
         if !call.input.isEmpty { children.append(.text("tool.\(call.id).input", "Input", value: call.input)) }
         if !call.output.isEmpty { children.append(.text("tool.\(call.id).output", "Output", value: call.output)) }
         if let error = call.error { children.append(.text("tool.\(call.id).error", "Error", value: error, role: .errorText)) }
+        for k in images { children.append(image("tool.\(call.id).image.\(k)", all[k])) }
         return SemanticNode(
             "tool.\(call.id)", .toolCall, label: call.name, value: status,
             accessibilityLabel: "Tool \(call.name)",

@@ -16,6 +16,8 @@ public struct ChatInteractor: Interactor {
         case interrupt
         case queueInterrupt(text: String, urgent: Bool)
         case cancelQueuedInterrupts
+        case dismissInterruptedTurn
+        case loadOlderMessages
         // Server events
         case reasoningDone(durationSecs: Double?)
         case messageEnd(stopReason: String?)
@@ -35,6 +37,9 @@ public struct ChatInteractor: Interactor {
         case connectionPhase(String)
         case softInterruptInjected(content: String, displayRole: String?)
         case history(ServerEvent.History)
+        case compactedHistory(ServerEvent.CompactedHistory)
+        case liveImages(sessionID: String, images: [HistoryImage])
+        case generatedImage(id: String, path: String, outputFormat: String, revisedPrompt: String?)
         // Other features' outputs
         case connectionLost
         case socketOpened
@@ -80,11 +85,17 @@ public struct ChatInteractor: Interactor {
             state.wasInterrupted = false
             state.turn.tokens = nil
             state.serverUserRows = 0
+            state.interruptedTurn = nil
+            state.olderHistory = nil
             return flushOutbox(&state, facts)
         case .queueInterrupt(let text, let urgent):
             return queueInterrupt(&state, text: text, urgent: urgent, facts)
         case .cancelQueuedInterrupts:
             return cancelQueuedInterrupts(&state)
+        case .dismissInterruptedTurn:
+            return dismissInterruptedTurn(&state)
+        case .loadOlderMessages:
+            return loadOlderMessages(&state, facts)
 
         // What the other features did
         case .connectionLost:
@@ -110,6 +121,8 @@ public struct ChatInteractor: Interactor {
             state.outlivedInterrupts = []
             state.images = []
             state.wasInterrupted = false
+            state.interruptedTurn = nil
+            state.olderHistory = nil
             state.turn.historyLoaded = false
             state.turn.tokens = nil
             state.serverUserRows = 0
@@ -163,7 +176,8 @@ public struct ChatInteractor: Interactor {
         case .interrupted:
             acknowledged(&state)
             state.transcript.interruptOpenToolCalls()
-            return turnFinished(&state, facts, .interrupted, notice: .internal(.notice(.info, "Interrupted")))
+            state.interruptionNoticeShown = true
+            return turnFinished(&state, facts, .interrupted, notice: .internal(.notice(.info, "Interrupted", passes: .nextTurn)))
         case .error(let id, let message, let retryAfterSecs):
             // The connection owns an error answering `subscribe` (it is why the link failed).
             if let id, id == facts.subscribeRequestID { return .none }
@@ -182,7 +196,13 @@ public struct ChatInteractor: Interactor {
             return .none
         case .state(let isProcessing):
             if let isProcessing, isProcessing != state.turn.isProcessing {
-                if isProcessing { state.turn.isProcessing = true } else { Self.endTurn(&state) }
+                if isProcessing {
+                    // A turn started elsewhere: the interrupted one is being continued.
+                    state.turn.isProcessing = true
+                    return Self.turnStarted(&state)
+                } else {
+                    Self.endTurn(&state)
+                }
             }
             return .none
 
@@ -203,6 +223,12 @@ public struct ChatInteractor: Interactor {
 
         case .history(let history):
             return historyArrived(&state, history, facts)
+        case .compactedHistory(let answer):
+            return compactedHistoryArrived(&state, answer, facts)
+        case .liveImages(let sessionID, let images):
+            return liveImagesArrived(&state, sessionID: sessionID, images: images, facts)
+        case .generatedImage(let id, let path, let format, let prompt):
+            return imageGenerated(&state, id: id, path: path, outputFormat: format, revisedPrompt: prompt)
         }
     }
 
@@ -212,12 +238,17 @@ public struct ChatInteractor: Interactor {
     private func historyArrived(_ state: inout ChatState, _ history: ServerEvent.History, _ facts: Facts) -> Emission {
         let reconciled = reconcile(&state, with: history)
         state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
-        let (entries, skipped, cutRows) = Self.entries(from: history.messages)
+        // A compacted history's first row tells a terminal to scroll up: the
+        // chat offers `chat.load_older` instead.
+        let (older, rows) = Self.olderHistory(in: history.messages)
+        let (entries, skipped, cutRows) = Self.entries(from: Array(rows))
         state.transcript.replaceAll(with: entries)
+        state.olderHistory = older
         state.softInterrupts = []
         state.outlivedInterrupts = []
         state.images = history.images
         state.wasInterrupted = history.wasInterrupted ?? false
+        state.interruptedTurn = Self.interruptedTurn(in: history, state)
         state.turn.isProcessing = history.isProcessing ?? false
         state.turn.isReasoning = false
         keepInFlightMessage(&state, history)
@@ -240,15 +271,16 @@ public struct ChatInteractor: Interactor {
     // MARK: - Tool calls (one card per call id)
 
     private func toolStarted(_ state: inout ChatState, id: String, name: String) -> Emission {
-        // A repeated start (a frame sent twice) changes nothing.
-        if state.transcript.locateToolCall(id) != nil { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
+        // A repeated start in the same turn (a frame sent twice) changes
+        // nothing; the same id in a later turn is a new call (ids are per turn).
+        if Self.isSameCall(id, state.transcript) { return .note("tool_start for call \(id), already shown; ignored", .ignored) }
         let index = state.transcript.streamingEntryWithRoomForToolCall()
         state.transcript.addToolCall(ToolCall(id: id, name: name, status: .pending), at: index)
         return .none
     }
 
     private func toolRunning(_ state: inout ChatState, id: String, name: String) -> Emission {
-        let found = state.transcript.updateToolCall(id) { $0.status = .running }
+        let found = Self.isSameCall(id, state.transcript) && state.transcript.updateToolCall(id) { $0.status = .running }
         if !found {
             let index = state.transcript.streamingEntryWithRoomForToolCall()
             state.transcript.addToolCall(ToolCall(id: id, name: name, status: .running), at: index)
@@ -256,11 +288,22 @@ public struct ChatInteractor: Interactor {
         return .none
     }
 
+    /// Whether an event naming the tool call `id` is about the card already
+    /// shown: one of this turn, or one still open (a history taken mid-turn
+    /// shows the running call). A finished card of an earlier turn is not:
+    /// the id was reused, and the event is about a new call.
+    static func isSameCall(_ id: String, _ transcript: Transcript) -> Bool {
+        if transcript.isToolCallOfThisTurn(id) { return true }
+        guard let (e, c) = transcript.locateToolCall(id) else { return false }
+        let status = transcript.entries[e].toolCalls[c].status
+        return status == .pending || status == .running
+    }
+
     private func toolFinished(_ state: inout ChatState, id: String, name: String, output fullOutput: String, error: String?) -> Emission {
         let (output, wasCut) = Transcript.limited(fullOutput)
         let logged: Emission = wasCut ? Self.cut("tool_done output", fullOutput) : .none
         let status: ToolCall.Status = error == nil ? .succeeded : .failed
-        let found = state.transcript.updateToolCall(id) {
+        let found = Self.isSameCall(id, state.transcript) && state.transcript.updateToolCall(id) {
             $0.output = output
             $0.status = status
             $0.error = error
@@ -290,6 +333,7 @@ public struct ChatInteractor: Interactor {
             let taken: Emission =
                 fromDraft || !attachments.isEmpty
                 ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: !attachments.isEmpty)) : .none
+            state.interruptedTurn = nil
             return taken + queueInterrupt(&state, text: content, images: attachments, urgent: false, facts)
         }
         guard state.outbox.count < ChatState.outboxLimit else {
@@ -300,6 +344,8 @@ public struct ChatInteractor: Interactor {
             ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
         state.outbox.append(OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments))
         state.nextOutboxID &+= 1
+        // A message of the person's own makes the offer to continue moot.
+        state.interruptedTurn = nil
         guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, !facts.isClearing, state.outbox.count == 1 else {
             // Offline, still loading, clearing, or behind earlier messages: it waits its turn.
             return taken + .note("message queued in the outbox")
@@ -334,7 +380,17 @@ public struct ChatInteractor: Interactor {
         let images = message.attachments.map {
             GatewayRequest.ImagePayload(mediaType: $0.mediaType, dataBase64: $0.dataBase64)
         }
-        return .send(.message(content: message.text, images: images))
+        return .send(.message(content: message.text, images: images)) + Self.turnStarted(&state)
+    }
+
+    /// A turn started: the offer to continue an interrupted one is moot, and
+    /// so is the "Interrupted" notice of the last one, if this chat posted
+    /// one since (the notices withdraw it).
+    static func turnStarted(_ state: inout ChatState) -> Emission {
+        state.interruptedTurn = nil
+        guard state.interruptionNoticeShown else { return .none }
+        state.interruptionNoticeShown = false
+        return .tell(.turnStarted)
     }
 
     /// Sends the oldest outbox message when the connection is ready for it

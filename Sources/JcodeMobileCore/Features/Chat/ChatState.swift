@@ -24,6 +24,15 @@ public struct ChatState: Equatable, Sendable {
     public var images: [HistoryImage] = []
     /// The server said the session stopped mid-turn (`history.was_interrupted`).
     public var wasInterrupted = false
+    /// A turn the server stopped before it ended, which the person may
+    /// continue (`chat.continue`) or dismiss; nil when there is none.
+    public var interruptedTurn: InterruptedTurn?
+    /// The history is compacted: older messages can be loaded
+    /// (`chat.load_older`); nil when it is not.
+    public var olderHistory: OlderHistory?
+    /// An "Interrupted" notice was posted since the last turn started: the
+    /// next turn withdraws it.
+    public var interruptionNoticeShown = false
 
     public init() {}
 
@@ -50,4 +59,29 @@ public struct TurnState: Equatable, Sendable {
     public var historyLoaded = false
 
     public init() {}
+}
+
+/// A turn the server aborted (its last client went away mid-turn, or it
+/// reloaded): the chat offers to continue it.
+public struct InterruptedTurn: Equatable, Sendable {
+    /// What Continue sends: the server's words (`reload_recovery`) or ours.
+    public var continuation: String
+    /// What the server said about its reload, if it said anything.
+    public var reconnectNotice: String?
+
+    var json: JSONValue { ["continuation": .string(continuation), "reconnect_notice": .from(reconnectNotice)] }
+}
+
+/// The compacted part of the history: how many of its messages the server
+/// counts, shows, and still hides.
+public struct OlderHistory: Equatable, Sendable {
+    public var total: Int
+    public var visible: Int
+    public var remaining: Int
+    /// The `visible_messages` asked for, while the answer is awaited.
+    public var requested: Int?
+
+    var json: JSONValue {
+        ["total": .int(Int64(total)), "visible": .int(Int64(visible)), "remaining": .int(Int64(remaining)), "requested": .from(requested)]
+    }
 }

@@ -22,6 +22,10 @@ public struct Transcript: Sendable {
     private var toolOwners: [String: Int] = [:]
     /// The tool calls of the running turn, oldest first.
     private var turnToolCallIDs: [String] = []
+    /// Every tool call id of the running turn, whatever its status (ids are
+    /// unique only within a turn): a set, so checking one costs the same at
+    /// any number of calls.
+    private var turnToolCallSet: Set<String> = []
     /// Changes since the last `drainChanges()`.
     public private(set) var changes: [TranscriptChange] = []
     /// Whether the transcript was replaced whole since the last drain.
@@ -214,6 +218,7 @@ public struct Transcript: Sendable {
     public mutating func beginTurn() {
         latestToolCallID = nil
         turnToolCallIDs.removeAll(keepingCapacity: true)
+        turnToolCallSet.removeAll(keepingCapacity: true)
     }
 
     /// The turn was interrupted: its tool calls that never reported a
@@ -228,11 +233,20 @@ public struct Transcript: Sendable {
             changes.append(.setToolCall(index: e, call: c, value: entries[e].toolCalls[c]))
         }
         turnToolCallIDs.removeAll(keepingCapacity: true)
+        turnToolCallSet.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether the tool call `id` was started in the running turn. Tool ids
+    /// are unique only within a turn: a later turn may use the same id for
+    /// a new call.
+    public func isToolCallOfThisTurn(_ id: String) -> Bool {
+        turnToolCallSet.contains(id)
     }
 
     /// The turn ended on this side: its tool calls are no longer "this turn's".
     public mutating func forgetTurnToolCalls() {
         turnToolCallIDs.removeAll(keepingCapacity: true)
+        turnToolCallSet.removeAll(keepingCapacity: true)
     }
 
     /// Tool calls one entry holds at most: the next call starts a new entry,
@@ -255,6 +269,7 @@ public struct Transcript: Sendable {
         toolOwners[call.id] = entries[index].serial
         latestToolCallID = call.id
         if call.status == .pending || call.status == .running { turnToolCallIDs.append(call.id) }
+        turnToolCallSet.insert(call.id)
         changes.append(.insertToolCall(index: index, call: entries[index].toolCalls.count &- 1, value: call))
         if textBytes > textBudget { trimIfOverBudget(keeping: index) }
     }
@@ -346,6 +361,7 @@ public struct Transcript: Sendable {
         streamingIndex = entries.lastIndex(where: \.isStreaming)
         toolOwners.removeAll(keepingCapacity: true)
         turnToolCallIDs.removeAll(keepingCapacity: true)
+        turnToolCallSet.removeAll(keepingCapacity: true)
         latestToolCallID = nil
         textBytes = 0
         for entry in entries {

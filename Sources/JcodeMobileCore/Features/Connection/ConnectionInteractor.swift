@@ -129,7 +129,7 @@ public struct ConnectionInteractor: Interactor {
             return .none
         case .reloading:
             state.reconnectSoon = true
-            return .internal(.notice(.info, "Server is updating, reconnecting shortly"))
+            return .internal(.notice(.info, "Server is updating, reconnecting shortly", passes: .reconnect))
         case .history:
             // History loaded: this connection proved healthy, so the backoff starts over.
             state.attempt = 0

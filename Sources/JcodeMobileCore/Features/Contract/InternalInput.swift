@@ -25,8 +25,9 @@ public enum InternalInput: Equatable, Sendable {
     case send(GatewayRequest)
     /// Show an error banner (→ Notices).
     case showError(ErrorBanner)
-    /// Add a notice line (→ Notices).
-    case notice(Notice.Kind, String)
+    /// Add a notice line (→ Notices); `passes` names the condition whose end
+    /// withdraws it (nil: it stays until dismissed).
+    case notice(Notice.Kind, String, passes: Notice.Passing? = nil)
     /// Show the chat (→ Navigation).
     case openChat
 
@@ -120,6 +121,12 @@ public enum ChatOutput: Equatable, Sendable {
     /// outbox or the interrupt queue is full): it goes into the draft, so
     /// nothing the person wrote is lost.
     case keepInDraft(text: String)
+    /// A turn started (a message of this device went out, or the server
+    /// reports one running) after an "Interrupted" notice: it is moot.
+    case turnStarted
+    /// Older messages of a compacted history now come first: `count`
+    /// entries before the ones shown before (the list keeps its place).
+    case olderMessagesShown(count: Int)
 }
 
 /// What the approvals feature tells the others.

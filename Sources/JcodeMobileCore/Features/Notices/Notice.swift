@@ -4,14 +4,25 @@ public struct Notice: Equatable, Sendable {
         case info, notification, warning
     }
 
+    /// A condition whose end makes a notice moot.
+    public enum Passing: String, Sendable, CaseIterable {
+        /// "Interrupted": the next turn starts.
+        case nextTurn = "next_turn"
+        /// "Server is updating…": a connection opens again.
+        case reconnect
+    }
+
     public var id: String
     public var kind: Kind
     public var text: String
+    /// When it goes away by itself (nil: when dismissed).
+    public var passes: Passing?
 
-    public init(id: String, kind: Kind, text: String) {
+    public init(id: String, kind: Kind, text: String, passes: Passing? = nil) {
         self.id = id
         self.kind = kind
         self.text = text
+        self.passes = passes
     }
 
     /// At most this many notices are kept; the oldest go first.

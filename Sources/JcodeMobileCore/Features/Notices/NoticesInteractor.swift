@@ -11,10 +11,13 @@ public struct NoticesInteractor: Interactor {
         case dismissNotice(id: String)
         // Requests from any feature
         case showError(ErrorBanner)
-        case notice(Notice.Kind, String)
+        case notice(Notice.Kind, String, passes: Notice.Passing? = nil)
         /// A fresh attempt to pair or connect (pairing started, a socket
-        /// opened, a server chosen from the list): an old error is moot.
+        /// opened, a server chosen from the list): an old error is moot, and
+        /// so is a notice that the server was updating.
         case freshAttempt
+        /// A turn started after one was interrupted: its notice is moot.
+        case turnStarted
     }
 
     public func interact(_ state: inout NoticesState, _ input: Input, _ context: Void) -> Emission {
@@ -22,11 +25,15 @@ public struct NoticesInteractor: Interactor {
         case .showError(let banner):
             state.errorBanner = banner
             return .none
-        case .notice(let kind, let text):
-            state.add(kind, text)
+        case .notice(let kind, let text, let passes):
+            state.add(kind, text, passes: passes)
             return .none
         case .freshAttempt:
             state.errorBanner = nil
+            state.withdraw(.reconnect)
+            return .none
+        case .turnStarted:
+            state.withdraw(.nextTurn)
             return .none
         case .dismissError:
             guard state.errorBanner != nil else { return .note("no error banner to dismiss") }

@@ -7,8 +7,13 @@ public struct NoticesState: Equatable, Sendable {
 
     public init() {}
 
-    mutating func add(_ kind: Notice.Kind, _ text: String) {
-        notices.append(Notice(id: "n" + String(nextNoticeID), kind: kind, text: text))
+    /// Withdraws the notices about a condition that has passed.
+    mutating func withdraw(_ passed: Notice.Passing) {
+        notices.removeAll { $0.passes == passed }
+    }
+
+    mutating func add(_ kind: Notice.Kind, _ text: String, passes: Notice.Passing? = nil) {
+        notices.append(Notice(id: "n" + String(nextNoticeID), kind: kind, text: text, passes: passes))
         nextNoticeID &+= 1
         if notices.count > Notice.limit { notices.removeFirst(notices.count - Notice.limit) }
     }

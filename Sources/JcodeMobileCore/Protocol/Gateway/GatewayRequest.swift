@@ -17,6 +17,9 @@ public enum GatewayRequest: Equatable, Sendable {
     case stdinResponse(requestID: String, input: String)
     /// Keep-alive: the server answers `pong` with the same id.
     case ping
+    /// Older messages of a compacted session: the server answers with the
+    /// whole transcript showing `visibleMessages` of the compacted ones.
+    case getCompactedHistory(visibleMessages: Int)
 
     /// An image sent with a message, as the gateway expects it: a
     /// `[media_type, data_base64]` pair.
@@ -45,6 +48,7 @@ public enum GatewayRequest: Equatable, Sendable {
         case permissionResponse = "permission_response"
         case stdinResponse = "stdin_response"
         case ping
+        case getCompactedHistory = "get_compacted_history"
 
         /// The declaration of this kind (every kind has exactly one; a test checks).
         public var spec: RequestSpec { Kind.table[self]! }
@@ -79,6 +83,7 @@ public enum GatewayRequest: Equatable, Sendable {
             return EncodedMessage(.permissionResponse, [.string(requestID), .bool(approved), .bool(remember)])
         case .stdinResponse(let requestID, let input): return EncodedMessage(.stdinResponse, [.string(requestID), .string(input)])
         case .ping: return EncodedMessage(.ping)
+        case .getCompactedHistory(let visible): return EncodedMessage(.getCompactedHistory, [.plain(.int(Int64(visible)))])
         }
     }
 
@@ -134,6 +139,8 @@ public enum GatewayRequest: Equatable, Sendable {
         RequestSpec(.stdinResponse, doc: "Answer a stdin_request.",
                     fields: [FieldSpec("request_id", .string), FieldSpec("input", .string, secret: true)]),
         RequestSpec(.ping, doc: "Keep-alive, sent on a timer while connected in the foreground (answered by pong; docs/LIFECYCLE.md)."),
+        RequestSpec(.getCompactedHistory, doc: "Ask for older messages of a compacted session: visible_messages of the compacted ones shown before the live tail (answered by compacted_history).",
+                    fields: [FieldSpec("visible_messages", .integer(.count))]),
     ]
 }
 

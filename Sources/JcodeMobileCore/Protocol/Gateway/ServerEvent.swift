@@ -47,6 +47,33 @@ public enum ServerEvent: Equatable, Sendable {
     case permissionRequest(PermissionRequest)
     case stdinRequest(StdinRequest)
     case pong(id: Int?)
+    /// The answer to `get_compacted_history`: the whole transcript with more
+    /// of the compacted messages shown.
+    case compactedHistory(CompactedHistory)
+    /// Images made during the live turn, anchored like `history.images`.
+    case sidePaneImages(sessionID: String, images: [HistoryImage])
+    /// A provider-native image generation call finished: the file is on the
+    /// server (`path`); its pixels come with `side_pane_images`.
+    case generatedImage(id: String, path: String, outputFormat: String, revisedPrompt: String?)
+
+    /// `compacted_history`: more of a compacted session's older messages.
+    public struct CompactedHistory: Equatable, Sendable {
+        public var requestID: Int?
+        public var sessionID: String
+        public var messages: [History.Message]
+        public var images: [HistoryImage]
+        /// Compacted messages in all, shown in this answer, and still hidden.
+        public var total: Int
+        public var visible: Int
+        public var remaining: Int
+    }
+
+    /// `history.reload_recovery`: the server asks the client to continue the
+    /// turn a reload or a lost client interrupted.
+    public struct ReloadRecovery: Equatable, Sendable {
+        public var reconnectNotice: String?
+        public var continuationMessage: String?
+    }
 
     /// The server's authoritative view of a session.
     public struct History: Equatable, Sendable {
@@ -67,6 +94,8 @@ public enum ServerEvent: Equatable, Sendable {
         public var wasInterrupted: Bool?
         /// Images of the transcript, anchored to a tool call or a user prompt.
         public var images: [HistoryImage]
+        /// The server's directive to continue an interrupted turn.
+        public var reloadRecovery: ReloadRecovery? = nil
 
         public struct Message: Equatable, Sendable {
             public var role: String
@@ -245,12 +274,51 @@ public enum ServerEvent: Equatable, Sendable {
                 .optional("was_interrupted", .boolean),
                 .optional("images", .array(.record(historyImageFields))),
                 .optional("token_usage_totals", .record(tokenTotalsFields)),
+                .optional("reload_recovery", .record([.optional("reconnect_notice", .string), .optional("continuation_message", .string)])),
             ]
         ) { r throws(CoreError) in
             let requestID = try r.optionalInt("id")
             var history = try decodeHistory(&r)
             history.requestID = requestID
+            history.reloadRecovery = try r.optionalRecord("reload_recovery") { (d: inout FieldReader) throws(CoreError) -> ReloadRecovery in
+                ReloadRecovery(
+                    reconnectNotice: try d.optionalString("reconnect_notice"), continuationMessage: try d.optionalString("continuation_message"))
+            }
             return .history(history)
+        },
+        MessageSpec(
+            "compacted_history", doc: "Answer to get_compacted_history: the transcript with more of its compacted messages.",
+            fields: [
+                id, FieldSpec("session_id", .string), FieldSpec("messages", .array(.record(historyMessageFields))),
+                .optional("images", .array(.record(historyImageFields))),
+                FieldSpec("compacted_total", .integer(.count)), FieldSpec("compacted_visible", .integer(.count)),
+                FieldSpec("compacted_remaining", .integer(.count)), .optional("compacted_hidden_prompts", .integer(.count)),
+            ]
+        ) { r throws(CoreError) in
+            _ = try r.optionalInt("compacted_hidden_prompts")
+            return .compactedHistory(
+                CompactedHistory(
+                    requestID: try r.optionalInt("id"), sessionID: try r.string("session_id"), messages: try decodeMessages(&r),
+                    images: try decodeImages(&r), total: try r.int("compacted_total"), visible: try r.int("compacted_visible"),
+                    remaining: try r.int("compacted_remaining")))
+        },
+        MessageSpec(
+            "side_pane_images", doc: "Images made during the live turn (kept with the tool call or prompt they belong to).",
+            fields: [FieldSpec("session_id", .string), FieldSpec("images", .array(.record(historyImageFields)))]
+        ) { r throws(CoreError) in
+            .sidePaneImages(sessionID: try r.string("session_id"), images: try decodeImages(&r, required: true))
+        },
+        MessageSpec(
+            "generated_image", doc: "A provider-native image generation call finished (a tool card; the pixels come with side_pane_images).",
+            fields: [
+                FieldSpec("id", .string), FieldSpec("path", .string), .optional("metadata_path", .string),
+                FieldSpec("output_format", .string), .optional("revised_prompt", .string),
+            ]
+        ) { r throws(CoreError) in
+            _ = try r.optionalString("metadata_path")
+            return .generatedImage(
+                id: try r.string("id"), path: try r.string("path"), outputFormat: try r.string("output_format"),
+                revisedPrompt: try r.optionalString("revised_prompt"))
         },
         MessageSpec(
             "model_changed", doc: "Answer to set_model; error keeps the old model.",
@@ -347,8 +415,6 @@ public enum ServerEvent: Equatable, Sendable {
     /// why (docs/PROTOCOL.md has every event and its decision).
     static let loggedOnly: [(type: String, why: String)] = [
         ("kv_cache_request", "prompt-cache diagnostics"),
-        ("side_pane_images", "desktop side pane; history carries the images"),
-        ("generated_image", "a path on the server, not image data"),
         ("batch_progress", "desktop progress detail of a batch tool"),
         ("swarm_status", "multi-agent coordination"),
         ("swarm_plan", "multi-agent coordination"),
@@ -359,7 +425,6 @@ public enum ServerEvent: Equatable, Sendable {
         ("debug_response", "debug socket only"),
         ("mcp_status", "MCP server diagnostics"),
         ("client_debug_request", "debug socket only"),
-        ("compacted_history", "answers get_compacted_history, which the app never sends"),
         ("side_panel_state", "desktop side panel"),
         ("service_tier_changed", "answers set_service_tier, which the app never sends"),
         ("transport_changed", "answers set_transport, which the app never sends"),
@@ -393,7 +458,8 @@ public enum ServerEvent: Equatable, Sendable {
         .optional("messages_with_token_usage", .integer(.count)), .optional("cache_reported_input_tokens", .integer(.count)),
     ]
 
-    private static func decodeHistory(_ r: inout FieldReader) throws(CoreError) -> History {
+    /// `messages` of a `history` or `compacted_history` (required).
+    private static func decodeMessages(_ r: inout FieldReader) throws(CoreError) -> [History.Message] {
         let messages =
             try r.optionalRecords("messages") { (m: inout FieldReader) throws(CoreError) -> History.Message in
                 let toolData = try m.optionalRecord("tool_data") { (t: inout FieldReader) throws(CoreError) -> History.ToolData in
@@ -406,9 +472,12 @@ public enum ServerEvent: Equatable, Sendable {
                     toolCalls: try m.optionalStrings("tool_calls") ?? [], toolData: toolData)
             }
         guard let messages else { throw CoreError.invalidField(r.fieldPath("messages"), "missing required field \"messages\"") }
-        let activity = try r.optionalRecord("activity") { (a: inout FieldReader) throws(CoreError) -> Bool? in
-            try a.optionalBool("is_processing")
-        }
+        return messages
+    }
+
+    /// `images` of a `history`, `compacted_history` or `side_pane_images`:
+    /// each with its anchor (an anchor of an unknown kind is none).
+    private static func decodeImages(_ r: inout FieldReader, required: Bool = false) throws(CoreError) -> [HistoryImage] {
         let images = try r.optionalRecords("images") { (i: inout FieldReader) throws(CoreError) -> HistoryImage in
             let anchor = try i.optionalRecord("anchor") { (a: inout FieldReader) throws(CoreError) -> HistoryImage.Anchor? in
                 switch try a.string("kind") {
@@ -421,6 +490,16 @@ public enum ServerEvent: Equatable, Sendable {
                 mediaType: try i.string("media_type"), data: try i.string("data"), label: try i.optionalString("label"),
                 anchor: anchor ?? nil)
         }
+        if required && images == nil { throw CoreError.invalidField(r.fieldPath("images"), "missing required field \"images\"") }
+        return images ?? []
+    }
+
+    private static func decodeHistory(_ r: inout FieldReader) throws(CoreError) -> History {
+        let messages = try decodeMessages(&r)
+        let activity = try r.optionalRecord("activity") { (a: inout FieldReader) throws(CoreError) -> Bool? in
+            try a.optionalBool("is_processing")
+        }
+        let images = try decodeImages(&r)
         var totals = try r.optionalValue("total_tokens").flatMap(TokenUsage.init(json:))
         if let detail = try r.optionalRecord("token_usage_totals", { (t: inout FieldReader) throws(CoreError) -> TokenUsage? in
             // Read to be checked against their ranges; the app does not show them.
@@ -441,7 +520,7 @@ public enum ServerEvent: Equatable, Sendable {
             totalTokens: totals,
             serverVersion: try r.optionalString("server_version"), displayTitle: try r.optionalString("display_title"),
             reasoningEffort: try r.optionalString("reasoning_effort"), isProcessing: activity ?? nil,
-            wasInterrupted: try r.optionalBool("was_interrupted"), images: images ?? [])
+            wasInterrupted: try r.optionalBool("was_interrupted"), images: images)
     }
 
     /// `all_sessions` elements: a session id, or an object naming one.
