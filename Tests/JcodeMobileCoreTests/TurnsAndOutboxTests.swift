@@ -172,6 +172,35 @@ final class TurnsAndOutboxTests: XCTestCase {
         }
     }
 
+    func testAFailedMessageSurvivesARestartWithItsRetry() {
+        var store = SpecStore.turnRunning()
+        store.loseTheConnectionMidTurn()
+        store.reconnect()
+        store.server(
+            #"{"type":"history","id":1,"session_id":"session-fox","messages":[]}"#, effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))],
+            notes: nil, followUps: nil
+        ) {
+            $0["/connection/attempt"] = 0
+            $0["/session/history_loaded"] = true
+            $0["/banners/status"] = nil
+            $0["/transcript"] = [entryJSON("m5", "user", text: "go")]
+            $0["/outbox/0/delivery"] = "awaiting_ack"
+            $0["/session/is_processing"] = true
+        }
+        store.server(#"{"type":"error","id":3,"message":"Already processing a message"}"#, notes: nil, followUps: nil) {
+            $0["/transcript"] = []
+            $0["/outbox/0/delivery"] = "failed"
+            $0["/banners/error"] = [
+                "message": .string(ChatInteractor.failedMessage), "retry_after_secs": nil, "text": .string(ChatInteractor.failedMessage),
+            ]
+        }
+        let snapshot = Snapshot(of: store.state).json
+        XCTAssertEqual(snapshot.at("/outbox/messages"), [["id": "o1", "text": "go", "attachments": [], "delivery": "failed"]])
+        let restored = AppDriver(#"{"snapshot":\#(snapshot.jsonString)}"#)
+        XCTAssertEqual(restored.state.at("/outbox"), [outboxJSON("o1", "go", delivery: "failed")])
+        XCTAssertEqual(restored.shownMessages.last?.label, "You (not delivered)")
+    }
+
     func testRetryOfAMessageThatHasNotFailedIsLogged() {
         var store = SpecStore.turnRunning()
         store.dispatch(#"{"type":"retry_message","message_id":"o1"}"#, notes: ["retry_message: message o1 has not failed"])
