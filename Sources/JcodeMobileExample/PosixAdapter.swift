@@ -157,6 +157,7 @@ final class PosixAdapter: PlatformAdapter {
         case .secureStore(.write(let key, _)), .secureStore(.read(let key)), .secureStore(.delete(let key)): detail = key
         case .storage(.write(let key, _)): detail = key
         case .device(.haptic(let style)): detail = style.rawValue
+        case .device(.showLocalNotification(let title, let body, _)): detail = "\(title): \(body)"
         default: detail = ""
         }
         return "→ #\(request.id) \(request.effect.type)" + (detail.isEmpty ? "" : " " + detail)

@@ -46,7 +46,7 @@ final class ApprovalTests: XCTestCase {
     func testSeveralRequestsAreKeptInOrderAndShownOneAtATime() {
         var store = SpecStore(.toolApprovalRequired)
         store.server(#"{"type":"permission_request","request_id":"perm-2","action":"write_file","detail":"src/lib.rs","tier":"high"}"#,
-                     effects: [.device(.haptic(style: .warning))]) {
+                     effects: [.device(.haptic(style: .warning))], followUps: ["permission_asked"]) {
             $0.append("/permission_requests", ["request_id": "perm-2", "session_id": nil, "action": "write_file", "detail": "src/lib.rs", "tier": "high"])
         }
         XCTAssertEqual(store.node("permission.perm-1")?.label, "Allow bash? (1 of 2)")
@@ -115,7 +115,7 @@ final class ApprovalTests: XCTestCase {
     func testAPendingRequestBehindTheShownOneCanBeAnswered() {
         var store = SpecStore(.toolApprovalRequired)
         store.server(#"{"type":"permission_request","request_id":"perm-2","session_id":"session-fox","action":"write","detail":"src/lib.rs","tier":"medium"}"#,
-                     effects: [.device(.haptic(style: .warning))]) {
+                     effects: [.device(.haptic(style: .warning))], followUps: ["permission_asked"]) {
             $0.append("/permission_requests", ["request_id": "perm-2", "session_id": "session-fox", "action": "write", "detail": "src/lib.rs", "tier": "medium"])
         }
         XCTAssertNil(store.node("permission.perm-2"), "one sheet at a time, oldest first")
@@ -130,12 +130,13 @@ final class ApprovalTests: XCTestCase {
     func testRequestsWithoutTheirOptionalFieldsTakeTheirDefaults() {
         var store = SpecStore.turnRunning()
         // No session_id, detail or tier.
-        store.frame(#"{"type":"permission_request","request_id":"perm-9","action":"bash"}"#, effects: [.device(.haptic(style: .warning))]) {
+        store.frame(#"{"type":"permission_request","request_id":"perm-9","action":"bash"}"#, effects: [.device(.haptic(style: .warning))],
+                    followUps: ["permission_asked"]) {
             $0["/permission_requests"] = [["request_id": "perm-9", "session_id": nil, "action": "bash", "detail": "", "tier": ""]]
         }
         XCTAssertEqual(store.node("permission.perm-9")?.label, "Allow bash?")
         // No is_password or tool_call_id: a plain, unmasked prompt.
-        store.frame(#"{"type":"stdin_request","request_id":"stdin-9","prompt":"Name?"}"#) {
+        store.frame(#"{"type":"stdin_request","request_id":"stdin-9","prompt":"Name?"}"#, followUps: ["input_asked"]) {
             $0["/stdin_requests"] = [["request_id": "stdin-9", "prompt": "Name?", "is_password": false, "tool_call_id": nil]]
         }
         XCTAssertEqual(store.node("stdin.stdin-9.input")?.role, .textField)

@@ -76,6 +76,16 @@ final class ChangeFeedTests: XCTestCase {
         XCTAssertEqual(answer, #"{"ok":true,"revision":\#(revision + 1),"since":\#(revision),"changes":[{"revision":\#(revision + 1),"ops":[{"op":"append","path":"/transcript/4/text","value":"world!"}]}]}"#)
     }
 
+    func testATokenCountChangesOnlyTheSessionMembersItMoves() {
+        let app = app(.connectedChat)
+        _ = app.dispatch(json: #"{"type":"send_message","text":"go"}"#)
+        server(app, #"{"type":"tokens","input":100,"output":7}"#)
+        let revision = app.state.revision
+        server(app, #"{"type":"tokens","input":120,"output":7}"#)
+        let answer = app.changesJSON(since: UInt64(revision)).string
+        XCTAssertEqual(answer, #"{"ok":true,"revision":\#(revision + 1),"since":\#(revision),"changes":[{"revision":\#(revision + 1),"ops":[{"op":"replace","path":"/session/tokens/input","value":120},{"op":"replace","path":"/session/total_tokens/input","value":48330}]}]}"#)
+    }
+
     func testAnswersForTheCurrentAFutureAndATooOldRevision() {
         let app = app(.connectedChat)
         XCTAssertEqual(json(app.changesJSON(since: 0).string)["changes"], [])
@@ -182,6 +192,11 @@ final class ChangeFeedTests: XCTestCase {
         XCTAssertEqual(JSONDiff.ops(from: [1, 2], to: [1, 2, 3]), [.add(path: JSONPath([.index(2)]), value: 3)])
         XCTAssertEqual(JSONDiff.ops(from: [1, 2, 3], to: [2, 3]), [.remove(path: JSONPath([.index(0)]))])
         XCTAssertEqual(JSONDiff.ops(from: ["a": 1], to: ["b": 1]), [.replace(path: JSONPath(), value: ["b": 1])])
+        XCTAssertEqual(
+            JSONDiff.ops(from: ["a": ["x": 1, "y": [1]], "b": "same"], to: ["a": ["x": 2, "y": [1, 5]], "b": "same"], at: JSONPath([.key("s")])),
+            [.replace(path: JSONPath([.key("s"), .key("a"), .key("x")]), value: 2), .add(path: JSONPath([.key("s"), .key("a"), .key("y"), .index(1)]), value: 5)])
+        XCTAssertEqual(JSONDiff.ops(from: ["a": [1, 2, 3, 4]], to: ["a": [1]]), [.replace(path: JSONPath([.key("a")]), value: [1])])
+        XCTAssertEqual(JSONDiff.ops(from: ["a": "same", "b": nil], to: ["a": "same", "b": nil]), [])
         XCTAssertEqual(JSONPath([.key("a/b~c"), .index(3)]).description, "/a~1b~0c/3")
     }
 }

@@ -122,7 +122,10 @@ final class ApprovalsAloneTests: XCTestCase {
 
     func testARequestAsksForAttentionOnceAndEndsWithTheTurn() {
         var approvals = FeatureHarness(ApprovalsInteractor(), ApprovalsState(), context: Facts())
-        approvals.receive(.permissionRequest(Self.bash), effects: [.device(.haptic(style: .warning))]) {
+        approvals.receive(
+            .permissionRequest(Self.bash), effects: [.device(.haptic(style: .warning))],
+            tells: [.approvals(.permissionAsked(action: "bash", sessionID: "session-fox"))]
+        ) {
             $0.permissionRequests = [Self.bash]
             $0.askedOnThisSocket = ["perm-1"]
         }

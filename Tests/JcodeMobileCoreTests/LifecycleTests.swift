@@ -97,3 +97,280 @@ final class LifecycleTests: XCTestCase {
         XCTAssertEqual(world.timers, [:])
     }
 }
+
+/// Local notifications: while the app is in the background, a turn that
+/// ends or fails and a question of the agent each ask the host for one
+/// notification; opening it lands in its session (docs/LIFECYCLE.md).
+extension LifecycleTests {
+    /// `connected_chat` with a turn running (request 3), sent to the background:
+    /// the keep-alive stops.
+    private func turnRunningInTheBackground(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = SpecStore.turnRunning(file: file, line: line)
+        store.event(#"{"type":"app_background"}"#, effects: [.timer(.cancel(timerID: "keepalive.1"))], file: file, line: line) {
+            $0["/lifecycle/is_foreground"] = false
+        }
+        return store
+    }
+
+    func testATurnThatEndsInTheBackgroundAsksForOneLocalNotification() {
+        var store = turnRunningInTheBackground()
+        store.server(#"{"type":"done","id":3}"#, effects: [
+            .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent finished", sessionID: "session-fox")),
+        ], followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
+        XCTAssertEqual(
+            store.state.effects.pending.map(\.kind.rawValue).filter { $0 == "show_local_notification" }, [],
+            "nothing answers a notification: it is not awaited")
+    }
+
+    func testATurnThatEndsInTheForegroundShowsNoNotification() {
+        var store = SpecStore.turnRunning()
+        store.finishTheTurn()  // no effect: the chat shows it
+    }
+
+    func testAFailedTurnInTheBackgroundSaysWhyOnOneShortLine() {
+        var store = turnRunningInTheBackground()
+        store.server(#"{"type":"error","id":3,"message":"Provider error:\n  overloaded"}"#, effects: [
+            .device(.showLocalNotification(
+                title: "Fix the flaky test", body: "The agent stopped: Provider error: overloaded", sessionID: "session-fox")),
+        ], followUps: ["show_error", "turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+            $0["/banners/error"] = ["message": "Provider error:\n  overloaded", "retry_after_secs": nil, "text": "Provider error:\n  overloaded"]
+        }
+    }
+
+    func testAnInterruptedTurnInTheBackgroundSaysSo() {
+        var store = turnRunningInTheBackground()
+        store.server(#"{"type":"interrupted"}"#, effects: [
+            .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent was interrupted", sessionID: "session-fox")),
+        ], followUps: ["notice", "turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+            $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
+        }
+    }
+
+    func testAPermissionRequestInTheBackgroundNamesTheToolButNotWhatItWouldRun() {
+        var store = turnRunningInTheBackground()
+        store.server(
+            #"{"type":"permission_request","request_id":"perm-1","session_id":"session-fox","action":"bash","detail":"curl -H 'Authorization: Bearer s3cret' …","tier":"high"}"#,
+            effects: [
+                .device(.haptic(style: .warning)),
+                .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent asks permission to run bash", sessionID: "session-fox")),
+            ], followUps: ["permission_asked"]
+        ) {
+            $0["/permission_requests"] = [[
+                "request_id": "perm-1", "session_id": "session-fox", "action": "bash", "detail": "curl -H 'Authorization: Bearer s3cret' …",
+                "tier": "high",
+            ]]
+        }
+        // The same request again (a refresh) is not a new question: no second notification.
+        store.server(
+            #"{"type":"permission_request","request_id":"perm-1","session_id":"session-fox","action":"bash","detail":"curl -H 'Authorization: Bearer s3cret' …","tier":"high"}"#)
+    }
+
+    func testAStdinRequestInTheBackgroundShowsItsPromptNeverAnAnswer() {
+        var store = turnRunningInTheBackground()
+        store.server(
+            #"{"type":"stdin_request","request_id":"stdin-1","prompt":"[sudo] password for dev:","is_password":true,"tool_call_id":"call_apt"}"#,
+            effects: [
+                .device(.showLocalNotification(
+                    title: "Fix the flaky test", body: "The agent waits for your answer: [sudo] password for dev:", sessionID: "session-fox")),
+            ], followUps: ["input_asked"]
+        ) {
+            $0["/stdin_requests"] = [["request_id": "stdin-1", "prompt": "[sudo] password for dev:", "is_password": true, "tool_call_id": "call_apt"]]
+        }
+    }
+
+    func testAQuestionThatCameInTheForegroundIsNotNotifiedWhenTheAppLeaves() {
+        var store = SpecStore(.toolApprovalRequired)
+        store.event(#"{"type":"app_background"}"#, effects: [.timer(.cancel(timerID: "keepalive.1"))]) {
+            $0["/lifecycle/is_foreground"] = false
+        }
+    }
+
+    func testEachTurnThatEndsInTheBackgroundAsksForItsOwnNotificationAboutTheSameSession() {
+        // A turn running, and a second message waiting in the outbox behind it.
+        var state = SpecStore.turnRunning().state
+        state.chat.outbox.append(OutboxMessage(id: "o2", text: "and another", attachments: []))
+        var store = SpecStore(state: state)
+        store.event(#"{"type":"app_background"}"#, effects: [.timer(.cancel(timerID: "keepalive.1"))]) {
+            $0["/lifecycle/is_foreground"] = false
+        }
+        // The first turn ends and the waiting message starts the next one.
+        store.server(#"{"type":"done","id":3}"#, effects: [
+            .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent finished", sessionID: "session-fox")),
+            .webSocket(.send(#"{"id":4,"type":"message","content":"and another"}"#)),
+        ], followUps: ["turn_ended", "send"]) {
+            $0.append("/transcript", entryJSON("m5", "user", text: "and another"))
+            $0["/outbox"] = [outboxJSON("o2", "and another", delivery: "awaiting_ack")]
+        }
+        // The second one ends too: one more notification, with the same session_id, so the host shows the latest.
+        store.server(#"{"type":"done","id":4}"#, effects: [
+            .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent finished", sessionID: "session-fox")),
+        ], followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
+    }
+
+    func testOneFrameAsksForOneNotificationPerSessionSayingTheLatest() {
+        var store = turnRunningInTheBackground()
+        // The agent asks, the person answers in the terminal, and the turn ends: all in one frame.
+        store.frame(
+            #"{"type":"permission_request","request_id":"perm-1","session_id":"session-fox","action":"bash","detail":"ls","tier":"low"}"#,
+            #"{"type":"done","id":3}"#,
+            effects: [
+                .device(.haptic(style: .warning)),
+                .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent finished", sessionID: "session-fox")),
+            ], notes: ["show_local_notification: replaces the one this call asked for earlier"],
+            followUps: ["permission_asked", "turn_ended"]
+        ) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
+    }
+
+    func testBackInTheForegroundATurnThatEndsShowsNoNotification() {
+        var store = turnRunningInTheBackground()
+        store.event(#"{"type":"app_foreground"}"#, effects: [
+            .webSocket(.send(#"{"id":4,"type":"ping"}"#)),
+            .timer(.schedule(timerID: "keepalive.2", afterMS: 20000, purpose: "keepalive")),
+        ]) {
+            $0["/lifecycle/is_foreground"] = true
+        }
+        store.finishTheTurn()
+    }
+
+    func testANotificationWithoutATitledSessionIsTitledJcode() {
+        var state = SpecStore.turnRunning().state
+        state.session.title = nil
+        state.lifecycle.isForeground = false
+        var store = SpecStore(state: state)
+        store.server(#"{"type":"done","id":3}"#, effects: [
+            .device(.showLocalNotification(title: "jcode", body: "The agent finished", sessionID: "session-fox")),
+        ], followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
+    }
+
+    func testWithoutAReasonToolOrPromptTheBodyStillSaysWhatHappened() {
+        var facts = Facts()
+        facts.sessionID = "session-fox"
+        var state = LifecycleState()
+        state.isForeground = false
+        var lifecycle = FeatureHarness(LifecycleInteractor(), state, context: facts)
+        lifecycle.receive(.turnEnded(outcome: .error, error: " \n "), effects: [
+            .device(.showLocalNotification(title: "jcode", body: "The agent stopped", sessionID: "session-fox")),
+        ])
+        lifecycle.receive(.permissionAsked(action: "", sessionID: "session-owl"), effects: [
+            .device(.showLocalNotification(title: "jcode", body: "The agent asks permission to run a tool", sessionID: "session-owl")),
+        ])
+        lifecycle.receive(.inputAsked(prompt: ""), effects: [
+            .device(.showLocalNotification(title: "jcode", body: "The agent waits for your answer", sessionID: "session-fox")),
+        ])
+    }
+
+    func testLongTextIsCutToOneLineOfAHundredCharacters() {
+        XCTAssertEqual(LifecycleInteractor.oneLine("  a\n\tb  c ", limit: 100), "a b c")
+        XCTAssertEqual(LifecycleInteractor.oneLine(String(repeating: "x", count: 100), limit: 100), String(repeating: "x", count: 100))
+        XCTAssertEqual(LifecycleInteractor.oneLine(String(repeating: "x", count: 101), limit: 100), String(repeating: "x", count: 99) + "…")
+        XCTAssertEqual(LifecycleInteractor.oneLine("", limit: 100), "")
+    }
+
+    // MARK: Opening it
+
+    /// `connected_chat`, a turn running, the person on the session list when
+    /// the app went to the background; the turn ended there (one
+    /// notification) and the app is back in front.
+    private func notifiedAndBackInFront(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = SpecStore.turnRunning(file: file, line: line)
+        store.send(.navigate(.sessions), file: file, line: line) { $0["/screen"] = "sessions" }
+        store.event(#"{"type":"app_background"}"#, effects: [.timer(.cancel(timerID: "keepalive.1"))], file: file, line: line) {
+            $0["/lifecycle/is_foreground"] = false
+        }
+        store.server(#"{"type":"done","id":3}"#, effects: [
+            .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent finished", sessionID: "session-fox")),
+        ], followUps: ["turn_ended"], file: file, line: line) {
+            $0["/session/is_processing"] = false
+            $0["/outbox"] = []
+        }
+        store.event(#"{"type":"app_foreground"}"#, effects: [
+            .webSocket(.send(#"{"id":4,"type":"ping"}"#)),
+            .timer(.schedule(timerID: "keepalive.2", afterMS: 20000, purpose: "keepalive")),
+        ], file: file, line: line) {
+            $0["/lifecycle/is_foreground"] = true
+        }
+        return store
+    }
+
+    func testOpeningTheNotificationOfTheCurrentSessionOpensItsChat() {
+        var store = notifiedAndBackInFront()
+        store.event(#"{"type":"push_notification_opened","payload":{"session_id":"session-fox"}}"#, followUps: ["open_chat"]) {
+            $0["/screen"] = "chat"
+        }
+    }
+
+    func testOpeningTheNotificationOfAnotherSessionResumesIt() {
+        var store = notifiedAndBackInFront()
+        store.event(#"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#, effects: [
+            .webSocket(.send(#"{"id":5,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":6,"type":"get_history"}"#)),
+        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send", "send"]) {
+            $0["/screen"] = "chat"
+            $0["/transcript"] = []
+            $0["/session/id"] = "session-owl"
+            $0["/session/title"] = "Release notes"
+            $0["/session/history_loaded"] = false
+            $0["/session/total_tokens"] = nil
+            $0["/banners/status"] = "Loading conversation…"
+        }
+    }
+
+    func testOpeningANotificationForASessionTheAppDoesNotKnowAsksTheServerForIt() {
+        var store = notifiedAndBackInFront()
+        // Not in the session list: the server decides (it answers with that session's history, or an error banner).
+        store.event(#"{"type":"push_notification_opened","payload":{"session_id":"session-gone"}}"#, effects: [
+            .webSocket(.send(#"{"id":5,"type":"resume_session","session_id":"session-gone","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":6,"type":"get_history"}"#)),
+        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send", "send"]) {
+            $0["/screen"] = "chat"
+            $0["/transcript"] = []
+            $0["/session/id"] = "session-gone"
+            $0["/session/title"] = nil
+            $0["/session/history_loaded"] = false
+            $0["/session/total_tokens"] = nil
+            $0["/banners/status"] = "Loading conversation…"
+        }
+    }
+
+    func testOpeningANotificationThatNamesNoSessionOpensTheCurrentChat() {
+        var store = notifiedAndBackInFront()
+        store.event(#"{"type":"push_notification_opened","payload":{"session_id":42}}"#, followUps: ["open_chat"]) {
+            $0["/screen"] = "chat"
+        }
+    }
+
+    func testOpeningTheNotificationOfAnotherSessionWhileTheLinkIsDownOpensTheCurrentChatAndReconnects() {
+        var store = SpecStore(.connectedChat)
+        store.send(.navigate(.sessions)) { $0["/screen"] = "sessions" }
+        store.loseTheConnection()
+        store.event(
+            #"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#,
+            effects: [
+                .timer(.cancel(timerID: "reconnect.2")),
+                .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
+            ],
+            notes: ["push opened for session session-owl while not connected: the current chat opens"],
+            followUps: ["open_chat", "retry_connection"]
+        ) {
+            $0["/screen"] = "chat"
+            $0["/connection/reconnect_delay_ms"] = nil
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
+        }
+    }
+}

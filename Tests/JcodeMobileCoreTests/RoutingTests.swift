@@ -22,7 +22,11 @@ final class RoutingTests: XCTestCase {
         XCTAssertEqual(
             owners(.internal(.connection(.socketOpened))),
             ["navigation.socket_opened", "chat.socket_opened", "approvals.socket_opened", "notices.fresh_attempt"])
-        XCTAssertEqual(owners(.internal(.chat(.turnEnded))), ["session.turn_over", "approvals.nothing_waits"])
+        // The lifecycle hears it too: in the background, a turn's end is a local notification.
+        XCTAssertEqual(
+            owners(.internal(.chat(.turnEnded(outcome: .done)))), ["session.turn_over", "approvals.nothing_waits", "lifecycle.turn_ended"])
+        XCTAssertEqual(owners(.internal(.approvals(.permissionAsked(action: "bash", sessionID: nil)))), ["lifecycle.permission_asked"])
+        XCTAssertEqual(owners(.internal(.approvals(.inputAsked(prompt: "Name:")))), ["lifecycle.input_asked"])
         // A lost connection ends the turn but not what the agent asked: an answer waits for the next one.
         XCTAssertEqual(owners(.internal(.connection(.connectionLost))), ["session.turn_over", "chat.connection_lost"])
     }

@@ -355,7 +355,7 @@ final class TodaysServerTests: XCTestCase {
         store.reconnect()
         store.server(
             #"{"type":"permission_request","request_id":"perm-2","action":"write_file","detail":"src/lib.rs","tier":"high"}"#,
-            effects: [.device(.haptic(style: .warning))]
+            effects: [.device(.haptic(style: .warning))], followUps: ["permission_asked"]
         ) {
             $0.append("/permission_requests", ["request_id": "perm-2", "session_id": nil, "action": "write_file", "detail": "src/lib.rs", "tier": "high"])
         }

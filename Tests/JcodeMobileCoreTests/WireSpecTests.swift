@@ -197,6 +197,7 @@ final class WireSpecTests: XCTestCase {
         .timer(.schedule(timerID: "t", afterMS: 5, purpose: "p")), .timer(.cancel(timerID: "t")),
         .device(.registerPushNotifications), .device(.requestCameraQRScan), .device(.requestSpeechTranscript),
         .device(.requestImagePicker), .device(.createDeviceID), .device(.haptic(style: .success)),
+        .device(.showLocalNotification(title: "t", body: "b", sessionID: "s")),
     ]
 
     func testEveryEffectEncodesExactlyItsDeclaredFields() {

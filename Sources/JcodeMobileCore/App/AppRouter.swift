@@ -269,10 +269,14 @@ public enum AppRouter {
         case .connection(let output): return route(output)
         case .session(.sessionSwitched):
             return .many([.navigation(.followNewest), .chat(.sessionSwitched), .approvals(.nothingWaits)])
-        case .chat(.turnEnded): return .many([.session(.turnOver), .approvals(.nothingWaits)])
+        case .chat(.turnEnded(let outcome, let error)):
+            return .many([.session(.turnOver), .approvals(.nothingWaits), .lifecycle(.turnEnded(outcome: outcome, error: error))])
         case .chat(.composerSent(let clearDraft, let clearAttachments)):
             return .many([.navigation(.followNewest), .composer(.composerSent(clearDraft: clearDraft, clearAttachments: clearAttachments))])
         case .chat(.keepInDraft(let text)): return .one(.composer(.keepInDraft(text: text)))
+        case .approvals(.permissionAsked(let action, let sessionID)):
+            return .one(.lifecycle(.permissionAsked(action: action, sessionID: sessionID)))
+        case .approvals(.inputAsked(let prompt)): return .one(.lifecycle(.inputAsked(prompt: prompt)))
         case .app(.focus(let id)): return .one(.navigation(.focus(nodeID: id)))
         case .app(.scrollMessages(let offset)): return .one(.navigation(.scrollMessages(offset: offset)))
         }

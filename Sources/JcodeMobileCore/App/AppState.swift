@@ -34,6 +34,7 @@ extension Facts {
         selectedServerID = state.servers.selectedID
         credentials = state.servers.credentials
         sessionID = state.session.id
+        sessionTitle = state.session.title
         model = state.session.model
         pendingModel = state.session.pendingModel
         isTurnRunning = state.chat.turn.isProcessing

@@ -47,6 +47,41 @@ public struct StateSection: Sendable {
         /// Diffed when `changed(after, before)` says its value may differ;
         /// cheap, identity first (boxed slices compare their storage).
         case compared(@Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool)
+        /// An object of declared members: when `changed` says the section
+        /// may differ, only the members whose own check says so are written
+        /// and diffed (a token count moves one member, not the whole object).
+        case fields(
+            changed: @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool, [Field])
+    }
+
+    /// One member of an object section: its name, schema, value and change check.
+    struct Field: Sendable {
+        let name: String
+        let schema: @Sendable () -> JSONValue
+        let json: @Sendable (UnsafePointer<AppState>) -> JSONValue
+        let changed: @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
+
+        /// A member whose value is `value` read from the state, written by `json`.
+        init<Value: Equatable>(
+            _ name: String, _ schema: @escaping @Sendable () -> JSONValue,
+            _ value: @escaping @Sendable (UnsafePointer<AppState>) -> Value,
+            json: @escaping @Sendable (Value) -> JSONValue
+        ) {
+            self.name = name
+            self.schema = schema
+            self.json = { json(value($0)) }
+            self.changed = { value($0) != value($1) }
+        }
+
+        /// A member that is a string or null.
+        init(_ name: String, _ schema: @escaping @Sendable () -> JSONValue, _ value: @escaping @Sendable (UnsafePointer<AppState>) -> String?) {
+            self.init(name, schema, value, json: JSONValue.from)
+        }
+
+        /// A member that is a boolean.
+        init(_ name: String, _ value: @escaping @Sendable (UnsafePointer<AppState>) -> Bool) {
+            self.init(name, { SchemaBuilder.boolean }, value, json: JSONValue.bool)
+        }
     }
 
     init(
@@ -70,6 +105,27 @@ public struct StateSection: Sendable {
         changed: @escaping @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
     ) {
         self.init(name, owner: owner, reads: reads, derivedFrom: derivedFrom, schema: schema, json: json, tracking: .compared(changed))
+    }
+
+    /// An object section declared member by member: its schema, value and
+    /// change-feed diff all come from `fields`. `changed` is the cheap gate
+    /// (identity of the slices it reads) before the members are checked.
+    init(
+        _ name: String, owner: FeatureID, reads: [FeatureID] = [],
+        changed: @escaping @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool,
+        fields: [Field]
+    ) {
+        self.init(
+            name, owner: owner, reads: reads,
+            schema: { SchemaBuilder.strictObject(fields.map { ($0.name, $0.schema()) }) },
+            json: { state in
+                withUnsafePointer(to: state) { state in
+                    var o = JSONObject(capacity: fields.count)
+                    for field in fields { o.append(field.name, field.json(state)) }
+                    return .object(o)
+                }
+            },
+            tracking: .fields(changed: changed, fields))
     }
 }
 
@@ -152,51 +208,39 @@ extension StateSection {
         // The session's metadata and the running turn, as one member: the
         // turn's fields (tokens, is_processing, is_reasoning, server_phase,
         // status_detail, history_loaded) and was_interrupted are read from
-        // chat's slice.
+        // chat's slice. Declared member by member, so a token count diffs one.
         StateSection(
             "session", owner: .session, reads: [.chat],
-            schema: {
-                let s = B.nullableString
-                return B.strictObject([
-                    ("id", s), ("title", s),
-                    ("all_sessions", B.array(B.strictObject([("id", B.string), ("title", s)]))),
-                    ("model", s), ("pending_model", s), ("provider", s),
-                    ("available_models", B.array(B.string)),
-                    ("reasoning_effort", s), ("pending_reasoning_effort", s), ("server_version", s),
-                    ("tokens", B.orNull(B.ref("token_usage"))), ("total_tokens", B.orNull(B.ref("token_usage"))),
-                    ("connection_type", s), ("upstream_provider", s),
-                    ("was_interrupted", B.boolean), ("is_processing", B.boolean), ("is_reasoning", B.boolean),
-                    ("server_phase", s), ("status_detail", s), ("history_loaded", B.boolean), ("is_compacting", B.boolean),
-                ])
-            },
-            json: { state in
-                let s = state.session
-                let turn = state.chat.turn
-                var o = JSONObject(capacity: 24)
-                o.append("id", .from(s.id))
-                o.append("title", .from(s.title))
-                o.append("all_sessions", .array(s.allSessions.map(\.json)))
-                o.append("model", .from(s.model))
-                o.append("pending_model", .from(s.pendingModel))
-                o.append("provider", .from(s.provider))
-                o.append("available_models", .array(s.availableModels.map(JSONValue.string)))
-                o.append("reasoning_effort", .from(s.reasoningEffort))
-                o.append("pending_reasoning_effort", .from(s.pendingReasoningEffort))
-                o.append("server_version", .from(s.serverVersion))
-                o.append("tokens", turn.tokens?.json ?? .null)
-                o.append("total_tokens", s.currentTotalTokens?.json ?? .null)
-                o.append("connection_type", .from(s.connectionType))
-                o.append("upstream_provider", .from(s.upstreamProvider))
-                o.append("was_interrupted", .bool(state.chat.wasInterrupted))
-                o.append("is_processing", .bool(turn.isProcessing))
-                o.append("is_reasoning", .bool(turn.isReasoning))
-                o.append("server_phase", .from(turn.serverPhase))
-                o.append("status_detail", .from(turn.statusDetail))
-                o.append("history_loaded", .bool(turn.historyLoaded))
-                o.append("is_compacting", .bool(s.isCompacting))
-                return .object(o)
-            },
-            changed: { $0.pointee.$session != $1.pointee.$session || $0.pointee.chat.turn != $1.pointee.chat.turn || $0.pointee.chat.wasInterrupted != $1.pointee.chat.wasInterrupted }),
+            changed: { $0.pointee.$session != $1.pointee.$session || $0.pointee.chat.turn != $1.pointee.chat.turn || $0.pointee.chat.wasInterrupted != $1.pointee.chat.wasInterrupted },
+            fields: [
+                .init("id", { B.nullableString }, { $0.pointee.session.id }),
+                .init("title", { B.nullableString }, { $0.pointee.session.title }),
+                .init(
+                    "all_sessions", { B.array(B.strictObject([("id", B.string), ("title", B.nullableString)])) },
+                    { $0.pointee.session.allSessions }, json: { .array($0.map(\.json)) }),
+                .init("model", { B.nullableString }, { $0.pointee.session.model }),
+                .init("pending_model", { B.nullableString }, { $0.pointee.session.pendingModel }),
+                .init("provider", { B.nullableString }, { $0.pointee.session.provider }),
+                .init(
+                    "available_models", { B.array(B.string) }, { $0.pointee.session.availableModels },
+                    json: { .array($0.map(JSONValue.string)) }),
+                .init("reasoning_effort", { B.nullableString }, { $0.pointee.session.reasoningEffort }),
+                .init("pending_reasoning_effort", { B.nullableString }, { $0.pointee.session.pendingReasoningEffort }),
+                .init("server_version", { B.nullableString }, { $0.pointee.session.serverVersion }),
+                .init("tokens", { B.orNull(B.ref("token_usage")) }, { $0.pointee.chat.turn.tokens }, json: { $0?.json ?? .null }),
+                .init(
+                    "total_tokens", { B.orNull(B.ref("token_usage")) }, { $0.pointee.session.currentTotalTokens }, json: { $0?.json ?? .null }),
+                .init("connection_type", { B.nullableString }, { $0.pointee.session.connectionType }),
+                .init("upstream_provider", { B.nullableString }, { $0.pointee.session.upstreamProvider }),
+                // The turn's fields and was_interrupted are chat's.
+                .init("was_interrupted") { $0.pointee.chat.wasInterrupted },
+                .init("is_processing") { $0.pointee.chat.turn.isProcessing },
+                .init("is_reasoning") { $0.pointee.chat.turn.isReasoning },
+                .init("server_phase", { B.nullableString }, { $0.pointee.chat.turn.serverPhase }),
+                .init("status_detail", { B.nullableString }, { $0.pointee.chat.turn.statusDetail }),
+                .init("history_loaded") { $0.pointee.chat.turn.historyLoaded },
+                .init("is_compacting") { $0.pointee.session.isCompacting },
+            ]),
         // Written straight from the entries (it can be large), and tracked
         // by the transcript's own change journal (a streamed delta is one
         // `append`), never diffed.
@@ -358,7 +402,11 @@ extension StateSection {
         let changed: @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
     }
     static let compared: [Compared] = all.compactMap {
-        guard case .compared(let changed) = $0.tracking else { return nil }
+        let changed: @Sendable (UnsafePointer<AppState>, UnsafePointer<AppState>) -> Bool
+        switch $0.tracking {
+        case .compared(let check), .fields(let check, _): changed = check
+        case .implied, .journaled: return nil
+        }
         return Compared(bit: 1 << UInt32($0.index), features: $0.reads.reduce($0.owner.bit) { $0 | $1.bit }, changed: changed)
     }
     static let derived: [(bit: UInt32, from: UInt32)] = all.compactMap {

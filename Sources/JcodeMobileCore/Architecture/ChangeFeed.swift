@@ -104,6 +104,12 @@ public struct ChangeFeed: Sendable {
             let i = changed.trailingZeroBitCount
             changed &= changed &- 1
             let section = StateSection.all[i]
+            if case .fields(_, let fields) = section.tracking {
+                // Member by member, against the state before the call (what
+                // was last reported: the feed encodes every transition).
+                wrote = Self.diffFields(fields, of: section.name, before: before, after: after, into: w) || wrote
+                continue
+            }
             let json = section.json(after)
             guard json != reported[i] else { continue }
             let ops = JSONDiff.ops(from: reported[i], to: json, at: JSONPath([.key(section.name)]))
@@ -112,6 +118,26 @@ public struct ChangeFeed: Sendable {
             }
             wrote = wrote || !ops.isEmpty
             reported[i] = json
+        }
+        return wrote
+    }
+
+    /// Diffs the members of an object section whose own checks say they
+    /// changed; true when an operation was written (or would have been).
+    private static func diffFields(
+        _ fields: [StateSection.Field], of name: String, before: AppState, after: AppState, into w: UnsafeMutablePointer<JSONWriter>?
+    ) -> Bool {
+        var wrote = false
+        withUnsafePointer(to: after) { after in
+            withUnsafePointer(to: before) { before in
+                var path = JSONPath([.key(name), .key("")])
+                for field in fields where field.changed(after, before) {
+                    path.components[1] = .key(field.name)
+                    let ops = JSONDiff.ops(from: field.json(before), to: field.json(after), at: path)
+                    if let w { for op in ops { op.write(to: &w.pointee) } }
+                    wrote = wrote || !ops.isEmpty
+                }
+            }
         }
         return wrote
     }

@@ -43,6 +43,7 @@ public struct Emission: Equatable, Sendable {
     public static func tell(_ output: ConnectionOutput) -> Emission { .internal(.connection(output)) }
     public static func tell(_ output: SessionOutput) -> Emission { .internal(.session(output)) }
     public static func tell(_ output: ChatOutput) -> Emission { .internal(.chat(output)) }
+    public static func tell(_ output: ApprovalsOutput) -> Emission { .internal(.approvals(output)) }
     public static func tell(_ output: AppOutput) -> Emission { .internal(.app(output)) }
     /// A gateway request, sent by the connection (which owns the request ids).
     public static func send(_ request: GatewayRequest) -> Emission { .internal(.send(request)) }

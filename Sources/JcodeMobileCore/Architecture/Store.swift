@@ -17,6 +17,11 @@ public struct Store: Sendable {
     /// The haptics this call already asked for: one call (a frame of many
     /// events) buzzes once per style, however many events wanted it.
     private var hapticsThisCall: [Effect] = []
+    /// Where this call's local notification for each session is in its
+    /// effects: a later one for the same session takes its place, so a
+    /// frame of many turns and questions asks for one notification per
+    /// session, saying the latest (the host would replace the earlier anyway).
+    private var notificationsThisCall: [(sessionID: String?, index: Int)] = []
     /// The app events of the running call.
     private var announced: [AppEvent] = []
     /// The features the running call's inputs reached (`FeatureID.bit`): the
@@ -80,6 +85,7 @@ public struct Store: Sendable {
         var followUps: [Input] = []
         callMayChangeSnapshot = false
         hapticsThisCall.removeAll(keepingCapacity: true)
+        notificationsThisCall.removeAll(keepingCapacity: true)
         announced.removeAll(keepingCapacity: true)
         reached = 0
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
@@ -152,6 +158,14 @@ public struct Store: Sendable {
             if case .device(.haptic) = effect {
                 if hapticsThisCall.contains(effect) { return }
                 hapticsThisCall.append(effect)
+            }
+            if case .device(.showLocalNotification(_, _, let sessionID)) = effect {
+                if let earlier = notificationsThisCall.first(where: { $0.sessionID == sessionID }) {
+                    effects[earlier.index].effect = effect
+                    notes.append(Note(kind: .info, text: "show_local_notification: replaces the one this call asked for earlier"))
+                    return
+                }
+                notificationsThisCall.append((sessionID, effects.count))
             }
             let id = state.effects.issue(effect)
             effects.append((id, effect))

@@ -85,30 +85,48 @@ public struct JSONPath: Equatable, Sendable, CustomStringConvertible {
 public enum JSONDiff {
     public static func ops(from old: JSONValue, to new: JSONValue, at path: JSONPath = JSONPath()) -> [JSONPatchOp] {
         var ops: [JSONPatchOp] = []
-        diff(old, new, path, &ops)
+        var path = path
+        diff(old, new, &path, &ops)
         return ops
     }
 
-    private static func diff(_ old: JSONValue, _ new: JSONValue, _ path: JSONPath, _ ops: inout [JSONPatchOp]) {
-        if old == new { return }
+    /// One path, extended and shortened in place as the walk descends, so an
+    /// unchanged member costs a compare and no allocation; a path is copied
+    /// only into an operation.
+    private static func diff(_ old: JSONValue, _ new: JSONValue, _ path: inout JSONPath, _ ops: inout [JSONPatchOp]) {
         switch (old, new) {
-        case (.object(let a), .object(let b)) where a.keys == b.keys:
-            for (x, y) in zip(a.entries, b.entries) { diff(x.value, y.value, path.appending(key: x.key), &ops) }
+        case (.object(let a), .object(let b)) where sameKeys(a, b):
+            for i in a.entries.indices {
+                path.components.append(.key(a.entries[i].key))
+                diff(a.entries[i].value, b.entries[i].value, &path, &ops)
+                path.components.removeLast()
+            }
         case (.array(let a), .array(let b)) where a.count <= b.count:
-            for i in 0..<a.count { diff(a[i], b[i], path.appending(index: i), &ops) }
+            for i in 0..<a.count {
+                path.components.append(.index(i))
+                diff(a[i], b[i], &path, &ops)
+                path.components.removeLast()
+            }
             for i in a.count..<b.count { ops.append(.add(path: path.appending(index: i), value: b[i])) }
-        case (.array(let a), .array(let b)) where a.count == b.count + 1 && Array(a.dropFirst()) == b:
+        case (.array(let a), .array(let b)) where a.count == b.count + 1 && a.dropFirst().elementsEqual(b):
             ops.append(.remove(path: path.appending(index: 0)))
-        case (.string(let a), .string(let b))
-        where b.utf8.count > a.utf8.count && b.hasPrefix(a) && !a.isEmpty:
-            if let tail = String(b.utf8.dropFirst(a.utf8.count)) {
+        case (.string(let a), .string(let b)):
+            if a == b { return }
+            if b.utf8.count > a.utf8.count && b.hasPrefix(a) && !a.isEmpty, let tail = String(b.utf8.dropFirst(a.utf8.count)) {
                 ops.append(.append(path: path, text: tail))
             } else {
                 ops.append(.replace(path: path, value: new))
             }
         default:
-            ops.append(.replace(path: path, value: new))
+            if old != new { ops.append(.replace(path: path, value: new)) }
         }
+    }
+
+    /// Whether two objects have the same keys in the same order.
+    private static func sameKeys(_ a: JSONObject, _ b: JSONObject) -> Bool {
+        guard a.entries.count == b.entries.count else { return false }
+        for i in a.entries.indices where a.entries[i].key != b.entries[i].key { return false }
+        return true
     }
 
     /// Applies `ops` to `document` (the reference for what the feed means;

@@ -24,7 +24,8 @@ public enum OwnershipTable {
             .connection(.credentialsNeeded), .connection(.credentialsRejected(serverID: server.id)), .connection(.socketOpened),
             .connection(.connectionLost),
             .session(.sessionSwitched(sessionID: "session-fox")),
-            .chat(.turnEnded), .chat(.composerSent(clearDraft: true, clearAttachments: true)), .chat(.keepInDraft(text: "hi")),
+            .chat(.turnEnded(outcome: .done)), .chat(.composerSent(clearDraft: true, clearAttachments: true)), .chat(.keepInDraft(text: "hi")),
+            .approvals(.permissionAsked(action: "bash", sessionID: nil)), .approvals(.inputAsked(prompt: "Name:")),
             .app(.focus(nodeID: "chat.draft")), .app(.scrollMessages(offset: nil)),
             .send(.ping), .showError(ErrorBanner(message: "!")), .notice(.info, "!"), .openChat,
         ]
@@ -39,6 +40,7 @@ public enum OwnershipTable {
         case .connection: return .connection
         case .session: return .session
         case .chat: return .chat
+        case .approvals: return .approvals
         case .app: return .app
         case .send, .showError, .notice, .openChat: return nil
         }

@@ -1587,6 +1587,8 @@ class Host:
         #: Pending timers: timer_id -> the schedule_timer effect.
         self.timers: Dict[str, dict] = {}
         self.haptics: List[str] = []
+        #: Local notifications shown (show_local_notification), one per session: the latest.
+        self.notifications: List[dict] = []
         #: Every effect executed, in order (the full, unredacted effect objects).
         self.effects: List[dict] = []
         #: Every call into the core with its report.
@@ -1863,6 +1865,12 @@ class Host:
 
     def _do_haptic(self, eid: int, e: dict) -> None:
         self.haptics.append(e["style"])
+
+    def _do_show_local_notification(self, eid: int, e: dict) -> None:
+        # Like the OS with one identifier per session: a later one replaces the earlier.
+        shown = {"title": e["title"], "body": e["body"], "session_id": e.get("session_id")}
+        self.notifications = [n for n in self.notifications if n["session_id"] != shown["session_id"]]
+        self.notifications.append(shown)
 
     def _do_create_device_id(self, eid: int, e: dict) -> None:
         if self.device_id is not None:

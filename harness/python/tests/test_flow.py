@@ -7,6 +7,7 @@ import pytest
 
 from jcode_mobile import App, find_node
 from jcode_mobile.fake_gateway import FakeJcodeServer, Host, Reply
+from jcode_mobile.host.device import notification_opened
 
 from helpers import fill_pairing_form, steps_with, without_effect_id
 
@@ -374,3 +375,33 @@ def test_reply_with_reasoning_and_a_tool_call():
     assert (card["role"], card["label"], card["value"]) == ("tool_call", "bash", "Failed")
     assert find_node(tree, "tool.call_1.error")["value"] == "exit 2"
     assert find_node(tree, f"message.{tool_entry['id']}.reasoning")["label"] == "Thought for 2.5 s"
+
+
+def test_a_turn_that_ends_in_the_background_shows_one_local_notification_and_opening_it_lands_in_its_chat():
+    host = make_host()
+    connect(host)
+    session = host.server.main_session
+    host.hold_frames = True  # the reply arrives after the app left the screen
+    host.dispatch({"type": "send_message", "text": "Run the tests"})
+    host.dispatch({"type": "navigate", "screen": "sessions"})
+    host.platform_event({"type": "app_background"})
+    host.deliver_all()
+    assert host.app.state()["session"]["is_processing"] is False
+    assert host.notifications == [{"title": "jcode", "body": "The agent finished", "session_id": session}]
+    (shown,) = [without_effect_id(e) for e in host.effects if e["type"] == "show_local_notification"]
+    assert shown == {"type": "show_local_notification", "title": "jcode", "body": "The agent finished", "session_id": session}
+
+    host.platform_event({"type": "app_foreground"})
+    host.deliver_all()
+    host.platform_event(notification_opened(host.notifications[0]))
+    assert host.app.state()["screen"] == "chat"
+    assert host.app.state()["session"]["id"] == session
+    assert [e["type"] for e in host.effects].count("show_local_notification") == 1, "none in the foreground"
+
+
+def test_a_turn_that_ends_in_the_foreground_shows_no_notification():
+    host = make_host()
+    connect(host)
+    host.dispatch({"type": "send_message", "text": "Run the tests"})
+    assert host.app.state()["session"]["is_processing"] is False
+    assert host.notifications == []

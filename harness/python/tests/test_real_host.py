@@ -656,6 +656,28 @@ def test_unknown_effect_types_go_to_errors_and_the_host_keeps_running():
     run(main)
 
 
+def test_local_notifications_are_shown_one_per_session_the_latest():
+    async def main():
+        app = ScriptedApp([
+            {"effect_id": 910, "type": "show_local_notification", "title": "Fix the flaky test",
+             "body": "The agent asks permission to run bash", "session_id": "session-fox"},
+            {"effect_id": 911, "type": "show_local_notification", "title": "jcode", "body": "The agent finished"},
+            {"effect_id": 912, "type": "show_local_notification", "title": "Fix the flaky test",
+             "body": "The agent finished", "session_id": "session-fox"},
+        ])
+        host = RealHost(app)
+        try:
+            host.dispatch({"type": "scripted"})
+            assert host.errors == []
+            assert host.notifications == [
+                {"title": "jcode", "body": "The agent finished", "session_id": None},
+                {"title": "Fix the flaky test", "body": "The agent finished", "session_id": "session-fox"},
+            ]
+        finally:
+            await host.close()
+    run(main)
+
+
 def test_observer_and_recorder_see_every_call_into_the_core():
     async def main():
         seen: List[tuple] = []

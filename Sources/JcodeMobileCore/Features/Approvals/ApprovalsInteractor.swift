@@ -30,6 +30,7 @@ public struct ApprovalsInteractor: Interactor {
             case .added:
                 state.askedOnThisSocket.insert(request.requestID)
                 return .effect(.device(.haptic(style: .warning)))
+                    + .tell(.permissionAsked(action: request.action, sessionID: request.sessionID))
             case .refreshed:
                 state.askedOnThisSocket.insert(request.requestID)
                 return .none
@@ -38,10 +39,11 @@ public struct ApprovalsInteractor: Interactor {
             }
 
         case .stdinRequest(let request):
-            if Self.keep(request, in: &state.stdinRequests) == .full {
-                return Self.overflow(&state, dropping: "stdin_request \(request.requestID)")
+            switch Self.keep(request, in: &state.stdinRequests) {
+            case .added: return .tell(.inputAsked(prompt: request.prompt))
+            case .refreshed: return .none
+            case .full: return Self.overflow(&state, dropping: "stdin_request \(request.requestID)")
             }
-            return .none
 
         case .respondPermission(let requestID, let approved, let remember):
             if facts.canSend, !state.askedOnThisSocket.contains(requestID),

@@ -60,14 +60,16 @@ extension ChatInteractor {
             if message == Self.busyRefusal { return refused(&state) }
             acknowledged(&state)
             Self.endTurn(&state)
-            return banner + .tell(.turnEnded) + .announce(.turnFinished(outcome: .error)) + flushOutbox(&state, facts)
+            return banner + .tell(.turnEnded(outcome: .error, error: message)) + .announce(.turnFinished(outcome: .error))
+                + flushOutbox(&state, facts)
         }
         // An error answering another request of this device (`set_model` …),
         // or one the server could not read (id 0), ends no turn.
         if let id, id == 0 || facts.sentRequests.kind(of: id).map({ $0 != .message }) == true { return banner }
         guard state.turn.isProcessing else { return banner }
         Self.endTurn(&state)
-        return banner + .tell(.turnEnded) + .announce(.turnFinished(outcome: .error)) + flushOutbox(&state, facts)
+        return banner + .tell(.turnEnded(outcome: .error, error: message)) + .announce(.turnFinished(outcome: .error))
+            + flushOutbox(&state, facts)
     }
 
     /// The server refused the message on its way: this connection is still

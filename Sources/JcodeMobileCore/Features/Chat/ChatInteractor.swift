@@ -443,7 +443,7 @@ public struct ChatInteractor: Interactor {
     ) -> Emission {
         drainInterrupts(&state)
         Self.endTurn(&state)
-        return notice + .tell(.turnEnded) + .announce(.turnFinished(outcome: outcome)) + flushOutbox(&state, facts)
+        return notice + .tell(.turnEnded(outcome: outcome)) + .announce(.turnFinished(outcome: outcome)) + flushOutbox(&state, facts)
     }
 
     // MARK: - Server events

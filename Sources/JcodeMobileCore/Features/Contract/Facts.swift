@@ -18,6 +18,8 @@ public struct Facts: Sendable {
     public var credentials = Credentials()
     // Session
     public var sessionID: String?
+    /// The session's title, when the server gave one.
+    public var sessionTitle: String?
     public var model: String?
     public var pendingModel: String?
     // Chat

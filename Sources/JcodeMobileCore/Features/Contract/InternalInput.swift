@@ -18,6 +18,7 @@ public enum InternalInput: Equatable, Sendable {
     indirect case connection(ConnectionOutput)
     indirect case session(SessionOutput)
     indirect case chat(ChatOutput)
+    indirect case approvals(ApprovalsOutput)
     indirect case app(AppOutput)
 
     /// Send a gateway request on the open socket (→ Connection).
@@ -39,6 +40,7 @@ public enum InternalInput: Equatable, Sendable {
         case .connection(let output): return Input.wireName(of: output)
         case .session(let output): return Input.wireName(of: output)
         case .chat(let output): return Input.wireName(of: output)
+        case .approvals(let output): return Input.wireName(of: output)
         case .app(let output): return Input.wireName(of: output)
         case .send, .showError, .notice, .openChat: return Input.wireName(of: self)
         }
@@ -108,14 +110,24 @@ public enum SessionOutput: Equatable, Sendable {
 
 /// What the chat tells the others.
 public enum ChatOutput: Equatable, Sendable {
-    /// A turn ended (done or interrupted): nothing waits on the agent any more.
-    case turnEnded
+    /// A turn ended (done, interrupted, or an error, whose message is
+    /// `error`): nothing waits on the agent any more.
+    case turnEnded(outcome: AppEvent.TurnOutcome, error: String? = nil)
     /// A message left the composer: clear what it took.
     case composerSent(clearDraft: Bool, clearAttachments: Bool)
     /// A message given as text (not from the draft) could not be taken (the
     /// outbox or the interrupt queue is full): it goes into the draft, so
     /// nothing the person wrote is lost.
     case keepInDraft(text: String)
+}
+
+/// What the approvals feature tells the others.
+public enum ApprovalsOutput: Equatable, Sendable {
+    /// A new `permission_request` waits for the person: the tool asks to run
+    /// `action` ("bash") in `sessionID` (the request's, when it names one).
+    case permissionAsked(action: String, sessionID: String?)
+    /// A new `stdin_request` waits for the person's typed answer.
+    case inputAsked(prompt: String)
 }
 
 /// What the app root tells navigation (resolved against the whole screen).

@@ -1,9 +1,12 @@
 /// Owns what the host reports about the app and the device: foreground and
 /// background, the network, this install's identity, push registration and
-/// opened notifications.
+/// notifications.
 ///
 ///     identity_needed (pairing) → create_device_id (once)
 ///     device_id_created         → identity_ready, or identity_failed
+///     turn_ended (chat), permission_asked / input_asked (approvals),
+///     in the background         → show_local_notification (one each)
+///     push_notification_opened  → the chat of its session
 public struct LifecycleInteractor: Interactor {
     public init() {}
 
@@ -18,6 +21,10 @@ public struct LifecycleInteractor: Interactor {
         case pushTokenReceived(token: String)
         // Pairing's outputs
         case identityNeeded
+        // Chat's and approvals' outputs: what a person away from the app is told
+        case turnEnded(outcome: AppEvent.TurnOutcome, error: String?)
+        case permissionAsked(action: String, sessionID: String?)
+        case inputAsked(prompt: String)
     }
 
     public func interact(_ state: inout LifecycleState, _ input: Input, _ facts: Facts) -> Emission {
@@ -49,17 +56,66 @@ public struct LifecycleInteractor: Interactor {
         case .pushTokenReceived(let token):
             state.pushToken = token
             return .none
+        case .turnEnded(let outcome, let error):
+            switch outcome {
+            case .done: return Self.notify(state, facts, "The agent finished", about: facts.sessionID)
+            case .interrupted: return Self.notify(state, facts, "The agent was interrupted", about: facts.sessionID)
+            case .error:
+                let reason = Self.oneLine(error ?? "", limit: Self.reasonLimit)
+                return Self.notify(state, facts, reason.isEmpty ? "The agent stopped" : "The agent stopped: \(reason)", about: facts.sessionID)
+            }
+        case .permissionAsked(let action, let sessionID):
+            let tool = Self.oneLine(action, limit: Self.reasonLimit)
+            return Self.notify(
+                state, facts, tool.isEmpty ? "The agent asks permission to run a tool" : "The agent asks permission to run \(tool)",
+                about: sessionID ?? facts.sessionID)
+        case .inputAsked(let prompt):
+            // The prompt may be shown (the tool printed it); the answer never is, and is not known here.
+            let question = Self.oneLine(prompt, limit: Self.reasonLimit)
+            return Self.notify(state, facts, question.isEmpty ? "The agent waits for your answer" : "The agent waits for your answer: \(question)", about: facts.sessionID)
         case .pushNotificationOpened(let payload):
             // A notification about a session (an approval waiting, a finished
             // task) opens that session's chat.
             guard facts.selectedServer != nil else { return .note("push opened with no paired server") }
             var emission = Emission.internal(.openChat)
-            if let sessionID = payload["session_id"]?.stringValue, sessionID != facts.sessionID, facts.canSend {
+            let sessionID = payload["session_id"]?.stringValue
+            if let sessionID, sessionID != facts.sessionID, facts.canSend {
                 emission.append(.action(.resumeSession(id: sessionID)))
-            } else if facts.connectionPhase != .connected && facts.connectionPhase != .connecting {
+                return emission
+            }
+            if let sessionID, sessionID != facts.sessionID {
+                // Switching needs the server: the current chat opens, and the log says which session was meant.
+                emission.append(.note("push opened for session \(sessionID) while not connected: the current chat opens", .ignored))
+            }
+            if facts.connectionPhase != .connected && facts.connectionPhase != .connecting {
                 emission.append(.action(.retryConnection))
             }
             return emission
         }
+    }
+
+    // MARK: - Local notifications
+
+    /// The longest session title a notification shows, in characters.
+    static let titleLimit = 60
+    /// The longest error, tool name or prompt a notification shows, in characters.
+    static let reasonLimit = 100
+
+    /// A local notification about `sessionID`, titled with the current
+    /// session's title, only while the app is in the background: in front,
+    /// the chat itself shows what happened.
+    static func notify(_ state: LifecycleState, _ facts: Facts, _ body: String, about sessionID: String?) -> Emission {
+        guard !state.isForeground else { return .none }
+        let title = oneLine(facts.sessionTitle ?? "", limit: titleLimit)
+        return .effect(.device(.showLocalNotification(
+            title: title.isEmpty ? "jcode" : title, body: body, sessionID: sessionID)))
+    }
+
+    /// `text` on one line (each run of whitespace and newlines becomes one
+    /// space), cut to `limit` characters, the last one "…", when longer.
+    static func oneLine(_ text: String, limit: Int) -> String {
+        let line = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        guard line.count > limit else { return line }
+        return String(line.prefix(limit - 1)).trimmingSpaces() + "…"
     }
 }

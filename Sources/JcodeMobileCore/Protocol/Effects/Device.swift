@@ -1,5 +1,5 @@
 /// Device capabilities: this install's identity, push registration, the
-/// camera, speech, the photo picker and haptics.
+/// camera, speech, the photo picker, haptics and local notifications.
 public enum DeviceEffect: Equatable, Sendable {
     /// A new identity for this install (the core never draws random numbers).
     case createDeviceID
@@ -8,6 +8,9 @@ public enum DeviceEffect: Equatable, Sendable {
     case requestSpeechTranscript
     case requestImagePicker
     case haptic(style: HapticStyle)
+    /// Tell the person, while the app is in the background, that the agent
+    /// finished, stopped or waits for them (docs/LIFECYCLE.md).
+    case showLocalNotification(title: String, body: String, sessionID: String?)
 
     public enum HapticStyle: String, Sendable, CaseIterable {
         case success, warning, error, light
@@ -21,6 +24,8 @@ public enum DeviceEffect: Equatable, Sendable {
         case .requestSpeechTranscript: return EncodedMessage(.requestSpeechTranscript)
         case .requestImagePicker: return EncodedMessage(.requestImagePicker)
         case .haptic(let style): return EncodedMessage(.haptic, [.string(style.rawValue)])
+        case .showLocalNotification(let title, let body, let sessionID):
+            return EncodedMessage(.showLocalNotification, [.string(title), .string(body), .optional(sessionID)])
         }
     }
 
@@ -41,6 +46,17 @@ public enum DeviceEffect: Equatable, Sendable {
         EffectSpec(
             .haptic, doc: "Play a haptic.",
             fields: [FieldSpec("style", .enumeration(HapticStyle.allCases.map(\.rawValue)))]),
+        EffectSpec(
+            .showLocalNotification,
+            doc: "Show a local notification now (the core asks only while the app is in the background; nothing answers it). "
+                + "Keep session_id in its user info and, when the person opens it, send push_notification_opened with "
+                + "{\"session_id\": …} as the payload. One notification per session: a later one for the same session_id replaces "
+                + "the one still shown (on iOS, the request identifier \"jcode.session.<session_id>\").",
+            fields: [
+                FieldSpec("title", .string, doc: "the session's title, or \"jcode\""),
+                FieldSpec("body", .string, doc: "what happened, in one short line (never an answer the person typed)"),
+                FieldSpec.optional("session_id", .string, doc: "the session it is about; absent when no session is known yet"),
+            ]),
     ]
 }
 
@@ -109,7 +125,9 @@ public enum LifecycleEvent: Equatable, Sendable {
             .lifecycle(.networkReachabilityChanged(reachable: try r.bool("reachable")))
         },
         MessageSpec(
-            "push_notification_opened", doc: "The person opened a push notification; payload is its user info.",
+            "push_notification_opened",
+            doc: "The person opened a notification (a push, or one shown for show_local_notification); payload is its user info. "
+                + "A string session_id in it lands in that session's chat (resumed if it is not the current one).",
             fields: [FieldSpec("payload", .object)]
         ) { r throws(CoreError) in
             guard let payload = try r.optionalObject("payload") else {

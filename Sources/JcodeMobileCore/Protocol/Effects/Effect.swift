@@ -83,6 +83,7 @@ public enum EffectKind: String, CaseIterable, Sendable {
     case requestSpeechTranscript = "request_speech_transcript"
     case requestImagePicker = "request_image_picker"
     case haptic
+    case showLocalNotification = "show_local_notification"
 
     /// The declaration of this kind (every kind has exactly one; a test checks).
     public var spec: EffectSpec { EffectKind.table[self]! }

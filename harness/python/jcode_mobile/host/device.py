@@ -1,5 +1,5 @@
 """The phone's hardware, scripted: push registration, camera, dictation, photos,
-haptics, and this install's identity (``create_device_id``)."""
+haptics, local notifications, and this install's identity (``create_device_id``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Callable, List, Optional, Tuple
 #: The effect types a :class:`DeviceScript` answers.
 DEVICE_EFFECTS = frozenset({
     "register_push_notifications", "request_camera_qr_scan", "request_speech_transcript",
-    "request_image_picker", "haptic", "create_device_id",
+    "request_image_picker", "haptic", "create_device_id", "show_local_notification",
 })
 
 
@@ -33,6 +33,9 @@ class DeviceScript:
         image: ``(media_type, data_base64)`` the photo picker yields
             (``image_attachment_selected``); None: nothing is picked.
         haptics: the styles of every ``haptic`` played, in order.
+        notifications: the local notifications shown (``show_local_notification``:
+            ``{"title", "body", "session_id"}``), in order; like the OS, a later
+            one for the same ``session_id`` replaces the one still shown.
         device_id: what ``create_device_id`` answers (``device_id_created``);
             None: a fresh :func:`new_device_id` (a uuid4) each time it is asked,
             or what ``device_id_factory`` returns when that is given.
@@ -48,6 +51,7 @@ class DeviceScript:
     speech_text: Optional[str] = None
     image: Optional[Tuple[str, str]] = None
     haptics: List[str] = field(default_factory=list)
+    notifications: List[dict] = field(default_factory=list)
     device_id: Optional[str] = None
     device_id_factory: Optional[Callable[[], str]] = None
     answer_device_id: bool = True
@@ -72,6 +76,11 @@ class DeviceScript:
         if kind == "haptic":
             self.haptics.append(str(effect.get("style")))
             return None
+        if kind == "show_local_notification":
+            shown = {"title": effect.get("title"), "body": effect.get("body"), "session_id": effect.get("session_id")}
+            self.notifications = [n for n in self.notifications if n["session_id"] != shown["session_id"]]
+            self.notifications.append(shown)
+            return None
         if kind == "register_push_notifications":
             return None if self.push_token is None else {"type": "push_token_received", "token": self.push_token}
         if kind == "request_camera_qr_scan":
@@ -88,3 +97,11 @@ class DeviceScript:
             media_type, data = self.image
             return {"type": "image_attachment_selected", "media_type": media_type, "data_base64": data}
         raise ValueError(f"not a device effect: {kind!r}")
+
+
+def notification_opened(notification: dict) -> dict:
+    """The platform event a host sends when the person opens a local
+    notification: ``push_notification_opened`` with its user info, which
+    holds the ``session_id`` it was shown for (docs/LIFECYCLE.md)."""
+    payload = {} if notification.get("session_id") is None else {"session_id": notification["session_id"]}
+    return {"type": "push_notification_opened", "payload": payload}

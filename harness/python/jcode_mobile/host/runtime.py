@@ -293,6 +293,11 @@ class RealHost:
         return self.device.haptics
 
     @property
+    def notifications(self) -> List[dict]:
+        """The local notifications shown, one per session (the latest), in order."""
+        return self.device.notifications
+
+    @property
     def socket_id(self) -> Optional[int]:
         """The effect id of the socket the core uses (open or connecting), or None."""
         return self._socket.effect_id if self._socket is not None else None
@@ -543,6 +548,7 @@ class RealHost:
     _do_request_speech_transcript = _device
     _do_request_image_picker = _device
     _do_haptic = _device
+    _do_show_local_notification = _device
     _do_create_device_id = _device
 
     # HTTP
