@@ -310,6 +310,18 @@ final class TurnsAndOutboxTests: XCTestCase {
         store.server(#"{"type":"pong","id":4}"#)
     }
 
+    func testAServerThatRefusesTheCheckPingStillGetsAskedForTheHistory() {
+        var store = SpecStore.reconnectedAndSubscribed()
+        // An older server that does not know `ping` answers it with an error, in order all the same.
+        store.server(
+            #"{"type":"error","id":2,"message":"unknown request"}"#,
+            effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#)), .webSocket(.send(#"{"id":4,"type":"ping"}"#))],
+            notes: ["no history before the pong: asking for it"], followUps: ["show_error"]
+        ) {
+            $0["/banners/error"] = ["message": "unknown request", "retry_after_secs": nil, "text": "unknown request"]
+        }
+    }
+
     // MARK: - A history too large
 
     func testAHistoryThatNeverArrivesLeavesTheChatUsableAndTheOutboxFlushes() {

@@ -138,6 +138,8 @@ public struct ConnectionInteractor: Interactor {
             state.historyCheckPing = nil
             return .none
         case .error(let id, let message):
+            // A server that does not know `ping` still answers it in order.
+            if let id, id == state.historyCheckPing { return historyCheck(&state) }
             guard let id, id == state.subscribeRequestID else { return .none }
             return subscribeRefused(&state, message: message, facts)
         case .sessionCloseRequested(let reason):
