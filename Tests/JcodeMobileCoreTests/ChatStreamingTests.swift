@@ -214,7 +214,7 @@ final class ChatStreamingTests: XCTestCase {
         let socket = store.pendingID("websocket_connect")
         store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .webSocket(.send(#"{"id":2,"type":"ping"}"#)),
             .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"]) {
             $0["/connection/phase"] = "connected"
@@ -225,7 +225,7 @@ final class ChatStreamingTests: XCTestCase {
         }
         // The history replaces the transcript; the first queued message goes out (new ids: m4 is never reused)
         // and stays in the outbox until acknowledged.
-        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[]}"#, effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"hello from the train"}"#))], followUps: ["send"]) {
+        store.server(#"{"type":"history","id":1,"session_id":"session-fox","messages":[]}"#, effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"hello from the train"}"#))], followUps: ["send"]) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "hello from the train")]
             $0["/outbox/0/delivery"] = "awaiting_ack"
             $0["/connection/attempt"] = 0

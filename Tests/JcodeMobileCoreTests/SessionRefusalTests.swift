@@ -197,7 +197,7 @@ final class SessionRefusalTests: XCTestCase {
             $0["/banners/error"] = ["message": "no such request", "retry_after_secs": nil, "text": "no such request"]
         }
         // A done for a request never sent is nobody's either.
-        store.server(#"{"type":"done","id":42}"#, followUps: nil)
+        store.server(#"{"type":"done","id":42}"#, notes: ["done 42 for a turn this device did not see; nothing to end"], followUps: nil)
         XCTAssertEqual(store["/session/pending_rename"], "Release")
     }
 

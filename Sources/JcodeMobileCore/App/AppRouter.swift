@@ -143,6 +143,7 @@ public enum AppRouter {
         case .interrupt: return .one(.chat(.interrupt))
         case .queueInterrupt(let text, let urgent): return .one(.chat(.queueInterrupt(text: text, urgent: urgent)))
         case .cancelQueuedInterrupts: return .one(.chat(.cancelQueuedInterrupts))
+        case .retryMessage(let id): return .one(.chat(.retryMessage(id: id)))
         case .attachImage: return .one(.composer(.attachImage))
         case .removeAttachment(let id): return .one(.composer(.removeAttachment(id: id)))
         case .startVoiceInput: return .one(.composer(.startVoiceInput))
@@ -252,12 +253,12 @@ public enum AppRouter {
         case .reloadProgress(let step, let message, let success):
             return .one(.session(.reloadProgress(step: step, message: message, success: success)))
         case .loggedOnly(let type): return .nobody("\(type): shown in the log only")
-        case .reloading: return .one(.connection(.reloading))
+        case .reloading: return .many([.connection(.reloading), .chat(.reloading)])
         case .sessionCloseRequested(let reason):
             return .many([.connection(.sessionCloseRequested(reason: reason)), .chat(.sessionCloseRequested)])
         case .permissionRequest(let request): return .one(.approvals(.permissionRequest(request)))
         case .stdinRequest(let request): return .one(.approvals(.stdinRequest(request)))
-        case .pong: return .one(.connection(.pong))
+        case .pong(let id): return .one(.connection(.pong(id: id)))
         case .compactedHistory(let answer): return .one(.chat(.compactedHistory(answer)))
         case .sidePaneImages(let sessionID, let images): return .one(.chat(.liveImages(sessionID: sessionID, images: images)))
         case .generatedImage(let id, let path, let format, let prompt):
@@ -333,6 +334,7 @@ public enum AppRouter {
         case .socketOpened:
             return .many([.navigation(.socketOpened), .chat(.socketOpened), .approvals(.socketOpened), .notices(.freshAttempt)])
         case .connectionLost: return .many([.session(.connectionLost), .chat(.connectionLost)])
+        case .historyLost: return .one(.chat(.historyLost))
         }
     }
 }

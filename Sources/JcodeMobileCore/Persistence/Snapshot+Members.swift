@@ -117,7 +117,7 @@ extension Snapshot {
                 B.strictObject([
                     ("messages", B.array(B.strictObject([
                         ("id", B.string), ("text", B.string), ("attachments", B.array(StoredAttachment.schema)),
-                        ("delivery", B.enumeration(["waiting", "unconfirmed"])),
+                        ("delivery", B.enumeration(["waiting", "unconfirmed", "failed"])),
                         ("sent", B.strictObject([("session_id", B.nullableString), ("user_rows_before", B.integer(.count))])),
                     ], optional: ["sent"]))),
                     ("next_id", B.integer(.id)),
@@ -132,7 +132,8 @@ extension Snapshot {
                     m.append("text", .string(message.text))
                     m.append("attachments", .array(message.attachments.map(StoredAttachment.json)))
                     // A message on its way when the app stopped is unconfirmed after a restart.
-                    m.append("delivery", .string(message.delivery == .waiting ? "waiting" : "unconfirmed"))
+                    let delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery.rawValue : "unconfirmed"
+                    m.append("delivery", .string(delivery))
                     if let sent = message.sent {
                         m.append("sent", ["session_id": .from(sent.sessionID), "user_rows_before": .int(Int64(sent.userRowsBefore))])
                     }
@@ -199,6 +200,7 @@ extension Snapshot {
         }
         guard !text.isEmpty || !attachments.isEmpty else { return nil }
         var message = OutboxMessage(id: id, text: text, attachments: attachments)
+        if value["delivery"]?.stringValue == "failed" { message.delivery = .failed }
         if value["delivery"]?.stringValue == "unconfirmed" || value["delivery"]?.stringValue == "awaiting_ack" {
             // It may have arrived: the next history decides.
             message.delivery = .unconfirmed

@@ -5,7 +5,7 @@
 /// - the saved servers (address, name, working directory, last session) and
 ///   the one in use;
 /// - the composer: the draft and its attachments;
-/// - the outbox: messages the server has not acknowledged, in order.
+/// - the outbox: messages whose turn was not seen ending, in order.
 ///
 /// Tokens are never here: they live in the host's secure store, one key per
 /// server (`SavedServer.tokenKey`), and are read back with
@@ -50,7 +50,13 @@ public struct Snapshot: Equatable, Sendable {
         draft = state.composer.draft
         attachments = state.composer.attachments
         nextAttachmentID = state.composer.nextAttachmentID
-        outbox = state.chat.outbox
+        // As it is written: a message on its way is unconfirmed after a
+        // restart, whatever step it had reached (an ack changes nothing kept).
+        outbox = state.chat.outbox.map { message in
+            var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
+            kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
+            return kept
+        }
         nextOutboxID = state.chat.nextOutboxID
     }
 

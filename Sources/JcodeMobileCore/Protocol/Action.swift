@@ -17,6 +17,8 @@ public enum Action: Equatable, Sendable {
     case interrupt
     case queueInterrupt(text: String, urgent: Bool)
     case cancelQueuedInterrupts
+    /// Send again an outbox message that failed (`delivery: "failed"`).
+    case retryMessage(id: String)
     case attachImage
     case removeAttachment(id: String)
     case startVoiceInput
@@ -108,6 +110,12 @@ public enum Action: Equatable, Sendable {
         },
         MessageSpec("cancel_queued_interrupts", doc: "Withdraw the soft interrupts not yet delivered.") {
             _ throws(CoreError) in .cancelQueuedInterrupts
+        },
+        MessageSpec(
+            "retry_message", doc: "Send again a message of the outbox that failed to be delivered.",
+            fields: [FieldSpec("message_id", .string)]
+        ) { r throws(CoreError) in
+            .retryMessage(id: try r.string("message_id"))
         },
         MessageSpec("attach_image", doc: "Pick an image to attach.") { _ throws(CoreError) in .attachImage },
         MessageSpec(

@@ -191,6 +191,12 @@ enum ChatScreen {
             children.append(
                 .text("outbox.\(message.id).images", message.attachments.count == 1 ? "1 image" : "\(message.attachments.count) images", role: .image))
         }
+        if message.delivery == .failed {
+            children.append(.button("outbox.\(message.id).retry", "Retry", .retryMessage(id: message.id), accessibilityLabel: "Send this message again"))
+            return SemanticNode(
+                "outbox.\(message.id)", .message, label: "You (not delivered)", value: message.text,
+                accessibilityLabel: "You said, not delivered", accessibilityValue: message.text, children: children)
+        }
         let sent = message.delivery != .waiting
         return SemanticNode(
             "outbox.\(message.id)", .message, label: sent ? "You (sent, not confirmed yet)" : "You (waiting to send)", value: message.text,

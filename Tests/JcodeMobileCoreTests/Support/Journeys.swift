@@ -110,17 +110,21 @@ extension SpecStore {
     }
 
     /// A socket to a known session (`session-fox`) opens again: it subscribes
-    /// to that session in `workingDir` (request 1), asks for the history
-    /// (request 2) and starts the keep-alive `keepalive`; connected, with the
-    /// reason of the last drop cleared, the history not loaded yet and
-    /// "Loading conversation…". The attempt count stays until the history arrives.
+    /// to that session in `workingDir` (request 1), which brings the history
+    /// (no `get_history`: one history per reconnect), checks with a `ping`
+    /// (request 2) that the history came before its `pong`, and starts the
+    /// keep-alive `keepalive`; connected, with the reason of the last drop
+    /// cleared, the history not loaded yet and "Loading conversation…". The
+    /// attempt count stays until the history arrives. `also`: what else the
+    /// opened socket changes in the caller's situation (a notice that passes).
     mutating func resubscribe(
-        keepalive: String, workingDir: String = "/home/me/jcode", file: StaticString = #filePath, line: UInt = #line
+        keepalive: String, workingDir: String = "/home/me/jcode", file: StaticString = #filePath, line: UInt = #line,
+        also: (inout ExpectedState) -> Void = { _ in }
     ) {
         let socket = pendingID("websocket_connect", file: file, line: line)
         event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
             .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"\#(workingDir)","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"get_history"}"#)),
+            .webSocket(.send(#"{"id":2,"type":"ping"}"#)),
             .timer(.schedule(timerID: keepalive, afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"], file: file, line: line) {
             $0["/connection/phase"] = "connected"
@@ -128,6 +132,7 @@ extension SpecStore {
             $0["/connection/reason"] = nil
             $0["/session/history_loaded"] = false
             $0["/banners/status"] = "Loading conversation…"
+            also(&$0)
         }
     }
 
@@ -156,15 +161,15 @@ extension SpecStore {
         closeTheSocket(keepalive: "keepalive.1", reconnect: "reconnect.2", afterMS: 500, shown: "0.5 s", file: file, line: line) { _ in }
     }
 
-    /// After `resubscribe(…)` to `session-fox`: the history (request 2)
-    /// arrives with no messages; the connection proved healthy, so the
+    /// After `resubscribe(…)` to `session-fox`: the history answering the
+    /// subscribe (request 1) arrives with no messages; the connection proved healthy, so the
     /// attempt count starts over, the history is loaded and the status banner
     /// goes. `also` states what else the empty history changes (the
     /// transcript it empties, for one).
     mutating func answerWithAnEmptyHistory(
         file: StaticString = #filePath, line: UInt = #line, also: (inout ExpectedState) -> Void = { _ in }
     ) {
-        server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[]}"#, file: file, line: line) {
+        server(#"{"type":"history","id":1,"session_id":"session-fox","messages":[]}"#, file: file, line: line) {
             $0["/connection/attempt"] = 0
             $0["/session/history_loaded"] = true
             $0["/banners/status"] = nil

@@ -188,14 +188,17 @@ def stream_reply_step_by_step(host: Host):
         state = host.app.state()
         last = state["transcript"][-1]
         events = [step.input["event"]] if "event" in step.input else [json.loads(l) for l in step.input["line"].split("\n")]
-        if any(e["type"] == "ack" for e in events):
-            # acknowledged: the message leaves the outbox, and the snapshot says so
+        if any(e["type"] == "done" for e in events):
+            # its turn ended: the message leaves the outbox, and the snapshot says so
             (persist,) = step.report["effects"]
             assert (persist["type"], persist["key"]) == ("storage_write", "snapshot")
             assert persist["value"]["outbox"] == {"messages": [], "next_id": 2}
             assert state["outbox"] == []
         else:
+            # acknowledged means received: it stays (the snapshot already says unconfirmed)
             assert step.report["effects"] == []
+            if any(e["type"] == "ack" for e in events):
+                assert [m["delivery"] for m in state["outbox"]] == ["received"]
         text += "".join(e["text"] for e in events if e["type"] == "text_delta")
         kinds = {e["type"] for e in events}
         if "done" in kinds:
@@ -322,7 +325,7 @@ def test_reconnect_after_a_drop_resumes_the_session():
     assert host.sent_requests(mark) == [
         {"id": 1, "type": "subscribe", "working_dir": "/home/me/project", "target_session_id": "session-fox",
          "client_instance_id": "device-under-test"},
-        {"id": 2, "type": "get_history"},
+        {"id": 2, "type": "ping"},  # the subscribe brings the history; the pong checks it came
     ]
     state = host.app.state()
     assert state["connection"]["phase"] == "connected" and state["connection"]["attempt"] == 0
@@ -346,7 +349,7 @@ def test_message_sent_while_offline_waits_in_the_outbox():
     state = host.app.state()
     assert state["connection"]["phase"] == "connected"
     assert state["outbox"] == []
-    assert [r["type"] for r in host.sent_requests(mark)] == ["subscribe", "get_history", "message"]
+    assert [r["type"] for r in host.sent_requests(mark)] == ["subscribe", "ping", "message"]
     assert host.sent_requests(mark)[-1]["content"] == "later"
     assert state["transcript"][-1]["role"] == "assistant" and state["transcript"][-1]["is_streaming"] is False
 

@@ -186,7 +186,8 @@ def test_a_drop_mid_stream_loses_nothing_and_sends_nothing_twice(gateway, host):
                                                         hold_after=2)))
     send(host, "Fix the flaky test")
     host.wait_for(lambda s: s["transcript"][-1]["text"] == "Half of it, ", timeout=5)  # the ack and two deltas
-    assert host.state()["outbox"] == []  # acknowledged: it arrived
+    # acknowledged: received, and it stays until its turn is seen ending (or a history holds it)
+    assert [m["delivery"] for m in host.state()["outbox"]] == ["received"]
     assert gateway.drop_connections() == 1
     host.wait_for(phase_is("reconnecting"), timeout=5)
     state = reconnect(host)
@@ -309,7 +310,7 @@ def test_late_events_of_an_earlier_turn_neither_end_the_next_turn_nor_repeat_a_m
     first_id = gateway.call(lambda fake: [r["id"] for r in fake.requests if r["type"] == "message"][-1])
     gateway.call(lambda fake: fake.replies.append(Reply(text="Second answer", chunks=["Second ", "answer"], hold_after=1)))
     send(host, "Second")
-    host.wait_for(lambda s: s["outbox"] == [] and s["session"]["is_processing"], timeout=5)
+    host.wait_for(lambda s: [m["delivery"] for m in s["outbox"]] == ["received"] and s["session"]["is_processing"], timeout=5)
     # Out of order: the first turn's ack and done again, while the second turn streams.
     gateway.push([{"type": "ack", "id": first_id}, {"type": "done", "id": first_id}])
     assert host.settle(timeout=5)

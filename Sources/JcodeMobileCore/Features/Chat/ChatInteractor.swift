@@ -3,8 +3,15 @@
 /// the transcript, the turn and how it ends, soft interrupts
 /// (`ChatInteractor+Interrupts.swift`), and the server's authoritative history.
 ///
-///     send_message → outbox (waiting) → message sent (awaiting_ack) → ack or done: leaves the outbox
-///     connection lost before the ack → unconfirmed → next history: arrived (leaves) or sent again
+///     send_message → outbox (waiting) → message sent (awaiting_ack) → ack (received)
+///       → its turn seen ending (done, interrupted, error): leaves the outbox
+///     refused (already processing) → waiting again, once; then failed (Retry)
+///     reloading, or the connection lost → unconfirmed → next history: arrived
+///       (leaves) or sent again, once; then failed (Retry)
+///
+/// Turns end as the server ends them (docs/PROTOCOL.md, "Turns"): while a
+/// message of this device is in flight only its own `done` ends the turn;
+/// otherwise any `done`, `error` or `interrupted` ends the turn shown.
 public struct ChatInteractor: Interactor {
     public init() {}
 
@@ -18,6 +25,7 @@ public struct ChatInteractor: Interactor {
         case cancelQueuedInterrupts
         case dismissInterruptedTurn
         case loadOlderMessages
+        case retryMessage(id: String)
         // Server events
         case reasoningDone(durationSecs: Double?)
         case messageEnd(stopReason: String?)
@@ -40,6 +48,7 @@ public struct ChatInteractor: Interactor {
         case compactedHistory(ServerEvent.CompactedHistory)
         case liveImages(sessionID: String, images: [HistoryImage])
         case generatedImage(id: String, path: String, outputFormat: String, revisedPrompt: String?)
+        case reloading
         // Other features' outputs
         case connectionLost
         case socketOpened
@@ -47,6 +56,8 @@ public struct ChatInteractor: Interactor {
         case sessionSwitched
         /// The server answered a `clear`: accepted (its `done`: the session is a fresh one) or refused.
         case clearAnswered(accepted: Bool)
+        /// The history this socket waited for never reached the core.
+        case historyLost
     }
 
     /// The streamed events, hundreds a second.
@@ -96,13 +107,17 @@ public struct ChatInteractor: Interactor {
             return dismissInterruptedTurn(&state)
         case .loadOlderMessages:
             return loadOlderMessages(&state, facts)
+        case .retryMessage(let id):
+            return retry(&state, id: id, facts)
 
         // What the other features did
         case .connectionLost:
             Self.endTurn(&state)
             // A message on its way may or may not have arrived: the next history says.
-            if state.outbox.first?.delivery == .awaitingAck { state.outbox[0].delivery = .unconfirmed }
+            Self.unconfirmInFlight(&state)
             return .none
+        case .historyLost:
+            return historyLost(&state, facts)
         case .socketOpened:
             state.turn.historyLoaded = false
             return .none
@@ -115,6 +130,8 @@ public struct ChatInteractor: Interactor {
             state = fresh
             return .none
         case .sessionSwitched:
+            // A message received by the session left behind: its turn ends out of sight.
+            if state.outbox.first?.delivery == .received { state.outbox.removeFirst() }
             state.transcript.removeAll()
             Self.endTurn(&state)
             state.softInterrupts = []
@@ -160,37 +177,27 @@ public struct ChatInteractor: Interactor {
         case .toolDone(let id, let name, let output, let error):
             return toolFinished(&state, id: id, name: name, output: output, error: error)
         case .ack(let id):
-            // Only the ack of the message on its way counts.
-            if let id, id == facts.sentRequests.latest(.message) { acknowledged(&state) }
+            // Only the ack of the message on its way counts: received, not yet accepted.
+            if let id, id == facts.sentRequests.latest(.message), let head = state.outbox.first, head.delivery == .awaitingAck {
+                // One sent to a session left behind: its turn ends out of sight, so the ack is the last word.
+                if let sent = head.sent?.sessionID, sent != facts.sessionID { acknowledged(&state) } else { state.outbox[0].delivery = .received }
+            }
             return .none
         case .done(let id):
-            // The server also answers `subscribe`, `resume_session` and `clear` with `done`: that ends no turn.
-            if let id, let kind = facts.sentRequests.kind(of: id) {
-                if kind != .message { return .note("done for \(kind.rawValue)") }
-                // A repeated done of an earlier message must not end the turn of the next one.
-                if id != facts.sentRequests.latest(.message) { return .note("done for an earlier message; ignored", .ignored) }
-            }
-            // The turn of the message on its way ended: the server had it.
-            acknowledged(&state)
-            return turnFinished(&state, facts, .done)
+            return doneArrived(&state, id: id, facts)
+        case .reloading:
+            // The server restarts: a message it received may not have been
+            // accepted (jcode refuses a message while a reload starts). The
+            // history after the reconnect says.
+            guard Self.unconfirmInFlight(&state) else { return .none }
+            return .note("message \(state.outbox[0].id) is unconfirmed: the server is reloading")
         case .interrupted:
             acknowledged(&state)
             state.transcript.interruptOpenToolCalls()
             state.interruptionNoticeShown = true
             return turnFinished(&state, facts, .interrupted, notice: .internal(.notice(.info, "Interrupted", passes: .nextTurn)))
         case .error(let id, let message, let retryAfterSecs):
-            // The connection owns an error answering `subscribe` (it is why the link failed).
-            if let id, id == facts.subscribeRequestID { return .none }
-            let banner = Emission.internal(.showError(ErrorBanner(message: message, retryAfterSecs: retryAfterSecs)))
-            // Only an error about the turn ends it: one without an id, or one
-            // answering the message that started it. The server answers a
-            // request it could not read with id 0 and keeps streaming.
-            guard id == nil || id == facts.sentRequests.latest(.message), state.turn.isProcessing else {
-                return banner
-            }
-            acknowledged(&state)
-            Self.endTurn(&state)
-            return banner + .tell(.turnEnded(outcome: .error, error: message)) + .announce(.turnFinished(outcome: .error))
+            return errorArrived(&state, id: id, message: message, retryAfterSecs: retryAfterSecs, facts)
         case .sessionCloseRequested:
             Self.endTurn(&state)
             return .none
@@ -395,18 +402,18 @@ public struct ChatInteractor: Interactor {
 
     /// Sends the oldest outbox message when the connection is ready for it
     /// and nothing before it is still on its way.
-    private func flushOutbox(_ state: inout ChatState, _ facts: Facts) -> Emission {
+    func flushOutbox(_ state: inout ChatState, _ facts: Facts) -> Emission {
         guard state.outbox.first?.delivery == .waiting, facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing,
             !facts.isClearing
         else { return .none }
         return deliverHead(&state, facts)
     }
 
-    /// The server answered the message on its way (`ack`, or the `done`,
-    /// `interrupted` or `error` that ended its turn): it arrived, so it
-    /// leaves the outbox.
-    private func acknowledged(_ state: inout ChatState) {
-        guard state.outbox.first?.delivery == .awaitingAck else { return }
+    /// The turn of the message on its way was seen ending (the `done`,
+    /// `interrupted` or `error` that ended it): it arrived and was taken, so
+    /// it leaves the outbox.
+    func acknowledged(_ state: inout ChatState) {
+        guard state.outbox.first?.delivery == .awaitingAck || state.outbox.first?.delivery == .received else { return }
         state.outbox.removeFirst()
         state.serverUserRows &+= 1
     }
@@ -423,9 +430,12 @@ public struct ChatInteractor: Interactor {
             state.outbox.removeFirst()
             return .note("message \(head.id) is in the server's history: not sent again")
         }
-        state.outbox[0].delivery = .waiting
         state.outbox[0].sent = nil
         state.outbox[0].isInTranscript = false
+        // Lost once, it goes again; lost a second time, it waits for Retry.
+        if head.resent { return failed(&state, why: "not in the server's history after going again") }
+        state.outbox[0].delivery = .waiting
+        state.outbox[0].resent = true
         return .note("message \(head.id) is not in the server's history: it goes again")
     }
 
@@ -434,7 +444,7 @@ public struct ChatInteractor: Interactor {
     /// message still shows once, and its turn still runs. If the history
     /// already holds it, its ack must not count it a second time.
     private func keepInFlightMessage(_ state: inout ChatState, _ history: ServerEvent.History) {
-        guard let head = state.outbox.first, head.delivery == .awaitingAck else { return }
+        guard let head = state.outbox.first, head.delivery == .awaitingAck || head.delivery == .received else { return }
         state.turn.isProcessing = true
         if Self.history(history, shows: head) {
             state.outbox[0].isInTranscript = true
@@ -493,7 +503,7 @@ public struct ChatInteractor: Interactor {
     /// The agent finished (done or interrupted): soft interrupts still
     /// queued were consumed or are moot, the turn ends, the others hear of it,
     /// and the next outbox message goes.
-    private func turnFinished(
+    func turnFinished(
         _ state: inout ChatState, _ facts: Facts, _ outcome: AppEvent.TurnOutcome, notice: Emission = .none
     ) -> Emission {
         drainInterrupts(&state)

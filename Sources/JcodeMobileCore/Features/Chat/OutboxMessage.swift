@@ -1,8 +1,9 @@
-/// A message the person sent that the server has not acknowledged yet.
+/// A message the person sent whose turn has not been seen ending yet.
 /// Nothing the person sends is lost: it waits here (and in the snapshot)
 /// while offline or before history loaded, goes out in order, and leaves
-/// only when the server acknowledged it (`ack`) or, after a reconnect, its
-/// history shows it arrived.
+/// only when the turn it started is seen ending (`done`, `interrupted`, or
+/// an `error` about that turn) or a history shows it arrived. An `ack` only
+/// says the server received it: it may still refuse it or restart.
 public struct OutboxMessage: Equatable, Sendable {
     public var id: String
     public var text: String
@@ -13,15 +14,26 @@ public struct OutboxMessage: Equatable, Sendable {
     /// The transcript shows it as a user entry (from when it was sent until
     /// the next history replaces the transcript); the outbox list does not.
     public var isInTranscript = false
+    /// It was lost once (refused, or not in the history after a reload or a
+    /// drop) and went again: lost a second time, it fails and waits for Retry.
+    public var resent = false
 
     public enum Delivery: String, Sendable, CaseIterable {
         /// Not sent yet: shown as "waiting to send".
         case waiting
         /// Sent on the open socket; its `ack` has not come. Shown in the transcript.
         case awaitingAck = "awaiting_ack"
-        /// Sent, but the socket went before the `ack`: the next history says
-        /// whether the server has it (then it leaves) or not (then it goes again).
+        /// The server received it (`ack`); its turn has not been seen ending.
+        /// Shown in the transcript.
+        case received
+        /// Sent, but the socket went (or the server announced a reload)
+        /// before its turn was seen ending: the next history says whether the
+        /// server has it (then it leaves) or not (then it goes again, once).
         case unconfirmed
+        /// Lost twice (refused, or missing from the history after a reload
+        /// or a drop): shown as not sent, with Retry (`retry_message`). The
+        /// messages behind it wait.
+        case failed
     }
 
     /// The session a message was sent to and how many user rows the

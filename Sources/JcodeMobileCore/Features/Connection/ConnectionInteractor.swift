@@ -1,5 +1,6 @@
 /// Owns the link to the selected server: opening and closing the socket,
-/// `subscribe` + `get_history` on connect, unpacking frames into server
+/// `subscribe` on connect (and `get_history` only when the subscribe brings
+/// no history: see `opened` and `historyCheck`), unpacking frames into server
 /// events, reconnecting with backoff, and sending every gateway request
 /// (it owns the request ids).
 ///
@@ -31,7 +32,7 @@ public struct ConnectionInteractor: Interactor {
         case foreground
         case background
         // Server events
-        case pong
+        case pong(id: Int?)
         case reloading
         case history
         case error(id: Int?, message: String)
@@ -124,17 +125,21 @@ public struct ConnectionInteractor: Interactor {
             return cancelReconnectTimer(&state) + connectSelected(&state, facts)
 
         // What the server said about the link
-        case .pong:
+        case .pong(let id):
             state.isPingOutstanding = false
-            return .none
+            guard let id, id == state.historyCheckPing else { return .none }
+            return historyCheck(&state)
         case .reloading:
             state.reconnectSoon = true
             return .internal(.notice(.info, "Server is updating, reconnecting shortly", passes: .reconnect))
         case .history:
             // History loaded: this connection proved healthy, so the backoff starts over.
             state.attempt = 0
+            state.historyCheckPing = nil
             return .none
         case .error(let id, let message):
+            // A server that does not know `ping` still answers it in order.
+            if let id, id == state.historyCheckPing { return historyCheck(&state) }
             guard let id, id == state.subscribeRequestID else { return .none }
             return subscribeRefused(&state, message: message, facts)
         case .sessionCloseRequested(let reason):
@@ -159,6 +164,32 @@ public struct ConnectionInteractor: Interactor {
         state.nextRequestID &+= 1
         state.sentRequests.record(id, request.kind)
         return .effect(.webSocket(.send(line: request.line(id: id), containsSecret: request.containsSecret)))
+    }
+
+    // MARK: - The history a subscribe brings
+
+    /// A `ping` right after the request that brings the history: jcode
+    /// handles a connection's requests one at a time and writes a history
+    /// before it reads the next request (client_lifecycle.rs, the request
+    /// loop; `Ping` is answered on the same writer), so its `pong` comes
+    /// after the history, or tells that none reached the core.
+    private func sendHistoryCheck(_ state: inout ConnectionState) -> Emission {
+        state.historyCheckPing = state.nextRequestID
+        return send(&state, .ping)
+    }
+
+    /// The `pong` after the awaited history came, and the history did not.
+    /// First the subscribe brought none (the session it named is gone, so
+    /// the server made a new one): ask for it. Asked again and still none:
+    /// the host refused the frame (over the input limit) or it could not be
+    /// read; the chat goes on without it (docs/LIMITS.md).
+    private func historyCheck(_ state: inout ConnectionState) -> Emission {
+        state.historyCheckPing = nil
+        guard state.historyAskedAgain else {
+            state.historyAskedAgain = true
+            return .note("no history before the pong: asking for it") + send(&state, .getHistory) + sendHistoryCheck(&state)
+        }
+        return .note("asked again and still no history before the pong: it did not reach the core", .dropped) + .tell(.historyLost)
     }
 
     // MARK: - Socket events
@@ -196,6 +227,8 @@ public struct ConnectionInteractor: Interactor {
         state.nextRequestID = 1
         state.sentRequests = SentRequests()
         state.subscribeRefusal = nil
+        state.historyCheckPing = nil
+        state.historyAskedAgain = false
         state.subscribeRequestID = state.nextRequestID
         state.isPingOutstanding = false
         state.resumesInForeground = false
@@ -203,7 +236,15 @@ public struct ConnectionInteractor: Interactor {
             workingDir: facts.selectedServer?.workingDir ?? "", targetSessionID: facts.sessionID,
             clientInstanceID: facts.deviceID)
         let keepAlive = facts.isForeground ? scheduleKeepAlive(&state) : .none
-        return .tell(.socketOpened) + send(&state, subscribe) + send(&state, .getHistory) + keepAlive
+        // A subscribe naming an existing session resumes it and answers with
+        // its history (client_lifecycle.rs, `Request::Subscribe` →
+        // `handle_resume_session` in client_session.rs): asking again would
+        // carry the transcript and its images twice. Without a target (or
+        // when the target is gone) the subscribe brings none.
+        guard facts.sessionID != nil else {
+            return .tell(.socketOpened) + send(&state, subscribe) + send(&state, .getHistory) + keepAlive
+        }
+        return .tell(.socketOpened) + send(&state, subscribe) + sendHistoryCheck(&state) + keepAlive
     }
 
     private func failed(_ state: inout ConnectionState, _ id: EffectID, error: String, status: Int?, _ facts: Facts) -> Emission {

@@ -36,6 +36,11 @@ public struct ConnectionState: Equatable, Sendable {
     /// turn (`subscribe`, `resume_session`, `clear` …), and the latest
     /// `message`: its `error` ends the turn. The most recent few are kept.
     public var sentRequests = SentRequests()
+    /// The `ping` sent after the request that brings this socket's history,
+    /// while that history has not come (`ConnectionInteractor.historyCheck`).
+    public var historyCheckPing: Int?
+    /// The history was asked for again (`get_history`) after the subscribe brought none.
+    public var historyAskedAgain = false
     /// The server refused this socket's `subscribe`: why, kept for when the
     /// socket closes.
     public var subscribeRefusal: String?
@@ -104,10 +109,15 @@ public struct CloseRequest: Equatable, Sendable {
     public var reason: String
 }
 
-/// The kinds of the most recent requests sent on a socket, by request id.
+/// The kinds of the most recent requests sent on a socket, by request id,
+/// and the id of the latest `message`, kept apart from that bounded memory:
+/// a turn lasts as long as it lasts (any number of pings may go out while it
+/// runs), and its `done` must still be recognised as the answer to it.
 public struct SentRequests: Equatable, Sendable {
     private var ids: [Int] = []
     private var kinds: [GatewayRequest.Kind] = []
+    /// The latest `message` sent on this socket, never forgotten.
+    private var lastMessage: Int?
     /// How many are remembered (far more than are ever awaited at once).
     static let capacity = 32
 
@@ -120,16 +130,19 @@ public struct SentRequests: Equatable, Sendable {
         }
         ids.append(id)
         kinds.append(kind)
+        if kind == .message { lastMessage = id }
     }
 
-    /// The kind of request `id`, if it was sent on this socket recently.
+    /// The kind of request `id`, if it was sent on this socket recently (or
+    /// it is the latest `message`).
     public func kind(of id: Int) -> GatewayRequest.Kind? {
-        guard let i = ids.lastIndex(of: id) else { return nil }
+        guard let i = ids.lastIndex(of: id) else { return id == lastMessage ? .message : nil }
         return kinds[i]
     }
 
-    /// The id of the latest request of `kind`.
+    /// The id of the latest request of `kind` (of a `message`, however long ago).
     public func latest(_ kind: GatewayRequest.Kind) -> Int? {
+        if kind == .message { return lastMessage }
         guard let i = kinds.lastIndex(of: kind) else { return nil }
         return ids[i]
     }

@@ -98,6 +98,9 @@ public enum ConnectionOutput: Equatable, Sendable {
     case socketOpened
     /// The socket is gone (closed, failed, refused, or the person disconnected).
     case connectionLost
+    /// The history this socket waited for never reached the core (the host
+    /// refused its frame as too large, or it could not be read).
+    case historyLost
 }
 
 /// What the session tells the others.
