@@ -62,7 +62,7 @@ public struct StateSection: Sendable {
         let changed: @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
 
         /// A member whose value is `value` read from the state, written by `json`.
-        init<Value: Equatable>(
+        init<Value: Equatable & Sendable>(
             _ name: String, _ schema: @escaping @Sendable () -> JSONValue,
             _ value: @escaping @Sendable (UnsafePointer<AppState>) -> Value,
             json: @escaping @Sendable (Value) -> JSONValue
@@ -75,12 +75,12 @@ public struct StateSection: Sendable {
 
         /// A member that is a string or null.
         init(_ name: String, _ schema: @escaping @Sendable () -> JSONValue, _ value: @escaping @Sendable (UnsafePointer<AppState>) -> String?) {
-            self.init(name, schema, value, json: JSONValue.from)
+            self.init(name, schema, value, json: { .from($0) })
         }
 
         /// A member that is a boolean.
         init(_ name: String, _ value: @escaping @Sendable (UnsafePointer<AppState>) -> Bool) {
-            self.init(name, { SchemaBuilder.boolean }, value, json: JSONValue.bool)
+            self.init(name, { SchemaBuilder.boolean }, value, json: { .bool($0) })
         }
     }
 
