@@ -427,6 +427,25 @@ def test_one_frame_holding_several_newline_separated_events_is_applied_whole():
     run(main)
 
 
+def test_a_frame_past_the_cores_input_limit_reaches_the_core_which_refuses_it_and_the_socket_stays():
+    # 17 MiB: past JCODE_MOBILE_MAX_INPUT_BYTES (16 MiB), within the host's 64 MiB message limit
+    # (aiohttp's own 4 MiB default would fail the connection instead, on every such frame)
+    async def main():
+        async with Gateway() as gateway:
+            host = new_host(clock=VirtualClock())
+            try:
+                await pair_and_connect(host, gateway)
+                await gateway.push([{"type": "status_detail", "detail": "x" * (17 * 1024 * 1024)},
+                                    {"type": "status_detail", "detail": "after the big frame"}])
+                await host.wait_for(lambda s: s["session"]["status_detail"] == "after the big frame", timeout=5.0)
+                assert host.errors == ["the core refused a websocket_event event (too_large)"]
+                assert steps_with(host, "websocket_closed") == []
+                assert host.app.state()["connection"]["phase"] == "connected"
+            finally:
+                await host.close()
+    run(main)
+
+
 def test_a_token_refused_at_the_upgrade_is_websocket_failed_401_and_no_reconnect():
     async def main():
         async with Gateway(issued_token=TOKEN, accepted_token="tok-someone-else") as gateway:

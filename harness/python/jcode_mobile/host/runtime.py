@@ -62,6 +62,14 @@ T = TypeVar("T")
 ABNORMAL_CLOSURE = 1006
 #: Code the host closes with when it shuts down.
 GOING_AWAY = 1001
+#: The largest WebSocket message the host reads (64 MiB: tungstenite's default
+#: max_message_size, what jcode's own gateway and clients read). A frame past
+#: the core's 16 MiB input limit must still be read and handed to the core,
+#: which refuses it (``too_large``) and notices the missing history in band
+#: (docs/LIMITS.md, "A history too large"); aiohttp's own default (4 MiB)
+#: would instead fail the connection on every image-heavy history, and the
+#: app would reconnect forever.
+MAX_MESSAGE_BYTES = 64 << 20
 
 Observer = Callable[[str, Any], None]
 
@@ -156,6 +164,8 @@ class RealHost:
             launch when there is none). Not with ``app``.
         foreground_at_start: :meth:`start` reports ``app_foreground`` once,
             as iOS does at launch (a restored app connects then).
+        max_message_bytes: the largest WebSocket message read (default
+            :data:`MAX_MESSAGE_BYTES`); a larger one fails the connection.
 
     Attributes:
         app: the :class:`App`.
@@ -182,6 +192,7 @@ class RealHost:
         heartbeat: Optional[float] = None,
         restore: bool = False,
         foreground_at_start: bool = True,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> None:
         self.storage: Storage = storage if storage is not None else MemoryStorage()
         if restore:
@@ -201,6 +212,7 @@ class RealHost:
         self.http_timeout = http_timeout
         self.connect_timeout = connect_timeout
         self.heartbeat = heartbeat
+        self.max_message_bytes = max_message_bytes
 
         self.steps: List[Step] = []
         self.effects: List[dict] = []
@@ -691,6 +703,7 @@ class RealHost:
                     headers={"Authorization": f"Bearer {token}"},
                     autoping=True,
                     heartbeat=self.heartbeat,
+                    max_msg_size=self.max_message_bytes,
                     timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=self.connect_timeout),
                 ),
                 self.connect_timeout,
