@@ -319,8 +319,8 @@ extension LifecycleTests {
         var store = notifiedAndBackInFront()
         store.event(#"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#, effects: [
             .webSocket(.send(#"{"id":5,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":6,"type":"get_history"}"#)),
-        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send", "send"]) {
+            .webSocket(.send(#"{"id":6,"type":"ping"}"#)),
+        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send"]) {
             $0["/screen"] = "chat"
             $0["/transcript"] = []
             $0["/session/id"] = "session-owl"
@@ -336,8 +336,8 @@ extension LifecycleTests {
         // Not in the session list: the server decides (it answers with that session's history, or an error banner).
         store.event(#"{"type":"push_notification_opened","payload":{"session_id":"session-gone"}}"#, effects: [
             .webSocket(.send(#"{"id":5,"type":"resume_session","session_id":"session-gone","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":6,"type":"get_history"}"#)),
-        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send", "send"]) {
+            .webSocket(.send(#"{"id":6,"type":"ping"}"#)),
+        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send"]) {
             $0["/screen"] = "chat"
             $0["/transcript"] = []
             $0["/session/id"] = "session-gone"
@@ -355,17 +355,58 @@ extension LifecycleTests {
         }
     }
 
-    func testOpeningTheNotificationOfAnotherSessionWhileTheLinkIsDownOpensTheCurrentChatAndReconnects() {
+    func testOpeningTheNotificationOfAnotherSessionWhileTheLinkIsDownReconnectsToThatSession() {
         var store = SpecStore(.connectedChat)
         store.send(.navigate(.sessions)) { $0["/screen"] = "sessions" }
         store.loseTheConnection()
+        // Offline, the session switches at once; the reconnect's subscribe names it, which resumes it.
         store.event(
             #"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#,
             effects: [
                 .timer(.cancel(timerID: "reconnect.2")),
                 .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
             ],
-            notes: ["push opened for session session-owl while not connected: the current chat opens"],
+            notes: ["session session-owl is resumed when the connection is up"],
+            followUps: ["open_chat", "session_asked_offline", "session_switched", "retry_connection"]
+        ) {
+            $0["/screen"] = "chat"
+            $0["/transcript"] = []
+            $0["/session/id"] = "session-owl"
+            $0["/session/title"] = "Release notes"
+            $0["/session/history_loaded"] = false
+            $0["/session/total_tokens"] = nil
+            $0["/connection/reconnect_delay_ms"] = nil
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
+        }
+        let socket = store.pendingID("websocket_connect")
+        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
+            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":2,"type":"ping"}"#)),
+            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
+        ], followUps: ["socket_opened"]) {
+            $0["/connection/phase"] = "connected"
+            $0["/connection/socket_open"] = true
+            $0["/connection/reason"] = nil
+            $0["/banners/status"] = "Loading conversation…"
+        }
+        store.server(#"{"type":"history","id":1,"session_id":"session-owl","messages":[{"role":"user","content":"Draft the notes"}]}"#) {
+            $0["/transcript"] = [entryJSON("m4", "user", text: "Draft the notes")]
+            $0["/connection/attempt"] = 0
+            $0["/session/history_loaded"] = true
+            $0["/banners/status"] = nil
+        }
+    }
+
+    func testOpeningTheNotificationOfTheCurrentSessionWhileTheLinkIsDownReconnects() {
+        var store = SpecStore(.connectedChat)
+        store.send(.navigate(.sessions)) { $0["/screen"] = "sessions" }
+        store.loseTheConnection()
+        store.event(
+            #"{"type":"push_notification_opened","payload":{"session_id":"session-fox"}}"#,
+            effects: [
+                .timer(.cancel(timerID: "reconnect.2")),
+                .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
+            ],
             followUps: ["open_chat", "retry_connection"]
         ) {
             $0["/screen"] = "chat"

@@ -63,13 +63,12 @@ final class SessionListAndTokensTests: XCTestCase {
         var store = SpecStore(.connectedChat)
         store.resumeTheOwlSession()
         // jcode lists its live sessions, sorted (client_state.rs): the resumed one among them.
-        store.server(#"{"type":"history","id":3,"session_id":"session-owl","messages":[],"all_sessions":["session-fox","session-owl"]}"#, notes: nil)
-        store.server(#"{"type":"done","id":3}"#, notes: nil)
-        store.server(#"{"type":"session","session_id":"session-owl"}"#)
-        store.server(#"{"type":"history","id":4,"session_id":"session-owl","messages":[],"all_sessions":["session-fox","session-owl"]}"#, notes: nil, followUps: nil) {
+        store.server(#"{"type":"history","id":3,"session_id":"session-owl","messages":[],"all_sessions":["session-fox","session-owl"]}"#, notes: nil, followUps: nil) {
             $0["/session/history_loaded"] = true
             $0["/banners/status"] = nil
         }
+        store.server(#"{"type":"done","id":3}"#, notes: nil)
+        store.server(#"{"type":"session","session_id":"session-owl"}"#)
         XCTAssertEqual(
             store["/session/all_sessions"], [["id": "session-fox", "title": "Fix the flaky test"], ["id": "session-owl", "title": "Release notes"]])
     }

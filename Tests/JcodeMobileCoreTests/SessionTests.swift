@@ -51,9 +51,10 @@ final class SessionTests: XCTestCase {
         store.server(#"{"type":"state","id":5,"session_id":"session-owl","message_count":3,"is_processing":true}"#) {
             $0["/session/is_processing"] = true
         }
-        store.server(#"{"type":"state","session_id":"session-owl","is_processing":false}"#) {
-            $0["/session/is_processing"] = false
-        }
+        // `state` answers `get_state` with the connection's flag, not the session's: it ends no turn.
+        store.server(
+            #"{"type":"state","session_id":"session-owl","is_processing":false}"#,
+            notes: ["state with is_processing false ends no turn (it is the connection's flag); the turn ends with its done"])
     }
 
     func testARenameUpdatesTheTitleOfItsSessionAndTheCurrentTitleFollowsOnlyForTheCurrentSession() {
@@ -100,8 +101,8 @@ final class SessionTests: XCTestCase {
             .tapNode(id: "session.session-owl"),
             effects: [
                 .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-                .webSocket(.send(#"{"id":4,"type":"get_history"}"#)),
-            ], followUps: ["resume_session", "open_chat", "session_switched", "send", "send"]
+                .webSocket(.send(#"{"id":4,"type":"ping"}"#)),
+            ], followUps: ["resume_session", "open_chat", "session_switched", "send"]
         ) {
             $0["/screen"] = "chat"
             $0["/transcript"] = []

@@ -92,7 +92,7 @@ final class TodaysServerTurnTests: XCTestCase {
     func testDoneAnsweringResumeSessionEndsNoTurn() {
         var store = SpecStore(.connectedChat)
         store.resumeTheOwlSession()
-        store.server(#"{"type":"history","id":4,"session_id":"session-owl","messages":[]}"#) {
+        store.server(#"{"type":"history","id":3,"session_id":"session-owl","messages":[]}"#) {
             $0["/session/history_loaded"] = true
             $0["/banners/status"] = nil
         }

@@ -144,6 +144,7 @@ public enum AppRouter {
         case .queueInterrupt(let text, let urgent): return .one(.chat(.queueInterrupt(text: text, urgent: urgent)))
         case .cancelQueuedInterrupts: return .one(.chat(.cancelQueuedInterrupts))
         case .retryMessage(let id): return .one(.chat(.retryMessage(id: id)))
+        case .discardMessage(let id): return .one(.chat(.discardMessage(id: id)))
         case .attachImage: return .one(.composer(.attachImage))
         case .removeAttachment(let id): return .one(.composer(.removeAttachment(id: id)))
         case .startVoiceInput: return .one(.composer(.startVoiceInput))
@@ -239,7 +240,7 @@ public enum AppRouter {
             return .many([.session(.state(sessionID: sessionID)), .chat(.state(isProcessing: isProcessing))])
         case .session(let id): return .one(.session(.session(sessionID: id)))
         case .sessionRenamed(let id, let title): return .one(.session(.sessionRenamed(sessionID: id, displayTitle: title)))
-        case .history(let history): return .many([.connection(.history), .session(.history(history)), .chat(.history(history))])
+        case .history(let history): return .many([.connection(.history(requestID: history.requestID)), .session(.history(history)), .chat(.history(history))])
         case .modelChanged(_, let model, let provider, let error):
             return .one(.session(.modelChanged(model: model, providerName: provider, error: error)))
         case .reasoningEffortChanged(_, let effort, let error): return .one(.session(.reasoningEffortChanged(effort: effort, error: error)))
@@ -277,6 +278,7 @@ public enum AppRouter {
         case .pairing(let output): return route(output)
         case .lifecycle(.identityReady): return .one(.pairing(.identityReady))
         case .lifecycle(.identityFailed): return .one(.pairing(.identityFailed))
+        case .lifecycle(.sessionAskedOffline(let id)): return .one(.session(.resumeOnConnect(id: id)))
         case .servers(let output): return route(output)
         case .connection(let output): return route(output)
         case .session(.sessionSwitched):

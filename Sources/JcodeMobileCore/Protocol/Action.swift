@@ -19,6 +19,8 @@ public enum Action: Equatable, Sendable {
     case cancelQueuedInterrupts
     /// Send again an outbox message that failed (`delivery: "failed"`).
     case retryMessage(id: String)
+    /// Take a failed outbox message out of the outbox; its text goes back to the draft.
+    case discardMessage(id: String)
     case attachImage
     case removeAttachment(id: String)
     case startVoiceInput
@@ -116,6 +118,13 @@ public enum Action: Equatable, Sendable {
             fields: [FieldSpec("message_id", .string)]
         ) { r throws(CoreError) in
             .retryMessage(id: try r.string("message_id"))
+        },
+        MessageSpec(
+            "discard_message",
+            doc: "Give up a message of the outbox that failed to be delivered: it leaves the outbox, its text goes back to the draft (after what is there), its images go with it, and the messages behind it go on.",
+            fields: [FieldSpec("message_id", .string)]
+        ) { r throws(CoreError) in
+            .discardMessage(id: try r.string("message_id"))
         },
         MessageSpec("attach_image", doc: "Pick an image to attach.") { _ throws(CoreError) in .attachImage },
         MessageSpec(

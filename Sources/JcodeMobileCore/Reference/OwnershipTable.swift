@@ -15,7 +15,7 @@ public enum OwnershipTable {
         return [
             .pairing(.pairingStarted), .pairing(.pairingFailed), .pairing(.paired(paired)), .pairing(.pairingLinkScanned),
             .pairing(.serverVersionSeen(serverID: server.id, version: nil)), .pairing(.identityNeeded),
-            .lifecycle(.identityReady), .lifecycle(.identityFailed),
+            .lifecycle(.identityReady), .lifecycle(.identityFailed), .lifecycle(.sessionAskedOffline(sessionID: "session-owl")),
             .servers(.serverChanged(to: server)), .servers(.serverChanged(to: nil)),
             .servers(.serverSelected(ServerSelection(server: server, reason: .chosen))),
             .servers(.serverSelected(ServerSelection(server: server, reason: .paired(serverVersion: nil)))),

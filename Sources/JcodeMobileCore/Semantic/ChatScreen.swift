@@ -193,6 +193,9 @@ enum ChatScreen {
         }
         if message.delivery == .failed {
             children.append(.button("outbox.\(message.id).retry", "Retry", .retryMessage(id: message.id), accessibilityLabel: "Send this message again"))
+            children.append(
+                .button("outbox.\(message.id).discard", "Discard", .discardMessage(id: message.id),
+                    accessibilityLabel: "Discard this message; its text goes back to the message field"))
             return SemanticNode(
                 "outbox.\(message.id)", .message, label: "You (not delivered)", value: message.text,
                 accessibilityLabel: "You said, not delivered", accessibilityValue: message.text, children: children)

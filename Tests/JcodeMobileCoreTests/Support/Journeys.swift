@@ -180,14 +180,15 @@ extension SpecStore {
     // MARK: - Sessions
 
     /// `connected_chat` resumes `session-owl` ("Release notes"): this device
-    /// is named as the client instance of `resume_session` (request 3) and
-    /// the history is asked for (request 4); the transcript empties and
-    /// waits for that history, "Loading conversation…".
+    /// is named as the client instance of `resume_session` (request 3),
+    /// which brings the history itself (no `get_history`: one history per
+    /// switch); a `ping` (request 4) checks that it came. The transcript
+    /// empties and waits for that history, "Loading conversation…".
     mutating func resumeTheOwlSession(file: StaticString = #filePath, line: UInt = #line) {
         send(.resumeSession(id: "session-owl"), effects: [
             .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":4,"type":"get_history"}"#)),
-        ], followUps: ["open_chat", "session_switched", "send", "send"], file: file, line: line) {
+            .webSocket(.send(#"{"id":4,"type":"ping"}"#)),
+        ], followUps: ["open_chat", "session_switched", "send"], file: file, line: line) {
             $0["/transcript"] = []
             $0["/session/id"] = "session-owl"
             $0["/session/title"] = "Release notes"

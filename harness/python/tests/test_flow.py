@@ -148,12 +148,12 @@ def test_connected_chat_shows_the_history():
     assert find_node(tree, "chat.send")["enabled"] is False  # empty draft
     assert find_node(tree, "chat.interrupt")["visible"] is False
     assert find_node(tree, "banner.error")["visible"] is False
-    # The server saw exactly the two opening requests.
+    # The server saw exactly the opening requests.
     assert host.server.requests == [
         {"id": 1, "type": "subscribe", "working_dir": "/home/me/project", "client_instance_id": "device-under-test"},
         {"id": 2, "type": "get_history"},
         {"id": 3, "type": "resume_session", "session_id": "session-fox", "client_instance_id": "device-under-test"},
-        {"id": 4, "type": "get_history"},
+        {"id": 4, "type": "ping"},  # resume_session brings the history; the ping checks it came
     ]
 
 

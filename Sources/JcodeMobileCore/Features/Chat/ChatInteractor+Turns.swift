@@ -111,6 +111,28 @@ extension ChatInteractor {
         return .note("message \(id) goes again") + flushOutbox(&state, facts)
     }
 
+    /// `discard_message`: a failed message leaves the outbox, so the
+    /// messages behind it go on. Nothing typed is lost: its text goes back
+    /// to the draft (after what the draft holds, on a new line); its images
+    /// go with it. Refused when the draft could not take the text.
+    func discard(_ state: inout ChatState, id: String, _ facts: Facts) -> Emission {
+        guard let i = state.outbox.firstIndex(where: { $0.id == id }) else { return .note("discard_message: no message \(id) in the outbox") }
+        guard state.outbox[i].delivery == .failed else { return .note("discard_message: message \(id) has not failed") }
+        let text = state.outbox[i].text
+        let kept = facts.draft.isEmpty ? text.utf8.count : facts.draft.utf8.count &+ 1 &+ text.utf8.count
+        guard kept <= ComposerState.keptTextLimit else {
+            return .internal(.showError(ErrorBanner(message: Self.discardRefused)))
+                + .note("discard_message: the draft cannot take message \(id)'s text; kept in the outbox")
+        }
+        let images = state.outbox[i].attachments.count
+        state.outbox.remove(at: i)
+        let back: Emission = text.isEmpty ? .none : .tell(.keepInDraft(text: text))
+        let logged = Emission.note("message \(id) discarded: its text is back in the draft" + (images > 0 ? "; \(images) image(s) discarded with it" : ""))
+        return back + logged + flushOutbox(&state, facts)
+    }
+
+    static let discardRefused = "The composer is too full to take the discarded message back. Send or clear the draft first."
+
     /// The history this socket waited for never reached the core: the host
     /// refused its frame (over the 16 MiB input limit: image-heavy sessions
     /// reach it), or it could not be read. The chat stops waiting: what it

@@ -26,6 +26,7 @@ public struct ChatInteractor: Interactor {
         case dismissInterruptedTurn
         case loadOlderMessages
         case retryMessage(id: String)
+        case discardMessage(id: String)
         // Server events
         case reasoningDone(durationSecs: Double?)
         case messageEnd(stopReason: String?)
@@ -109,6 +110,8 @@ public struct ChatInteractor: Interactor {
             return loadOlderMessages(&state, facts)
         case .retryMessage(let id):
             return retry(&state, id: id, facts)
+        case .discardMessage(let id):
+            return discard(&state, id: id, facts)
 
         // What the other features did
         case .connectionLost:
@@ -208,7 +211,11 @@ public struct ChatInteractor: Interactor {
                     state.turn.isProcessing = true
                     return Self.turnStarted(&state)
                 } else {
-                    Self.endTurn(&state)
+                    // `state` answers the debug request `get_state`, and its flag
+                    // is the answering connection's (client_state.rs,
+                    // `handle_get_state`), not the session's: the turn shown
+                    // ends with its `done`, `error` or `interrupted`.
+                    return .note("state with is_processing false ends no turn (it is the connection's flag); the turn ends with its done", .ignored)
                 }
             }
             return .none
@@ -266,9 +273,9 @@ public struct ChatInteractor: Interactor {
             dropped.append(.note("\(cutRows) history rows cut at \(Transcript.fieldLimit) bytes", .dropped))
         }
         if Self.anotherHistoryIsDue(after: history, facts) {
-            // The answer to `subscribe` or `resume_session`, with the answer to
-            // `get_history` still to come: a message sent now would be missing
-            // from that one, so the outbox waits for it.
+            // The answer to an earlier request, with the answer to a later
+            // `get_history` or `resume_session` still to come: a message sent
+            // now would be missing from that one, so the outbox waits for it.
             return reconciled + dropped + synced + .note("history answering request \(history.requestID ?? 0); the outbox waits for get_history")
         }
         state.turn.historyLoaded = true
@@ -426,6 +433,13 @@ public struct ChatInteractor: Interactor {
         // Only a message whose socket went before its ack: one still awaiting
         // its ack on the open socket (a session switch asks for history too) gets it there.
         guard let head = state.outbox.first, head.delivery == .unconfirmed else { return .none }
+        if let sent = head.sent?.sessionID, sent != history.sessionID {
+            // Only the history of the session it went to can say whether it
+            // arrived (the person opened another session meanwhile): it waits for Retry.
+            state.outbox[0].sent = nil
+            state.outbox[0].isInTranscript = false
+            return failed(&state, why: "sent to \(sent), and the history is of \(history.sessionID): whether it arrived is unknown")
+        }
         if Self.history(history, shows: head) {
             state.outbox.removeFirst()
             return .note("message \(head.id) is in the server's history: not sent again")
@@ -459,13 +473,14 @@ public struct ChatInteractor: Interactor {
     }
 
     /// Whether `history` answers an earlier request of this socket
-    /// (`subscribe`, `resume_session`) while a `get_history` sent after it
-    /// is still to be answered. A history naming no request, or one this
+    /// (`subscribe`, `resume_session`, `get_history`) while a `get_history`
+    /// or `resume_session` sent after it is still to be answered. A history naming no request, or one this
     /// socket does not know, is taken as the last.
     static func anotherHistoryIsDue(after history: ServerEvent.History, _ facts: Facts) -> Bool {
-        guard let id = history.requestID, let kind = facts.sentRequests.kind(of: id), kind != .getHistory,
-            let awaited = facts.sentRequests.latest(.getHistory)
-        else { return false }
+        guard let id = history.requestID, facts.sentRequests.kind(of: id) != nil else { return false }
+        // Each of these is answered with a history; the latest one sent is the one awaited.
+        let awaited = [facts.sentRequests.latest(.getHistory), facts.sentRequests.latest(.resumeSession)].compactMap { $0 }.max()
+        guard let awaited else { return false }
         return awaited > id
     }
 

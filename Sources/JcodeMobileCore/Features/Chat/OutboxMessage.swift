@@ -31,8 +31,9 @@ public struct OutboxMessage: Equatable, Sendable {
         /// server has it (then it leaves) or not (then it goes again, once).
         case unconfirmed
         /// Lost twice (refused, or missing from the history after a reload
-        /// or a drop): shown as not sent, with Retry (`retry_message`). The
-        /// messages behind it wait.
+        /// or a drop): shown as not sent, with Retry (`retry_message`) and
+        /// Discard (`discard_message`: its text goes back to the draft). The
+        /// messages behind it wait until the person chooses.
         case failed
     }
 

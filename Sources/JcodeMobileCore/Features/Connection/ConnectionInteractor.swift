@@ -34,7 +34,8 @@ public struct ConnectionInteractor: Interactor {
         // Server events
         case pong(id: Int?)
         case reloading
-        case history
+        /// A history arrived, answering request `requestID` (nil: none named).
+        case history(requestID: Int?)
         case error(id: Int?, message: String)
         case sessionCloseRequested(reason: String)
         // Requests and other features' outputs
@@ -127,19 +128,26 @@ public struct ConnectionInteractor: Interactor {
         // What the server said about the link
         case .pong(let id):
             state.isPingOutstanding = false
-            guard let id, id == state.historyCheckPing else { return .none }
+            guard let id, let awaited = state.awaitedHistory, id > awaited else { return .none }
             return historyCheck(&state)
         case .reloading:
             state.reconnectSoon = true
             return .internal(.notice(.info, "Server is updating, reconnecting shortly", passes: .reconnect))
-        case .history:
+        case .history(let requestID):
             // History loaded: this connection proved healthy, so the backoff starts over.
             state.attempt = 0
-            state.historyCheckPing = nil
+            // The answer to an earlier request (a subscribe's, before a
+            // session switch) is not the history awaited.
+            if let requestID, let awaited = state.awaitedHistory, requestID < awaited, state.sentRequests.kind(of: requestID) != nil {
+                return .none
+            }
+            state.awaitedHistory = nil
             return .none
         case .error(let id, let message):
             // A server that does not know `ping` still answers it in order.
-            if let id, id == state.historyCheckPing { return historyCheck(&state) }
+            if let id, let awaited = state.awaitedHistory, id > awaited, state.sentRequests.kind(of: id) == .ping {
+                return historyCheck(&state)
+            }
             guard let id, id == state.subscribeRequestID else { return .none }
             return subscribeRefused(&state, message: message, facts)
         case .sessionCloseRequested(let reason):
@@ -163,7 +171,14 @@ public struct ConnectionInteractor: Interactor {
         let id = state.nextRequestID
         state.nextRequestID &+= 1
         state.sentRequests.record(id, request.kind)
-        return .effect(.webSocket(.send(line: request.line(id: id), containsSecret: request.containsSecret)))
+        let sent = Emission.effect(.webSocket(.send(line: request.line(id: id), containsSecret: request.containsSecret)))
+        guard case .resumeSession = request else { return sent }
+        // A session switch: `resume_session` answers with the session's
+        // history itself (client_session.rs, `handle_resume_session`), so
+        // nothing asks again; a `ping` checks that it came, as on a reconnect.
+        state.awaitedHistory = id
+        state.historyAskedAgain = false
+        return sent + sendHistoryCheck(&state)
     }
 
     // MARK: - The history a subscribe brings
@@ -174,8 +189,7 @@ public struct ConnectionInteractor: Interactor {
     /// loop; `Ping` is answered on the same writer), so its `pong` comes
     /// after the history, or tells that none reached the core.
     private func sendHistoryCheck(_ state: inout ConnectionState) -> Emission {
-        state.historyCheckPing = state.nextRequestID
-        return send(&state, .ping)
+        send(&state, .ping)
     }
 
     /// The `pong` after the awaited history came, and the history did not.
@@ -184,9 +198,10 @@ public struct ConnectionInteractor: Interactor {
     /// the host refused the frame (over the input limit) or it could not be
     /// read; the chat goes on without it (docs/LIMITS.md).
     private func historyCheck(_ state: inout ConnectionState) -> Emission {
-        state.historyCheckPing = nil
+        state.awaitedHistory = nil
         guard state.historyAskedAgain else {
             state.historyAskedAgain = true
+            state.awaitedHistory = state.nextRequestID
             return .note("no history before the pong: asking for it") + send(&state, .getHistory) + sendHistoryCheck(&state)
         }
         return .note("asked again and still no history before the pong: it did not reach the core", .dropped) + .tell(.historyLost)
@@ -227,7 +242,7 @@ public struct ConnectionInteractor: Interactor {
         state.nextRequestID = 1
         state.sentRequests = SentRequests()
         state.subscribeRefusal = nil
-        state.historyCheckPing = nil
+        state.awaitedHistory = nil
         state.historyAskedAgain = false
         state.subscribeRequestID = state.nextRequestID
         state.isPingOutstanding = false
@@ -242,8 +257,15 @@ public struct ConnectionInteractor: Interactor {
         // carry the transcript and its images twice. Without a target (or
         // when the target is gone) the subscribe brings none.
         guard facts.sessionID != nil else {
-            return .tell(.socketOpened) + send(&state, subscribe) + send(&state, .getHistory) + keepAlive
+            // A fresh session (its history is small): `get_history` asks for
+            // it, and the next `pong` (the keep-alive's, 20 s later at the
+            // latest) is the check that it came.
+            let subscribed = send(&state, subscribe)
+            state.awaitedHistory = state.nextRequestID
+            state.historyAskedAgain = true
+            return .tell(.socketOpened) + subscribed + send(&state, .getHistory) + keepAlive
         }
+        state.awaitedHistory = state.subscribeRequestID
         return .tell(.socketOpened) + send(&state, subscribe) + sendHistoryCheck(&state) + keepAlive
     }
 

@@ -36,10 +36,13 @@ public struct ConnectionState: Equatable, Sendable {
     /// turn (`subscribe`, `resume_session`, `clear` …), and the latest
     /// `message`: its `error` ends the turn. The most recent few are kept.
     public var sentRequests = SentRequests()
-    /// The `ping` sent after the request that brings this socket's history,
-    /// while that history has not come (`ConnectionInteractor.historyCheck`).
-    public var historyCheckPing: Int?
-    /// The history was asked for again (`get_history`) after the subscribe brought none.
+    /// The request whose answer brings the history this socket waits for
+    /// (`subscribe` naming a session, `resume_session`, `get_history`),
+    /// while that history has not come. A `pong` to a later `ping` means it
+    /// will not (`ConnectionInteractor.historyCheck`).
+    public var awaitedHistory: Int?
+    /// Already asked with `get_history`: a `pong` before its history means
+    /// the history did not reach the core (asking again would not help).
     public var historyAskedAgain = false
     /// The server refused this socket's `subscribe`: why, kept for when the
     /// socket closes.

@@ -70,6 +70,9 @@ public enum LifecycleOutput: Equatable, Sendable {
     case identityReady
     /// The host answered `create_device_id` with an unusable value.
     case identityFailed
+    /// A notification about another session was opened while the link is
+    /// down: that session is the one to subscribe to when it comes up.
+    case sessionAskedOffline(sessionID: String)
 }
 
 /// What the servers feature tells the others.

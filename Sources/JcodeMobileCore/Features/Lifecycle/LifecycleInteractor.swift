@@ -84,8 +84,8 @@ public struct LifecycleInteractor: Interactor {
                 return emission
             }
             if let sessionID, sessionID != facts.sessionID {
-                // Switching needs the server: the current chat opens, and the log says which session was meant.
-                emission.append(.note("push opened for session \(sessionID) while not connected: the current chat opens", .ignored))
+                // Offline: the reconnect's `subscribe` names that session, which resumes it.
+                emission.append(.tell(.sessionAskedOffline(sessionID: sessionID)))
             }
             if facts.connectionPhase != .connected && facts.connectionPhase != .connecting {
                 emission.append(.action(.retryConnection))

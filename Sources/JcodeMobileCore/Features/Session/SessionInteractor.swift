@@ -8,6 +8,9 @@ public struct SessionInteractor: Interactor {
     public enum Input: Equatable, Sendable {
         // Actions
         case resumeSession(id: String)
+        /// A notification about session `id` opened while offline (lifecycle):
+        /// the next `subscribe` names it.
+        case resumeOnConnect(id: String)
         case setModel(String)
         case setReasoningEffort(String)
         case compact
@@ -51,6 +54,16 @@ public struct SessionInteractor: Interactor {
         return logged + .internal(.notice(.info, "The server has more than \(SessionState.listLimit) sessions; only the first \(SessionState.listLimit) are listed."))
     }
 
+    /// This device now shows session `id`: its title as listed, no totals yet.
+    private func switched(_ state: inout SessionState, to id: String) -> Emission {
+        state.id = id
+        state.title = state.title(of: id)
+        state.totalTokens = nil
+        state.turnTokens = nil
+        state.renameDraft = nil
+        return .tell(.sessionSwitched(sessionID: id))
+    }
+
     public func interact(_ state: inout SessionState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         // What the other features did
@@ -83,14 +96,16 @@ public struct SessionInteractor: Interactor {
         case .resumeSession(let id):
             if let refused = facts.requireConnection(to: "switch sessions") { return refused }
             guard id != state.id else { return .internal(.openChat) }
-            state.id = id
-            state.title = state.title(of: id)
-            state.totalTokens = nil
-            state.turnTokens = nil
-            state.renameDraft = nil
-            return .internal(.openChat) + .tell(.sessionSwitched(sessionID: id))
+            // `resume_session` answers with the session's history (client_session.rs,
+            // `handle_resume_session`): no `get_history` (the connection checks it came).
+            return .internal(.openChat) + switched(&state, to: id)
                 + .send(.resumeSession(sessionID: id, clientInstanceID: facts.deviceID))
-                + .send(.getHistory)
+
+        case .resumeOnConnect(let id):
+            // A `subscribe` naming a session resumes it and answers with its
+            // history (client_lifecycle.rs, `Request::Subscribe`): the reconnect does the switch.
+            guard id != state.id else { return .none }
+            return switched(&state, to: id) + .note("session \(id) is resumed when the connection is up")
 
         case .setModel(let model):
             if let refused = facts.requireConnection(to: "change the model") { return refused }
