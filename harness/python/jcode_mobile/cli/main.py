@@ -77,23 +77,22 @@ def _known_scenarios() -> str:
 
 
 def _package_version() -> str:
-    """This package's version: the installed distribution's when this is the installed copy,
-    else the source tree's pyproject.toml (``python -m jcode_mobile`` in harness/python)."""
+    """This package's version: the source tree's pyproject.toml when it runs from a checkout
+    (``python -m jcode_mobile`` in harness/python), else the installed distribution's."""
     import re
     from importlib import metadata
 
-    package_dir = Path(__file__).resolve().parents[1]
     try:
-        dist = metadata.distribution("jcode-mobile")
-        if Path(str(dist.locate_file("jcode_mobile"))).resolve() == package_dir:
-            return dist.version
-    except metadata.PackageNotFoundError:
-        pass
-    try:
-        found = re.search(r'^version = "([^"]+)"', (package_dir.parent / "pyproject.toml").read_text(), re.M)
+        pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     except OSError:
-        found = None
-    return f"{found.group(1)} (source tree)" if found else "(version unknown)"
+        pyproject = ""
+    found = re.search(r'^version = "([^"]+)"', pyproject, re.M)
+    if found:
+        return f"{found.group(1)} (source tree)"
+    try:
+        return metadata.version("jcode-mobile")
+    except metadata.PackageNotFoundError:
+        return "(version unknown)"
 
 
 def _version_text() -> str:
