@@ -64,7 +64,7 @@ def scenario_names() -> List[str]:
 def _scenarios_help() -> str:
     try:
         return "one of: " + ", ".join(scenario_names())
-    except OSError:
+    except Exception:  # no library, or one too old to list them
         return "the names come from the core library, which is not built: run `make lib`"
 
 
@@ -72,7 +72,7 @@ def _known_scenarios() -> str:
     """``"; the scenarios are: …"`` to end an unknown-scenario error ("" when the library is not there)."""
     try:
         return f"; the scenarios are: {', '.join(scenario_names())}"
-    except OSError:
+    except Exception:  # no library, or one too old to list them
         return ""
 
 
