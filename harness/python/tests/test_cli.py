@@ -517,3 +517,190 @@ def test_screenshot_of_an_unknown_scenario_is_refused(tmp_path):
     assert out.returncode == 4
     assert "invalid_scenario" in one_line_error(out)
     assert not (tmp_path / "x.svg").exists()
+
+
+# -- issue 28: the turn that did not finish, scenario names, clean errors ------------------
+
+SCENARIOS = ("onboarding, pairing_ready, connected_chat, pairing_invalid_code, server_unreachable, "
+             "connected_empty_chat, chat_streaming, tool_approval_required, tool_failed, network_reconnect, "
+             "offline_queued_message, long_running_task, stdin_request_pending, model_switch_failed, "
+             "push_tool_approval_opened")
+
+
+def run_during_the_turn(gateway, action, *, timeout="20"):
+    """`jcode-mobile run` against ``gateway`` (whose turn never finishes by itself); ``action(gateway)``
+    runs once the server has received the message. Returns the finished process's output."""
+    import threading
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jcode_mobile", "run", "--host", "127.0.0.1", "--port", str(gateway.port), "--code",
+         CODE, "--working-dir", WORKING_DIR, "--message", "Run the tests", "--timeout", timeout],
+        cwd=HARNESS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def act():
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if any(r.get("type") == "message" for r in gateway.call(lambda fake: list(fake.requests))):
+                action(gateway)
+                return
+            time.sleep(0.05)
+
+    worker = threading.Thread(target=act, daemon=True)
+    worker.start()
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    worker.join(timeout=10)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def endless_turn_gateway(server_class=FakeJcodeServer):
+    return RunningGateway(server_class(pair_code=CODE, replies=[Reply(text="never ends", hold_after=2)]))
+
+
+def test_run_exits_7_when_the_gateway_dies_during_the_turn():
+    with endless_turn_gateway() as gateway:
+        port = gateway.port
+        out = run_during_the_turn(gateway, lambda g: g.stop())
+    assert out.returncode == 7, out.stderr
+    assert out.stdout == ""
+    assert out.stderr == (f"jcode-mobile: the turn did not finish: the connection to 127.0.0.1 port {port} "
+                          "dropped during it\n")
+
+
+def test_run_exits_7_when_the_socket_drops_during_the_turn():
+    with endless_turn_gateway() as gateway:
+        out = run_during_the_turn(gateway, lambda g: g.drop_connections())
+    assert out.returncode == 7, out.stderr
+    assert out.stdout == ""
+    assert out.stderr == (f"jcode-mobile: the turn did not finish: the connection to 127.0.0.1 port {gateway.port} "
+                          "dropped during it\n")
+
+
+class FailingTurnServer(FakeJcodeServer):
+    """Acknowledges a message, then answers it with an error (no turn, no done)."""
+
+    def _on_message(self, socket, request):
+        return [{"type": "ack", "id": request["id"]},
+                {"type": "error", "id": request["id"], "message": "The provider is unavailable"}]
+
+
+def test_run_exits_7_when_the_server_answers_the_message_with_an_error():
+    with RunningGateway(FailingTurnServer(pair_code=CODE)) as gateway:
+        out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", CODE, "--working-dir",
+                  WORKING_DIR, "--message", "hi", "--timeout", "20")
+    assert out.returncode == 7, out.stderr
+    assert out.stdout == ""
+    assert out.stderr == ("jcode-mobile: the turn did not finish: the server answered with an error: "
+                          "The provider is unavailable\n")
+
+
+def test_run_against_a_closed_port_names_the_host_and_port_in_plain_words(unused_port):
+    out = cli("run", "--host", "127.0.0.1", "--port", unused_port, "--code", CODE, "--working-dir", WORKING_DIR,
+              "--message", "hi", "--timeout", "30")
+    assert out.returncode == 5
+    assert out.stderr == (f"jcode-mobile: could not pair: Could not reach 127.0.0.1:{unused_port} (cannot connect to "
+                          f"127.0.0.1 port {unused_port}: connection refused). Check that jcode is running there "
+                          "with the gateway enabled and that this device is on the same network.\n")
+
+
+@pytest.mark.parametrize("command", ["start", "screenshot", "load-scenario"])
+def test_help_lists_the_scenarios_the_library_knows(command):
+    out = cli(command, "--help")
+    assert out.returncode == 0, out.stderr
+    assert f"(one of: {SCENARIOS})" in " ".join(out.stdout.split())
+
+
+def test_starting_an_unknown_scenario_lists_the_scenarios(tmp_path):
+    out = cli("start", "--scenario", "nope", socket=tmp_path / "sim.sock")
+    assert out.returncode == 4
+    assert out.stderr == ('jcode-mobile: invalid_scenario: unknown scenario "nope" (field scenario); '
+                          f"the scenarios are: {SCENARIOS}\n")
+    assert not (tmp_path / "sim.sock").exists()
+
+
+def test_loading_an_unknown_scenario_lists_the_scenarios(sim):
+    out = cli("load-scenario", "nope", socket=sim)
+    assert out.returncode == 4
+    assert out.stderr == ('jcode-mobile: invalid_scenario: unknown scenario "nope" (field scenario); '
+                          f"the scenarios are: {SCENARIOS}\n")
+
+
+def test_a_screenshot_of_an_unknown_scenario_lists_the_scenarios(tmp_path):
+    out = cli("screenshot", tmp_path / "x.svg", "--scenario", "nope")
+    assert out.returncode == 4
+    assert out.stderr == ('jcode-mobile: the core refused the options: invalid_scenario: unknown scenario "nope" '
+                          f"(field scenario); the scenarios are: {SCENARIOS}\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["start", "--viewport", "zz"],
+     "jcode-mobile: start: argument --viewport: 'zz' is not WIDTHxHEIGHT in points, such as 390x844 (see --help)\n"),
+    (["no-such-command"], "jcode-mobile: argument COMMAND: invalid choice: 'no-such-command' (choose from "),
+    ([], "jcode-mobile: the following arguments are required: COMMAND (see --help)\n"),
+    (["run", "--host", "h"], "jcode-mobile: run: the following arguments are required: --code, --working-dir, "
+                             "--message (see --help)\n"),
+])
+def test_argument_errors_carry_one_prefix(tmp_path, args, message):
+    out = cli(*args, socket=tmp_path / "none.sock")
+    assert out.returncode == 2
+    assert out.stderr.startswith(message), out.stderr
+    assert out.stderr.count("jcode-mobile:") == 1
+
+
+def test_version_prints_the_package_and_the_library_versions():
+    out = cli("--version")
+    assert out.returncode == 0, out.stderr
+    library = HARNESS.parents[1] / "lib" / "libjcode_mobile.so"
+    assert out.stdout == f"jcode-mobile 0.4.0 (source tree); library 0.4.0 (ABI 1) at {library}\n"
+
+
+def test_a_missing_library_is_reported_with_how_to_build_it(tmp_path):
+    missing = tmp_path / "libjcode_mobile.so"
+    env = {**os.environ, "JCODE_MOBILE_LIB": str(missing)}
+    expected = (f"jcode-mobile: the jcode mobile core library is missing: {missing} not found: run `make lib` in the "
+                "repository (or set JCODE_MOBILE_LIB); an installed package bundles it when `pip install "
+                "./harness/python` runs after `make lib`\n")
+    for args in (["--version"], ["run", "--host", "127.0.0.1", "--code", CODE, "--working-dir", WORKING_DIR,
+                                 "--message", "hi"], ["start"]):
+        out = subprocess.run([sys.executable, "-m", "jcode_mobile", "--socket", str(tmp_path / "sim.sock")] + args,
+                             cwd=HARNESS, capture_output=True, text=True, timeout=60, env=env)
+        assert (out.returncode, out.stderr) == (8, expected), args
+    assert not (tmp_path / "sim.sock").exists()
+
+
+def test_a_simulator_started_from_a_scenario_says_no_real_server_is_behind_it(tmp_path):
+    socket = tmp_path / "sim.sock"
+    out = cli("start", "--scenario", "connected_chat", socket=socket)
+    try:
+        assert out.returncode == 0, out.stderr
+        pid = json.loads(cli("status", socket=socket).stdout)["pid"]
+        assert out.stdout == (f"simulator started: pid {pid}, screen chat, connection connected but simulated "
+                              f"(no real server behind it: sends go nowhere), socket {socket}\n")
+        status = json.loads(cli("status", socket=socket).stdout)
+        assert (status["connection"], status["server"]) == (
+            "connected", "none: the connection is the scenario's fixture; what the app sends goes nowhere")
+    finally:
+        cli("shutdown", socket=socket, timeout=15)
+
+
+def test_status_says_a_real_server_is_behind_a_paired_simulator(gateway, sim):
+    assert cli("status", socket=sim).returncode == 0
+    assert json.loads(cli("status", socket=sim).stdout)["server"] == "none"
+    pair(sim, gateway.port)
+    assert cli("assert-screen", "chat", "--timeout", "10", socket=sim).returncode == 0
+    status = json.loads(cli("status", socket=sim).stdout)
+    assert (status["connection"], status["server"]) == (
+        "connected", "real: the host opened a WebSocket to the paired server")
+
+
+def test_simulator_md_names_only_documents_that_exist():
+    import re
+
+    repo = HARNESS.parents[1]
+    named = set(re.findall(r"[\w./-]+\.md\b", (repo / "docs" / "SIMULATOR.md").read_text()))
+    missing = sorted(n for n in named if not any((base / n).exists() for base in (repo, repo / "docs")))
+    assert missing == []

@@ -63,8 +63,15 @@ def test_the_installed_command_explains_a_bad_argument_in_one_line(installed, tm
                          env=clean_env(), capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "jcode-mobile: jcode-mobile run: the following arguments are required: --code, --working-dir, --message "
-        "(see --help)"]
+        "jcode-mobile: run: the following arguments are required: --code, --working-dir, --message (see --help)"]
+
+
+def test_the_installed_command_prints_the_package_and_the_bundled_library_versions(installed, tmp_path):
+    out = subprocess.run([str(installed / "bin" / "jcode-mobile"), "--version"], cwd=tmp_path, env=clean_env(),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("jcode-mobile 0.4.0; library 0.4.0 (ABI 1) at "), out.stdout
+    assert out.stdout.endswith("/site-packages/jcode_mobile/_lib/libjcode_mobile.so.1\n")
 
 
 def test_python_dash_m_runs_the_same_command(installed, tmp_path):

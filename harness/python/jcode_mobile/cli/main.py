@@ -3,7 +3,8 @@
 Exit status: 0 done; 1 an assertion (or a replay) failed; 2 bad arguments;
 3 no simulator answers; 4 the simulator or the core refused the command;
 5 ``run`` could not pair; 6 ``run`` could not connect; 7 ``run``'s turn did
-not finish; 70 an internal error. Every failure is one line on stderr,
+not finish; 8 the core library is missing or cannot be loaded; 70 an
+internal error. Every failure is one line on stderr,
 ``jcode-mobile: <what went wrong>``; a failed assertion prints its structured
 failure as JSON on that line.
 """
@@ -25,7 +26,10 @@ EXIT_ASSERTION = 1
 EXIT_USAGE = 2
 EXIT_NO_SIMULATOR = 3
 EXIT_REFUSED = 4
+EXIT_NO_LIBRARY = 8
 EXIT_INTERNAL = 70
+
+PROG = "jcode-mobile"
 
 
 class CLIError(Exception):
@@ -39,7 +43,68 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad argument in one line (exit 2), no usage dump."""
 
     def error(self, message: str) -> NoReturn:
-        raise CLIError(EXIT_USAGE, f"{self.prog}: {message} (see --help)")
+        # main() adds the one "jcode-mobile: " prefix; a subcommand names itself ("start: …")
+        command = self.prog[len(PROG):].strip()
+        raise CLIError(EXIT_USAGE, f"{command + ': ' if command else ''}{message} (see --help)")
+
+
+def _library_error(problem: OSError) -> CLIError:
+    """The core library is not there (``pip install`` before ``make lib``) or does not load."""
+    return CLIError(EXIT_NO_LIBRARY, f"the jcode mobile core library is missing: {problem}; an installed package "
+                                     "bundles it when `pip install ./harness/python` runs after `make lib`")
+
+
+def scenario_names() -> List[str]:
+    """The scenarios the loaded library knows, from its runtime schema (``app_new``'s ``scenario`` option)."""
+    from ..binding import schema_document
+
+    return list(schema_document()["$defs"]["app_options"]["properties"]["scenario"]["enum"])
+
+
+def _scenarios_help() -> str:
+    try:
+        return "one of: " + ", ".join(scenario_names())
+    except Exception:  # no library, or one too old to list them
+        return "the names come from the core library, which is not built: run `make lib`"
+
+
+def _known_scenarios() -> str:
+    """``"; the scenarios are: …"`` to end an unknown-scenario error ("" when the library is not there)."""
+    try:
+        return f"; the scenarios are: {', '.join(scenario_names())}"
+    except Exception:  # no library, or one too old to list them
+        return ""
+
+
+def _package_version() -> str:
+    """This package's version: the source tree's pyproject.toml when it runs from a checkout
+    (``python -m jcode_mobile`` in harness/python), else the installed distribution's."""
+    import re
+    from importlib import metadata
+
+    try:
+        pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    except OSError:
+        pyproject = ""
+    found = re.search(r'^version = "([^"]+)"', pyproject, re.M)
+    if found:
+        return f"{found.group(1)} (source tree)"
+    try:
+        return metadata.version("jcode-mobile")
+    except metadata.PackageNotFoundError:
+        return "(version unknown)"
+
+
+def _version_text() -> str:
+    from ..binding import library_path, library_versions, load_library
+
+    try:
+        lib = load_library()
+    except OSError as problem:
+        raise _library_error(problem) from None
+    versions = library_versions(lib)
+    return (f"jcode-mobile {_package_version()}; library {versions['version']} (ABI {versions['abi_version']}) "
+            f"at {library_path()}")
 
 
 def _json_object(text: str) -> Dict[str, Any]:
@@ -115,16 +180,21 @@ def _scale(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="jcode-mobile", description="Drive a simulated jcode mobile app (docs/SIMULATOR.md).")
+def build_parser(*, list_scenarios: bool = False) -> argparse.ArgumentParser:
+    """The argument parser; ``list_scenarios`` (for --help) asks the library for the scenario names."""
+    scenarios = f" ({_scenarios_help()})" if list_scenarios else ""
+    parser = _Parser(prog=PROG, description="Drive a simulated jcode mobile app (docs/SIMULATOR.md).")
+    parser.add_argument("--version", action="store_true",
+                        help="print the package's and the core library's versions")
     parser.add_argument("--socket", type=Path, default=None,
                         help="the simulator's Unix socket (default: $JCODE_MOBILE_SOCKET or a per-user path)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
+    commands.required = False  # --version alone; main() asks for a command otherwise
 
     start = commands.add_parser("start", help="start a background simulator")
     start.add_argument("--scenario", default=None,
-                       help="initial scenario (default: restore the last session's saved data, else onboarding)")
+                       help="initial scenario (default: restore the last session's saved data, else onboarding)"
+                       + scenarios)
     start.add_argument("--options", type=_json_object, default={}, help="more app_new options, as a JSON object")
     start.add_argument("--viewport", type=_viewport, help="the screen size in points, WIDTHxHEIGHT (default 390x844)")
     start.add_argument("--secure-store",
@@ -159,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     scroll.add_argument("offset", type=_offset)
     shot = commands.add_parser("screenshot", help="save a picture of the screen (FILE.svg or FILE.png)")
     shot.add_argument("file", type=Path)
-    shot.add_argument("--scenario", help="draw this scenario in a fresh app instead of the running simulator's screen")
+    shot.add_argument("--scenario", help="draw this scenario in a fresh app instead of the running simulator's screen"
+                      + scenarios)
     shot.add_argument("--viewport", type=_viewport, help="with --scenario: the screen size in points, WIDTHxHEIGHT "
                       "(default 390x844)")
     shot.add_argument("--scale", type=_scale, default=1.0, help="PNG pixels per point (default 1)")
@@ -174,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     log = commands.add_parser("log", help="the transition log")
     log.add_argument("--limit", type=_limit, default=20)
     scenario = commands.add_parser("load-scenario", help="load a named scenario")
-    scenario.add_argument("scenario")
+    scenario.add_argument("scenario", help="the scenario's name" + scenarios)
 
     screen = commands.add_parser("assert-screen", help="the app shows this screen")
     screen.add_argument("screen")
@@ -235,6 +306,8 @@ def _print_json(value: Any) -> None:
 def _start(path: Path, ns: argparse.Namespace) -> None:
     if client.is_running(path):
         raise CLIError(EXIT_REFUSED, f"a simulator is already running at {path} (`jcode-mobile shutdown` first)")
+    if ns.scenario is not None:
+        _check_scenario(ns.scenario)
     options = dict(ns.options)
     if ns.viewport is not None:
         options["viewport"] = ns.viewport
@@ -254,7 +327,22 @@ def _start(path: Path, ns: argparse.Namespace) -> None:
     except client.NoSimulator as problem:
         raise CLIError(EXIT_REFUSED, str(problem)) from None
     restored = ", restored from the saved data" if status.get("restored") else ""
-    print(f"simulator started: pid {status['pid']}, screen {status['screen']}{restored}, socket {path}")
+    simulated = ""
+    if status.get("server", "").startswith("none:"):
+        simulated = f", connection {status['connection']} but simulated (no real server behind it: sends go nowhere)"
+    print(f"simulator started: pid {status['pid']}, screen {status['screen']}{restored}{simulated}, socket {path}")
+
+
+def _check_scenario(name: str) -> None:
+    """An unknown scenario is refused here, in one line that lists the scenarios the library knows."""
+    from ..binding import App, JcodeMobileError
+
+    try:
+        App({"scenario": name}).close()
+    except JcodeMobileError as problem:
+        if problem.code == "invalid_scenario":
+            raise CLIError(EXIT_REFUSED, f"{problem}{_known_scenarios()}") from None
+        raise
 
 
 def _replay(file: Path) -> None:
@@ -304,7 +392,8 @@ def _screenshot(path: Path, ns: argparse.Namespace) -> None:
             with App(options) as app:
                 shot = app.screenshot()
         except JcodeMobileError as problem:
-            raise CLIError(EXIT_REFUSED, f"the core refused the options: {problem}") from None
+            known = _known_scenarios() if problem.code == "invalid_scenario" else ""
+            raise CLIError(EXIT_REFUSED, f"the core refused the options: {problem}{known}") from None
         source = f"scenario {ns.scenario}"
     else:
         shot = _call(path, "screenshot")
@@ -396,7 +485,12 @@ def run_command(ns: argparse.Namespace) -> None:
     elif command == "log":
         _print_json(_call(path, command, {"limit": ns.limit}))
     elif command == "load-scenario":
-        result = _call(path, command, {"scenario": ns.scenario})
+        try:
+            result = _call(path, command, {"scenario": ns.scenario})
+        except CLIError as problem:
+            if problem.status == EXIT_REFUSED and problem.message.startswith("invalid_scenario"):
+                problem.message += _known_scenarios()
+            raise
         print(f"loaded {ns.scenario}: revision {result['revision']}")
     elif command == "export-replay":
         result = _call(path, command, {"path": str(ns.file.resolve())})
@@ -420,8 +514,21 @@ def run_command(ns: argparse.Namespace) -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `jcode-mobile tree | head` ends quietly
+    arguments = sys.argv[1:] if argv is None else list(argv)
     try:
-        ns = build_parser().parse_args(argv)
+        ns = build_parser(list_scenarios="-h" in arguments or "--help" in arguments).parse_args(arguments)
+        if ns.version:
+            print(_version_text())
+            return 0
+        if ns.command is None:
+            raise CLIError(EXIT_USAGE, "the following arguments are required: COMMAND (see --help)")
+        if ns.command in ("start", "replay", "run") or (ns.command == "screenshot" and ns.scenario is not None):
+            from ..binding import load_library
+
+            try:
+                load_library()  # these run the core in this process: say so plainly when it is not built
+            except OSError as problem:
+                raise _library_error(problem) from None
         run_command(ns)
         return 0
     except CLIError as problem:

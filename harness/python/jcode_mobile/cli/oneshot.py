@@ -5,7 +5,8 @@ one message, waits for the turn to finish and prints the transcript (the
 final state as JSON with ``--json``). Every step goes through the core and a
 real host, exactly as the phone app would do it. Exit status: 0 done, 2 the
 pairing form refused an argument, 5 could not pair, 6 could not connect,
-7 the turn did not finish (timeout, or the server answered with an error).
+7 the turn did not finish (the timeout passed, the server answered with an
+error, or the connection dropped or failed before the turn's end).
 """
 
 from __future__ import annotations
@@ -58,11 +59,11 @@ async def _wait(host: RealHost, deadline: float, done, failed, what: str, status
     """Wait until ``done(state)``; raise RunFailed when ``failed(state)`` names a reason or time runs out."""
     while True:
         state = host.app.state()
-        if done(state):
-            return state
         reason = failed(state)
         if reason:
             raise RunFailed(status, reason)
+        if done(state):
+            return state
         left = deadline - time.monotonic()
         if left <= 0:
             phase = state["connection"]["phase"]
@@ -111,7 +112,10 @@ async def _session(ns: argparse.Namespace) -> Tuple[dict, str]:
 
         await _wait(host, deadline, connected, connect_failed, "did not connect", EXIT_CONNECT)
 
-        before = len(app.state()["transcript"])
+        start = app.state()
+        before = len(start["transcript"])
+        banner_before = _banner(start)
+        interrupted_before = start.get("interrupted_turn")
         report = host.dispatch({"type": "send_message", "text": ns.message})
         if not report.get("ok"):
             raise RunFailed(EXIT_TURN, f"the message was refused: {report.get('error')}")
@@ -124,11 +128,17 @@ async def _session(ns: argparse.Namespace) -> Tuple[dict, str]:
                     and not any(e["is_streaming"] or e["is_queued"] for e in transcript[before:]))
 
         def turn_failed(state: dict) -> Optional[str]:
+            # Checked before `finished`: a turn the server ended with an error, or that a dropped
+            # connection cut off, is not processing any more either, but it did not finish.
             banner = _banner(state)
-            if banner and not state["session"]["is_processing"]:
-                return f"the turn ended with an error: {banner}"
-            if state["connection"]["phase"] == "failed":
-                return f"the connection failed during the turn: {state['connection'].get('reason')}"
+            if banner and banner != banner_before and not state["session"]["is_processing"]:
+                return f"the turn did not finish: the server answered with an error: {banner}"
+            phase = state["connection"]["phase"]
+            if phase == "failed":
+                return (f"the turn did not finish: the connection to {ns.host} port {ns.port} failed: "
+                        f"{state['connection'].get('reason')}")
+            if phase != "connected" or state.get("interrupted_turn") != interrupted_before:
+                return f"the turn did not finish: the connection to {ns.host} port {ns.port} dropped during it"
             return None
 
         state = await _wait(host, deadline, finished, turn_failed, "the turn did not finish", EXIT_TURN)

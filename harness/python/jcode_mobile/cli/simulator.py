@@ -180,10 +180,20 @@ class Simulator:
             "revision": state["revision"],
             "screen": state["screen"],
             "connection": state["connection"]["phase"],
+            "server": self._server(state),
             "effects_executed": len(self.host.effects),
             "calls": len(self.host.steps),
             "host_errors": list(self.host.errors),
         }
+
+    def _server(self, state: dict) -> str:
+        """Whether a real server is behind the connection the app shows: a scenario's
+        connection is a fixture (the host opened no socket), so what the app sends goes nowhere."""
+        if self.host.socket_id is not None:
+            return "real: the host opened a WebSocket to the paired server"
+        if state["connection"]["phase"] == "disconnected":
+            return "none"
+        return "none: the connection is the scenario's fixture; what the app sends goes nowhere"
 
     async def state(self, args: dict) -> dict:
         return self.app.state()

@@ -40,9 +40,11 @@ import asyncio
 import concurrent.futures
 import json
 import logging
+import os
 import threading
 from collections import deque
 from dataclasses import dataclass, field
+from socket import gaierror
 from typing import Any, Awaitable, Callable, Deque, Dict, List, Optional, Protocol, Set, Tuple, TypeVar
 
 import aiohttp
@@ -114,6 +116,14 @@ def _describe(problem: BaseException) -> str:
     """A short, secret-free description of a network problem."""
     if isinstance(problem, asyncio.TimeoutError) and not str(problem):
         return "timed out"
+    if isinstance(problem, aiohttp.ClientConnectorError) and not isinstance(problem, aiohttp.ClientSSLError):
+        # aiohttp's own text names "ssl:default" even on plain HTTP: say it in plain words
+        cause = problem.os_error
+        if isinstance(cause, gaierror) or not cause.errno or cause.errno < 0:
+            reason = cause.strerror or str(cause) or type(cause).__name__
+        else:
+            reason = os.strerror(cause.errno)
+        return f"cannot connect to {problem.host} port {problem.port}: {reason[:1].lower()}{reason[1:]}"
     text = str(problem) or type(problem).__name__
     return text if len(text) <= 300 else text[:297] + "..."
 
