@@ -164,3 +164,52 @@ def test_the_readme_and_simulator_walkthrough_succeeds_in_order_against_one_gate
     assert gateway is not None
     pairs = [line for line in gateway.output if line.startswith("HTTP POST /pair")]
     assert [line.split(" (device")[0] for line in pairs] == ["HTTP POST /pair -> 200"] * 4, gateway.output
+
+
+def pair_over_http(port: int, code: str, device: str) -> int:
+    import json
+    import urllib.error
+    import urllib.request
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/pair", method="POST", data=json.dumps(
+        {"code": code, "device_id": f"id-{device}", "device_name": device}).encode())
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+def wait_for_lines(gateway: Gateway, count: int) -> List[str]:
+    lines = []
+    while len(lines) < count:
+        lines.append(gateway.lines.get(timeout=COMMAND_TIMEOUT))
+    return lines
+
+
+def test_the_command_line_gateway_code_pairs_again_and_a_one_time_code_says_why_it_refuses():
+    env = {**os.environ, "PYTHONPATH": str(HARNESS)}
+    reusable = Gateway([sys.executable, "-m", "jcode_mobile.gateway", "--port", "0", "--code", "246810"], env)
+    try:
+        port = int(re.search(r":(\d+) ", reusable.output[0]).group(1))
+        assert [pair_over_http(port, "246810", name) for name in ("one", "two")] == [200, 200]
+        assert pair_over_http(port, "135790", "three") == 401
+        assert wait_for_lines(reusable, 3) == [
+            "HTTP POST /pair -> 200 (device 'one')",
+            "HTTP POST /pair -> 200 (device 'two')",
+            "HTTP POST /pair -> 401 (device 'three'): refused, the code is not one this gateway issued",
+        ]
+    finally:
+        assert reusable.stop() == 0
+    once = Gateway([sys.executable, "-m", "jcode_mobile.gateway", "--port", "0", "--code", "246810", "--one-time-code"],
+                   env)
+    try:
+        port = int(re.search(r":(\d+) ", once.output[0]).group(1))
+        assert [pair_over_http(port, "246810", name) for name in ("one", "two")] == [200, 401]
+        assert wait_for_lines(once, 2) == [
+            "HTTP POST /pair -> 200 (device 'one')",
+            "HTTP POST /pair -> 401 (device 'two'): refused, the code was already used by an earlier pairing "
+            "(a code works once, as in jcode)",
+        ]
+        assert not any("246810" in line for line in once.output[1:]), "the code is never logged"
+    finally:
+        assert once.stop() == 0
