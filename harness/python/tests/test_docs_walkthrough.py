@@ -213,3 +213,25 @@ def test_the_command_line_gateway_code_pairs_again_and_a_one_time_code_says_why_
         assert not any("246810" in line for line in once.output[1:]), "the code is never logged"
     finally:
         assert once.stop() == 0
+
+
+def test_submitting_an_incomplete_form_from_the_cli_prints_what_is_missing(tmp_path):
+    import json
+    env = {**os.environ, "JCODE_MOBILE_SOCKET": str(tmp_path / "sim.sock"), "PYTHONPATH": str(HARNESS)}
+
+    def cli(*words: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "jcode_mobile", *words], cwd=HARNESS, env=env,
+                              capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+
+    assert cli("start", "--scenario", "onboarding").returncode == 0
+    try:
+        assert cli("set-field", "host", "127.0.0.1").returncode == 0
+        out = cli("dispatch", '{"type":"submit_pairing"}')
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == {"ok": True, "revision": 2, "effects": [],
+                                          "refused": "pairing form is incomplete: pair_code, device_name, working_dir"}
+        screen = cli("render").stdout
+        assert "! Enter the 6-digit pairing code shown by `jcode pair`." in screen
+        assert "! Enter the host name" not in screen
+    finally:
+        assert cli("shutdown").returncode == 0
