@@ -3,8 +3,21 @@ import PackageDescription
 
 // The core is Swift-standard-library only (no Foundation, no dependencies),
 // so the release library links the stdlib statically and loads anywhere.
+//
+// Platforms: SwiftPM's `platforms:` is package-wide, so it sets the minimum
+// for the core library (and the C ABI library) as well as for the Swift
+// products. The Swift products need Observation (iOS 17, macOS 14, tvOS 17,
+// watchOS 10). The core alone needs little less: its string searches use the
+// standard library's string processing (iOS 16, macOS 13) and it builds
+// strings with String(unsafeUninitializedCapacity:) (iOS 14, macOS 11); it is
+// built and tested on Linux only. So one declaration, the Swift products',
+// is the one we can stand behind for every product: a lower one would promise
+// an app on iOS 16 a core nobody has built for it, for one OS version.
+// Linux is not listed (SwiftPM has no minimum for it): `swift build` there is
+// unaffected. docs/SWIFT.md, "Platforms".
 let package = Package(
     name: "JcodeMobile",
+    platforms: [.iOS(.v17), .macOS(.v14), .tvOS(.v17), .watchOS(.v10)],
     products: [
         // libjcode_mobile.so: the C ABI of include/jcode_mobile.h.
         .library(name: "jcode_mobile", type: .dynamic, targets: ["JcodeMobileFFI"]),

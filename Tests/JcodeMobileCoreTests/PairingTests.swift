@@ -33,7 +33,7 @@ final class PairingTests: XCTestCase {
 
     func testSubmittingAnIncompleteFormShowsEveryMessageAndSendsNothing() {
         var store = SpecStore()
-        store.send(.submitPairing, notes: ["pairing form is incomplete"]) {
+        store.send(.submitPairing, notes: ["pairing form is incomplete: host, pair_code, device_name, working_dir"]) {
             $0["/pairing/errors/host"] = "Enter the host name or IP address of the computer running jcode."
             $0["/pairing/errors/pair_code"] = "Enter the 6-digit pairing code shown by `jcode pair`."
             $0["/pairing/errors/device_name"] = "Give this device a name so you can recognise it on the server."
@@ -41,6 +41,58 @@ final class PairingTests: XCTestCase {
             // An empty port means the default: no message for it.
         }
         XCTAssertEqual(store["/pairing/errors/port"], .null)
+    }
+
+    func testSubmittingAnIncompleteFormShowsEachMessageUnderItsFieldAndTheReportSaysWhatIsMissing() {
+        let app = try! JcodeMobileApp(optionsJSON: nil)
+        _ = app.dispatch(json: #"{"type":"set_host","value":"devbox.local"}"#)
+        _ = app.dispatch(json: #"{"type":"set_device_name","value":"Test iPhone"}"#)
+        XCTAssertEqual(
+            String(decoding: app.dispatch(json: #"{"type":"submit_pairing"}"#), as: UTF8.self),
+            #"{"ok":true,"revision":3,"effects":[],"refused":"pairing form is incomplete: pair_code, working_dir"}"#)
+        let tree = app.tree()
+        XCTAssertEqual(tree.find("pair.code.error")?.label, "Enter the 6-digit pairing code shown by `jcode pair`.")
+        XCTAssertEqual(
+            tree.find("pair.working_dir.error")?.label, "Enter the folder on the server where jcode should work, e.g. /home/you/project.")
+        XCTAssertNil(tree.find("pair.host.error"))
+        XCTAssertNil(tree.find("pair.device_name.error"))
+        // A complete form's report has no `refused`.
+        _ = app.dispatch(json: #"{"type":"set_pair_code","value":"123456"}"#)
+        _ = app.dispatch(json: #"{"type":"set_working_dir","value":"/home/me/jcode"}"#)
+        XCTAssertFalse(String(decoding: app.dispatch(json: #"{"type":"submit_pairing"}"#), as: UTF8.self).contains("refused"))
+    }
+
+    func testPairAgainOpensTheFormFilledFromTheSavedServerWithoutACode() {
+        // As after a restart: the saved server came back from the snapshot, the form did not.
+        var restarted = Scenario.networkReconnect.build().state
+        restarted.pairing = PairingForm()
+        var store = SpecStore(state: restarted)
+        store.fireTheReconnect()
+        let socket = store.pendingID("websocket_connect")
+        store.event(
+            #"{"type":"websocket_failed","effect_id":\#(socket),"error":"Unauthorized","status":401}"#,
+            effects: [.secureStore(.delete(key: "jcode.token.devbox.local:7643")), .device(.haptic(style: .error))],
+            followUps: ["credentials_rejected", "connection_lost"]
+        ) {
+            $0["/connection/phase"] = "failed"
+            $0["/connection/reason"] = "This device is no longer paired with the server. Re-pair to reconnect."
+            $0["/banners/status"] = "This device is no longer paired with the server. Re-pair to reconnect."
+        }
+        XCTAssertEqual(store.node("connection.repair")?.visible, true)
+        // Only a new code is missing: the device name is this device's, typed again.
+        store.send(.tapNode(id: "connection.repair"), followUps: ["pair_again"]) {
+            $0["/screen"] = "onboarding"
+            $0["/pairing/host"] = "devbox.local"
+            $0["/pairing/port"] = "7643"
+            $0["/pairing/working_dir"] = "/home/me/jcode"
+        }
+        XCTAssertEqual(store.node("pair.host")?.value, "devbox.local")
+        XCTAssertEqual(store.node("server.devbox.local:7643")?.label, "devbox")
+    }
+
+    func testPairAgainForAnUnknownServerLeavesTheFormAsItIs() {
+        var store = SpecStore()
+        store.dispatch(#"{"type":"pair_again","server_id":"nowhere:7643"}"#, notes: ["pair_again: no saved server nowhere:7643"])
     }
 
     func testValidationMessagesAppearForEditedFieldsOnly() {

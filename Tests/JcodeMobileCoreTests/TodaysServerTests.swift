@@ -28,7 +28,7 @@ final class TodaysServerTests: XCTestCase {
             $0["/pairing/working_dir"] = ""
             $0["/pairing/errors/working_dir"] = nil
         }
-        store.send(.submitPairing, notes: ["pairing form is incomplete"]) {
+        store.send(.submitPairing, notes: ["pairing form is incomplete: working_dir"]) {
             $0["/pairing/errors/working_dir"] = .string(Self.missing)
         }
         XCTAssertEqual(store.node("pair.working_dir.error")?.label, Self.missing)

@@ -150,6 +150,7 @@ public enum AppRouter {
         case .startVoiceInput: return .one(.composer(.startVoiceInput))
         case .selectServer(let id): return .one(.servers(.selectServer(id: id)))
         case .forgetServer(let id): return .one(.servers(.forgetServer(id: id)))
+        case .pairAgain(let id): return .many([.navigation(.navigate(.onboarding)), .pairing(.pairAgain(serverID: id))])
         case .retryConnection: return .one(.connection(.retryConnection))
         case .disconnect: return .one(.connection(.disconnect))
         case .resumeSession(let id): return .one(.session(.resumeSession(id: id)))

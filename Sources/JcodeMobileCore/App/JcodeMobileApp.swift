@@ -193,7 +193,8 @@ public final class JcodeMobileApp {
     /// `{"ok":true,"revision":…,"effects":[…]}`, written into the reused
     /// buffer and copied out once, at its exact size.
     func report(_ transition: Store.Transition) -> JSONWriter {
-        if transition.effects.isEmpty {
+        let refused = transition.notes.first(where: { $0.kind == .refused })?.text
+        if transition.effects.isEmpty && refused == nil {
             // The common case (a streamed delta): assembled from fixed pieces.
             var w = JSONWriter(capacity: 48)
             w.beginFragment()
@@ -211,6 +212,7 @@ public final class JcodeMobileApp {
         reportWriter.arrayStart()
         for (id, effect) in transition.effects { reportWriter.value(effect.json(id: id)) }
         reportWriter.arrayEnd()
+        if let refused { reportWriter.key("refused"); reportWriter.string(refused) }
         reportWriter.objectEnd()
         return JSONWriter(copying: reportWriter)
     }

@@ -107,6 +107,10 @@ public struct Note: Equatable, Sendable {
         case ignored
         /// Input that could not be read (a malformed server line, an unknown event type).
         case dropped
+        /// An action the app cannot carry out as it stands (an incomplete
+        /// pairing form): the dispatch report carries the text as `refused`,
+        /// so a script reads why nothing happened.
+        case refused
     }
 
     public var kind: Kind

@@ -27,6 +27,9 @@ public enum Action: Equatable, Sendable {
     // Servers and connection
     case selectServer(id: String)
     case forgetServer(id: String)
+    /// Open the pairing form filled from a saved server (its address and
+    /// working directory), to pair it again with a new code.
+    case pairAgain(id: String)
     case retryConnection
     case disconnect
     // Session and model
@@ -143,6 +146,12 @@ public enum Action: Equatable, Sendable {
             "forget_server", doc: "Forget a saved server and delete its token.", fields: [FieldSpec("server_id", .string)]
         ) { r throws(CoreError) in
             .forgetServer(id: try r.string("server_id"))
+        },
+        MessageSpec(
+            "pair_again", doc: "Open the pairing form filled from a saved server (host, port, working directory): only a new code is missing.",
+            fields: [FieldSpec("server_id", .string)]
+        ) { r throws(CoreError) in
+            .pairAgain(id: try r.string("server_id"))
         },
         MessageSpec("retry_connection", doc: "Reconnect now.") { _ throws(CoreError) in .retryConnection },
         MessageSpec("disconnect", doc: "Close the connection and stay disconnected.") { _ throws(CoreError) in .disconnect },

@@ -30,8 +30,12 @@ extension RuntimeSchema {
                 ("snapshot", snapshot),
                 ("error", error),
                 ("error_answer", errorAnswer),
-                ("dispatch_answer", answer(okMembers: [("revision", revision), ("effects", B.array(B.ref("effect")))],
-                    "The dispatch report of jcode_mobile_dispatch and jcode_mobile_platform_event: the state's revision after the input and the effects to execute.")),
+                ("dispatch_answer", B.described(B.oneOf([
+                    B.strictObject([("ok", B.const(true)), ("revision", revision), ("effects", B.array(B.ref("effect"))),
+                                    ("refused", B.described(B.string, "present when the action cannot be carried out as it stands, saying why (\"pairing form is incomplete: host, pair_code\"); the state and the screen say it too"))],
+                                   optional: ["refused"]),
+                    B.ref("error_answer"),
+                ]), "The dispatch report of jcode_mobile_dispatch and jcode_mobile_platform_event: the state's revision after the input and the effects to execute.")),
                 ("state_answer", answer(okMembers: [("state", B.ref("state"))], "The answer of jcode_mobile_state.")),
                 ("tree_answer", answer(okMembers: [("revision", revision), ("tree", B.ref("tree_node"))], "The answer of jcode_mobile_tree.")),
                 ("logs_answer", answer(okMembers: [

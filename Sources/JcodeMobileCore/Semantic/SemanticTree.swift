@@ -64,7 +64,10 @@ public enum SemanticTree {
             .button(
                 "connection.retry", "Retry now", .retryConnection,
                 visible: state.servers.selected != nil && (phase == .reconnecting || phase == .offline || (phase == .failed && !needsPairing) || phase == .disconnected)))
-        statusChildren.append(.button("connection.repair", "Pair again", .navigate(.onboarding), visible: needsPairing))
+        statusChildren.append(
+            .button(
+                "connection.repair", "Pair again", state.servers.selectedID.map { .pairAgain(id: $0) } ?? .navigate(.onboarding),
+                visible: needsPairing))
         let needsWorkingDir: Bool
         switch state.connection.issue {
         case .workingDirRefused, .noWorkingDir: needsWorkingDir = phase == .failed

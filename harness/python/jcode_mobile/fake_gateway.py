@@ -803,8 +803,12 @@ class FakeJcodeServer:
     """An in-memory jcode gateway that keeps today's server's rules.
 
     Pairing: the codes in ``pair_codes`` (initially ``pair_code``, "123456")
-    are single use; the first pairing returns ``token``, later ones a fresh
-    64-hex token. Re-pairing a device id revokes that device's older token.
+    are single use, as in jcode, unless ``reusable_pair_code`` keeps
+    ``pair_code`` valid for any number of pairings (a fake-only convenience:
+    ``python -m jcode_mobile.gateway`` uses it so a walkthrough can pair the
+    one-shot ``run`` and then the simulator with one code). Each refused
+    pairing leaves its reason in ``last_pair_refusal`` (never the code). The
+    first pairing returns ``token``, later ones a fresh 64-hex token. Re-pairing a device id revokes that device's older token.
     A host ending in ``.invalid`` (or a port other than ``port``) is
     unreachable. The WebSocket accepts tokens it issued (plus
     ``accepted_tokens``), the set ``valid_tokens``.
@@ -850,10 +854,17 @@ class FakeJcodeServer:
         images: Optional[List[dict]] = None,
         replies: Optional[List[Reply]] = None,
         default_reply: Optional[Callable[[str], Reply]] = None,
+        reusable_pair_code: bool = False,
     ):
         self.pair_code = pair_code
         #: Pairing codes not used yet (a code works once).
         self.pair_codes = {pair_code}
+        #: ``pair_code`` stays valid after a pairing (fake-only; jcode's codes work once).
+        self.reusable_pair_code = reusable_pair_code
+        #: Codes already used by a pairing (so a refusal can say why).
+        self.used_pair_codes: set = set()
+        #: Why the latest refused ``POST /pair`` was refused, in words (None: none refused yet).
+        self.last_pair_refusal: Optional[str] = None
         self.token = token
         #: Reported in history as ``server_name`` (``/pair`` always says "jcode").
         self.server_name = server_name
@@ -969,13 +980,21 @@ class FakeJcodeServer:
             text = body or ""
         problem = self._pair_body_problem(text)
         if problem is not None:
+            self.last_pair_refusal = f"the body is not a pairing request ({problem})"
             return HTTPResponse(400, {"error": f"Invalid JSON: {problem}"})
         request = json.loads(text)
         # jcode: crates/jcode-base/src/gateway/registry.rs (DeviceRegistry::validate_code): a pending
         # code works once (it is removed when used) and expires after 5 minutes
         if request["code"] not in self.pair_codes:
+            if request["code"] in self.used_pair_codes:
+                self.last_pair_refusal = ("the code was already used by an earlier pairing "
+                                          "(a code works once, as in jcode)")
+            else:
+                self.last_pair_refusal = "the code is not one this gateway issued"
             return HTTPResponse(401, {"error": "Invalid or expired pairing code"})
-        self.pair_codes.discard(request["code"])
+        if not (self.reusable_pair_code and request["code"] == self.pair_code):
+            self.pair_codes.discard(request["code"])
+            self.used_pair_codes.add(request["code"])
         token = self._issue_token(request["device_id"], request["device_name"], request.get("apns_token"))
         # jcode: crates/jcode-base/src/gateway.rs (handle_pair_request): server_name is the literal "jcode"
         return HTTPResponse(200, {"token": token, "server_name": "jcode", "server_version": self.version})

@@ -143,6 +143,12 @@ public struct FieldErrors: Equatable, Sendable {
 
     public var isEmpty: Bool { host == nil && port == nil && code == nil && deviceName == nil && workingDir == nil }
 
+    /// The invalid fields, by their names in the state's `pairing.errors`, in form order.
+    public var fieldNames: [String] {
+        [("host", host), ("port", port), ("pair_code", code), ("device_name", deviceName), ("working_dir", workingDir)]
+            .compactMap { $0.1 == nil ? nil : $0.0 }
+    }
+
     var json: JSONValue {
         var o = JSONObject(capacity: 5)
         o.append("host", .from(host?.text))

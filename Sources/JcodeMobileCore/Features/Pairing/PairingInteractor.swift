@@ -18,6 +18,8 @@ public struct PairingInteractor: Interactor {
         /// The form's working directory (a saved server's belongs to the servers).
         case setWorkingDir(String)
         case submitPairing
+        /// Fill the form from a saved server, to pair it again.
+        case pairAgain(serverID: String)
         case scanQR
         case checkServer
         // Platform events
@@ -52,6 +54,8 @@ public struct PairingInteractor: Interactor {
             return .none
         case .submitPairing:
             return submit(&state, facts)
+        case .pairAgain(let serverID):
+            return pairAgain(&state, serverID, facts)
         case .identityReady:
             return identityReady(&state, facts)
         case .identityFailed:
@@ -80,7 +84,8 @@ public struct PairingInteractor: Interactor {
         guard !state.isSubmitting else { return .note("pairing already in progress") }
         guard let form = state.validated else {
             state.showAllErrors = true
-            return .note("pairing form is incomplete")
+            // Every message shows under its field; the report names the fields for a script.
+            return .note("pairing form is incomplete: " + state.errors.fieldNames.joined(separator: ", "), .refused)
         }
         state.isSubmitting = true
         state.submittedWorkingDir = form.workingDir
@@ -94,6 +99,23 @@ public struct PairingInteractor: Interactor {
             return started + .tell(.identityNeeded)
         }
         return started + Self.pair(form, deviceID: deviceID, facts)
+    }
+
+    /// The form filled from a saved server: its address and working directory,
+    /// no code (a code works once: pairing again needs a new one from `jcode pair`).
+    private func pairAgain(_ state: inout PairingForm, _ serverID: String, _ facts: Facts) -> Emission {
+        guard !state.isSubmitting else { return .note("pair_again: pairing already in progress") }
+        guard let server = facts.servers.first(where: { $0.id == serverID }) else {
+            return .note("pair_again: no saved server \(serverID)", .ignored)
+        }
+        state.host = server.address.useTLS ? "https://\(server.address.host)" : server.address.host
+        state.port = String(server.address.port)
+        state.workingDir = server.workingDir
+        state.code = ""
+        state.heldCode = nil
+        state.health = nil
+        state.showAllErrors = false
+        return .none
     }
 
     /// The identity pairing waited for arrived: send the held code.

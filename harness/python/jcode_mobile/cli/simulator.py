@@ -57,7 +57,10 @@ def _summary(report: dict) -> dict:
     """A report with the effects reduced to their types (secrets stay out of the CLI's output)."""
     if not report.get("ok"):
         return report
-    return {"ok": True, "revision": report["revision"], "effects": [e["type"] for e in report.get("effects", [])]}
+    summary = {"ok": True, "revision": report["revision"], "effects": [e["type"] for e in report.get("effects", [])]}
+    if "refused" in report:  # why the action did nothing (an incomplete pairing form)
+        summary["refused"] = report["refused"]
+    return summary
 
 
 class Simulator:

@@ -6,7 +6,7 @@
         [--script session.json] [--delay-ms 40] [--drop-after 20 [--drop-times 1]]
         [--garble-next N] [--garble-every N] [--duplicate] [--split] [--coalesce N]
         [--stall] [--http-stall] [--http-status 500] [--ping-interval 20]
-        [--allow-remote] [--no-control] [--quiet]
+        [--one-time-code] [--allow-remote] [--no-control] [--quiet]
 
 Prints ``jcode fake gateway listening on http://127.0.0.1:PORT (pairing code
 C)`` once it listens (``--port 0`` picks a free port), then one line per HTTP
@@ -14,7 +14,13 @@ request and WebSocket connection (tokens are never printed). Ctrl-C or
 SIGTERM stop it (exit status 0). It listens on loopback addresses only unless
 ``--allow-remote`` is given (exit status 2 otherwise).
 
-The pairing code works once (as in jcode); ``--code`` wins over the script's.
+The pairing code (``--code``, which wins over the script's) stays valid for
+any number of pairings, so a walkthrough can pair ``jcode-mobile run`` and
+then the simulator with the same code; ``--one-time-code`` makes it work once,
+as jcode's codes do (jcode: crates/jcode-base/src/gateway/registry.rs,
+validate_code removes a code when it is used). A refused pairing is logged
+with its reason (``HTTP POST /pair -> 401 (device 'x'): refused, the code was
+already used …``; never the code).
 Other processes drive it through ``POST /_fake/control`` — a fake-only
 extension, absent from real jcode::
 
@@ -51,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (0: a free one; default {DEFAULT_PORT})")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback unless --allow-remote)")
     parser.add_argument("--code", help="the pairing code (default: the script's, else 123456)")
+    parser.add_argument("--one-time-code", action="store_true",
+                        help="the pairing code works once, as jcode's do (default: reusable, a fake-only convenience)")
     parser.add_argument("--script", help="a JSON script: history, replies, faults (see jcode_mobile.gateway.script)")
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
     parser.add_argument("--no-control", action="store_true", help="do not serve POST /_fake/control")
@@ -117,6 +125,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     kwargs = dict(script.server_kwargs)
     if args.code is not None:
         kwargs["pair_code"] = args.code
+    kwargs["reusable_pair_code"] = not args.one_time_code
     kwargs.setdefault("token", secrets.token_hex(32))  # real tokens are 64 hex digits
     fake = FakeJcodeServer(replies=list(script.replies), **kwargs)
     server = GatewayServer(fake, host=args.host, port=args.port, faults=faults, ping_interval=args.ping_interval,

@@ -649,6 +649,7 @@ class GatewayServer:
             if (method, path) == ("GET", "/health"):
                 answer = self.fake.health(host, self.fake.port)
             elif (method, path) == ("POST", "/pair"):
+                self.fake.last_pair_refusal = None
                 answer = self.fake.pair(host, self.fake.port, False, body.decode("utf-8", "replace"))
             else:
                 answer = self.fake.http(method, host, self.fake.port, request.raw_path, body)
@@ -661,6 +662,8 @@ class GatewayServer:
             except (ValueError, AttributeError):
                 device = None
             note = f" (device {device!r})" if isinstance(device, str) else ""
+            if answer.status != 200 and self.fake.last_pair_refusal is not None:
+                note += f": refused, {self.fake.last_pair_refusal}"
         self._log(f"HTTP {method} {path} -> {answer.status}{note}")
         return self._json_response(answer)
 
