@@ -378,17 +378,7 @@ extension LifecycleTests {
             $0["/connection/reconnect_delay_ms"] = nil
             $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
         }
-        let socket = store.pendingID("websocket_connect")
-        store.event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"/home/me/jcode","target_session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":2,"type":"ping"}"#)),
-            .timer(.schedule(timerID: "keepalive.3", afterMS: 20000, purpose: "keepalive")),
-        ], followUps: ["socket_opened"]) {
-            $0["/connection/phase"] = "connected"
-            $0["/connection/socket_open"] = true
-            $0["/connection/reason"] = nil
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.resubscribe(keepalive: "keepalive.3", session: "session-owl")
         store.server(#"{"type":"history","id":1,"session_id":"session-owl","messages":[{"role":"user","content":"Draft the notes"}]}"#) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "Draft the notes")]
             $0["/connection/attempt"] = 0

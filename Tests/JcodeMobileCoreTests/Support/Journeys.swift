@@ -109,7 +109,7 @@ extension SpecStore {
         }
     }
 
-    /// A socket to a known session (`session-fox`) opens again: it subscribes
+    /// A socket to a known session (`session`, by default `session-fox`) opens again: it subscribes
     /// to that session in `workingDir` (request 1), which brings the history
     /// (no `get_history`: one history per reconnect), checks with a `ping`
     /// (request 2) that the history came before its `pong`, and starts the
@@ -118,12 +118,13 @@ extension SpecStore {
     /// attempt count stays until the history arrives. `also`: what else the
     /// opened socket changes in the caller's situation (a notice that passes).
     mutating func resubscribe(
-        keepalive: String, workingDir: String = "/home/me/jcode", file: StaticString = #filePath, line: UInt = #line,
+        keepalive: String, workingDir: String = "/home/me/jcode", session: String = "session-fox",
+        file: StaticString = #filePath, line: UInt = #line,
         also: (inout ExpectedState) -> Void = { _ in }
     ) {
         let socket = pendingID("websocket_connect", file: file, line: line)
         event(#"{"type":"websocket_opened","effect_id":\#(socket)}"#, effects: [
-            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"\#(workingDir)","target_session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":1,"type":"subscribe","working_dir":"\#(workingDir)","target_session_id":"\#(session)","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":2,"type":"ping"}"#)),
             .timer(.schedule(timerID: keepalive, afterMS: 20000, purpose: "keepalive")),
         ], followUps: ["socket_opened"], file: file, line: line) {
