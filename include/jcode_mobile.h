@@ -367,10 +367,17 @@ JCODE_MOBILE_API char *jcode_mobile_state(void *app);
 ** Returns (owned by the caller) {"ok":true,"revision":R,"tree":{…}}; every node
 **   has id, role, label, value, placeholder, visible, enabled, focused,
 **   accessibility_label, accessibility_value, supported_actions, bounds
-**   {x,y,width,height} and children. Ids are stable ("pair.submit",
-**   "message.m12", "permission.<request_id>.approve"); a node whose
-**   supported_actions contains "tap" can be tapped with the action
-**   {"type":"tap_node","node_id":…}.
+**   {x,y,width,height} and children. Ids are stable and unique within the
+**   tree ("pair.submit", "message.m12", "tool.m12.<call_id>",
+**   "permission.<request_id>.approve"); a node whose supported_actions
+**   contains "tap" can be tapped with the action {"type":"tap_node","node_id":…}.
+**   The message list ("chat.messages") is windowed: its children are the
+**   rows in and near the viewport (about a screen above and below it), its
+**   "window" {start,end,total} says which of its rows they are, and its
+**   "scroll" {offset,content_height,max_offset} where the viewport is
+**   (content_height estimates the rows not laid out). So the answer's size
+**   and cost follow the screen, not the length of the conversation; the
+**   actions scroll_messages and scroll_to_message move the window.
 ** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
 **   fit in memory; nothing changed). NULL: not even that could be allocated.
 ** Threads: serialised with every other call on `app`.
@@ -427,6 +434,51 @@ JCODE_MOBILE_API char *jcode_mobile_logs(void *app, uint32_t limit);
 ** Since ABI 1.
 */
 JCODE_MOBILE_API char *jcode_mobile_changes(void *app, uint64_t since_revision);
+
+/*
+** jcode_mobile_tree_changes — what changed in the tree after a revision.
+**
+** Role: method of the app handle.
+**
+** The tree's counterpart of jcode_mobile_changes. A host that keeps a copy
+** of the tree (from jcode_mobile_tree) keeps it current from these
+** operations and redraws only the nodes they name: a streamed text delta is
+** one "append" to one message, whatever the length of the conversation.
+**
+** since_revision: the revision of the host's copy: the "revision" of a
+**   jcode_mobile_tree answer or of an earlier answer of this function (the
+**   tree is built when asked for, so other revisions may have no tree). The
+**   answer's "since" echoes it as passed.
+** Returns (owned by the caller) either the operations
+**     {"ok":true,"revision":12,"since":10,"ops":[
+**       {"op":"append","id":"message.m7","field":"value","text":"lo"},
+**       {"op":"update","id":"chat.messages","set":{"scroll":{…}}}]}
+**   (empty when since_revision is current), or, when since_revision is not
+**   a revision the app can describe the way from (never handed out, or too
+**   old: a few hundred builds of the tree are kept),
+**     {"ok":true,"revision":12,"since":3,"resync":true,"tree":{…}}
+**   Operations, keyed by node ids (unique within the tree), applied in order:
+**     {"op":"splice","parent":ID,"index":I,"remove":[IDS],"insert":[NODES]}
+**         the children I … I+len(remove)-1 of ID (whose ids are IDS) give
+**         way to NODES (whole subtrees): an insertion, a removal, or both;
+**         the message list's window moves by splices;
+**     {"op":"move","id":ID,"parent":P,"index":I}
+**         the child ID of P moves to index I among the others;
+**     {"op":"update","id":ID,"set":{FIELD:VALUE,…}}
+**         the node's own fields that changed (any member of a node but id
+**         and children; "scroll" or "window" null: no longer there);
+**     {"op":"append","id":ID,"field":F,"text":T}
+**         T is appended to the string F ("value", "label",
+**         "accessibility_value" or "accessibility_label"; null counts as "").
+**   Then set the copy's revision to "revision".
+** Errors: null_argument, invalid_handle, invalid_field (since_revision is
+**   after the current revision; "field" is "since_revision"),
+**   out_of_memory. NULL: not even the error could be allocated.
+** Threads: serialised with every other call on `app`.
+** Since ABI 1 (library 0.5.0; check jcode_mobile_version() before calling
+**   it from a host that may load an older library).
+*/
+JCODE_MOBILE_API char *jcode_mobile_tree_changes(void *app, uint64_t since_revision);
 
 /*
 ** jcode_mobile_snapshot — what the app would persist, now.
@@ -556,9 +608,12 @@ JCODE_MOBILE_API char *jcode_mobile_screenshot_svg(void *app);
 ** the defaults, or an object with any of
 **     "capacity": events kept until taken, 1…65536 (default 1024)
 **     "kinds":    which events to receive, an array of "state" (state_changed),
-**                 "effects" (effects_requested), "app" (the app events);
-**                 default all three. subscribed, events_lost and closed
-**                 always come.
+**                 "effects" (effects_requested), "app" (the app events),
+**                 "tree" (tree_changed: the operations of
+**                 jcode_mobile_tree_changes for each revision; since 0.5.0);
+**                 default "state", "effects" and "app" ("tree" builds the
+**                 tree's window on every change: asked for by name).
+**                 subscribed, events_lost and closed always come.
 */
 
 /*

@@ -420,6 +420,7 @@ enum EventHub {
                 revision: instance.store.state.revision, nextSeq: instance.nextEventSeq)))
             slot.subscribers.list.append(subscription)
             instance.collectsEvents = true
+            if options.kinds.contains(.tree) { instance.collectsTreeEvents = true }
             return .success(handle)
         }
         if case .success = result, subscription.isCallback { subscription.deliver() }
@@ -435,6 +436,7 @@ enum EventHub {
             slot.app.withLock { instance in
                 slot.subscribers.list.removeAll { $0 === subscription }
                 if slot.subscribers.list.isEmpty { instance.collectsEvents = false }
+                instance.collectsTreeEvents = slot.subscribers.list.contains { $0.kinds.contains(.tree) }
             }
         }
         subscription.cancel()
@@ -449,6 +451,7 @@ enum EventHub {
             let list = slot.subscribers.list
             slot.subscribers.list = []
             instance.collectsEvents = false
+            instance.collectsTreeEvents = false
             for subscription in list { subscription.closeForAppFree() }
             return list
         }

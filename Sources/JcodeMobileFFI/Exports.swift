@@ -112,6 +112,11 @@ public func jcode_mobile_changes(_ app: UnsafeMutableRawPointer?, _ sinceRevisio
     ErrorBoundary.withApp(app) { $0.changesDocument(since: sinceRevision) }
 }
 
+@_cdecl("jcode_mobile_tree_changes")
+public func jcode_mobile_tree_changes(_ app: UnsafeMutableRawPointer?, _ sinceRevision: UInt64) -> UnsafeMutablePointer<CChar>? {
+    ErrorBoundary.withApp(app) { $0.treeChangesDocument(since: sinceRevision) }
+}
+
 @_cdecl("jcode_mobile_snapshot")
 public func jcode_mobile_snapshot(_ app: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
     ErrorBoundary.withApp(app) { $0.snapshotDocument() }

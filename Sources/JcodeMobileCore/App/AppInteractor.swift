@@ -15,6 +15,7 @@ public struct AppInteractor: Sendable {
         case tapNode(id: String)
         case tapXY(x: Double, y: Double)
         case scrollMessages(offset: Int)
+        case scrollToMessage(index: Int)
         /// Older messages now come first (`entriesAbove` entries before the
         /// ones shown before): the list keeps the same entries in view.
         case keepReadingPlace(entriesAbove: Int)
@@ -85,6 +86,8 @@ public struct AppInteractor: Sendable {
             return tap(x: x, y: y, in: state)
         case .scrollMessages(let offset):
             return scrollMessages(to: offset, in: state)
+        case .scrollToMessage(let index):
+            return scrollToMessage(index, in: state)
         case .keepReadingPlace(let count):
             return keepReadingPlace(entriesAbove: count, in: state)
         case .loadScenario(let name):
@@ -108,10 +111,8 @@ public struct AppInteractor: Sendable {
 
     /// `tap_xy`: taps the deepest tappable node at the point, like `tap_node` would.
     func tap(x: Double, y: Double, in state: AppState) -> Emission {
-        // Without the transcript when nothing in the list is tappable; a
-        // compacted conversation's list starts with `chat.load_older`, which
-        // sits where the messages above it put it.
-        let root = SemanticTree.laidOut(state, viewport: viewport, includeTranscript: state.chat.olderHistory != nil)
+        // The laid-out screen holds the message list's window only.
+        let root = SemanticTree.build(state, viewport: viewport)
         guard let hit = SemanticTree.hitTest(root, x: x, y: y) else {
             return .note("tap_xy: (\(x), \(y)) is outside the \(viewport.width)×\(viewport.height) viewport")
         }
@@ -128,18 +129,35 @@ public struct AppInteractor: Sendable {
         return .tell(.scrollMessages(offset: offset >= scroll.maxOffset ? nil : offset))
     }
 
+    /// `scroll_to_message`: the row's top at the list's top (where the
+    /// layout puts it: measured in a list laid out whole, estimated in a
+    /// windowed one), or the end when it is among the last.
+    func scrollToMessage(_ index: Int, in state: AppState) -> Emission {
+        guard state.navigation.screen == .chat else {
+            return .note("scroll_to_message: the message list is not on this screen")
+        }
+        let rows = MessageRows(state, width: max(0, viewport.width - 2 * Layout.margin))
+        guard index < rows.count else { return scrollMessages(to: Int.max, in: state) }
+        if rows.count <= Layout.exactRowLimit {
+            var top = state
+            top.navigation.messagesScroll = 0
+            let list = SemanticTree.build(top, viewport: viewport).children.first(where: { $0.id == Layout.messagesID })
+            guard let list, index < list.children.count else { return .none }
+            return scrollMessages(to: list.children[index].bounds.y &- list.bounds.y, in: state)
+        }
+        return scrollMessages(to: rows.estimatedTop(index), in: state)
+    }
+
     /// Entries were put before the ones the person was reading: the list
-    /// scrolls down by their height, so the same entries stay in view. A
-    /// list following the newest message keeps following it.
+    /// scrolls down by their estimated height (rows above the window are
+    /// placed by estimate), so the same entries stay in view. A list
+    /// following the newest message keeps following it.
     func keepReadingPlace(entriesAbove count: Int, in state: AppState) -> Emission {
         guard let offset = state.navigation.messagesScroll, state.navigation.screen == .chat, count > 0 else { return .none }
-        let root = SemanticTree.laidOut(state, viewport: viewport, includeTranscript: true)
-        guard let list = root.children.first(where: { $0.id == Layout.messagesID }),
-            let first = list.children.firstIndex(where: { $0.id.hasPrefix("message.") })
-        else { return .none }
-        let kept = first &+ count
-        guard kept < list.children.count else { return .none }
-        let height = list.children[kept].bounds.y &- list.children[first].bounds.y
+        let rows = MessageRows(state, width: max(0, viewport.width - 2 * Layout.margin))
+        let first = rows.hasOlder ? 1 : 0
+        guard first &+ count < rows.count else { return .none }
+        let height = rows.estimatedTop(first &+ count) &- rows.estimatedTop(first)
         return .tell(.scrollMessages(offset: offset &+ height))
     }
 

@@ -171,6 +171,7 @@ public enum AppRouter {
         case .tapNode(let id): return .one(.app(.tapNode(id: id)))
         case .tapXY(let x, let y): return .one(.app(.tapXY(x: x, y: y)))
         case .scrollMessages(let offset): return .one(.app(.scrollMessages(offset: offset)))
+        case .scrollToMessage(let index): return .one(.app(.scrollToMessage(index: index)))
         case .loadScenario(let name): return .one(.app(.loadScenario(name)))
         case .reset: return .one(.app(.reset))
         }

@@ -18,6 +18,14 @@ public final class JcodeMobileApp {
     public var collectsEvents = false {
         didSet { if !collectsEvents { pendingEvents.removeAll() } }
     }
+    /// Whether calls that change the state record `tree_changed` events
+    /// (a subscriber asked for the `tree` kind): each such call then builds
+    /// the tree's window and diffs it.
+    public var collectsTreeEvents = false {
+        didSet { if collectsTreeEvents && !oldValue { _ = treeFeed.tree(of: store.state) } }
+    }
+    /// The tree last built, and what changed in it between revisions.
+    public private(set) var treeFeed: TreeFeed
     /// The `seq` the next stream event gets.
     public private(set) var nextEventSeq = 1
     private var pendingEvents: [StreamEvent] = []
@@ -37,6 +45,7 @@ public final class JcodeMobileApp {
         if let deviceID = options.deviceID { state.lifecycle.deviceID = deviceID }
         if let name = options.deviceName, state.pairing.deviceName.isEmpty { state.pairing.deviceName = name }
         store = Store(state: state, interactor: AppInteractor(viewport: options.viewport), logCapacity: options.logCapacity)
+        treeFeed = TreeFeed(viewport: options.viewport)
     }
 
     /// Creates an app from the bytes of `app_new`'s argument (nil for NULL).
@@ -157,6 +166,18 @@ public final class JcodeMobileApp {
                     w.key("resync"); w.bool(true)
                 }
             }
+            if collectsTreeEvents {
+                _ = treeFeed.tree(of: store.state)
+                let step = treeFeed.newestStep(to: revision)
+                event(.tree, "tree_changed") { w in
+                    if let step {
+                        w.key("since"); w.int(step.from)
+                        w.key("ops"); Self.write(step.changes, to: &w)
+                    } else {
+                        w.key("resync"); w.bool(true)
+                    }
+                }
+            }
         }
         for app in transition.events {
             event(.app, app.type) { w in
@@ -238,7 +259,7 @@ public final class JcodeMobileApp {
 
     /// `jcode_mobile_tree`: `{"ok":true,"revision":…,"tree":{…}}`.
     public func treeDocument() -> JSONWriter {
-        let root = SemanticTree.build(store.state, viewport: options.viewport)
+        let root = tree()
         var w = JSONWriter(capacity: 8192)
         w.objectStart()
         w.key("ok"); w.bool(true)
@@ -257,8 +278,7 @@ public final class JcodeMobileApp {
         for (name, value) in [("x", x), ("y", y)] where !value.isFinite {
             return Self.errorDocument(CoreError(.invalidField, "\(name) must be a finite number of points", field: name))
         }
-        let root = SemanticTree.build(store.state, viewport: options.viewport)
-        let hit = SemanticTree.hitTest(root, x: x, y: y)
+        let hit = SemanticTree.hitTest(tree(), x: x, y: y)
         var w = JSONWriter(capacity: 512)
         w.objectStart()
         w.key("ok"); w.bool(true)
@@ -297,7 +317,7 @@ public final class JcodeMobileApp {
 
     /// `jcode_mobile_screenshot_svg`: the current screen as an SVG document.
     public func screenshotDocument() -> JSONWriter {
-        let root = SemanticTree.build(store.state, viewport: options.viewport)
+        let root = tree()
         let svg = Screenshot.svg(root)
         var w = JSONWriter(capacity: svg.utf8.count + 128)
         w.objectStart()
@@ -377,6 +397,50 @@ public final class JcodeMobileApp {
     public func logsJSON(limit: Int) -> [UInt8] { logsDocument(limit: limit).bytes }
     public func changesJSON(since: UInt64) -> [UInt8] { changesDocument(since: since).bytes }
 
-    /// The tree as a value (tests and tools).
-    public func tree() -> SemanticNode { SemanticTree.build(store.state, viewport: options.viewport) }
+    /// The tree of the current revision as a value: built at most once per
+    /// revision, reusing the rows of the last build.
+    public func tree() -> SemanticNode { treeFeed.tree(of: store.state) }
+
+    /// What changed in the tree after revision `since` (a revision whose tree
+    /// the caller holds: from `tree()` or an earlier answer), or the whole
+    /// tree when the feed cannot say. nil for a `since` after the current revision.
+    public func treeChanges(since: Int) -> TreeFeed.Answer? {
+        guard since <= store.state.revision else { return nil }
+        return treeFeed.changes(since: since, state: store.state)
+    }
+
+    /// `jcode_mobile_tree_changes`: the tree's operations after revision
+    /// `since`, or the whole tree when the feed cannot describe the way.
+    ///
+    ///     {"ok":true,"revision":12,"since":10,"ops":[{"op":"append","id":"message.m7","field":"value","text":"lo"},…]}
+    ///     {"ok":true,"revision":12,"since":3,"resync":true,"tree":{…}}
+    ///
+    /// A `since` after the current revision is `invalid_field`.
+    public func treeChangesDocument(since: UInt64) -> JSONWriter {
+        let current = store.state.revision
+        guard since <= UInt64(current), let answer = treeChanges(since: Int(since)) else {
+            return Self.errorDocument(CoreError(
+                .invalidField, "since_revision \(since) is after the current revision \(current)", field: "since_revision"))
+        }
+        var w = JSONWriter(capacity: 256)
+        w.objectStart()
+        w.key("ok"); w.bool(true)
+        w.key("revision"); w.int(current)
+        w.key("since"); w.uint(since)
+        switch answer {
+        case .changes(_, let changes):
+            w.key("ops"); Self.write(changes, to: &w)
+        case .resync(_, let tree):
+            w.key("resync"); w.bool(true)
+            w.key("tree"); tree.write(to: &w)
+        }
+        w.objectEnd()
+        return w
+    }
+
+    static func write(_ changes: [TreeChange], to w: inout JSONWriter) {
+        w.arrayStart()
+        for change in changes { change.write(to: &w) }
+        w.arrayEnd()
+    }
 }

@@ -16,6 +16,11 @@ public struct StreamEvent: Sendable {
         case effects
         /// Server paired, pairing failed, history synced, connection phase changed, turn finished.
         case app
+        /// `tree_changed` (asked for by name: not among the defaults).
+        case tree
+
+        /// What a subscription without `kinds` receives.
+        public static let defaults: Set<Kind> = [.state, .effects, .app]
     }
 
     public let kind: Kind
@@ -93,6 +98,12 @@ public struct StreamEvent: Sendable {
             .optional("ops", .array(.defined("patch_op")), doc: "JSON Patch operations; absent when `resync` is true"),
             .optional("resync", .boolean, doc: "true when the change was too large to describe"),
         ]),
+        Spec(type: "tree_changed", kind: .tree, doc: "The semantic tree changed: `ops` turn the tree of revision `since` into this revision's (the operations of `jcode_mobile_tree_changes`). Without `ops` (`resync`), read `jcode_mobile_tree`.", fields: [
+            seqField, revisionField,
+            .optional("since", .integer(.count), doc: "the revision whose tree the operations start from; absent when `resync` is true"),
+            .optional("ops", .array(.defined("tree_op")), doc: "tree operations; absent when `resync` is true"),
+            .optional("resync", .boolean, doc: "true when the change cannot be described from a tree the subscriber holds"),
+        ]),
         Spec(type: "effects_requested", kind: .effects, doc: "The host must carry out these effects: the same objects the call's report holds, secrets included (an executor needs them).", fields: [
             seqField, revisionField, FieldSpec("effects", .array(.defined("effect"))),
         ]),
@@ -129,7 +140,7 @@ public struct StreamEvent: Sendable {
 public struct SubscribeOptions: Sendable, Equatable {
     /// Events kept for a subscriber that has not taken them yet.
     public var capacity = SubscribeOptions.defaultCapacity
-    public var kinds: Set<StreamEvent.Kind> = Set(StreamEvent.Kind.allCases)
+    public var kinds: Set<StreamEvent.Kind> = StreamEvent.Kind.defaults
 
     public static let defaultCapacity = 1024
     public static let capacityRange = IntegerRange(1...65_536)
@@ -139,7 +150,7 @@ public struct SubscribeOptions: Sendable, Equatable {
     public static let fields: [FieldSpec] = [
         .optional("capacity", .integer(capacityRange), doc: "events kept until taken (default 1024); past it they are dropped and `events_lost` says so"),
         .optional("kinds", .array(.enumeration(StreamEvent.Kind.allCases.map(\.rawValue))),
-                  doc: "which events to receive: `state`, `effects`, `app` (default all)"),
+                  doc: "which events to receive: `state`, `effects`, `app`, `tree` (default `state`, `effects` and `app`)"),
     ]
 
     /// Reads the options: NULL, "" and "{}" are the defaults.
@@ -165,7 +176,7 @@ public struct SubscribeOptions: Sendable, Equatable {
             var chosen = Set<StreamEvent.Kind>()
             for (i, item) in items.enumerated() {
                 guard case .string(let name) = item, let kind = StreamEvent.Kind(rawValue: name) else {
-                    throw CoreError.invalidField("kinds[\(i)]", "expected one of \"state\", \"effects\", \"app\"")
+                    throw CoreError.invalidField("kinds[\(i)]", "expected one of \"state\", \"effects\", \"app\", \"tree\"")
                 }
                 chosen.insert(kind)
             }

@@ -57,6 +57,8 @@ public enum Action: Equatable, Sendable {
     case tapXY(x: Double, y: Double)
     /// Scroll the message list so `offset` points of its content lie above its top.
     case scrollMessages(offset: Int)
+    /// Scroll the message list so its row `index` is at the list's top.
+    case scrollToMessage(index: Int)
     // Whole-app
     case loadScenario(String)
     case reset
@@ -230,6 +232,13 @@ public enum Action: Equatable, Sendable {
             fields: [FieldSpec("offset", .integer(.count))]
         ) { r throws(CoreError) in
             .scrollMessages(offset: try r.int("offset"))
+        },
+        MessageSpec(
+            "scroll_to_message",
+            doc: "Scroll the chat's message list so its row index (0 …, as the list's window counts them: window.total rows) is at the list's top; the last rows show the end and keep following new messages. An index past the last row shows the end.",
+            fields: [FieldSpec("index", .integer(.count))]
+        ) { r throws(CoreError) in
+            .scrollToMessage(index: try r.int("index"))
         },
         MessageSpec(
             "load_scenario", doc: "Replace the whole state with a named fixture.",

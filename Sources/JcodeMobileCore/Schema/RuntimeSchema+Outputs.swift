@@ -25,6 +25,8 @@ extension RuntimeSchema {
                 ("saved_server", savedServer),
                 ("tree_node", treeNode),
                 ("patch_op", patchOp),
+                ("tree_op", treeOp),
+                ("tree_changes_answer", treeChangesAnswer),
                 ("change_record", changeRecord),
                 ("log_entry", logEntry),
                 ("snapshot", snapshot),
@@ -151,9 +153,69 @@ extension RuntimeSchema {
                 ("accessibility_value", B.nullableString),
                 ("supported_actions", B.described(B.array(B.string), "\"tap\" (tap_node) and the actions that edit the node")),
                 ("bounds", B.described(B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)]), "points, origin top-left of the viewport, scrolling applied")),
-                ("scroll", B.described(B.strictObject([("offset", B.integer(.count)), ("content_height", B.integer(.count)), ("max_offset", B.integer(.count))]), "the message list only: its scroll position")),
+                ("scroll", B.described(scroll, "the message list only: its scroll position")),
+                ("window", B.described(window, "the message list only: which of its rows are its children")),
                 ("children", B.array(B.ref("tree_node"))),
-            ], optional: ["scroll"], description: "One node of the semantic UI tree (SemanticNode.write).")
+            ], optional: ["scroll", "window"], description: "One node of the semantic UI tree (SemanticNode.write).")
+        }
+
+        static var scroll: JSONValue {
+            B.strictObject([
+                ("offset", B.described(B.integer(.count), "points the content is scrolled by")),
+                ("content_height", B.described(B.integer(.count), "the content's height: the window's rows measured, the others estimated")),
+                ("max_offset", B.integer(.count)),
+            ])
+        }
+
+        static var window: JSONValue {
+            B.strictObject([
+                ("start", B.described(B.integer(.count), "the index of the list's first child among all its rows")),
+                ("end", B.described(B.integer(.count), "one past the index of its last child")),
+                ("total", B.described(B.integer(.count), "how many rows the list has (messages, load earlier, images, unsent messages)")),
+            ])
+        }
+
+        /// The own fields an `update` may set (a node's members but `id` and `children`).
+        static var nodeFields: [(String, JSONValue)] {
+            let int = B.type("integer")
+            return [
+                ("role", B.enumeration(SemanticNode.Role.allCases.map(\.rawValue))), ("label", B.string), ("value", B.nullableString),
+                ("placeholder", B.nullableString), ("visible", B.boolean), ("enabled", B.boolean), ("focused", B.boolean),
+                ("accessibility_label", B.string), ("accessibility_value", B.nullableString), ("supported_actions", B.array(B.string)),
+                ("bounds", B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)])),
+                ("scroll", B.orNull(scroll)), ("window", B.orNull(window)),
+            ]
+        }
+
+        static var treeOp: JSONValue {
+            let id = B.described(B.string, "a node id (unique within the tree)")
+            return B.described(B.oneOf([
+                B.strictObject([
+                    ("op", B.const("splice")), ("parent", id), ("index", B.integer(.count)),
+                    ("remove", B.described(B.array(B.string), "the ids of the children removed from index on, in order")),
+                    ("insert", B.described(B.array(B.ref("tree_node")), "the nodes inserted at index, whole")),
+                ], description: "Replace the children index ..< index + remove.length of parent by insert."),
+                B.strictObject([("op", B.const("move")), ("id", id), ("parent", id), ("index", B.integer(.count))],
+                               description: "Move the child id of parent to index among the other children."),
+                B.strictObject([
+                    ("op", B.const("update")), ("id", id),
+                    ("set", B.described(B.strictObject(nodeFields, optional: Set(nodeFields.map(\.0))), "the node's own fields that changed, with their new values (scroll or window null: no longer there)")),
+                ], description: "Set fields of the node id."),
+                B.strictObject([
+                    ("op", B.const("append")), ("id", id),
+                    ("field", B.enumeration(["label", "value", "accessibility_label", "accessibility_value"])),
+                    ("text", B.described(B.string, "appended to the field's string (null counts as empty)")),
+                ], description: "Append text to a string field of the node id (a streamed reply)."),
+            ]), "One operation of jcode_mobile_tree_changes, keyed by node ids; applied in order.")
+        }
+
+        static var treeChangesAnswer: JSONValue {
+            let since = B.described(["type": "integer", "minimum": 0], "since_revision exactly as passed")
+            return B.described(B.oneOf([
+                B.strictObject([("ok", B.const(true)), ("revision", revision), ("since", since), ("ops", B.array(B.ref("tree_op")))]),
+                B.strictObject([("ok", B.const(true)), ("revision", revision), ("since", since), ("resync", B.const(true)), ("tree", B.ref("tree_node"))]),
+                B.ref("error_answer"),
+            ]), "The answer of jcode_mobile_tree_changes: the operations from the tree of since to this revision's, or a resync with the whole tree.")
         }
 
         // MARK: - The state

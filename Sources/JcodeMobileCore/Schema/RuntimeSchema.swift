@@ -85,6 +85,7 @@ public enum RuntimeSchema {
         Function("jcode_mobile_tree", answer: "tree_answer"),
         Function("jcode_mobile_logs", answer: "logs_answer"),
         Function("jcode_mobile_changes", answer: "changes_answer"),
+        Function("jcode_mobile_tree_changes", answer: "tree_changes_answer"),
         Function("jcode_mobile_snapshot", answer: "snapshot_answer"),
         Function("jcode_mobile_last_error", answer: "last_error_answer"),
         Function("jcode_mobile_subscribe", input: "subscribe_options", events: "stream_event",

@@ -1,29 +1,22 @@
 /// The conversation: header, notices, messages with tool cards, requests
 /// from the agent, and the composer.
 enum ChatScreen {
-    static func nodes(_ state: AppState, includeTranscript: Bool) -> [SemanticNode] {
+    /// The screen's nodes. The message list's rows are not among them: the
+    /// layout fills the list with the rows in and near the viewport
+    /// (`MessageRows`). `tappableRows` puts the list's tappable rows (load
+    /// older, an undelivered message's buttons) in it instead, for resolving
+    /// `tap_node` without a layout.
+    static func nodes(_ state: AppState, tappableRows: Bool) -> [SemanticNode] {
         var nodes: [SemanticNode] = [header(state)]
         nodes.append(
             SemanticNode("chat.notices", .list, label: "", visible: !state.notices.notices.isEmpty, children: state.notices.notices.map(notice)))
         if let turn = state.chat.interruptedTurn { nodes.append(interrupted(turn, processing: state.chat.turn.isProcessing)) }
         var messages: [SemanticNode] = []
-        if let older = state.chat.olderHistory { messages.append(loadOlder(older, processing: state.chat.turn.isProcessing)) }
-        if includeTranscript {
-            messages.reserveCapacity(state.chat.transcript.count + state.chat.outbox.count + 1)
-            let images = ImagePlaces(state.chat.images)
-            var prompts = 0
-            for entry in state.chat.transcript.entries {
-                let isPrompt = entry.role == .user && !entry.isQueued
-                messages.append(message(entry, images: images, prompt: isPrompt ? prompts : nil, all: state.chat.images))
-                if isPrompt { prompts += 1 }
-            }
-            for k in images.unanchored { messages.append(image("image.\(k)", state.chat.images[k])) }
-        }
-        // A message already sent shows as its transcript entry, once.
         var waiting = 0
-        for pending in state.chat.outbox where !pending.isInTranscript {
-            messages.append(outboxMessage(pending))
-            waiting += 1
+        for pending in state.chat.outbox where !pending.isInTranscript { waiting += 1 }
+        if tappableRows {
+            if let older = state.chat.olderHistory { messages.append(loadOlder(older, processing: state.chat.turn.isProcessing)) }
+            for pending in state.chat.outbox where !pending.isInTranscript { messages.append(outboxMessage(pending)) }
         }
         nodes.append(
             SemanticNode(
@@ -151,7 +144,19 @@ enum ChatScreen {
         if let prompt, let places = images?.byPrompt[prompt] {
             for k in places { children.append(image("message.\(entry.id).image.\(k)", all[k])) }
         }
-        for call in entry.toolCalls { children.append(toolCard(call, images: images?.byToolCall[call.id] ?? [], all: all)) }
+        var cardIDs: [String] = []
+        for call in entry.toolCalls {
+            // Unique in the tree: scoped by the message (a later turn may
+            // reuse a call id), and a repeated id within one message numbered.
+            var cardID = "tool.\(entry.id).\(call.id)"
+            if cardIDs.contains(cardID) {
+                var n = 2
+                while cardIDs.contains("\(cardID)~\(n)") { n += 1 }
+                cardID = "\(cardID)~\(n)"
+            }
+            cardIDs.append(cardID)
+            children.append(toolCard(call, id: cardID, images: images?.byToolCall[call.id] ?? [], all: all))
+        }
         if let stop = stopNote(entry.stopReason) {
             children.append(.text("message.\(entry.id).stop_reason", stop, value: entry.stopReason.wireName, role: .status))
         }
@@ -172,15 +177,15 @@ enum ChatScreen {
         }
     }
 
-    static func toolCard(_ call: ToolCall, images: [Int] = [], all: [HistoryImage] = []) -> SemanticNode {
+    static func toolCard(_ call: ToolCall, id: String, images: [Int] = [], all: [HistoryImage] = []) -> SemanticNode {
         let status = toolStatus(call)
         var children: [SemanticNode] = []
-        if !call.input.isEmpty { children.append(.text("tool.\(call.id).input", "Input", value: call.input)) }
-        if !call.output.isEmpty { children.append(.text("tool.\(call.id).output", "Output", value: call.output)) }
-        if let error = call.error { children.append(.text("tool.\(call.id).error", "Error", value: error, role: .errorText)) }
-        for k in images { children.append(image("tool.\(call.id).image.\(k)", all[k])) }
+        if !call.input.isEmpty { children.append(.text("\(id).input", "Input", value: call.input)) }
+        if !call.output.isEmpty { children.append(.text("\(id).output", "Output", value: call.output)) }
+        if let error = call.error { children.append(.text("\(id).error", "Error", value: error, role: .errorText)) }
+        for k in images { children.append(image("\(id).image.\(k)", all[k])) }
         return SemanticNode(
-            "tool.\(call.id)", .toolCall, label: call.name, value: status,
+            id, .toolCall, label: call.name, value: status,
             accessibilityLabel: "Tool \(call.name)",
             accessibilityValue: call.error.map { "\(status): \($0)" } ?? status, children: children)
     }

@@ -32,7 +32,9 @@ public enum Layout {
     /// The id of the one scrolling list.
     public static let messagesID = "chat.messages"
 
-    static func apply(to root: inout SemanticNode, viewport: SemanticTree.Viewport, messagesScroll: Int?) {
+    static func apply(
+        to root: inout SemanticNode, viewport: SemanticTree.Viewport, messagesScroll: Int?, rows: MessageRows? = nil, cache: RowCache? = nil
+    ) {
         root.bounds = SemanticNode.Bounds(x: 0, y: 0, width: viewport.width, height: viewport.height)
         let width = max(0, viewport.width - 2 * margin)
         guard let list = root.children.firstIndex(where: { $0.id == messagesID }) else {
@@ -47,12 +49,17 @@ public enum Layout {
         for i in (list + 1)..<root.children.count { place(&root.children[i], x: margin, y: &bottomHeight, width: width) }
         let bottom = max(top, viewport.height - bottomHeight)
         for i in (list + 1)..<root.children.count { shift(&root.children[i], by: bottom) }
-        placeScrolling(&root.children[list], frame: SemanticNode.Bounds(x: margin, y: top, width: width, height: bottom - top), offset: messagesScroll)
+        let frame = SemanticNode.Bounds(x: margin, y: top, width: width, height: bottom - top)
+        if let rows {
+            placeMessages(&root.children[list], frame: frame, offset: messagesScroll, rows: rows, cache: cache)
+        } else {
+            placeScrolling(&root.children[list], frame: frame, offset: messagesScroll)
+        }
     }
 
-    /// The message list: children laid out from the top of their content,
-    /// then moved up by the scroll offset (the end of the content when the
-    /// list follows the newest message).
+    /// A scrolling list whose children are all in the tree: laid out from
+    /// the top of their content, then moved up by the scroll offset (the
+    /// end of the content when the list follows the newest message).
     private static func placeScrolling(_ node: inout SemanticNode, frame: SemanticNode.Bounds, offset requested: Int?) {
         node.bounds = frame
         guard node.visible else {
@@ -70,7 +77,7 @@ public enum Layout {
         node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: maxOffset)
     }
 
-    private static func place(_ node: inout SemanticNode, x: Int, y: inout Int, width: Int) {
+    static func place(_ node: inout SemanticNode, x: Int, y: inout Int, width: Int) {
         guard node.visible else {
             node.bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0)
             zero(&node.children, x: x, y: y)

@@ -22,6 +22,14 @@ public struct SemanticNode: Equatable, Sendable {
         public var maxOffset: Int
     }
 
+    /// The message list's window: the rows `start ..< end` of `total` are
+    /// its children (the rest are not in the tree).
+    public struct Window: Equatable, Sendable {
+        public var start: Int
+        public var end: Int
+        public var total: Int
+    }
+
     /// What tapping the node does (not part of the JSON; `supported_actions` says it).
     public enum Tap: Equatable, Sendable {
         case action(Action)
@@ -45,6 +53,8 @@ public struct SemanticNode: Equatable, Sendable {
     public var bounds = Bounds()
     /// Only on the scrolling message list.
     public var scroll: Scroll?
+    /// Only on the message list.
+    public var window: Window?
     public var children: [SemanticNode] = []
     public var tap: Tap?
 
@@ -121,38 +131,67 @@ public struct SemanticNode: Equatable, Sendable {
     public func write(to w: inout JSONWriter) {
         w.objectStart()
         w.key("id"); w.string(id)
-        w.key("role"); w.string(role.rawValue)
-        w.key("label"); w.string(label)
-        w.key("value"); w.string(value)
-        w.key("placeholder"); w.string(placeholder)
-        w.key("visible"); w.bool(visible)
-        w.key("enabled"); w.bool(enabled)
-        w.key("focused"); w.bool(focused)
-        w.key("accessibility_label"); w.string(accessibilityLabel)
-        w.key("accessibility_value"); w.string(accessibilityValue)
-        w.key("supported_actions")
-        w.arrayStart()
-        for action in supportedActions { w.string(action) }
-        w.arrayEnd()
-        w.key("bounds")
-        w.objectStart()
-        w.key("x"); w.int(bounds.x)
-        w.key("y"); w.int(bounds.y)
-        w.key("width"); w.int(bounds.width)
-        w.key("height"); w.int(bounds.height)
-        w.objectEnd()
-        if let scroll {
-            w.key("scroll")
-            w.objectStart()
-            w.key("offset"); w.int(scroll.offset)
-            w.key("content_height"); w.int(scroll.contentHeight)
-            w.key("max_offset"); w.int(scroll.maxOffset)
-            w.objectEnd()
-        }
+        writeFields(Self.jsonFields, to: &w, omittingAbsent: true)
         w.key("children")
         w.arrayStart()
         for child in children { child.write(to: &w) }
         w.arrayEnd()
         w.objectEnd()
+    }
+
+    /// Every own field the JSON carries.
+    static let jsonFields: Fields = Fields(rawValue: (1 << 13) - 1)
+
+    /// Writes the members of `fields`, in the node's order. An absent
+    /// `scroll` or `window` is null, or left out when `omittingAbsent`.
+    func writeFields(_ fields: Fields, to w: inout JSONWriter, omittingAbsent: Bool = false) {
+        if fields.contains(.role) { w.key("role"); w.string(role.rawValue) }
+        if fields.contains(.label) { w.key("label"); w.string(label) }
+        if fields.contains(.value) { w.key("value"); w.string(value) }
+        if fields.contains(.placeholder) { w.key("placeholder"); w.string(placeholder) }
+        if fields.contains(.visible) { w.key("visible"); w.bool(visible) }
+        if fields.contains(.enabled) { w.key("enabled"); w.bool(enabled) }
+        if fields.contains(.focused) { w.key("focused"); w.bool(focused) }
+        if fields.contains(.accessibilityLabel) { w.key("accessibility_label"); w.string(accessibilityLabel) }
+        if fields.contains(.accessibilityValue) { w.key("accessibility_value"); w.string(accessibilityValue) }
+        if fields.contains(.supportedActions) {
+            w.key("supported_actions")
+            w.arrayStart()
+            for action in supportedActions { w.string(action) }
+            w.arrayEnd()
+        }
+        if fields.contains(.bounds) {
+            w.key("bounds")
+            w.objectStart()
+            w.key("x"); w.int(bounds.x)
+            w.key("y"); w.int(bounds.y)
+            w.key("width"); w.int(bounds.width)
+            w.key("height"); w.int(bounds.height)
+            w.objectEnd()
+        }
+        if fields.contains(.scroll) {
+            if let scroll {
+                w.key("scroll")
+                w.objectStart()
+                w.key("offset"); w.int(scroll.offset)
+                w.key("content_height"); w.int(scroll.contentHeight)
+                w.key("max_offset"); w.int(scroll.maxOffset)
+                w.objectEnd()
+            } else if !omittingAbsent {
+                w.key("scroll"); w.null()
+            }
+        }
+        if fields.contains(.window) {
+            if let window {
+                w.key("window")
+                w.objectStart()
+                w.key("start"); w.int(window.start)
+                w.key("end"); w.int(window.end)
+                w.key("total"); w.int(window.total)
+                w.objectEnd()
+            } else if !omittingAbsent {
+                w.key("window"); w.null()
+            }
+        }
     }
 }

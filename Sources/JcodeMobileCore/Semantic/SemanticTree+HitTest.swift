@@ -35,19 +35,10 @@ extension SemanticTree {
         x >= Double(b.x) && x < Double(b.x) + Double(b.width) && y >= Double(b.y) && y < Double(b.y) + Double(b.height)
     }
 
-    /// The current screen laid out. Without the transcript (what `tap_xy`
-    /// needs: messages are not tappable and the list's frame does not depend
-    /// on them), it costs the same at any conversation length.
-    static func laidOut(_ state: AppState, viewport: Viewport, includeTranscript: Bool) -> SemanticNode {
-        var root = nodes(state, includeTranscript: includeTranscript)
-        Layout.apply(to: &root, viewport: viewport, messagesScroll: state.navigation.messagesScroll)
-        return root
-    }
-
     /// The message list's scroll position on the current screen (nil when
-    /// the screen has none).
+    /// the screen has none): the cost of the window, not of the conversation.
     public static func messagesScroll(_ state: AppState, viewport: Viewport) -> SemanticNode.Scroll? {
         guard state.navigation.screen == .chat else { return nil }
-        return laidOut(state, viewport: viewport, includeTranscript: true).children.first(where: { $0.id == Layout.messagesID })?.scroll
+        return build(state, viewport: viewport).children.first(where: { $0.id == Layout.messagesID })?.scroll
     }
 }

@@ -10,11 +10,11 @@ extension SemanticTree {
         case action(Action)
     }
 
-    /// Builds the current screen's nodes without the transcript (messages
-    /// are not tappable) and without laying them out, so a tap costs the
-    /// same at any conversation length.
+    /// Builds the current screen's nodes with the message list's tappable
+    /// rows (messages are not tappable) and without laying them out, so a
+    /// tap costs the same at any conversation length.
     public static func tapTarget(of nodeID: String, in state: AppState) -> TapTarget {
-        let root = nodes(state, includeTranscript: false)
+        let root = nodes(state, tappableRows: true)
         guard let node = visibleNode(nodeID, in: root), let tap = node.tap else { return .none }
         guard node.enabled else { return .disabled }
         switch tap {

@@ -12,24 +12,27 @@ public enum SemanticTree {
         }
     }
 
-    /// The tree of the current screen, laid out for `viewport`.
-    public static func build(_ state: AppState, viewport: Viewport = Viewport()) -> SemanticNode {
-        var root = nodes(state, includeTranscript: true)
-        Layout.apply(to: &root, viewport: viewport, messagesScroll: state.navigation.messagesScroll)
+    /// The tree of the current screen, laid out for `viewport`: the message
+    /// list holds the rows in and near the viewport (see `MessageRows`).
+    /// `cache` reuses rows built before (`RowCache`); the tree is the same
+    /// with or without one.
+    public static func build(_ state: AppState, viewport: Viewport = Viewport(), cache: RowCache? = nil) -> SemanticNode {
+        var root = nodes(state, tappableRows: false)
+        let rows = state.navigation.screen == .chat ? MessageRows(state, width: max(0, viewport.width - 2 * Layout.margin)) : nil
+        Layout.apply(to: &root, viewport: viewport, messagesScroll: state.navigation.messagesScroll, rows: rows, cache: cache)
         return root
     }
 
     /// The tree without a layout (every bounds zero).
     ///
-    /// - Parameter includeTranscript: false builds everything but the message
-    ///   nodes (what tap resolution needs), which keeps it cheap at any
-    ///   transcript size.
-    static func nodes(_ state: AppState, includeTranscript: Bool) -> SemanticNode {
+    /// - Parameter tappableRows: the message list holds its tappable rows
+    ///   (what tap resolution needs) instead of none (the layout fills it).
+    static func nodes(_ state: AppState, tappableRows: Bool) -> SemanticNode {
         var children: [SemanticNode] = []
         children.append(contentsOf: banners(state))
         switch state.navigation.screen {
         case .onboarding: children.append(contentsOf: OnboardingScreen.nodes(state))
-        case .chat: children.append(contentsOf: ChatScreen.nodes(state, includeTranscript: includeTranscript))
+        case .chat: children.append(contentsOf: ChatScreen.nodes(state, tappableRows: tappableRows))
         case .sessions: children.append(contentsOf: SessionsScreen.nodes(state))
         case .modelPicker: children.append(contentsOf: ModelPickerScreen.nodes(state))
         case .settings: children.append(contentsOf: SettingsScreen.nodes(state))

@@ -45,6 +45,13 @@ public struct Transcript: Sendable {
     public private(set) var trimmedEntries = 0
     /// The most the transcript holds, counted as `textBytes` (see `trimIfOverBudget`).
     public let textBudget: Int
+    /// What the layout needs to estimate where an entry sits without
+    /// measuring the ones before it: `rowWeights[i]` sums the weights
+    /// (`RowWeight`) of the entries before `i` (`entries.count + 1` sums).
+    /// Kept up to date by every mutation at the cost of the entries after
+    /// the one it touched (streaming writes the last ones), so finding the
+    /// entry at a scroll position is a binary search.
+    public private(set) var rowWeights: [RowWeight] = [RowWeight()]
 
     /// `textBudget`: tests use a small one; the app keeps `defaultTextBudget`.
     public init(textBudget: Int = Transcript.defaultTextBudget) {
@@ -92,6 +99,7 @@ public struct Transcript: Sendable {
         entries.insert(entry, at: index)
         changes.append(.insert(index: index, entry: entry))
         textBytes &+= Self.entryOverhead &+ text.utf8.count
+        refreshWeights(from: index)
         return trimIfOverBudget(keeping: index)
     }
 
@@ -103,6 +111,7 @@ public struct Transcript: Sendable {
         queuedCount &+= 1
         changes.append(.insert(index: entries.count &- 1, entry: entry))
         textBytes &+= Self.entryOverhead &+ text.utf8.count
+        refreshWeights(from: entries.count &- 1)
         trimIfOverBudget(keeping: entries.count &- 1)
         return entry.serial
     }
@@ -155,6 +164,7 @@ public struct Transcript: Sendable {
         entries[index].text.append(kept)
         changes.append(.appendText(index: index, field: .text, text: kept))
         textBytes &+= kept.utf8.count
+        addWeight(RowWeight(bytes: kept.utf8.count), at: index)
         if textBytes > textBudget { trimIfOverBudget(keeping: index) }
         return !cut
     }
@@ -166,6 +176,7 @@ public struct Transcript: Sendable {
         textBytes &+= kept.utf8.count &- entries[index].text.utf8.count
         entries[index].text = kept
         changes.append(.set(index: index, field: .text, value: .string(kept)))
+        refreshWeights(from: index)
         if textBytes > textBudget { trimIfOverBudget(keeping: index) }
         return !cut
     }
@@ -175,9 +186,11 @@ public struct Transcript: Sendable {
     public mutating func appendReasoning(_ text: String, at index: Int) -> Bool {
         let (kept, cut) = Self.fitting(text, after: entries[index].reasoning.utf8.count)
         guard !kept.isEmpty else { return !cut }
+        let opensReasoning = entries[index].reasoning.isEmpty
         entries[index].reasoning.append(kept)
         changes.append(.appendText(index: index, field: .reasoning, text: kept))
         textBytes &+= kept.utf8.count
+        addWeight(RowWeight(bytes: kept.utf8.count, boxes: opensReasoning ? 1 : 0), at: index)
         if textBytes > textBudget { trimIfOverBudget(keeping: index) }
         return !cut
     }
@@ -266,6 +279,7 @@ public struct Transcript: Sendable {
     public mutating func addToolCall(_ call: ToolCall, at index: Int) {
         textBytes &+= Self.bytes(of: call)
         entries[index].toolCalls.append(call)
+        addWeight(RowWeight(bytes: Self.bytes(of: call) &- Self.toolCallOverhead, boxes: 1), at: index)
         toolOwners[call.id] = entries[index].serial
         latestToolCallID = call.id
         if call.status == .pending || call.status == .running { turnToolCallIDs.append(call.id) }
@@ -283,6 +297,7 @@ public struct Transcript: Sendable {
         entries[e].toolCalls[c].input.append(kept)
         changes.append(.appendToolInput(index: e, call: c, text: kept))
         textBytes &+= kept.utf8.count
+        addWeight(RowWeight(bytes: kept.utf8.count), at: e)
         if textBytes > textBudget { trimIfOverBudget(keeping: e) }
         return !cut
     }
@@ -294,7 +309,9 @@ public struct Transcript: Sendable {
         let before = Self.bytes(of: entries[e].toolCalls[c])
         update(&entries[e].toolCalls[c])
         changes.append(.setToolCall(index: e, call: c, value: entries[e].toolCalls[c]))
-        textBytes &+= Self.bytes(of: entries[e].toolCalls[c]) &- before
+        let grown = Self.bytes(of: entries[e].toolCalls[c]) &- before
+        textBytes &+= grown
+        addWeight(RowWeight(bytes: grown), at: e)
         if textBytes > textBudget { trimIfOverBudget(keeping: e) }
         return true
     }
@@ -314,6 +331,7 @@ public struct Transcript: Sendable {
             changes.append(.remove(index: index))
             entries.insert(entry, at: target)
             changes.append(.insert(index: target, entry: entry))
+            refreshWeights(from: min(index, target))
         } else {
             entries[index] = entry
             changes.append(.set(index: index, field: .isQueued, value: .bool(false)))
@@ -348,6 +366,7 @@ public struct Transcript: Sendable {
         }
         if let latest = latestToolCallID, toolOwners[latest] == nil { latestToolCallID = nil }
         changes.append(.remove(index: index))
+        refreshWeights(from: index)
     }
 
     /// Replaces everything (the server's authoritative history). Entries get
@@ -371,6 +390,7 @@ public struct Transcript: Sendable {
         trimmedEntries = 0
         changes.removeAll()
         wasReset = true
+        refreshWeights(from: 0)
         trimIfOverBudget(keeping: entries.count &- 1)
     }
 
@@ -428,6 +448,7 @@ public struct Transcript: Sendable {
         if let s = streamingIndex { streamingIndex = s &- shift }
         changes.removeAll()
         wasReset = true
+        refreshWeights(from: 0)
         return keep &- shift
     }
 
@@ -455,6 +476,30 @@ public struct Transcript: Sendable {
         let drained = changes
         changes = []
         return (reset ? [] : drained, reset)
+    }
+
+    // MARK: - Row weights
+
+    /// Recomputes the sums after `index` (an entry was inserted, removed
+    /// or rewritten there): the cost of the entries from `index` on.
+    private mutating func refreshWeights(from index: Int) {
+        let start = min(max(0, index), entries.count)
+        rowWeights.removeSubrange((start &+ 1)...)
+        var sum = rowWeights[start]
+        rowWeights.reserveCapacity(entries.count &+ 1)
+        for k in start..<entries.count {
+            sum = sum + RowWeight(of: entries[k])
+            rowWeights.append(sum)
+        }
+    }
+
+    /// Adds `weight` to the entry at `index` (it grew in place).
+    private mutating func addWeight(_ weight: RowWeight, at index: Int) {
+        var k = index &+ 1
+        while k < rowWeights.count {
+            rowWeights[k] = rowWeights[k] + weight
+            k &+= 1
+        }
     }
 
     private mutating func takeSerial() -> Int {
@@ -551,5 +596,43 @@ extension TranscriptChange {
         }
         w.fragment(tail)
         w.valueFollows()
+    }
+}
+
+/// How much an entry holds, as the layout estimates heights from it: its
+/// boxes (the entry, its reasoning, each tool card) and the bytes of text
+/// they show. Additive, so sums over a range of entries estimate the range.
+public struct RowWeight: Equatable, Sendable {
+    // 32 bits each (8 bytes a sum): the transcript's text budget keeps both far below 2^31.
+    private var storedBytes: Int32 = 0
+    private var storedBoxes: Int32 = 0
+    public var bytes: Int { Int(storedBytes) }
+    public var boxes: Int { Int(storedBoxes) }
+
+    public init(bytes: Int = 0, boxes: Int = 0) {
+        storedBytes = Int32(truncatingIfNeeded: bytes)
+        storedBoxes = Int32(truncatingIfNeeded: boxes)
+    }
+
+    public init(of entry: TranscriptEntry) {
+        var bytes = entry.text.utf8.count &+ entry.reasoning.utf8.count
+        for call in entry.toolCalls {
+            bytes &+= call.input.utf8.count &+ call.output.utf8.count &+ (call.error?.utf8.count ?? 0)
+        }
+        self.init(bytes: bytes, boxes: 1 &+ entry.toolCalls.count &+ (entry.reasoning.isEmpty ? 0 : 1))
+    }
+
+    public static func + (a: RowWeight, b: RowWeight) -> RowWeight {
+        var sum = a
+        sum.storedBytes &+= b.storedBytes
+        sum.storedBoxes &+= b.storedBoxes
+        return sum
+    }
+
+    public static func - (a: RowWeight, b: RowWeight) -> RowWeight {
+        var difference = a
+        difference.storedBytes &-= b.storedBytes
+        difference.storedBoxes &-= b.storedBoxes
+        return difference
     }
 }

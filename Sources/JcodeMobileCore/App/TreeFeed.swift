@@ -1,0 +1,129 @@
+/// The tree's counterpart of the change feed: what changed in the semantic
+/// tree between revisions, as `TreeChange` operations
+/// (`jcode_mobile_tree_changes`, the event stream's `tree_changed`).
+///
+/// The tree is built only when someone asks for it (`tree`, `hit_test`, a
+/// screenshot, tree changes, a `tree` subscriber): inputs never pay for
+/// it. Each time it is built at a new revision, it is diffed against the
+/// last one built and the operations are kept as a step from that revision
+/// to this one. The steps form a chain; a host holding the tree of a
+/// revision on the chain gets the steps after it, one holding any other
+/// (too old, never built, from the future) is told to resync. The window
+/// keeps rows built before (`RowCache`), so a build after one streamed
+/// delta builds one row, and a step is O(window), never O(conversation).
+public struct TreeFeed {
+    public struct Step: Sendable {
+        public var from: Int
+        public var to: Int
+        public var changes: [TreeChange]
+        var weight: Int
+    }
+
+    public enum Answer: Sendable {
+        /// The operations from the asked revision to `revision`, in order
+        /// (none when it is the current one).
+        case changes(revision: Int, [TreeChange])
+        /// The asked revision is not one the feed can start from: take the whole tree.
+        case resync(revision: Int, SemanticNode)
+    }
+
+    let viewport: SemanticTree.Viewport
+    let cache = RowCache()
+    /// The tree last built and its revision.
+    public private(set) var last: (revision: Int, tree: SemanticNode)?
+    private var steps: [Step] = []
+    private var head = 0
+    private var weight = 0
+
+    /// Steps kept at most, and their weight (operations, nodes and text bytes).
+    public static let capacity = 256
+    public static let weightBudget = 1 << 20
+
+    init(viewport: SemanticTree.Viewport) {
+        self.viewport = viewport
+    }
+
+    /// The tree of `state`, built when the revision moved since the last
+    /// build (and the step to it recorded).
+    mutating func tree(of state: AppState) -> SemanticNode {
+        if let last, last.revision == state.revision { return last.tree }
+        let tree = SemanticTree.build(state, viewport: viewport, cache: cache)
+        if let last, last.revision < state.revision {
+            let changes = TreeChange.diff(from: last.tree, to: tree)
+            record(Step(from: last.revision, to: state.revision, changes: changes, weight: Self.weight(of: changes)))
+        } else {
+            forget()
+        }
+        last = (state.revision, tree)
+        return tree
+    }
+
+    /// The operations from revision `since` to the tree of `state`.
+    mutating func changes(since: Int, state: AppState) -> Answer {
+        let tree = tree(of: state)
+        let revision = state.revision
+        if since == revision { return .changes(revision: revision, []) }
+        guard let first = stepIndex(from: since) else { return .resync(revision: revision, tree) }
+        var result: [TreeChange] = []
+        for k in first..<steps.count { result.append(contentsOf: steps[k].changes) }
+        return .changes(revision: revision, result)
+    }
+
+    /// The newest step, when it leads to `revision` (the `tree_changed` event of the call that just ran).
+    func newestStep(to revision: Int) -> Step? {
+        guard let step = steps.last, step.to == revision else { return nil }
+        return step
+    }
+
+    private func stepIndex(from revision: Int) -> Int? {
+        var k = steps.count
+        while k > head {
+            k &-= 1
+            if steps[k].from == revision { return k }
+            if steps[k].from < revision { return nil }
+        }
+        return nil
+    }
+
+    private mutating func record(_ step: Step) {
+        steps.append(step)
+        weight &+= step.weight
+        while steps.count &- head > Self.capacity || (weight > Self.weightBudget && steps.count &- head > 1) {
+            weight &-= steps[head].weight
+            steps[head].changes = []
+            head &+= 1
+        }
+        // Compact once the dropped steps are half the array.
+        if head > 0 && head &* 2 >= steps.count {
+            steps.removeFirst(head)
+            head = 0
+        }
+    }
+
+    private mutating func forget() {
+        steps.removeAll()
+        head = 0
+        weight = 0
+    }
+
+    static func weight(of changes: [TreeChange]) -> Int {
+        var w = 0
+        for change in changes {
+            switch change {
+            case .splice(_, _, let removed, let inserted):
+                w &+= 64 &+ removed.count &* 32
+                for node in inserted { w &+= weight(of: node) }
+            case .move: w &+= 64
+            case .update(_, _, let node): w &+= 64 &+ weight(of: node)
+            case .append(_, _, let text): w &+= 64 &+ text.utf8.count
+            }
+        }
+        return w
+    }
+
+    private static func weight(of node: SemanticNode) -> Int {
+        var w = 128 &+ node.label.utf8.count &+ (node.value?.utf8.count ?? 0)
+        for child in node.children { w &+= weight(of: child) }
+        return w
+    }
+}

@@ -1,0 +1,315 @@
+/// The message list, windowed: the tree holds the rows in and near the
+/// viewport, never the whole conversation.
+///
+/// The list's rows are, in order: "Load earlier messages" (a compacted
+/// conversation), one row per transcript entry, the images the history did
+/// not anchor to a message, and the messages still waiting in the outbox.
+/// Where a row sits is estimated from the transcript's running sums of
+/// `RowWeight` (no row before it is measured), so finding the rows at a
+/// scroll position is a binary search; the rows of the window are then laid
+/// out exactly, one after the other. A list of at most `exactRowLimit` rows
+/// is laid out whole, exactly.
+struct MessageRows {
+    enum Row: Equatable {
+        case older
+        case entry(Int)
+        case image(Int)
+        case outbox(Int)
+    }
+
+    let chat: ChatState
+    let images: ChatScreen.ImagePlaces
+    /// The outbox messages not yet in the transcript, in order.
+    let waiting: [Int]
+    let hasOlder: Bool
+    let count: Int
+    /// Characters per line of a row's text, at the list's width.
+    let perLine: Int
+
+    init(_ state: AppState, width: Int) {
+        chat = state.chat
+        images = ChatScreen.ImagePlaces(state.chat.images)
+        var waiting: [Int] = []
+        for (k, message) in state.chat.outbox.enumerated() where !message.isInTranscript { waiting.append(k) }
+        self.waiting = waiting
+        hasOlder = state.chat.olderHistory != nil
+        count = (hasOlder ? 1 : 0) &+ state.chat.transcript.count &+ images.unanchored.count &+ waiting.count
+        perLine = Layout.charactersPerLine(width)
+    }
+
+    func row(_ r: Int) -> Row {
+        var r = r
+        if hasOlder {
+            if r == 0 { return .older }
+            r &-= 1
+        }
+        let entries = chat.transcript.count
+        if r < entries { return .entry(r) }
+        r &-= entries
+        if r < images.unanchored.count { return .image(images.unanchored[r]) }
+        return .outbox(waiting[r &- images.unanchored.count])
+    }
+
+    // MARK: - Estimates
+
+    /// What a row not laid out is taken to measure: a box per entry,
+    /// reasoning and tool card, plus its text at the list's width.
+    static let boxHeight = 60
+    static let otherRowHeight = 60
+
+    func estimate(_ weight: RowWeight) -> Int {
+        weight.boxes &* Self.boxHeight &+ weight.bytes / perLine &* Layout.lineHeight
+    }
+
+    /// Where row `r` starts in the list's content, estimated (`count` for the end).
+    func estimatedTop(_ r: Int) -> Int {
+        guard r > 0 else { return 0 }
+        var r = r
+        var top = 0
+        if hasOlder {
+            top = Layout.buttonHeight &+ Layout.gap
+            r &-= 1
+        }
+        let entries = chat.transcript.count
+        top &+= estimate(chat.transcript.rowWeights[min(r, entries)])
+        if r > entries { top &+= (r &- entries) &* Self.otherRowHeight }
+        return top
+    }
+
+    /// The row whose estimated extent holds `y` (the first for y < 0, the last past the end).
+    func row(atEstimated y: Int) -> Int {
+        var low = 0
+        var high = count &- 1
+        while low < high {
+            let mid = (low &+ high &+ 1) / 2
+            if estimatedTop(mid) <= y { low = mid } else { high = mid &- 1 }
+        }
+        return low
+    }
+
+    // MARK: - Nodes
+
+    static func isPrompt(_ entry: TranscriptEntry) -> Bool { entry.role == .user && !entry.isQueued }
+
+    /// The node of row `r`, not laid out. `prompt`: the entry's prompt
+    /// ordinal, when it is a prompt.
+    func node(_ r: Row, prompt: Int?) -> SemanticNode {
+        switch r {
+        case .older:
+            guard let older = chat.olderHistory else { return ChatScreen.message(TranscriptEntry(serial: 0, role: .system)) }
+            return ChatScreen.loadOlder(older, processing: chat.turn.isProcessing)
+        case .entry(let i):
+            return ChatScreen.message(chat.transcript.entries[i], images: images, prompt: prompt, all: chat.images)
+        case .image(let k):
+            return ChatScreen.image("image.\(k)", chat.images[k])
+        case .outbox(let k):
+            return ChatScreen.outboxMessage(chat.outbox[k])
+        }
+    }
+}
+
+/// Rows already built and measured, by transcript entry: a row whose entry
+/// has not changed is reused as laid out, so a tree after one streamed
+/// delta builds one row. Holds the rows of the last window only. A cache
+/// is an optimisation: a tree built with one equals the tree built without.
+public final class RowCache {
+    struct Slot {
+        var entry: TranscriptEntry
+        var prompt: Int?
+        /// Laid out at y = 0, the height including the gap after it.
+        var node: SemanticNode
+        var height: Int
+        var used: Bool
+    }
+
+    private var slots: [Int: Slot] = [:]
+    private var images: [HistoryImage] = []
+    private var x = 0
+    private var width = 0
+    private var used = 0
+
+    public init() {}
+
+    /// Before a build: rows built at another place or width, or with other
+    /// images, are not reused.
+    func begin(images: [HistoryImage], x: Int, width: Int) {
+        if images != self.images || x != self.x || width != self.width {
+            slots.removeAll()
+            self.images = images
+            self.x = x
+            self.width = width
+        }
+        used = 0
+    }
+
+    func lookup(serial: Int, entry: TranscriptEntry, prompt: Int?) -> (node: SemanticNode, height: Int)? {
+        guard var slot = slots[serial], slot.prompt == prompt, slot.entry == entry else { return nil }
+        if !slot.used {
+            slot.used = true
+            used &+= 1
+            slots[serial] = slot
+        }
+        return (slot.node, slot.height)
+    }
+
+    func store(serial: Int, entry: TranscriptEntry, prompt: Int?, node: SemanticNode, height: Int) {
+        if slots[serial]?.used != true { used &+= 1 }
+        slots[serial] = Slot(entry: entry, prompt: prompt, node: node, height: height, used: true)
+    }
+
+    /// After a build: forgets the rows it did not use.
+    func end() {
+        if used < slots.count { slots = slots.filter { $0.value.used } }
+        for key in slots.keys { slots[key]?.used = false }
+        used = 0
+    }
+}
+
+extension Layout {
+    /// A list of at most this many rows is laid out whole.
+    static let exactRowLimit = 64
+
+    /// Fills the message list with its window of rows and lays them out in
+    /// `frame`, scrolled to `requested` (nil: the end, following new
+    /// messages). Rows lie in screen coordinates, some outside the frame
+    /// (the overscan: a frame's height above and below it).
+    static func placeMessages(
+        _ node: inout SemanticNode, frame: SemanticNode.Bounds, offset requested: Int?, rows: MessageRows, cache: RowCache?
+    ) {
+        node.bounds = frame
+        node.children.removeAll()
+        guard node.visible else {
+            node.scroll = SemanticNode.Scroll(offset: 0, contentHeight: 0, maxOffset: 0)
+            node.window = SemanticNode.Window(start: 0, end: 0, total: rows.count)
+            return
+        }
+        cache?.begin(images: rows.chat.images, x: frame.x, width: frame.width)
+        defer { cache?.end() }
+        var measurer = RowMeasurer(rows: rows, x: frame.x, width: frame.width, cache: cache)
+        let total = rows.count
+        let height = max(0, frame.height)
+
+        var start = 0
+        var tops: [Int] = []  // content y of each measured row, from `start`
+        var placed: [SemanticNode] = []
+        var contentHeight = 0
+        var offset = 0
+        var settled = false
+
+        if total <= exactRowLimit {
+            var y = 0
+            for r in 0..<total {
+                let (row, h) = measurer.measure(r)
+                tops.append(y)
+                placed.append(row)
+                y &+= h
+            }
+            contentHeight = y
+            let maxOffset = max(0, contentHeight &- height)
+            offset = min(max(0, requested ?? maxOffset), maxOffset)
+            settled = true
+        } else if let requested {
+            let wanted = max(0, requested)
+            start = rows.row(atEstimated: wanted &- height)
+            var y = rows.estimatedTop(start)
+            var r = start
+            while r < total && y < wanted &+ 2 &* height {
+                let (row, h) = measurer.measure(r)
+                tops.append(y)
+                placed.append(row)
+                y &+= h
+                r &+= 1
+            }
+            contentHeight = y &+ (rows.estimatedTop(total) &- rows.estimatedTop(r))
+            if wanted <= max(0, contentHeight &- height) {
+                offset = wanted
+                settled = true
+            }
+        }
+        if !settled {
+            // The end: the last rows, measured, filling the frame and a frame above it.
+            let wanted = 2 &* height
+            start = rows.row(atEstimated: rows.estimatedTop(total) &- wanted)
+            var heights: [Int] = []
+            placed.removeAll()
+            for r in start..<total {
+                let (row, h) = measurer.measure(r)
+                placed.append(row)
+                heights.append(h)
+            }
+            var sum = heights.reduce(0, &+)
+            while sum < wanted && start > 0 {
+                start &-= 1
+                let (row, h) = measurer.measure(start)
+                placed.insert(row, at: 0)
+                heights.insert(h, at: 0)
+                sum &+= h
+            }
+            let top = start == 0 ? 0 : rows.estimatedTop(start)
+            tops.removeAll()
+            var y = top
+            for h in heights {
+                tops.append(y)
+                y &+= h
+            }
+            contentHeight = y
+            offset = max(0, contentHeight &- height)
+        }
+        let dy = frame.y &- offset
+        for k in placed.indices where tops[k] &+ dy != 0 { shift(&placed[k], by: tops[k] &+ dy) }
+        node.children = placed
+        node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: max(0, contentHeight &- height))
+        node.window = SemanticNode.Window(start: start, end: start &+ placed.count, total: total)
+    }
+
+    /// Builds and measures rows, through the cache when there is one.
+    struct RowMeasurer {
+        let rows: MessageRows
+        let x: Int
+        let width: Int
+        let cache: RowCache?
+        /// The prompt ordinal of the entry at `promptIndex` (counted once, then carried along).
+        private var promptIndex = -1
+        private var promptCount = 0
+
+        init(rows: MessageRows, x: Int, width: Int, cache: RowCache?) {
+            self.rows = rows
+            self.x = x
+            self.width = width
+            self.cache = cache
+        }
+
+        /// Row `r` laid out at y = 0, and its height with the gap after it.
+        mutating func measure(_ r: Int) -> (node: SemanticNode, height: Int) {
+            let row = rows.row(r)
+            guard case .entry(let i) = row else { return layOut(rows.node(row, prompt: nil)) }
+            let entry = rows.chat.transcript.entries[i]
+            let prompt = MessageRows.isPrompt(entry) ? ordinal(of: i) : nil
+            if let cached = cache?.lookup(serial: entry.serial, entry: entry, prompt: prompt) { return cached }
+            let built = layOut(rows.node(row, prompt: prompt))
+            cache?.store(serial: entry.serial, entry: entry, prompt: prompt, node: built.node, height: built.height)
+            return built
+        }
+
+        private func layOut(_ node: SemanticNode) -> (node: SemanticNode, height: Int) {
+            var node = node
+            var h = 0
+            Layout.place(&node, x: x, y: &h, width: width)
+            return (node, h)
+        }
+
+        /// The prompt ordinal of entry `i` (a prompt): 0 when no image anchors to prompts.
+        private mutating func ordinal(of i: Int) -> Int {
+            guard !rows.images.byPrompt.isEmpty else { return 0 }
+            if promptIndex < 0 || i < promptIndex {
+                promptIndex = 0
+                promptCount = 0
+            }
+            while promptIndex < i {
+                if MessageRows.isPrompt(rows.chat.transcript.entries[promptIndex]) { promptCount &+= 1 }
+                promptIndex &+= 1
+            }
+            return promptCount
+        }
+    }
+}

@@ -1,0 +1,345 @@
+/// One operation on the semantic tree, keyed by stable node ids: what
+/// `jcode_mobile_tree_changes` answers and the event stream's
+/// `tree_changed` carries. Applied in order, the operations of a revision
+/// turn the tree of the previous one into the current tree.
+///
+/// Node ids are unique within a tree, so an id names one node.
+public enum TreeChange: Equatable, Sendable {
+    /// The children `index ..< index + removed.count` of `parent` (whose ids
+    /// are `removed`) give way to `inserted` (whole subtrees). An insertion
+    /// removes nothing; a removal inserts nothing. The message list's
+    /// window moves by splices.
+    case splice(parent: String, index: Int, removed: [String], inserted: [SemanticNode])
+    /// The node `id`, a child of `parent`, moves to `index` among its siblings
+    /// (counted without it).
+    case move(id: String, parent: String, index: Int)
+    /// The node's own `fields` take the values they have in `node` (its
+    /// children are not part of the operation: they change by their own).
+    case update(id: String, fields: SemanticNode.Fields, node: SemanticNode)
+    /// `text` is appended to the string field `field` (a streamed reply
+    /// sends its delta, not the whole text again).
+    case append(id: String, field: SemanticNode.Fields, text: String)
+}
+
+extension SemanticNode {
+    /// A node's own fields (not its children), as a set.
+    public struct Fields: OptionSet, Hashable, Sendable {
+        public let rawValue: UInt16
+        public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+        public static let role = Fields(rawValue: 1 << 0)
+        public static let label = Fields(rawValue: 1 << 1)
+        public static let value = Fields(rawValue: 1 << 2)
+        public static let placeholder = Fields(rawValue: 1 << 3)
+        public static let visible = Fields(rawValue: 1 << 4)
+        public static let enabled = Fields(rawValue: 1 << 5)
+        public static let focused = Fields(rawValue: 1 << 6)
+        public static let accessibilityLabel = Fields(rawValue: 1 << 7)
+        public static let accessibilityValue = Fields(rawValue: 1 << 8)
+        public static let supportedActions = Fields(rawValue: 1 << 9)
+        public static let bounds = Fields(rawValue: 1 << 10)
+        public static let scroll = Fields(rawValue: 1 << 11)
+        public static let window = Fields(rawValue: 1 << 12)
+        /// What a tap does: not in the JSON (`supported_actions` says it).
+        public static let tap = Fields(rawValue: 1 << 13)
+
+        /// Each field with its JSON name, in the order a node is written.
+        static let named: [(Fields, StaticString)] = [
+            (.role, "role"), (.label, "label"), (.value, "value"), (.placeholder, "placeholder"), (.visible, "visible"),
+            (.enabled, "enabled"), (.focused, "focused"), (.accessibilityLabel, "accessibility_label"),
+            (.accessibilityValue, "accessibility_value"), (.supportedActions, "supported_actions"), (.bounds, "bounds"),
+            (.scroll, "scroll"), (.window, "window"),
+        ]
+
+        /// The field of a JSON name (nil for one that is not a node's own field).
+        public init?(jsonName: String) {
+            guard let entry = Self.named.first(where: { $0.1.description == jsonName }) else { return nil }
+            self = entry.0
+        }
+
+        public var jsonName: String? { Self.named.first(where: { $0.0 == self })?.1.description }
+    }
+
+    /// The own fields that differ between `self` and `other`.
+    func differingFields(from other: SemanticNode) -> Fields {
+        var f: Fields = []
+        if role != other.role { f.insert(.role) }
+        if label != other.label { f.insert(.label) }
+        if value != other.value { f.insert(.value) }
+        if placeholder != other.placeholder { f.insert(.placeholder) }
+        if visible != other.visible { f.insert(.visible) }
+        if enabled != other.enabled { f.insert(.enabled) }
+        if focused != other.focused { f.insert(.focused) }
+        if accessibilityLabel != other.accessibilityLabel { f.insert(.accessibilityLabel) }
+        if accessibilityValue != other.accessibilityValue { f.insert(.accessibilityValue) }
+        if supportedActions != other.supportedActions { f.insert(.supportedActions) }
+        if bounds != other.bounds { f.insert(.bounds) }
+        if scroll != other.scroll { f.insert(.scroll) }
+        if window != other.window { f.insert(.window) }
+        if tap != other.tap { f.insert(.tap) }
+        return f
+    }
+
+    /// Copies `fields` from `source`.
+    public mutating func take(_ fields: Fields, from source: SemanticNode) {
+        if fields.contains(.role) { role = source.role }
+        if fields.contains(.label) { label = source.label }
+        if fields.contains(.value) { value = source.value }
+        if fields.contains(.placeholder) { placeholder = source.placeholder }
+        if fields.contains(.visible) { visible = source.visible }
+        if fields.contains(.enabled) { enabled = source.enabled }
+        if fields.contains(.focused) { focused = source.focused }
+        if fields.contains(.accessibilityLabel) { accessibilityLabel = source.accessibilityLabel }
+        if fields.contains(.accessibilityValue) { accessibilityValue = source.accessibilityValue }
+        if fields.contains(.supportedActions) { supportedActions = source.supportedActions }
+        if fields.contains(.bounds) { bounds = source.bounds }
+        if fields.contains(.scroll) { scroll = source.scroll }
+        if fields.contains(.window) { window = source.window }
+        if fields.contains(.tap) { tap = source.tap }
+    }
+
+    /// Appends `text` to the string field `field` (label, value or an accessibility text).
+    public mutating func append(_ text: String, to field: Fields) {
+        switch field {
+        case .label: label += text
+        case .value: value = (value ?? "") + text
+        case .accessibilityLabel: accessibilityLabel += text
+        case .accessibilityValue: accessibilityValue = (accessibilityValue ?? "") + text
+        default: break
+        }
+    }
+}
+
+// MARK: - Diffing
+
+extension TreeChange {
+    /// The operations that turn `old` into `new` (two trees whose roots
+    /// have the same id): O(size of the two trees), with unchanged strings
+    /// compared by identity first.
+    public static func diff(from old: SemanticNode, to new: SemanticNode) -> [TreeChange] {
+        var changes: [TreeChange] = []
+        diffNode(old, new, into: &changes)
+        return changes
+    }
+
+    private static func diffNode(_ old: SemanticNode, _ new: SemanticNode, into changes: inout [TreeChange]) {
+        var fields = new.differingFields(from: old)
+        if !fields.isEmpty {
+            // A text that only grew is sent as what was appended.
+            for field in [SemanticNode.Fields.value, .accessibilityValue, .label, .accessibilityLabel] where fields.contains(field) {
+                if let added = appended(from: old.text(field), to: new.text(field)) {
+                    changes.append(.append(id: new.id, field: field, text: added))
+                    fields.remove(field)
+                }
+            }
+            if !fields.isEmpty {
+                var own = new
+                own.children = []
+                changes.append(.update(id: new.id, fields: fields, node: own))
+            }
+        }
+        diffChildren(of: new.id, old.children, new.children, into: &changes)
+    }
+
+    /// What was appended to `old` to make `new`, when `new` is `old` and
+    /// more (nil otherwise, and for a field that was absent).
+    static func appended(from old: String?, to new: String?) -> String? {
+        guard var old, var new, !old.isEmpty else { return nil }
+        let oldCount = old.utf8.count
+        guard new.utf8.count > oldCount else { return nil }
+        let isPrefix = old.withUTF8 { o in new.withUTF8 { n in memcmpEqual(n.baseAddress!, o.baseAddress!, oldCount) } }
+        guard isPrefix else { return nil }
+        let utf8 = new.utf8
+        let start = utf8.index(utf8.startIndex, offsetBy: oldCount)
+        // Only where a character starts (never inside a UTF-8 sequence).
+        guard utf8[start] & 0xC0 != 0x80 else { return nil }
+        return String(new[start...])
+    }
+
+    private static func diffChildren(of parent: String, _ old: [SemanticNode], _ new: [SemanticNode], into changes: inout [TreeChange]) {
+        // The common case: the same children in the same order.
+        if old.count == new.count {
+            var same = true
+            for k in old.indices where old[k].id != new[k].id {
+                same = false
+                break
+            }
+            if same {
+                for k in old.indices { diffNode(old[k], new[k], into: &changes) }
+                return
+            }
+        }
+        var newIDs: [String: Int] = [:]
+        newIDs.reserveCapacity(new.count)
+        for (k, node) in new.enumerated() { newIDs[node.id] = k }
+        // 1. Removals, as runs (the ids still in place are the mirror's list).
+        var mirror: [SemanticNode] = []
+        mirror.reserveCapacity(old.count)
+        var k = 0
+        while k < old.count {
+            guard newIDs[old[k].id] == nil else {
+                mirror.append(old[k])
+                k &+= 1
+                continue
+            }
+            let index = mirror.count
+            var removed: [String] = []
+            while k < old.count && newIDs[old[k].id] == nil {
+                removed.append(old[k].id)
+                k &+= 1
+            }
+            changes.append(.splice(parent: parent, index: index, removed: removed, inserted: []))
+        }
+        var oldIDs: Set<String> = []
+        oldIDs.reserveCapacity(mirror.count)
+        for node in mirror { oldIDs.insert(node.id) }
+        // 2. Insertions (as runs) and moves, left to right.
+        var j = 0
+        while j < new.count {
+            if j < mirror.count && mirror[j].id == new[j].id {
+                diffNode(mirror[j], new[j], into: &changes)
+                j &+= 1
+                continue
+            }
+            if !oldIDs.contains(new[j].id) {
+                var inserted: [SemanticNode] = []
+                let index = j
+                while j < new.count && !oldIDs.contains(new[j].id) {
+                    inserted.append(new[j])
+                    j &+= 1
+                }
+                mirror.insert(contentsOf: inserted, at: index)
+                changes.append(.splice(parent: parent, index: index, removed: [], inserted: inserted))
+                continue
+            }
+            // Further on in the mirror: move it here.
+            let from = mirror.firstIndex(where: { $0.id == new[j].id })!
+            let moved = mirror.remove(at: from)
+            mirror.insert(moved, at: j)
+            changes.append(.move(id: moved.id, parent: parent, index: j))
+            diffNode(moved, new[j], into: &changes)
+            j &+= 1
+        }
+    }
+}
+
+extension SemanticNode {
+    func text(_ field: Fields) -> String? {
+        switch field {
+        case .label: return label
+        case .value: return value
+        case .accessibilityLabel: return accessibilityLabel
+        case .accessibilityValue: return accessibilityValue
+        default: return nil
+        }
+    }
+}
+
+// MARK: - Applying (a mirror)
+
+extension SemanticNode {
+    public enum ApplyError: Error, Equatable {
+        /// An operation names a node the tree does not hold.
+        case noNode(String)
+        /// An index or a removed id does not match the children.
+        case mismatch(String)
+    }
+
+    /// Applies `changes` in order, as a host's mirror of the tree does.
+    public mutating func apply(_ changes: [TreeChange]) throws(ApplyError) {
+        for change in changes { try apply(change) }
+    }
+
+    public mutating func apply(_ change: TreeChange) throws(ApplyError) {
+        switch change {
+        case .splice(let parent, let index, let removed, let inserted):
+            try withNode(parent) { (node) throws(ApplyError) in
+                guard index >= 0, index + removed.count <= node.children.count else {
+                    throw .mismatch("splice at \(index) of \(node.children.count) children of \(parent)")
+                }
+                for (k, id) in removed.enumerated() where node.children[index + k].id != id {
+                    throw .mismatch("splice removes \(id), found \(node.children[index + k].id)")
+                }
+                node.children.replaceSubrange(index..<(index + removed.count), with: inserted)
+            }
+        case .move(let id, let parent, let index):
+            try withNode(parent) { (node) throws(ApplyError) in
+                guard let from = node.children.firstIndex(where: { $0.id == id }) else { throw .noNode(id) }
+                let moved = node.children.remove(at: from)
+                guard index >= 0, index <= node.children.count else { throw .mismatch("move to \(index)") }
+                node.children.insert(moved, at: index)
+            }
+        case .update(let id, let fields, let source):
+            try withNode(id) { (node) throws(ApplyError) in node.take(fields, from: source) }
+        case .append(let id, let field, let text):
+            try withNode(id) { (node) throws(ApplyError) in node.append(text, to: field) }
+        }
+    }
+
+    private mutating func withNode(_ id: String, _ body: (inout SemanticNode) throws(ApplyError) -> Void) throws(ApplyError) {
+        guard try modifyNode(id, body) else { throw .noNode(id) }
+    }
+
+    private mutating func modifyNode(_ id: String, _ body: (inout SemanticNode) throws(ApplyError) -> Void) throws(ApplyError) -> Bool {
+        if self.id == id {
+            try body(&self)
+            return true
+        }
+        for k in children.indices where try children[k].modifyNode(id, body) { return true }
+        return false
+    }
+}
+
+// MARK: - JSON
+
+extension TreeChange {
+    /// `{"op":"splice","parent":…,"index":…,"remove":[ids],"insert":[nodes]}`,
+    /// `{"op":"move","id":…,"parent":…,"index":…}`,
+    /// `{"op":"update","id":…,"set":{field: value, …}}`,
+    /// `{"op":"append","id":…,"field":…,"text":…}`. An update of what the
+    /// JSON does not carry (`tap`) writes nothing; the answer is then false.
+    @discardableResult
+    func write(to w: inout JSONWriter) -> Bool {
+        switch self {
+        case .splice(let parent, let index, let removed, let inserted):
+            w.objectStart()
+            w.key("op"); w.string("splice")
+            w.key("parent"); w.string(parent)
+            w.key("index"); w.int(index)
+            w.key("remove")
+            w.arrayStart()
+            for id in removed { w.string(id) }
+            w.arrayEnd()
+            w.key("insert")
+            w.arrayStart()
+            for node in inserted { node.write(to: &w) }
+            w.arrayEnd()
+            w.objectEnd()
+        case .move(let id, let parent, let index):
+            w.objectStart()
+            w.key("op"); w.string("move")
+            w.key("id"); w.string(id)
+            w.key("parent"); w.string(parent)
+            w.key("index"); w.int(index)
+            w.objectEnd()
+        case .update(let id, let fields, let node):
+            guard !fields.subtracting(.tap).isEmpty else { return false }
+            w.objectStart()
+            w.key("op"); w.string("update")
+            w.key("id"); w.string(id)
+            w.key("set")
+            w.objectStart()
+            node.writeFields(fields, to: &w)
+            w.objectEnd()
+            w.objectEnd()
+        case .append(let id, let field, let text):
+            w.objectStart()
+            w.key("op"); w.string("append")
+            w.key("id"); w.string(id)
+            w.key("field"); w.string(field.jsonName ?? "")
+            w.key("text"); w.string(text)
+            w.objectEnd()
+        }
+        return true
+    }
+}
