@@ -11,7 +11,7 @@ SWIFT       ?= swift
 CC          ?= cc
 CXX         ?= c++
 PYTHON      ?= python3
-VERSION     := 0.4.0
+VERSION     := 0.5.0
 SOVERSION   := 1
 
 LIB_DIR     := lib
