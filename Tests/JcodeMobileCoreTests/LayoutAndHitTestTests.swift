@@ -52,7 +52,7 @@ final class LayoutAndHitTestTests: XCTestCase {
     func testAToolCardIsIndentedInsideItsMessage() {
         let tree = chat().tree()
         XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 172, 358, 244))
-        XCTAssertEqual(tree.find("tool.call_grep")?.bounds, bounds(24, 224, 342, 178))
+        XCTAssertEqual(tree.find("tool.m2.call_grep")?.bounds, bounds(24, 224, 342, 178))
     }
 
     func testAConversationTallerThanItsFrameShowsItsEndAndPutsEarlierMessagesAboveTheFrame() {
@@ -85,7 +85,7 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testAPointOnAToolsOutputHitsTheOutputInsideItsCardAndMessageAndNothingTappable() {
         let answer = hit(chat(), 100, 350)
-        XCTAssertEqual(answer["path"], ["root", "chat.messages", "message.m2", "tool.call_grep", "tool.call_grep.output"])
+        XCTAssertEqual(answer["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.output"])
         XCTAssertEqual(answer["tap_target"], .null)
     }
 
@@ -120,8 +120,8 @@ final class LayoutAndHitTestTests: XCTestCase {
     func testTapXYOnAMessageOrADisabledButtonDoesNothingAndSaysWhy() {
         let app = chat()
         _ = report(app, #"{"type":"tap_xy","x":100,"y":130}"#)
-        // (tap_xy lays the screen out without the messages, none of which is tappable)
-        XCTAssertEqual(notes(app), ["tap_xy: nothing tappable at (100.0, 130.0): chat.messages"])
+        // (a message is not tappable: the tap names the deepest node there)
+        XCTAssertEqual(notes(app), ["tap_xy: nothing tappable at (100.0, 130.0): message.m1"])
         _ = report(app, #"{"type":"tap_xy","x":300,"y":810}"#)
         XCTAssertEqual(notes(app), [#"tap_node: "chat.send" is disabled"#])
         _ = report(app, #"{"type":"tap_xy","x":500,"y":10}"#)
@@ -143,7 +143,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(app.state.navigation.messagesScroll, 0)
         XCTAssertEqual(app.tree().find("message.m1")?.bounds, bounds(16, 112, 358, 52))
         XCTAssertEqual(hit(app, 100, 120)["node"]?["id"], "message.m1")
-        XCTAssertEqual(hit(app, 100, 300)["path"], ["root", "chat.messages", "message.m2", "tool.call_grep", "tool.call_grep.input"])
+        XCTAssertEqual(hit(app, 100, 300)["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.input"])
     }
 
     func testAnOffsetAtOrPastTheEndFollowsNewMessages() {

@@ -191,7 +191,7 @@ final class SemanticTreeTests: XCTestCase {
         XCTAssertEqual(tree.find("chat.send")?.enabled, false, "nothing typed")
         XCTAssertEqual(tree.find("chat.draft")?.placeholder, "Queue a message…")
         XCTAssertEqual(tree.find("chat.activity")?.visible, true)
-        XCTAssertEqual(tree.find("tool.call_grep")?.value, "Done")
+        XCTAssertEqual(tree.find("tool.m2.call_grep")?.value, "Done")
     }
 
     func testBoundsStackTopToBottomWithinTheViewport() {

@@ -39,7 +39,7 @@ final class SchemaTests: XCTestCase {
             }
         }
         walk(schema)
-        XCTAssertEqual(refs.count, 210)
+        XCTAssertEqual(refs.count, 217)
         for ref in refs {
             XCTAssertTrue(ref.hasPrefix("#/$defs/"), ref)
             XCTAssertNotNil(defs[String(ref.dropFirst(8))], "unresolved \(ref)")
@@ -58,7 +58,7 @@ final class SchemaTests: XCTestCase {
             "action", "platform_event", "effect", "gateway_request", "server_event", "stream_event",
             "app_options", "subscribe_options",
             "state", "transcript_entry", "tool_call", "token_usage", "attachment", "saved_server", "tree_node",
-            "patch_op", "change_record", "log_entry", "snapshot", "error", "error_answer",
+            "patch_op", "tree_op", "tree_changes_answer", "change_record", "log_entry", "snapshot", "error", "error_answer",
             "dispatch_answer", "state_answer", "tree_answer", "logs_answer", "changes_answer", "snapshot_answer",
             "last_error_answer", "next_event_answer", "schema_answer", "hit_test_answer", "screenshot_answer",
         ])
@@ -76,10 +76,10 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(members("stream_event"), StreamEvent.specs.map { "stream_event." + $0.type })
         XCTAssertEqual(
             ["action", "platform_event", "effect", "gateway_request", "server_event", "stream_event"].map { members($0).count },
-            [42, 19, 18, 16, 72, 10])
-        XCTAssertEqual(defs.keys.filter { $0.contains(".") }.count, 42 + 19 + 18 + 16 + 72 + 10, "a definition outside the unions")
+            [43, 19, 18, 16, 72, 11])
+        XCTAssertEqual(defs.keys.filter { $0.contains(".") }.count, 43 + 19 + 18 + 16 + 72 + 11, "a definition outside the unions")
         XCTAssertEqual(members("stream_event"), [
-            "stream_event.subscribed", "stream_event.state_changed", "stream_event.effects_requested",
+            "stream_event.subscribed", "stream_event.state_changed", "stream_event.tree_changed", "stream_event.effects_requested",
             "stream_event.server_paired", "stream_event.pairing_failed", "stream_event.history_synced",
             "stream_event.connection_phase_changed", "stream_event.turn_finished", "stream_event.events_lost", "stream_event.closed",
         ])
@@ -97,6 +97,7 @@ final class SchemaTests: XCTestCase {
             "jcode_mobile_tree": ["answer": "#/$defs/tree_answer"],
             "jcode_mobile_logs": ["answer": "#/$defs/logs_answer"],
             "jcode_mobile_changes": ["answer": "#/$defs/changes_answer"],
+            "jcode_mobile_tree_changes": ["answer": "#/$defs/tree_changes_answer"],
             "jcode_mobile_snapshot": ["answer": "#/$defs/snapshot_answer"],
             "jcode_mobile_last_error": ["answer": "#/$defs/last_error_answer"],
             "jcode_mobile_subscribe": [
@@ -156,7 +157,7 @@ final class SchemaTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(checked, 42 + 19 + 18 + 16 + 72 + 10)
+        XCTAssertEqual(checked, 43 + 19 + 18 + 16 + 72 + 11)
     }
 
     // MARK: - Outputs of every scenario

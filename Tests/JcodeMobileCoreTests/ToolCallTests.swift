@@ -43,9 +43,9 @@ final class ToolCallTests: XCTestCase {
             $0["/transcript/4/tool_calls/2/status"] = "interrupted"
             $0.append("/notices", ["id": "n1", "kind": "info", "text": "Interrupted"])
         }
-        XCTAssertEqual(store.node("tool.a")?.value, "Done")
-        XCTAssertEqual(store.node("tool.b")?.value, "Interrupted")
-        XCTAssertEqual(store.node("tool.c")?.value, "Interrupted")
+        XCTAssertEqual(store.node("tool.m5.a")?.value, "Done")
+        XCTAssertEqual(store.node("tool.m5.b")?.value, "Interrupted")
+        XCTAssertEqual(store.node("tool.m5.c")?.value, "Interrupted")
     }
 
     func testAToolOfAFinishedTurnIsNotTouchedByALaterInterrupt() {
@@ -161,12 +161,12 @@ final class ToolCallTests: XCTestCase {
         XCTAssertEqual(
             store["/transcript/4/tool_calls"],
             [toolCallJSON("call_test", "bash", input: #"{"command":"cargo test"}"#, output: "error[E0425]: cannot find value `x`", status: "failed", error: "exit status 101")])
-        let card = store.node("tool.call_test")
+        let card = store.node("tool.m5.call_test")
         XCTAssertEqual(card?.label, "bash")
         XCTAssertEqual(card?.value, "Failed")
         XCTAssertEqual(card?.accessibilityValue, "Failed: exit status 101")
-        XCTAssertEqual(card?.children.map(\.id), ["tool.call_test.input", "tool.call_test.output", "tool.call_test.error"])
-        XCTAssertEqual(card?.find("tool.call_test.input")?.value, #"{"command":"cargo test"}"#)
+        XCTAssertEqual(card?.children.map(\.id), ["tool.m5.call_test.input", "tool.m5.call_test.output", "tool.m5.call_test.error"])
+        XCTAssertEqual(card?.find("tool.m5.call_test.input")?.value, #"{"command":"cargo test"}"#)
     }
 
     func testADoneForACallInAnEarlierEntryUpdatesItInPlace() {
@@ -204,27 +204,27 @@ final class ToolCallTests: XCTestCase {
         store.server(#"{"type":"tool_start","id":"call_bash","name":"bash"}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("call_bash", "bash", status: "pending")], isStreaming: true))
         }
-        XCTAssertEqual(store.node("message.m5")?.children.map(\.id), ["tool.call_bash"], "the card belongs to its message")
-        XCTAssertEqual(store.node("tool.call_bash")?.label, "bash")
-        XCTAssertEqual(store.node("tool.call_bash")?.value, "Preparing")
-        XCTAssertEqual(store.node("tool.call_bash")?.accessibilityValue, "Preparing")
-        XCTAssertEqual(store.node("tool.call_bash")?.children.map(\.id), [], "no input yet")
+        XCTAssertEqual(store.node("message.m5")?.children.map(\.id), ["tool.m5.call_bash"], "the card belongs to its message")
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.label, "bash")
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.value, "Preparing")
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.accessibilityValue, "Preparing")
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.children.map(\.id), [], "no input yet")
         // While its input streams in, the call is still being prepared.
         store.frame(#"{"type":"tool_input","delta":"{\"command\":"}"#, #"{"type":"tool_input","delta":"\"cargo test\"}"}"#) {
             $0["/transcript/4/tool_calls/0/input"] = #"{"command":"cargo test"}"#
         }
-        XCTAssertEqual(store.node("tool.call_bash")?.value, "Preparing")
-        XCTAssertEqual(store.node("tool.call_bash.input")?.value, #"{"command":"cargo test"}"#)
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.value, "Preparing")
+        XCTAssertEqual(store.node("tool.m5.call_bash.input")?.value, #"{"command":"cargo test"}"#)
         store.server(#"{"type":"tool_exec","id":"call_bash","name":"bash"}"#) { $0["/transcript/4/tool_calls/0/status"] = "running" }
-        XCTAssertEqual(store.node("tool.call_bash")?.label, "bash")
-        XCTAssertEqual(store.node("tool.call_bash")?.value, "Running")
-        XCTAssertEqual(store.node("tool.call_bash")?.accessibilityValue, "Running")
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.label, "bash")
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.value, "Running")
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.accessibilityValue, "Running")
         store.server(#"{"type":"tool_done","id":"call_bash","name":"bash","output":"2 passed"}"#) {
             $0["/transcript/4/tool_calls/0/status"] = "succeeded"
             $0["/transcript/4/tool_calls/0/output"] = "2 passed"
         }
-        XCTAssertEqual(store.node("tool.call_bash")?.value, "Done")
-        XCTAssertEqual(store.node("tool.call_bash")?.children.map(\.id), ["tool.call_bash.input", "tool.call_bash.output"])
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.value, "Done")
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.children.map(\.id), ["tool.m5.call_bash.input", "tool.m5.call_bash.output"])
     }
 
     func testAToolDoneWithoutOutputOrErrorSucceedsWithEmptyOutput() {
@@ -232,7 +232,7 @@ final class ToolCallTests: XCTestCase {
         store.frame(#"{"type":"tool_start","id":"call_x","name":"bash"}"#, #"{"type":"tool_done","id":"call_x","name":"bash"}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("call_x", "bash", output: "", status: "succeeded", error: nil)], isStreaming: true))
         }
-        XCTAssertEqual(store.node("tool.call_x")?.value, "Done")
-        XCTAssertEqual(store.node("tool.call_x")?.children.map(\.id), [], "no output and no error to show")
+        XCTAssertEqual(store.node("tool.m5.call_x")?.value, "Done")
+        XCTAssertEqual(store.node("tool.m5.call_x")?.children.map(\.id), [], "no output and no error to show")
     }
 }

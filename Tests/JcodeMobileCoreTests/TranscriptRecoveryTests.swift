@@ -301,7 +301,7 @@ final class TranscriptRecoveryTests: XCTestCase {
         ) {
             $0["/images"] = [["media_type": "image/png", "label": "cat", "anchor": ["kind": "tool_call", "id": "call_img"], "data": "iVBORw0KGgo="]]
         }
-        let image = store.node("tool.call_img.image.0")
+        let image = store.node("tool.m5.call_img.image.0")
         XCTAssertEqual(image?.role, .image)
         XCTAssertEqual(image?.label, "cat")
         XCTAssertEqual(image?.value, "image/png")

@@ -129,23 +129,23 @@ public struct AppInteractor: Sendable {
         return .tell(.scrollMessages(offset: offset >= scroll.maxOffset ? nil : offset))
     }
 
-    /// `scroll_to_message`: the row's top at the list's top (where the
-    /// layout puts it: measured in a list laid out whole, estimated in a
-    /// windowed one), or the end when it is among the last.
+    /// `scroll_to_message`: the row's top at the list's top, where the
+    /// layout puts it (measured near the top of the list, at its estimated
+    /// place further down), or the end when it is among the last.
     func scrollToMessage(_ index: Int, in state: AppState) -> Emission {
         guard state.navigation.screen == .chat else {
             return .note("scroll_to_message: the message list is not on this screen")
         }
         let rows = MessageRows(state, width: max(0, viewport.width - 2 * Layout.margin))
         guard index < rows.count else { return scrollMessages(to: Int.max, in: state) }
-        if rows.count <= Layout.exactRowLimit {
-            var top = state
-            top.navigation.messagesScroll = 0
-            let list = SemanticTree.build(top, viewport: viewport).children.first(where: { $0.id == Layout.messagesID })
-            guard let list, index < list.children.count else { return .none }
-            return scrollMessages(to: list.children[index].bounds.y &- list.bounds.y, in: state)
+        var there = state
+        there.navigation.messagesScroll = rows.count <= Layout.exactRowLimit ? 0 : rows.estimatedTop(index)
+        let list = SemanticTree.build(there, viewport: viewport).children.first(where: { $0.id == Layout.messagesID })
+        guard let list, let window = list.window, let scroll = list.scroll, index >= window.start, index < window.end else {
+            return scrollMessages(to: there.navigation.messagesScroll ?? 0, in: state)
         }
-        return scrollMessages(to: rows.estimatedTop(index), in: state)
+        let top = list.children[index &- window.start].bounds.y &- list.bounds.y &+ scroll.offset
+        return scrollMessages(to: top, in: state)
     }
 
     /// Entries were put before the ones the person was reading: the list

@@ -209,10 +209,30 @@ extension Layout {
             offset = min(max(0, requested ?? maxOffset), maxOffset)
             settled = true
         } else if let requested {
+            // The row at the wanted offset keeps its estimated place, the
+            // rows around it are measured; near the top, where the rows
+            // above it reach the first, the list is placed exactly from 0.
             let wanted = max(0, requested)
-            start = rows.row(atEstimated: wanted &- height)
-            var y = rows.estimatedTop(start)
-            var r = start
+            let anchor = rows.row(atEstimated: wanted)
+            var above: [(node: SemanticNode, height: Int)] = []
+            var up = 0
+            start = anchor
+            while start > 0 && up < height {
+                start &-= 1
+                let row = measurer.measure(start)
+                above.append(row)
+                up &+= row.height
+            }
+            var y = start == 0 ? up : rows.estimatedTop(anchor)
+            for (row, h) in above {  // nearest first
+                y &-= h
+                tops.append(y)
+                placed.append(row)
+            }
+            tops.reverse()
+            placed.reverse()
+            y = start == 0 ? up : rows.estimatedTop(anchor)
+            var r = anchor
             while r < total && y < wanted &+ 2 &* height {
                 let (row, h) = measurer.measure(r)
                 tops.append(y)

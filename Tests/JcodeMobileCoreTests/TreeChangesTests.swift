@@ -1,0 +1,269 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// The windowed message list and `jcode_mobile_tree_changes`: the tree holds
+/// the rows near the viewport; a host's copy kept current by the operations
+/// equals the tree after every step.
+final class TreeChangesTests: XCTestCase {
+    // MARK: - Support
+
+    private func app(_ scenario: Scenario = .connectedEmptyChat) -> JcodeMobileApp {
+        var options = AppOptions()
+        options.scenario = scenario
+        return JcodeMobileApp(options: options)
+    }
+
+    private func server(_ app: JcodeMobileApp, _ event: String) {
+        let report = app.platformEvent(json: #"{"type":"websocket_event","event":\#(event)}"#).string
+        XCTAssertTrue(report.hasPrefix(#"{"ok":true"#), report)
+    }
+
+    private func act(_ app: JcodeMobileApp, _ action: String) {
+        let report = app.dispatch(json: action).string
+        XCTAssertTrue(report.hasPrefix(#"{"ok":true"#), report)
+    }
+
+    /// A history of `count` short entries, alternating user and assistant.
+    private func history(_ app: JcodeMobileApp, count: Int, text: (Int) -> String = { "entry \($0) of the history" }) {
+        let messages = (0..<count).map { #"{"role":"\#($0 % 2 == 0 ? "user" : "assistant")","content":"\#(text($0))"}"# }
+        server(app, #"{"type":"history","id":2,"session_id":"s","messages":[\#(messages.joined(separator: ","))]}"#)
+    }
+
+    private func messages(_ tree: SemanticNode) -> SemanticNode? { tree.find("chat.messages") }
+
+    /// A host's copy: starts from `tree()`, follows `treeChanges`.
+    private struct Mirror {
+        var tree: SemanticNode
+        var revision: Int
+
+        init(_ app: JcodeMobileApp) {
+            tree = app.tree()
+            revision = app.state.revision
+        }
+
+        mutating func follow(_ app: JcodeMobileApp, file: StaticString = #filePath, line: UInt = #line) {
+            switch app.treeChanges(since: revision) {
+            case .changes(let now, let ops)?:
+                XCTAssertNoThrow(try tree.apply(ops), file: file, line: line)
+                revision = now
+            case .resync(let now, let whole)?:
+                tree = whole
+                revision = now
+            case nil:
+                XCTFail("a since from the future", file: file, line: line)
+            }
+            XCTAssertEqual(tree, app.tree(), "the copy equals the tree at revision \(revision)", file: file, line: line)
+        }
+    }
+
+    // MARK: - The window
+
+    func testALongConversationShowsItsEndAndTheTreeHoldsOnlyTheRowsNearTheViewport() {
+        let app = app()
+        history(app, count: 10_000)
+        let list = messages(app.tree())
+        XCTAssertEqual(list?.window?.total, 10_000)
+        XCTAssertEqual(list?.window?.end, 10_000, "following the newest message")
+        XCTAssertEqual(list?.children.last?.id, "message.m10000")
+        XCTAssertLessThanOrEqual(list?.children.count ?? .max, 60, "a window, not the conversation")
+        XCTAssertEqual(list?.children.count, (list?.window?.end ?? 0) - (list?.window?.start ?? 0))
+        XCTAssertEqual(list?.accessibilityValue, "10000 messages")
+        let scroll = list?.scroll
+        XCTAssertEqual(scroll?.offset, scroll?.maxOffset, "at the end")
+        XCTAssertGreaterThan(scroll?.contentHeight ?? 0, 10_000 * 40, "every row counts in the content height")
+    }
+
+    func testScrollingToTheTopAndToAMessageMovesTheWindow() {
+        let app = app()
+        history(app, count: 2_000)
+        act(app, #"{"type":"scroll_messages","offset":0}"#)
+        var list = messages(app.tree())
+        XCTAssertEqual(list?.window?.start, 0)
+        XCTAssertEqual(list?.children.first?.id, "message.m1")
+        XCTAssertEqual(list?.children.first?.bounds.y, list?.bounds.y, "the first message at the list's top")
+
+        act(app, #"{"type":"scroll_to_message","index":1000}"#)
+        list = messages(app.tree())
+        let row = list?.children.first(where: { $0.id == "message.m1001" })
+        XCTAssertEqual(row?.bounds.y, list?.bounds.y, "row 1000 at the list's top")
+        XCTAssertLessThanOrEqual(list?.window?.start ?? .max, 1000)
+        XCTAssertGreaterThan(list?.window?.end ?? 0, 1000)
+
+        act(app, #"{"type":"scroll_to_message","index":5000}"#)
+        XCTAssertNil(app.state.navigation.messagesScroll, "past the last row: the end, following")
+        XCTAssertEqual(messages(app.tree())?.window?.end, 2_000)
+    }
+
+    func testAShortConversationIsLaidOutWholeAndScrollToMessageUsesItsMeasuredRows() {
+        let app = app()
+        history(app, count: 30)
+        let list = messages(app.tree())
+        XCTAssertEqual(list?.window, SemanticNode.Window(start: 0, end: 30, total: 30))
+        act(app, #"{"type":"scroll_to_message","index":3}"#)
+        let scrolled = messages(app.tree())
+        XCTAssertEqual(scrolled?.children[3].bounds.y, scrolled?.bounds.y)
+    }
+
+    // MARK: - Tree changes
+
+    func testAStreamedDeltaIsTwoAppendsToItsMessage() {
+        let app = app()
+        history(app, count: 1_000)
+        act(app, #"{"type":"send_message","text":"go"}"#)
+        server(app, #"{"type":"text_delta","text":"Hello"}"#)
+        let revision = app.state.revision
+        _ = app.tree()
+        server(app, #"{"type":"text_delta","text":" world"}"#)
+        guard case .changes(let now, let ops)? = app.treeChanges(since: revision) else { return XCTFail("changes expected") }
+        XCTAssertEqual(now, revision + 1)
+        let appends = ops.filter { if case .append = $0 { return true } else { return false } }
+        XCTAssertEqual(appends, [
+            .append(id: "message.m1002", field: .value, text: " world"),
+            .append(id: "message.m1002", field: .accessibilityValue, text: " world"),
+        ])
+        var w = JSONWriter(capacity: 256)
+        JcodeMobileApp.write(ops, to: &w)
+        XCTAssertLessThan(w.bytes.count, 4096, "a delta's operations are small")
+    }
+
+    func testTheDocumentAnswersOperationsAResyncOrAnErrorForTheFuture() {
+        let app = app()
+        _ = app.tree()
+        let start = app.state.revision
+        act(app, #"{"type":"set_draft","value":"hi"}"#)
+        let changes = json(app.treeChangesDocument(since: UInt64(start)).bytes.string)
+        XCTAssertEqual(changes["ok"], true)
+        XCTAssertEqual(changes["since"], .int(Int64(start)))
+        XCTAssertEqual(changes["ops"]?.arrayValue?.contains(where: { $0["id"] == "chat.draft" }), true)
+
+        let current = json(app.treeChangesDocument(since: UInt64(app.state.revision)).bytes.string)
+        XCTAssertEqual(current["ops"], [])
+
+        act(app, #"{"type":"set_draft","value":"hi there"}"#)
+        let unbuilt = app.state.revision  // no tree was built at this revision
+        act(app, #"{"type":"set_draft","value":"hi there!"}"#)
+        let unknown = json(app.treeChangesDocument(since: UInt64(unbuilt)).bytes.string)
+        XCTAssertEqual(unknown["resync"], true)
+        XCTAssertEqual(unknown["tree"]?["id"], "root")
+
+        let future = json(app.treeChangesDocument(since: UInt64.max).bytes.string)
+        XCTAssertEqual(future["ok"], false)
+        XCTAssertEqual(future["error"]?["code"], "invalid_field")
+        XCTAssertEqual(future["error"]?["field"], "since_revision")
+    }
+
+    func testACopyFollowingTheOperationsEqualsTheTreeThroughEveryScenario() {
+        for scenario in Scenario.allCases {
+            let app = app(scenario)
+            var mirror = Mirror(app)
+            for other in Scenario.allCases {
+                act(app, #"{"type":"load_scenario","scenario":"\#(other.rawValue)"}"#)
+                mirror.follow(app)
+            }
+        }
+    }
+
+    func testACopyFollowsAStreamedTurnWithToolsAcrossALongHistoryAndScrolling() {
+        let app = app()
+        var mirror = Mirror(app)
+        history(app, count: 2_000)
+        mirror.follow(app)
+        act(app, #"{"type":"send_message","text":"build it"}"#)
+        mirror.follow(app)
+        let steps = [
+            #"{"type":"reasoning_delta","text":"Thinking about "}"#,
+            #"{"type":"reasoning_delta","text":"the build."}"#,
+            #"{"type":"text_delta","text":"Running "}"#,
+            #"{"type":"tool_start","id":"t1","name":"bash"}"#,
+            #"{"type":"tool_input","delta":"{\"command\":"}"#,
+            #"{"type":"tool_input","delta":"\"make\"}"}"#,
+            #"{"type":"tool_exec","id":"t1","name":"bash"}"#,
+            #"{"type":"tool_done","id":"t1","name":"bash","output":"ok"}"#,
+            #"{"type":"text_delta","text":"done."}"#,
+        ]
+        for step in steps {
+            server(app, step)
+            mirror.follow(app)
+        }
+        for action in [
+            #"{"type":"scroll_messages","offset":0}"#, #"{"type":"scroll_messages","offset":300}"#,
+            #"{"type":"scroll_to_message","index":1200}"#, #"{"type":"scroll_messages","offset":100000000}"#,
+            #"{"type":"scroll_to_message","index":10}"#,
+        ] {
+            act(app, action)
+            mirror.follow(app)
+        }
+        server(app, #"{"type":"done","id":3}"#)
+        mirror.follow(app)
+    }
+
+    func testACopyFollowsFuzzedSessions() {
+        var rng = SeededRandom(seed: 25)
+        let events = [
+            #"{"type":"text_delta","text":"more text "}"#, #"{"type":"text_delta","text":"é\n"}"#,
+            #"{"type":"reasoning_delta","text":"hmm "}"#, #"{"type":"tool_start","id":"a","name":"read"}"#,
+            #"{"type":"tool_input","delta":"{\"file_path\":\"x\"}"}"#, #"{"type":"tool_done","id":"a","name":"read","output":"text"}"#,
+            #"{"type":"done","id":3}"#, #"{"type":"interrupted"}"#,
+        ]
+        for round in 0..<6 {
+            let app = app()
+            var mirror = Mirror(app)
+            history(app, count: [3, 70, 400, 1_500, 64, 65][round]) { "row \($0) " + String(repeating: "w ", count: $0 % 37) }
+            mirror.follow(app)
+            for _ in 0..<120 {
+                switch rng.next(9) {
+                case 0: act(app, #"{"type":"send_message","text":"q \#(rng.next(100))"}"#)
+                case 1: act(app, #"{"type":"scroll_messages","offset":\#(rng.next(60_000))}"#)
+                case 2: act(app, #"{"type":"scroll_to_message","index":\#(rng.next(2_000))}"#)
+                case 3: act(app, #"{"type":"set_draft","value":"draft \#(rng.next(10))"}"#)
+                case 4: act(app, #"{"type":"navigate","screen":"\#(["chat", "sessions", "settings", "chat"][rng.next(4)])"}"#)
+                default: server(app, events[rng.next(events.count)])
+                }
+                mirror.follow(app)
+                if rng.next(10) == 0 {
+                    // A tree built from scratch is the same: the row cache only saves work.
+                    XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree())
+                }
+            }
+        }
+    }
+
+    func testNodeIdsAreUniqueInEveryTree() {
+        let app = app()
+        history(app, count: 200)
+        // Two turns that use the same tool call id: two cards, two ids.
+        for turn in 0..<2 {
+            act(app, #"{"type":"send_message","text":"turn \#(turn)"}"#)
+            server(app, #"{"type":"tool_start","id":"call_1","name":"bash"}"#)
+            server(app, #"{"type":"tool_done","id":"call_1","name":"bash","output":"ok"}"#)
+            server(app, #"{"type":"done","id":\#(3 + turn)}"#)
+        }
+        var trees = [("two turns", app.tree())]
+        for scenario in Scenario.allCases {
+            act(app, #"{"type":"load_scenario","scenario":"\#(scenario.rawValue)"}"#)
+            trees.append((scenario.rawValue, app.tree()))
+        }
+        XCTAssertEqual(trees[0].1.allNodes().filter { $0.role == .toolCall }.map(\.id).suffix(2), ["tool.m202.call_1", "tool.m204.call_1"])
+        for (name, tree) in trees {
+            let ids = tree.allNodes().map(\.id)
+            XCTAssertEqual(ids.count, Set(ids).count, "\(name): \(ids.filter { id in ids.filter { $0 == id }.count > 1 })")
+        }
+    }
+
+    func testATreeAtOneHundredThousandEntriesIsSmall() {
+        let app = app()
+        history(app, count: 100_000)
+        let bytes = app.treeDocument().bytes.count
+        XCTAssertLessThanOrEqual(bytes, 256 * 1024, "\(bytes) bytes")
+    }
+}
+
+/// A small reproducible generator (a 64-bit LCG), so fuzzed sessions replay.
+struct SeededRandom {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed &* 6_364_136_223_846_793_005 &+ 1 }
+    mutating func next(_ bound: Int) -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int((state >> 33) % UInt64(bound))
+    }
+}
