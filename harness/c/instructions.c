@@ -31,6 +31,11 @@
 **   tree, hit_test, screenshot_svg, tap_xy, scroll_messages
 **                       5 calls with a transcript of SIZE entries (the screen
 **                       shows its end): the layout's cost, and what each adds
+**   delta_tree_changes  a streamed delta into a transcript of SIZE entries,
+**                       then jcode_mobile_tree_changes from the revision
+**                       before it (1 000 pairs, counted together: what a
+**                       host that mirrors the tree pays per delta); prints
+**                       the largest tree_changes answer
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +51,12 @@ static void check(const char *what, char *answer) {
         exit(1);
     }
     jcode_mobile_string_free(answer);
+}
+
+/* The "revision" of an answer. */
+static unsigned long long revision_of(const char *answer) {
+    const char *r = strstr(answer, "\"revision\":");
+    return r ? strtoull(r + 11, NULL, 10) : 0;
 }
 
 static char *history_of(int entries) {
@@ -187,6 +198,35 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         measured = last;
+    } else if (!strcmp(kind, "delta_tree_changes")) {
+        char *history = history_of(size);
+        check("history", jcode_mobile_platform_event(app, history));
+        free(history);
+        check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
+        const char *event = "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"hello \"}}";
+        check("text_delta", jcode_mobile_platform_event(app, event));
+        char *tree = jcode_mobile_tree(app);
+        if (!tree) return 1;
+        unsigned long long since = revision_of(tree);
+        jcode_mobile_string_free(tree);
+        size_t largest = 0;
+        CALLGRIND_START_INSTRUMENTATION;
+        for (measured = 0; measured < 1000; measured++) {
+            char *report = jcode_mobile_platform_event(app, event);
+            if (!report) return 1;
+            unsigned long long revision = revision_of(report);
+            jcode_mobile_string_free(report);
+            char *changes = jcode_mobile_tree_changes(app, since);
+            if (!changes || !strstr(changes, "\"ops\":")) {
+                fprintf(stderr, "instructions: tree_changes: %.300s\n", changes ? changes : "(null)");
+                return 1;
+            }
+            if (strlen(changes) > largest) largest = strlen(changes);
+            jcode_mobile_string_free(changes);
+            since = revision;
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+        printf("largest answer %zu bytes\n", largest);
     } else if (!strcmp(kind, "tree") || !strcmp(kind, "hit_test") || !strcmp(kind, "screenshot_svg") ||
                !strcmp(kind, "tap_xy") || !strcmp(kind, "scroll_messages")) {
         char *history = history_of(size);
