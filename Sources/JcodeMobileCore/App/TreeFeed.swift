@@ -29,6 +29,9 @@ public struct TreeFeed {
 
     let viewport: SemanticTree.Viewport
     let cache = RowCache()
+    /// The chrome last built and the state it was built from (`SemanticTree.chromeKey`):
+    /// a change of the transcript or the scroll position alone rebuilds the list only.
+    private var chrome: (key: AppState, chrome: SemanticTree.Chrome)?
     /// The tree last built and its revision.
     public private(set) var last: (revision: Int, tree: SemanticNode)?
     private var steps: [Step] = []
@@ -47,7 +50,9 @@ public struct TreeFeed {
     /// build (and the step to it recorded).
     mutating func tree(of state: AppState) -> SemanticNode {
         if let last, last.revision == state.revision { return last.tree }
-        let tree = SemanticTree.build(state, viewport: viewport, cache: cache)
+        let key = SemanticTree.chromeKey(state)
+        if chrome?.key != key { chrome = (key, SemanticTree.chrome(state, viewport: viewport)) }
+        let tree = SemanticTree.filled(chrome!.chrome, state, viewport: viewport, cache: cache)
         if let last, last.revision < state.revision {
             let changes = TreeChange.diff(from: last.tree, to: tree)
             record(Step(from: last.revision, to: state.revision, changes: changes, weight: Self.weight(of: changes)))

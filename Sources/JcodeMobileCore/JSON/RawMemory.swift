@@ -19,6 +19,12 @@ enum RawMemory {
     }
 
     static func release(_ pointer: UnsafeMutableRawPointer?) { free(pointer) }
+
+    /// Whether the first `count` bytes at `a` and `b` are equal (libc's
+    /// vectorised compare: long texts are compared on every streamed delta).
+    static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+        memcmp(a, b, count) == 0
+    }
 }
 
 /// A growable array of trivial values in `malloc` memory whose growth can

@@ -12,8 +12,6 @@ enum ChatScreen {
             SemanticNode("chat.notices", .list, label: "", visible: !state.notices.notices.isEmpty, children: state.notices.notices.map(notice)))
         if let turn = state.chat.interruptedTurn { nodes.append(interrupted(turn, processing: state.chat.turn.isProcessing)) }
         var messages: [SemanticNode] = []
-        var waiting = 0
-        for pending in state.chat.outbox where !pending.isInTranscript { waiting += 1 }
         if tappableRows {
             if let older = state.chat.olderHistory { messages.append(loadOlder(older, processing: state.chat.turn.isProcessing)) }
             for pending in state.chat.outbox where !pending.isInTranscript { messages.append(outboxMessage(pending)) }
@@ -21,7 +19,7 @@ enum ChatScreen {
         nodes.append(
             SemanticNode(
                 "chat.messages", .list, label: "", value: nil,
-                accessibilityLabel: "Conversation", accessibilityValue: "\(state.chat.transcript.count + waiting) messages",
+                accessibilityLabel: "Conversation", accessibilityValue: conversationValue(state),
                 children: messages))
         if !state.chat.turn.historyLoaded && state.connection.phase == .connected {
             nodes.append(.text("chat.loading", "Loading conversation…", role: .status))
@@ -32,6 +30,13 @@ enum ChatScreen {
         if let request = state.approvals.stdinRequests.first { nodes.append(stdinSheet(request, focusedID: state.navigation.focusedNodeID)) }
         nodes.append(composer(state))
         return nodes
+    }
+
+    /// "N messages": the transcript's entries and the messages still waiting to be sent.
+    static func conversationValue(_ state: AppState) -> String {
+        var waiting = 0
+        for pending in state.chat.outbox where !pending.isInTranscript { waiting += 1 }
+        return "\(state.chat.transcript.count + waiting) messages"
     }
 
     static func header(_ state: AppState) -> SemanticNode {

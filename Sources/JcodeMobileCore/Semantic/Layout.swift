@@ -35,12 +35,24 @@ public enum Layout {
     static func apply(
         to root: inout SemanticNode, viewport: SemanticTree.Viewport, messagesScroll: Int?, rows: MessageRows? = nil, cache: RowCache? = nil
     ) {
+        guard let (list, frame) = applyChrome(to: &root, viewport: viewport) else { return }
+        if let rows {
+            placeMessages(&root.children[list], frame: frame, offset: messagesScroll, rows: rows, cache: cache)
+        } else {
+            placeScrolling(&root.children[list], frame: frame, offset: messagesScroll)
+        }
+    }
+
+    /// Lays out everything but the message list's rows; returns where the
+    /// list is among the root's children and the frame it fills (nil when
+    /// the screen has none).
+    static func applyChrome(to root: inout SemanticNode, viewport: SemanticTree.Viewport) -> (list: Int, frame: SemanticNode.Bounds)? {
         root.bounds = SemanticNode.Bounds(x: 0, y: 0, width: viewport.width, height: viewport.height)
         let width = max(0, viewport.width - 2 * margin)
         guard let list = root.children.firstIndex(where: { $0.id == messagesID }) else {
             var y = 0
             for i in root.children.indices { place(&root.children[i], x: margin, y: &y, width: width) }
-            return
+            return nil
         }
         var top = 0
         for i in 0..<list { place(&root.children[i], x: margin, y: &top, width: width) }
@@ -49,12 +61,7 @@ public enum Layout {
         for i in (list + 1)..<root.children.count { place(&root.children[i], x: margin, y: &bottomHeight, width: width) }
         let bottom = max(top, viewport.height - bottomHeight)
         for i in (list + 1)..<root.children.count { shift(&root.children[i], by: bottom) }
-        let frame = SemanticNode.Bounds(x: margin, y: top, width: width, height: bottom - top)
-        if let rows {
-            placeMessages(&root.children[list], frame: frame, offset: messagesScroll, rows: rows, cache: cache)
-        } else {
-            placeScrolling(&root.children[list], frame: frame, offset: messagesScroll)
-        }
+        return (list, SemanticNode.Bounds(x: margin, y: top, width: width, height: bottom - top))
     }
 
     /// A scrolling list whose children are all in the tree: laid out from
@@ -77,14 +84,14 @@ public enum Layout {
         node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: maxOffset)
     }
 
-    static func place(_ node: inout SemanticNode, x: Int, y: inout Int, width: Int) {
+    static func place(_ node: inout SemanticNode, x: Int, y: inout Int, width: Int, memo: LineMemo? = nil) {
         guard node.visible else {
             node.bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0)
             zero(&node.children, x: x, y: y)
             return
         }
         let top = y
-        y += ownHeight(node, width: width)
+        y += ownHeight(node, width: width, memo: memo)
         let inset = holdsItsChildren(node.role) ? indent : 0
         var i = node.children.startIndex
         while i < node.children.endIndex {
@@ -93,7 +100,7 @@ public enum Layout {
                 placeRow(&node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset))
                 i += run
             } else {
-                place(&node.children[i], x: x + inset, y: &y, width: max(0, width - 2 * inset))
+                place(&node.children[i], x: x + inset, y: &y, width: max(0, width - 2 * inset), memo: memo)
                 i += 1
             }
         }
@@ -119,7 +126,9 @@ public enum Layout {
     /// ("Risk: medium" / "medium").
     public static func shownValue(_ node: SemanticNode) -> String? {
         guard node.role != .sheet, let value = node.value, !value.isEmpty else { return nil }
-        if !node.label.isEmpty && node.label.utf8.count < 256 && node.label.contains(value) { return nil }
+        // (A value longer than the label cannot be in it: a long reply is never searched.)
+        if !node.label.isEmpty && node.label.utf8.count < 256 && value.utf8.count <= node.label.utf8.count
+            && node.label.contains(value) { return nil }
         return value
     }
 
@@ -167,7 +176,7 @@ public enum Layout {
     }
 
     /// The height of the node itself, before its children.
-    static func ownHeight(_ node: SemanticNode, width: Int) -> Int {
+    static func ownHeight(_ node: SemanticNode, width: Int, memo: LineMemo? = nil) -> Int {
         switch node.role {
         case .button: return buttonHeight
         case .textField, .secureField: return (node.label.isEmpty ? 0 : lineHeight) + fieldBoxHeight
@@ -175,7 +184,14 @@ public enum Layout {
             return node.label.isEmpty ? 0 : lineHeight + padding
         default:
             let perLine = charactersPerLine(width)
-            let lines = lineCount(node.label, perLine: perLine) + lineCount(shownValue(node) ?? "", perLine: perLine)
+            let value = shownValue(node) ?? ""
+            let valueLines: Int
+            if let memo, value.utf8.count > LineMemo.threshold {
+                valueLines = memo.lineCount(of: value, id: node.id, perLine: perLine)
+            } else {
+                valueLines = lineCount(value, perLine: perLine)
+            }
+            let lines = lineCount(node.label, perLine: perLine) + valueLines
             return max(1, lines) * lineHeight + 2 * padding
         }
     }
@@ -206,10 +222,10 @@ public enum Layout {
     /// longer than `perLine` characters breaks after its last space, or
     /// after `perLine` characters when it has none. A space where a line
     /// breaks is not drawn. Characters here are Unicode scalars.
-    static func forEachLine(_ text: String, perLine: Int, _ body: (Range<String.Index>) -> Void) {
+    static func forEachLine(_ text: String, from first: String.Index? = nil, perLine: Int, _ body: (Range<String.Index>) -> Void) {
         let scalars = text.unicodeScalars
         let limit = max(1, perLine)
-        var start = scalars.startIndex
+        var start = first ?? scalars.startIndex
         var count = 0
         var lastSpace: String.Index?
         var i = start
@@ -241,5 +257,66 @@ public enum Layout {
             i = scalars.index(after: i)
         }
         body(start..<scalars.endIndex)
+    }
+}
+
+/// Line counts of long texts that grow at their end (a streamed reply, its
+/// reasoning, a tool's streamed input), resumed from the start of their last
+/// line: wrapping starts afresh at every line, so the lines before it stand
+/// while the text before it is unchanged. A text that changed elsewhere is
+/// counted again from its start. Kept by the `RowCache`, per node id, for
+/// the rows of the last build.
+public final class LineMemo {
+    struct Entry {
+        var text: String
+        var perLine: Int
+        /// Where the last line starts (UTF-8 offset) and how many lines come before it.
+        var lastLineStart: Int
+        var linesBefore: Int
+        /// The build that last measured it.
+        var generation: Int
+    }
+
+    /// Texts up to this many bytes are counted from the start (cheaper than the bookkeeping).
+    static let threshold = 512
+    private var entries: [String: Entry] = [:]
+    private var generation = 0
+    private var measured = 0
+
+    func lineCount(of text: String, id: String, perLine: Int) -> Int {
+        var from = 0
+        var before = 0
+        // Resumed only when the whole text measured before is where it was
+        // (the break before the last line may depend on what follows it).
+        if let old = entries[id], old.perLine == perLine, Self.hasPrefix(text, old.text, count: old.text.utf8.count) {
+            from = old.lastLineStart
+            before = old.linesBefore
+        }
+        let utf8 = text.utf8
+        var lastStart = from
+        var count = 0
+        Layout.forEachLine(text, from: utf8.index(utf8.startIndex, offsetBy: from), perLine: perLine) { range in
+            lastStart = utf8.distance(from: utf8.startIndex, to: range.lowerBound)
+            count &+= 1
+        }
+        entries[id] = Entry(text: text, perLine: perLine, lastLineStart: lastStart, linesBefore: before &+ count &- 1, generation: generation)
+        measured &+= 1
+        return before &+ count
+    }
+
+    /// Whether the first `count` bytes of `text` are those of `old`.
+    static func hasPrefix(_ text: String, _ old: String, count: Int) -> Bool {
+        guard count > 0 else { return true }
+        var text = text
+        var old = old
+        guard text.utf8.count >= count, old.utf8.count >= count else { return false }
+        return text.withUTF8 { t in old.withUTF8 { o in RawMemory.equal(t.baseAddress!, o.baseAddress!, count) } }
+    }
+
+    /// After a build: forgets the texts it did not measure (once they are many).
+    func sweep() {
+        if entries.count > 2 &* measured &+ 8 { entries = entries.filter { $0.value.generation == generation } }
+        generation &+= 1
+        measured = 0
     }
 }

@@ -119,14 +119,20 @@ public final class RowCache {
         /// Laid out at y = 0, the height including the gap after it.
         var node: SemanticNode
         var height: Int
-        var used: Bool
+        /// The node as last placed, moved down by `placedBy` (reused as is
+        /// when the row has not moved: the tree diff then skips it whole).
+        var placed: SemanticNode?
+        var placedBy: Int
     }
 
     private var slots: [Int: Slot] = [:]
+    /// Line counts of the rows' long texts.
+    let lines = LineMemo()
     private var images: [HistoryImage] = []
     private var x = 0
     private var width = 0
-    private var used = 0
+    /// The rows the running build used.
+    private var used: [Int] = []
 
     public init() {}
 
@@ -139,29 +145,38 @@ public final class RowCache {
             self.x = x
             self.width = width
         }
-        used = 0
+        used.removeAll(keepingCapacity: true)
     }
 
     func lookup(serial: Int, entry: TranscriptEntry, prompt: Int?) -> (node: SemanticNode, height: Int)? {
-        guard var slot = slots[serial], slot.prompt == prompt, slot.entry == entry else { return nil }
-        if !slot.used {
-            slot.used = true
-            used &+= 1
-            slots[serial] = slot
-        }
+        guard let slot = slots[serial], slot.prompt == prompt, slot.entry == entry else { return nil }
+        used.append(serial)
         return (slot.node, slot.height)
     }
 
     func store(serial: Int, entry: TranscriptEntry, prompt: Int?, node: SemanticNode, height: Int) {
-        if slots[serial]?.used != true { used &+= 1 }
-        slots[serial] = Slot(entry: entry, prompt: prompt, node: node, height: height, used: true)
+        used.append(serial)
+        slots[serial] = Slot(entry: entry, prompt: prompt, node: node, height: height, placed: nil, placedBy: 0)
     }
 
-    /// After a build: forgets the rows it did not use.
+    /// The row `serial` placed `dy` down: the one placed before when it moved the same.
+    func placed(serial: Int, by dy: Int, _ place: (inout SemanticNode) -> Void) -> SemanticNode? {
+        guard let slot = slots[serial] else { return nil }
+        if let placed = slot.placed, slot.placedBy == dy { return placed }
+        var node = slot.node
+        place(&node)
+        slots[serial]?.placed = node
+        slots[serial]?.placedBy = dy
+        return node
+    }
+
+    /// After a build: forgets the rows it did not use (when they are many).
     func end() {
-        if used < slots.count { slots = slots.filter { $0.value.used } }
-        for key in slots.keys { slots[key]?.used = false }
-        used = 0
+        if slots.count > 2 &* used.count &+ 16 {
+            let kept = Set(used)
+            slots = slots.filter { kept.contains($0.key) }
+        }
+        lines.sweep()
     }
 }
 
@@ -276,7 +291,15 @@ extension Layout {
             offset = max(0, contentHeight &- height)
         }
         let dy = frame.y &- offset
-        for k in placed.indices where tops[k] &+ dy != 0 { shift(&placed[k], by: tops[k] &+ dy) }
+        for k in placed.indices {
+            let by = tops[k] &+ dy
+            if let cache, let serial = measurer.serial(start &+ k),
+               let node = cache.placed(serial: serial, by: by, { shift(&$0, by: by) }) {
+                placed[k] = node
+            } else if by != 0 {
+                shift(&placed[k], by: by)
+            }
+        }
         node.children = placed
         node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: max(0, contentHeight &- height))
         node.window = SemanticNode.Window(start: start, end: start &+ placed.count, total: total)
@@ -311,10 +334,16 @@ extension Layout {
             return built
         }
 
+        /// The transcript entry's serial of row `r` (nil for the other rows).
+        func serial(_ r: Int) -> Int? {
+            guard case .entry(let i) = rows.row(r) else { return nil }
+            return rows.chat.transcript.entries[i].serial
+        }
+
         private func layOut(_ node: SemanticNode) -> (node: SemanticNode, height: Int) {
             var node = node
             var h = 0
-            Layout.place(&node, x: x, y: &h, width: width)
+            Layout.place(&node, x: x, y: &h, width: width, memo: cache?.lines)
             return (node, h)
         }
 

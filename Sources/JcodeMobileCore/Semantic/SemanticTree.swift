@@ -17,9 +17,40 @@ public enum SemanticTree {
     /// `cache` reuses rows built before (`RowCache`); the tree is the same
     /// with or without one.
     public static func build(_ state: AppState, viewport: Viewport = Viewport(), cache: RowCache? = nil) -> SemanticNode {
+        filled(chrome(state, viewport: viewport), state, viewport: viewport, cache: cache)
+    }
+
+    /// The screen laid out with its message list empty: what does not
+    /// depend on the transcript or the scroll position (see `chromeKey`).
+    struct Chrome {
+        var root: SemanticNode
+        /// The message list's place among the root's children, and its frame.
+        var list: (index: Int, frame: SemanticNode.Bounds)?
+    }
+
+    static func chrome(_ state: AppState, viewport: Viewport) -> Chrome {
         var root = nodes(state, tappableRows: false)
-        let rows = state.navigation.screen == .chat ? MessageRows(state, width: max(0, viewport.width - 2 * Layout.margin)) : nil
-        Layout.apply(to: &root, viewport: viewport, messagesScroll: state.navigation.messagesScroll, rows: rows, cache: cache)
+        let list = Layout.applyChrome(to: &root, viewport: viewport)
+        return Chrome(root: root, list: list.map { ($0.list, $0.frame) })
+    }
+
+    /// The state the chrome is a function of: everything but the
+    /// transcript, the scroll position and the revision.
+    static func chromeKey(_ state: AppState) -> AppState {
+        var key = state
+        key.revision = 0
+        key.navigation.messagesScroll = nil
+        key.chat.transcript = Transcript.placeholder
+        return key
+    }
+
+    /// The chrome with the message list's window in it.
+    static func filled(_ chrome: Chrome, _ state: AppState, viewport: Viewport, cache: RowCache?) -> SemanticNode {
+        var root = chrome.root
+        guard let (index, frame) = chrome.list else { return root }
+        let rows = MessageRows(state, width: frame.width)
+        root.children[index].accessibilityValue = ChatScreen.conversationValue(state)
+        Layout.placeMessages(&root.children[index], frame: frame, offset: state.navigation.messagesScroll, rows: rows, cache: cache)
         return root
     }
 

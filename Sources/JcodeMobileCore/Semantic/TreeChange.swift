@@ -138,6 +138,10 @@ extension TreeChange {
                 changes.append(.update(id: new.id, fields: fields, node: own))
             }
         }
+        // The same children (a row reused as placed before): nothing below changed.
+        if old.children.withUnsafeBufferPointer({ o in new.children.withUnsafeBufferPointer { o.baseAddress == $0.baseAddress } }) {
+            return
+        }
         diffChildren(of: new.id, old.children, new.children, into: &changes)
     }
 
@@ -147,7 +151,7 @@ extension TreeChange {
         guard var old, var new, !old.isEmpty else { return nil }
         let oldCount = old.utf8.count
         guard new.utf8.count > oldCount else { return nil }
-        let isPrefix = old.withUTF8 { o in new.withUTF8 { n in memcmpEqual(n.baseAddress!, o.baseAddress!, oldCount) } }
+        let isPrefix = old.withUTF8 { o in new.withUTF8 { n in RawMemory.equal(n.baseAddress!, o.baseAddress!, oldCount) } }
         guard isPrefix else { return nil }
         let utf8 = new.utf8
         let start = utf8.index(utf8.startIndex, offsetBy: oldCount)

@@ -58,6 +58,9 @@ public struct Transcript: Sendable {
         self.textBudget = max(textBudget, 1)
     }
 
+    /// An empty transcript, shared (comparing states without their transcripts).
+    static let placeholder = Transcript()
+
     /// 64 MiB of text: far more than a phone shows, a bound on what a long
     /// session (or a server that never stops) makes the app keep.
     public static let defaultTextBudget = 64 << 20
