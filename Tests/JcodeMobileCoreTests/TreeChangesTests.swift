@@ -152,6 +152,31 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertEqual(future["error"]?["field"], "since_revision")
     }
 
+    func testATreeSubscriberGetsEachRevisionsOperationsAfterItsStateChange() {
+        let app = app()
+        history(app, count: 300)
+        act(app, #"{"type":"send_message","text":"go"}"#)
+        server(app, #"{"type":"text_delta","text":"Hi"}"#)
+        app.collectsEvents = true
+        app.collectsTreeEvents = true
+        let before = app.state.revision
+        server(app, #"{"type":"text_delta","text":" there"}"#)
+        let events = app.takeEvents().map { json($0.bytes.string) }
+        XCTAssertEqual(events.map { $0["type"] }, ["state_changed", "tree_changed"])
+        let tree = events[1]
+        XCTAssertEqual(tree["since"], .int(Int64(before)))
+        XCTAssertEqual(tree["revision"], .int(Int64(before + 1)))
+        XCTAssertEqual(
+            tree["ops"]?.arrayValue?.filter { $0["op"] == "append" },
+            [
+                ["op": "append", "id": "message.m302", "field": "value", "text": " there"],
+                ["op": "append", "id": "message.m302", "field": "accessibility_value", "text": " there"],
+            ])
+        app.collectsTreeEvents = false
+        server(app, #"{"type":"text_delta","text":"!"}"#)
+        XCTAssertEqual(app.takeEvents().map { json($0.bytes.string)["type"] }, ["state_changed"], "tree is asked for by name")
+    }
+
     func testACopyFollowingTheOperationsEqualsTheTreeThroughEveryScenario() {
         for scenario in Scenario.allCases {
             let app = app(scenario)

@@ -36,6 +36,8 @@
 **                       before it (1 000 pairs, counted together: what a
 **                       host that mirrors the tree pays per delta); prints
 **                       the largest tree_changes answer
+**   history, first_tree a history of SIZE entries arriving (one call), and
+**                       the first jcode_mobile_tree after it (one call)
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +200,17 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         measured = last;
+    } else if (!strcmp(kind, "history") || !strcmp(kind, "first_tree")) {
+        /* A history of SIZE entries arriving, then the first screen after it. */
+        char *history = history_of(size);
+        if (!strcmp(kind, "history")) CALLGRIND_START_INSTRUMENTATION;
+        check("history", jcode_mobile_platform_event(app, history));
+        if (!strcmp(kind, "first_tree")) CALLGRIND_START_INSTRUMENTATION;
+        else CALLGRIND_STOP_INSTRUMENTATION;
+        if (!strcmp(kind, "first_tree")) check("tree", jcode_mobile_tree(app));
+        CALLGRIND_STOP_INSTRUMENTATION;
+        free(history);
+        measured = 1;
     } else if (!strcmp(kind, "delta_tree_changes")) {
         char *history = history_of(size);
         check("history", jcode_mobile_platform_event(app, history));
