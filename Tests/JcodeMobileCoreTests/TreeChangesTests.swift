@@ -104,6 +104,32 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertEqual(scrolled?.children[3].bounds.y, scrolled?.bounds.y)
     }
 
+    /// A compacted conversation of 100 live rows, scrolled to `offset`, then
+    /// 64 older rows put above them: the row being read keeps its place.
+    private func loadOlder(scrolledTo offset: Int, reading: String) {
+        let marker = "Earlier conversation compacted - 200 historical messages hidden from the UI. Scroll to the top to load older history."
+        let live = (1...100).map { #"{"role":"user","content":"Live \#($0)"}"# }.joined(separator: ",")
+        let app = app()
+        server(app, #"{"type":"history","id":2,"session_id":"s","messages":[{"role":"system","content":"\#(marker)"},\#(live)]}"#)
+        act(app, #"{"type":"scroll_messages","offset":\#(offset)}"#)
+        let before = messages(app.tree())?.children.first { $0.value == reading }?.bounds
+        XCTAssertNotNil(before, "\(reading) in view")
+        act(app, #"{"type":"load_older_messages"}"#)
+        let older = (1...64).map { #"{"role":"user","content":"Old \#($0) with a longer text that wraps onto a second line of the box"}"# }
+        server(app, #"{"type":"compacted_history","id":3,"session_id":"s","messages":[{"role":"system","content":"Earlier conversation compacted - 136 older historical messages hidden. Showing 64 of 200 compacted messages. Scroll to the top to load more."},\#(older.joined(separator: ",")),\#(live)],"compacted_total":200,"compacted_visible":64,"compacted_remaining":136}"#)
+        XCTAssertEqual(messages(app.tree())?.window?.total, 1 + 64 + 100)
+        XCTAssertEqual(messages(app.tree())?.children.first { $0.value == reading }?.bounds, before, "\(reading) stays where it was")
+    }
+
+    func testLoadingOlderMessagesAtTheTopKeepsTheRowBeingReadInPlace() {
+        loadOlder(scrolledTo: 0, reading: "Live 1")
+        loadOlder(scrolledTo: 70, reading: "Live 2")
+    }
+
+    func testLoadingOlderMessagesFurtherDownKeepsTheRowBeingReadInPlace() {
+        loadOlder(scrolledTo: 3_000, reading: "Live 52")
+    }
+
     // MARK: - Tree changes
 
     func testAStreamedDeltaIsTwoAppendsToItsMessage() {

@@ -149,16 +149,95 @@ public struct AppInteractor: Sendable {
     }
 
     /// Entries were put before the ones the person was reading: the list
-    /// scrolls down by their estimated height (rows above the window are
-    /// placed by estimate), so the same entries stay in view. A list
-    /// following the newest message keeps following it.
+    /// scrolls down so the row at the top of the view stays where it was. A
+    /// list following the newest message keeps following it.
+    ///
+    /// The layout places a windowed list's rows from the row at the offset,
+    /// at its estimated top, or, near the top of the list, from the first
+    /// row, measured (`Layout.placeMessages`). The row being read, and how
+    /// far into it the offset was, are found as the list before the new
+    /// rows placed them; the new offset puts that row where the list with
+    /// them places it.
     func keepReadingPlace(entriesAbove count: Int, in state: AppState) -> Emission {
         guard let offset = state.navigation.messagesScroll, state.navigation.screen == .chat, count > 0 else { return .none }
-        let rows = MessageRows(state, width: max(0, viewport.width - 2 * Layout.margin))
+        guard let frame = SemanticTree.chrome(state, viewport: viewport).list?.frame else { return .none }
+        let rows = MessageRows(state, width: frame.width)
         let first = rows.hasOlder ? 1 : 0
         guard first &+ count < rows.count else { return .none }
-        let height = rows.estimatedTop(first &+ count) &- rows.estimatedTop(first)
-        return .tell(.scrollMessages(offset: offset &+ height))
+        var measurer = Layout.RowMeasurer(rows: rows, x: frame.x, width: frame.width, cache: nil)
+        // Row r of the list before is row r (the "load earlier" button) or r + count now.
+        let before = rows.count &- count
+        func now(_ r: Int) -> Int { r < first ? r : r &+ count }
+        let inserted = rows.estimatedTop(first &+ count) &- rows.estimatedTop(first)
+        func estimatedTopBefore(_ r: Int) -> Int { r <= first ? rows.estimatedTop(r) : rows.estimatedTop(now(r)) &- inserted }
+
+        /// Whether the rows above row `r` (as `height(of:)` measures them) reach the
+        /// list's top within a frame: the layout then places from the first row.
+        func placedFromTheTop(_ r: Int, _ height: (Int) -> Int) -> (Bool, measuredAbove: Int) {
+            var above = 0
+            var s = r
+            while s > 0 && above < frame.height {
+                s &-= 1
+                above &+= height(s)
+            }
+            return (s == 0, above)
+        }
+
+        // Where the row being read was, and how far into it the offset was.
+        var reading: Int
+        var readingTop: Int
+        var anchor = 0
+        if before > Layout.exactRowLimit {
+            var low = 0
+            var high = before &- 1
+            while low < high {
+                let mid = (low &+ high &+ 1) / 2
+                if estimatedTopBefore(mid) <= offset { low = mid } else { high = mid &- 1 }
+            }
+            anchor = low
+        }
+        if before <= Layout.exactRowLimit || placedFromTheTop(anchor, { measurer.measure(now($0)).height }).0 {
+            reading = 0
+            readingTop = 0
+            while reading < before &- 1 {
+                let h = measurer.measure(now(reading)).height
+                if readingTop &+ h > offset { break }
+                readingTop &+= h
+                reading &+= 1
+            }
+        } else {
+            reading = anchor
+            readingTop = estimatedTopBefore(anchor)
+        }
+        // Reading the "load earlier" button: the message under it keeps its place.
+        while reading < first {
+            readingTop &+= measurer.measure(reading).height
+            reading &+= 1
+        }
+        let row = now(reading)
+        let within = offset &- readingTop
+        var top = 0
+        if rows.count <= Layout.exactRowLimit {
+            for r in 0..<row { top &+= measurer.measure(r).height }
+        } else {
+            // Where the list places the row depends on the row at the offset
+            // (its anchor): settle the offset and the anchor together.
+            var wanted = rows.estimatedTop(row) &+ within
+            for _ in 0..<4 {
+                let anchor = rows.row(atEstimated: max(0, wanted))
+                let (fromTheTop, above) = placedFromTheTop(anchor) { measurer.measure($0).height }
+                var at = fromTheTop ? above : rows.estimatedTop(anchor)
+                if anchor <= row {
+                    for r in anchor..<row { at &+= measurer.measure(r).height }
+                } else {
+                    for r in row..<anchor { at &-= measurer.measure(r).height }
+                }
+                top = at
+                if at &+ within == wanted { break }
+                wanted = at &+ within
+            }
+        }
+        return .tell(.scrollMessages(offset: top &+ within))
     }
 
     /// `load_scenario` and `reset`: replace the whole state, closing what the
