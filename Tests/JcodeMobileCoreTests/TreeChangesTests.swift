@@ -89,6 +89,12 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertLessThanOrEqual(list?.window?.start ?? .max, 1000)
         XCTAssertGreaterThan(list?.window?.end ?? 0, 1000)
 
+        for index in [3, 12, 1999 - 40] {
+            act(app, #"{"type":"scroll_to_message","index":\#(index)}"#)
+            let list = messages(app.tree())
+            XCTAssertEqual(list?.children.first { $0.id == "message.m\(index + 1)" }?.bounds.y, list?.bounds.y, "row \(index) at the list's top")
+        }
+
         act(app, #"{"type":"scroll_to_message","index":5000}"#)
         XCTAssertNil(app.state.navigation.messagesScroll, "past the last row: the end, following")
         XCTAssertEqual(messages(app.tree())?.window?.end, 2_000)

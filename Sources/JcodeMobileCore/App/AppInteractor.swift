@@ -130,22 +130,15 @@ public struct AppInteractor: Sendable {
     }
 
     /// `scroll_to_message`: the row's top at the list's top, where the
-    /// layout puts it (measured near the top of the list, at its estimated
-    /// place further down), or the end when it is among the last.
+    /// layout places it for that offset, or the end when it is among the last.
     func scrollToMessage(_ index: Int, in state: AppState) -> Emission {
-        guard state.navigation.screen == .chat else {
+        guard state.navigation.screen == .chat, let frame = SemanticTree.chrome(state, viewport: viewport).list?.frame else {
             return .note("scroll_to_message: the message list is not on this screen")
         }
-        let rows = MessageRows(state, width: max(0, viewport.width - 2 * Layout.margin))
+        let rows = MessageRows(state, width: frame.width)
         guard index < rows.count else { return scrollMessages(to: Int.max, in: state) }
-        var there = state
-        there.navigation.messagesScroll = rows.count <= Layout.exactRowLimit ? 0 : rows.estimatedTop(index)
-        let list = SemanticTree.build(there, viewport: viewport).children.first(where: { $0.id == Layout.messagesID })
-        guard let list, let window = list.window, let scroll = list.scroll, index >= window.start, index < window.end else {
-            return scrollMessages(to: there.navigation.messagesScroll ?? 0, in: state)
-        }
-        let top = list.children[index &- window.start].bounds.y &- list.bounds.y &+ scroll.offset
-        return scrollMessages(to: top, in: state)
+        var measurer = Layout.RowMeasurer(rows: rows, x: frame.x, width: frame.width, cache: nil)
+        return scrollMessages(to: Layout.topOf(index, rows: rows, frameHeight: frame.height, measurer: &measurer), in: state)
     }
 
     /// Entries were put before the ones the person was reading: the list
@@ -216,27 +209,7 @@ public struct AppInteractor: Sendable {
         }
         let row = now(reading)
         let within = offset &- readingTop
-        var top = 0
-        if rows.count <= Layout.exactRowLimit {
-            for r in 0..<row { top &+= measurer.measure(r).height }
-        } else {
-            // Where the list places the row depends on the row at the offset
-            // (its anchor): settle the offset and the anchor together.
-            var wanted = rows.estimatedTop(row) &+ within
-            for _ in 0..<4 {
-                let anchor = rows.row(atEstimated: max(0, wanted))
-                let (fromTheTop, above) = placedFromTheTop(anchor) { measurer.measure($0).height }
-                var at = fromTheTop ? above : rows.estimatedTop(anchor)
-                if anchor <= row {
-                    for r in anchor..<row { at &+= measurer.measure(r).height }
-                } else {
-                    for r in row..<anchor { at &-= measurer.measure(r).height }
-                }
-                top = at
-                if at &+ within == wanted { break }
-                wanted = at &+ within
-            }
-        }
+        let top = Layout.topOf(row, within: within, rows: rows, frameHeight: frame.height, measurer: &measurer)
         return .tell(.scrollMessages(offset: top &+ within))
     }
 

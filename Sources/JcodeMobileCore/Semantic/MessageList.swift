@@ -305,6 +305,39 @@ extension Layout {
         node.window = SemanticNode.Window(start: start, end: start &+ placed.count, total: total)
     }
 
+    /// Where the list places row `row`'s top when it is scrolled to that
+    /// top plus `within` (in a windowed list, the row at the offset anchors
+    /// the rows around it: the offset and its anchor are settled together).
+    static func topOf(_ row: Int, within: Int = 0, rows: MessageRows, frameHeight: Int, measurer: inout RowMeasurer) -> Int {
+        if rows.count <= exactRowLimit {
+            var top = 0
+            for r in 0..<row { top &+= measurer.measure(r).height }
+            return top
+        }
+        var wanted = rows.estimatedTop(row) &+ within
+        var top = rows.estimatedTop(row)
+        for _ in 0..<4 {
+            let anchor = rows.row(atEstimated: max(0, wanted))
+            // Near the top the rows are placed from the first (`placeMessages`).
+            var above = 0
+            var s = anchor
+            while s > 0 && above < frameHeight {
+                s &-= 1
+                above &+= measurer.measure(s).height
+            }
+            var at = s == 0 ? above : rows.estimatedTop(anchor)
+            if anchor <= row {
+                for r in anchor..<row { at &+= measurer.measure(r).height }
+            } else {
+                for r in row..<anchor { at &-= measurer.measure(r).height }
+            }
+            top = at
+            if at &+ within == wanted { break }
+            wanted = at &+ within
+        }
+        return top
+    }
+
     /// Builds and measures rows, through the cache when there is one.
     struct RowMeasurer {
         let rows: MessageRows
