@@ -205,12 +205,13 @@ final class Fired: Sendable {
     @Test func aStreamedDeltaChangesExactlyOneRow() throws {
         let model = Self.model(.chatStreaming)
         let streaming = try #require(model.messages.last)
+        #expect(streaming.id == "message.m5")
         let before = model.messages
         let text = try #require(streaming.node.value)
 
         let fired = try Self.fired(model) { model.receive(try Self.delta("!")) }
 
-        #expect(fired == ["content \(streaming.id)", "node \(streaming.id)"])
+        #expect(fired == ["content message.m5", "node message.m5"])
         #expect(streaming.node.value == text + "!")
         #expect(model.messages.count == before.count)
         #expect(zip(model.messages, before).allSatisfy { $0 === $1 })
