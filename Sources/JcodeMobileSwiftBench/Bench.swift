@@ -18,6 +18,10 @@
 
 import JcodeMobileSwift
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @main
 struct JcodeMobileSwiftBench {
     static let sizes = [10, 1_000, 10_000, 100_000]
@@ -33,6 +37,8 @@ struct JcodeMobileSwiftBench {
         let batch = 100
         print("jcode mobile core \(LibraryVersion.string), Swift ViewModel (release build): per streamed text_delta,")
         print("medians of \(rounds) rounds of \(batch) deltas\n")
+        // Warm up: the first view model pays for the runtime's one-time set-up.
+        _ = try run(entries: 10, rounds: 5, batch: 20)
         var results: [Result] = []
         for size in sizes { results.append(try run(entries: size, rounds: rounds, batch: batch)) }
 
@@ -45,20 +51,23 @@ struct JcodeMobileSwiftBench {
         for size in sizes { header += String(size).leftPadding(to: 13) }
         print(header)
         row("ViewModel.receive(text_delta)", \.viewModel)
-        row("  of which the core (platformEvent)", \.core)
-        row("before: platformEvent + tree() + state kept", \.rebuild)
+        row("  the same, CPU time of the thread", \.viewModelCPU)
+        row("the core alone (platformEvent, no tree)", \.core)
+        row("old ViewModel: + tree() + state kept", \.rebuild)
         var rows = "rows in the view model".padding(to: 44)
         for r in results { rows += String(r.rows).leftPadding(to: 13) }
         print(rows)
         print("")
         if let small = results.first(where: { $0.entries == 1_000 }), let large = results.last, large.entries > small.entries {
-            print("ViewModel per delta, \(large.entries) vs \(small.entries) entries: \(ratio(large.viewModel / small.viewModel))x")
+            print("ViewModel per delta, \(large.entries) vs \(small.entries) entries: \(ratio(large.viewModel / small.viewModel))x"
+                + " (CPU time: \(ratio(large.viewModelCPU / small.viewModelCPU))x)")
         }
     }
 
     struct Result {
         var entries: Int
         var viewModel: Double
+        var viewModelCPU: Double
         var core: Double
         var rebuild: Double
         var rows: Int
@@ -74,12 +83,14 @@ struct JcodeMobileSwiftBench {
         // Through the view model.
         let model = ViewModel(app: try app(entries: entries))
         model.send(.sendMessage(text: "go"))
-        let viewModel = median(rounds: rounds, batch: batch, between: { model.receive(end) }) { model.receive(delta) }
+        let (viewModel, viewModelCPU) = timings(rounds: rounds, batch: batch, between: { model.receive(end) }) { model.receive(delta) }
         guard model.messages.last?.node.value == String(repeating: "hello ", count: batch) else {
             fatalError("the streamed row does not hold the streamed text")
         }
 
-        if viewModelOnly { return Result(entries: entries, viewModel: viewModel, core: 0, rebuild: 0, rows: model.messages.count) }
+        if viewModelOnly {
+            return Result(entries: entries, viewModel: viewModel, viewModelCPU: viewModelCPU, core: 0, rebuild: 0, rows: model.messages.count)
+        }
 
         // The core alone.
         let core = try app(entries: entries)
@@ -99,7 +110,8 @@ struct JcodeMobileSwiftBench {
         }
         _ = (kept.revision, tree.id)
 
-        return Result(entries: entries, viewModel: viewModel, core: coreNs, rebuild: rebuild, rows: model.messages.count)
+        return Result(
+            entries: entries, viewModel: viewModel, viewModelCPU: viewModelCPU, core: coreNs, rebuild: rebuild, rows: model.messages.count)
     }
 
     /// A connected chat whose history holds `entries` entries.
@@ -129,26 +141,50 @@ struct JcodeMobileSwiftBench {
     /// `batch` calls per round), with `between` run untimed after each round.
     @MainActor
     static func median(rounds: Int, batch: Int, between: () -> Void, _ body: () -> Void) -> Double {
-        let clock = ContinuousClock()
-        var samples: [Double] = []
-        samples.reserveCapacity(rounds)
-        for _ in 0..<rounds {
-            let start = clock.now
-            for _ in 0..<batch { body() }
-            let elapsed = clock.now - start
-            samples.append(nanoseconds(elapsed) / Double(batch))
-            between()
-        }
-        samples.sort()
-        return samples[samples.count / 2]
+        timings(rounds: rounds, batch: batch, between: between, body).wall
     }
 
-    static func nanoseconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
+    /// The same, as wall time and as the CPU time of this thread (which does
+    /// not count the turns other processes take on a shared machine).
+    @MainActor
+    static func timings(rounds: Int, batch: Int, between: () -> Void, _ body: () -> Void) -> (wall: Double, cpu: Double) {
+        var wall: [Double] = []
+        var cpu: [Double] = []
+        wall.reserveCapacity(rounds)
+        cpu.reserveCapacity(rounds)
+        for _ in 0..<rounds {
+            let (wall0, cpu0) = (now(), threadCPUTime())
+            for _ in 0..<batch { body() }
+            wall.append((now() - wall0) / Double(batch))
+            cpu.append((threadCPUTime() - cpu0) / Double(batch))
+            between()
+        }
+        wall.sort()
+        cpu.sort()
+        return (wall[rounds / 2], cpu[rounds / 2])
+    }
+
+    /// Nanoseconds on the monotonic clock.
+    static func now() -> Double {
+        let t = ContinuousClock.now - start
+        return Double(t.components.seconds) * 1e9 + Double(t.components.attoseconds) / 1e9
+    }
+
+    static let start = ContinuousClock.now
+
+    /// Nanoseconds of CPU time this thread used (0 where the platform has no such clock here).
+    static func threadCPUTime() -> Double {
+        #if canImport(Glibc)
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) * 1e9 + Double(ts.tv_nsec)
+        #else
+        return 0
+        #endif
     }
 
     static func format(_ ns: Double) -> String {
-        ns < 10_000 ? "\(fixed(ns / 1000)) µs" : "\(fixed(ns / 1e6)) ms"
+        ns < 1_000_000 ? "\(fixed(ns / 1000)) µs" : "\(fixed(ns / 1e6)) ms"
     }
 
     /// Two decimals.
