@@ -25,7 +25,7 @@ SOURCES     := $(shell find Sources/JcodeMobileCore Sources/JcodeMobileFFI -name
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -221,10 +221,18 @@ bench-instructions: $(C_BUILD)/instructions
 		printf '%-20s %7s items: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
 	done; done
 
-# Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead.
-bench: $(C_BUILD)/bench deps bench-instructions
+# Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead,
+# then a streamed delta through the Swift ViewModel.
+bench: $(C_BUILD)/bench deps bench-instructions bench-swift
 	./$(C_BUILD)/bench
 	cd harness/python && $(PYTHON) -m jcode_mobile.bench
+	$(SWIFT_BENCH)
+
+# The Swift ViewModel path (Sources/JcodeMobileSwiftBench): a release build of
+# its own, apart from the library's (built with other flags) and the debug one.
+SWIFT_BENCH := .build-bench/release/JcodeMobileSwiftBench
+bench-swift:
+	$(SWIFT) build -c release --product JcodeMobileSwiftBench --scratch-path .build-bench
 
 # The hostile-server tests count instructions with callgrind (harness/c/instructions.c).
 test-python: lib deps $(C_BUILD)/instructions

@@ -35,6 +35,8 @@ let package = Package(
         .target(name: "JcodeMobileSwift", dependencies: ["JcodeMobileCore"]),
         .target(name: "JcodeMobileSwiftTesting", dependencies: ["JcodeMobileSwift"]),
         .executableTarget(name: "JcodeMobileExample", dependencies: ["JcodeMobileSwift"]),
+        // `make bench`: a streamed delta through the ViewModel (built -c release).
+        .executableTarget(name: "JcodeMobileSwiftBench", dependencies: ["JcodeMobileSwift"]),
         .testTarget(name: "JcodeMobileCoreTests", dependencies: ["JcodeMobileCore"]),
         .testTarget(name: "JcodeMobileSwiftTests", dependencies: ["JcodeMobileSwiftTesting"]),
     ]

@@ -8,7 +8,11 @@
 //
 // It fills in the pairing form, taps Pair, waits for the chat to connect,
 // sends the message and waits for the reply, printing the screen (the
-// semantic tree as text) every time it changes and a line per effect. Exit
+// semantic tree as text) every time it changes and a line per effect. It
+// redraws the way a SwiftUI host does, told by observation what changed: the
+// whole screen when the chrome (everything but the message rows) or the list
+// of rows changed, and otherwise only the rows that changed (a streamed reply
+// redraws its own row, whatever the length of the conversation). Exit
 // status: 0 the reply finished; 1 pairing, connecting or the turn failed
 // (the reason on stderr); 2 bad arguments; 3 out of time.
 
@@ -16,6 +20,7 @@
 import Glibc
 import JcodeMobileSwift
 import Observation
+import Synchronization
 
 struct Arguments {
     var host = "127.0.0.1"
@@ -93,6 +98,8 @@ final class Session {
     /// What the session waits for now (named when time runs out).
     private var waitingFor = "starting"
     private var lastScreen = ""
+    /// What observation said changed since the screen was last drawn.
+    private let changed = Changes()
 
     init(_ arguments: Arguments) {
         self.arguments = arguments
@@ -206,19 +213,68 @@ final class Session {
 
     // MARK: - Output
 
-    /// Prints the screen when its text changed since it was last printed.
+    /// Draws what changed since the last drawing: the whole screen (when its
+    /// text changed) if the chrome or the list of rows changed, else each row
+    /// whose content changed, alone.
     private func printScreenIfChanged() {
-        let screen = ScreenText.render(model.tree)
-        guard screen != lastScreen else { return }
-        lastScreen = screen
-        say("--- revision \(model.revision) · \(model.screen.rawValue) ---")
-        say(screen)
+        let (screenChanged, rows) = changed.take()
+        if screenChanged {
+            let screen = ScreenText.render(model.tree)
+            if screen != lastScreen {
+                lastScreen = screen
+                say("--- revision \(model.revision) · \(model.screen.rawValue) ---")
+                say(screen)
+            }
+            observe()
+            return
+        }
+        for row in model.messages where rows.contains(row.id) {
+            say("--- revision \(model.revision) · row \(row.id) ---")
+            for line in ScreenText.lines(row.content) { say("  " + line) }  // as indented on the screen
+            observe(row)
+        }
+        lastScreen = ScreenText.render(model.tree)
+    }
+
+    /// Asks to be told when the chrome, the list of rows or any row changes.
+    private func observe() {
+        let model = self.model
+        let changed = self.changed
+        withObservationTracking {
+            _ = model.chrome
+            _ = model.messages
+        } onChange: {
+            changed.screen()
+        }
+        for row in model.messages { observe(row) }
+    }
+
+    /// Asks to be told when what `row` shows changes (not when it only moved).
+    private func observe(_ row: MessageRow) {
+        let changed = self.changed
+        let id = row.id
+        withObservationTracking { _ = row.content } onChange: { changed.row(id) }
     }
 
     /// The error banner's words, when it shows.
     private func errorBanner() -> String? {
         guard let banner = model.tree.find("banner.error"), banner.visible else { return nil }
         return banner.label
+    }
+}
+
+/// What observation reported since the last `take` (its callbacks are @Sendable).
+final class Changes: Sendable {
+    private let state = Mutex<(screen: Bool, rows: Set<String>)>((true, []))
+
+    func screen() { state.withLock { $0.screen = true } }
+    func row(_ id: String) { state.withLock { _ = $0.rows.insert(id) } }
+
+    func take() -> (screen: Bool, rows: Set<String>) {
+        state.withLock { current in
+            defer { current = (false, []) }
+            return current
+        }
     }
 }
 

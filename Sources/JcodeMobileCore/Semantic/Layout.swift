@@ -126,9 +126,12 @@ public enum Layout {
     /// ("Risk: medium" / "medium").
     public static func shownValue(_ node: SemanticNode) -> String? {
         guard node.role != .sheet, let value = node.value, !value.isEmpty else { return nil }
-        // (A value longer than the label cannot be in it: a long reply is never searched.)
-        if !node.label.isEmpty && node.label.utf8.count < 256 && value.utf8.count <= node.label.utf8.count
-            && node.label.contains(value) { return nil }
+        // A value much longer than the label cannot be in it (canonical
+        // equivalence grows a text at most 3x in UTF-8, UAX #15): no search,
+        // which would first prepare the whole value as its pattern (a
+        // streamed reply's value, at every delta).
+        let labelBytes = node.label.utf8.count
+        if labelBytes > 0 && labelBytes < 256 && value.utf8.count <= 3 &* labelBytes && node.label.contains(value) { return nil }
         return value
     }
 

@@ -98,13 +98,17 @@ extension SemanticNode {
         if fields.contains(.tap) { tap = source.tap }
     }
 
-    /// Appends `text` to the string field `field` (label, value or an accessibility text).
+    /// Appends `text` to the string field `field` (label, value or an
+    /// accessibility text), in place: a mirror streaming a long reply pays
+    /// for the delta, not for the text so far.
     public mutating func append(_ text: String, to field: Fields) {
         switch field {
-        case .label: label += text
-        case .value: value = (value ?? "") + text
-        case .accessibilityLabel: accessibilityLabel += text
-        case .accessibilityValue: accessibilityValue = (accessibilityValue ?? "") + text
+        case .label: label.append(text)
+        case .value:
+            if value == nil { value = text } else { value!.append(text) }
+        case .accessibilityLabel: accessibilityLabel.append(text)
+        case .accessibilityValue:
+            if accessibilityValue == nil { accessibilityValue = text } else { accessibilityValue!.append(text) }
         default: break
         }
     }
