@@ -356,8 +356,12 @@ class App:
     def state_raw(self) -> dict:
         return take_json(self._lib, self._lib.jcode_mobile_state(self._handle))
 
+    def tree_bytes(self) -> bytes:
+        """``jcode_mobile_tree``'s answer as the library wrote it (for measuring its size)."""
+        return take_string(self._lib, self._lib.jcode_mobile_tree(self._handle))
+
     def tree_raw(self) -> dict:
-        return take_json(self._lib, self._lib.jcode_mobile_tree(self._handle))
+        return json.loads(self.tree_bytes().decode("utf-8"))
 
     def logs_raw(self, limit: int = 0) -> dict:
         return take_json(self._lib, self._lib.jcode_mobile_logs(self._handle, limit))

@@ -85,6 +85,9 @@ class TreeMirror:
         self.applied = 0
         #: Bytes of the last ``jcode_mobile_tree_changes`` answer :meth:`update` read.
         self.last_answer_bytes = 0
+        #: The operations the last answer or event applied (empty after a resync):
+        #: the nodes a host redraws.
+        self.last_ops: List[dict] = []
         self._nodes: Dict[str, dict] = {}
         self._parents: Dict[str, Optional[str]] = {}
         self.replace(tree, revision)
@@ -132,10 +135,12 @@ class TreeMirror:
         """Applies one ``jcode_mobile_tree_changes`` answer (its ops, or its whole tree)."""
         if answer.get("resync"):
             self.resyncs += 1
+            self.last_ops = []
             self.replace(answer["tree"], answer["revision"])
             return
         if answer["since"] != self.revision:
             raise TreeMismatch(f"the answer starts from revision {answer['since']}, the copy is of {self.revision}")
+        self.last_ops = answer["ops"]
         self.apply(answer["ops"])
         self.revision = answer["revision"]
 
@@ -148,6 +153,7 @@ class TreeMirror:
             raise ValueError(f"not a tree_changed event: {event.get('type')!r}")
         if event.get("resync") or event.get("since") != self.revision:
             return False
+        self.last_ops = event["ops"]
         self.apply(event["ops"])
         self.revision = event["revision"]
         return True
