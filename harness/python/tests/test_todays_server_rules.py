@@ -389,8 +389,13 @@ def load_older_from_the_top(gateways, host) -> Tuple[dict, dict]:
     assert reading == {"x": 16, "y": 164, "width": 358, "height": 52}
 
     since = mark(gateway)
-    host.dispatch({"type": "tap_node", "node_id": "chat.load_older"})
-    button = node(host, "chat.load_older")
+
+    def tap_and_look():  # on the host's thread: no frame of the answer can come in between
+        host.host.dispatch({"type": "tap_node", "node_id": "chat.load_older"})
+        return find_node(host.host.app.tree(), "chat.load_older")
+
+    # (once the older rows are in, the list keeps the reading place: the button leaves the window)
+    button = host.call(tap_and_look)
     assert (button["label"], button["enabled"]) == ("Loading earlier messages…", False)
     state = host.wait_for(lambda s: s["older_history"]["requested"] is None and len(s["transcript"]) == 128 + 2,
                           timeout=5)
