@@ -250,7 +250,7 @@ static void test_bad_input(void) {
                            "unknown member");
     EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe(app, "{\"kinds\":\"state\"}"), "invalid_field", "kinds",
                            "kinds not an array");
-    EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe(app, "{\"kinds\":[\"state\",\"tree\"]}"), "invalid_field",
+    EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe(app, "{\"kinds\":[\"state\",\"trees\"]}"), "invalid_field",
                            "kinds[1]", "unknown kind");
     EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe_callback(app, NULL, NULL, NULL), "null_argument", "callback",
                            "subscribe_callback(NULL callback)");
@@ -659,6 +659,82 @@ static void test_kinds(void) {
     if (doc) jfree(doc);
     jcode_mobile_unsubscribe(effects);
     jcode_mobile_unsubscribe(ui);
+    jcode_mobile_app_free(app);
+    end();
+}
+
+/* ================================================================ 5b. the tree kind */
+
+/* A subscription with kinds ["tree"] gets tree_changed (the operations of
+** jcode_mobile_tree_changes for each revision) and nothing else; a default
+** subscription does not get it. */
+static void test_tree_kind(void) {
+    void *app = new_chat_app(), *tree, *plain;
+    long long rev, s, rev2, s2;
+    jv *doc;
+    const jv *ops;
+    size_t i;
+    int draft_set = 0;
+    begin("tree kind");
+    tree = jcode_mobile_subscribe(app, "{\"kinds\":[\"tree\"]}");
+    plain = jcode_mobile_subscribe(app, NULL);
+    CHECK(tree && plain, "subscribe with kinds [tree] failed");
+    take_subscribed(tree, &rev, &s, "tree subscription");
+    take_subscribed(plain, &rev2, &s2, "default subscription");
+    set_draft(app, "tree-draft");
+
+    doc = next_event(tree, 0, "tree 1");
+    CHECK(doc && type_is(doc, "tree_changed") && int_at(doc, "event.seq") == s + 1,
+          "tree: the set_draft's tree_changed (seq %lld, after its state_changed)", s + 1);
+    CHECK(doc && int_at(doc, "event.revision") == rev + 1 && int_at(doc, "event.since") == rev,
+          "tree_changed: from revision %lld to %lld", rev, rev + 1);
+    ops = doc ? jget(doc, "event.ops") : NULL;
+    for (i = 0; ops && ops->kind == JARR && i < ops->n; i++) {
+        const char *op = jstr(ops->items[i], "op"), *id = jstr(ops->items[i], "id");
+        const char *value = jstr(ops->items[i], "set.value");
+        if (op && id && value && strcmp(op, "update") == 0 && strcmp(id, "chat.draft") == 0 &&
+            strcmp(value, "tree-draft") == 0)
+            draft_set = 1;
+    }
+    CHECK(draft_set, "tree_changed: an update setting chat.draft's value");
+    if (doc) jfree(doc);
+    doc = next_event(tree, 0, "tree 2");
+    CHECK(doc && event_is_null(doc), "tree: nothing else (no state_changed, no effects_requested)");
+    if (doc) jfree(doc);
+
+    /* A streamed delta: one append to the streaming message. */
+    dispatch_ok(app, "{\"type\":\"send_message\"}", "tree send_message");
+    doc = next_event(tree, 0, "tree 3");
+    CHECK(doc && type_is(doc, "tree_changed"), "tree: the send's tree_changed");
+    if (doc) jfree(doc);
+    doc = parse_answer(jcode_mobile_platform_event(
+                           app, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}"),
+                       "text_delta Hi");
+    if (doc) jfree(doc);
+    doc = parse_answer(jcode_mobile_platform_event(
+                           app, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\" there\"}}"),
+                       "text_delta there");
+    if (doc) jfree(doc);
+    doc = next_event(tree, 0, "tree 4");
+    CHECK(doc && type_is(doc, "tree_changed"), "tree: the first delta's tree_changed");
+    if (doc) jfree(doc);
+    doc = next_event(tree, 0, "tree 5");
+    CHECK(doc && type_is(doc, "tree_changed") && jstr(doc, "event.ops[0].op") &&
+              strcmp(jstr(doc, "event.ops[0].op"), "append") == 0 && jstr(doc, "event.ops[0].text") &&
+              strcmp(jstr(doc, "event.ops[0].text"), " there") == 0,
+          "tree: the second delta is an append of \" there\"");
+    if (doc) jfree(doc);
+
+    /* The default kinds: state, effects and app events, never tree_changed. */
+    for (;;) {
+        doc = next_event(plain, 0, "default");
+        if (!doc || event_is_null(doc)) break;
+        CHECK(!type_is(doc, "tree_changed"), "a default subscription got tree_changed");
+        jfree(doc);
+    }
+    if (doc) jfree(doc);
+    jcode_mobile_unsubscribe(tree);
+    jcode_mobile_unsubscribe(plain);
     jcode_mobile_app_free(app);
     end();
 }
@@ -1297,6 +1373,7 @@ int main(void) {
     test_fan_out();
     test_slow_subscriber();
     test_kinds();
+    test_tree_kind();
     test_unsubscribe_wakes();
     test_shared_waiters();
     test_app_free_wakes();

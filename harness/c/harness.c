@@ -1468,6 +1468,7 @@ static void test_null_arguments(void) {
     EXPECT_ERROR(jcode_mobile_logs(NULL, 0), "null_argument", "app", OFF_IGNORE, 0, "logs(NULL, 0)");
     EXPECT_ERROR(jcode_mobile_logs(NULL, 10), "null_argument", "app", OFF_IGNORE, 0, "logs(NULL, 10)");
     EXPECT_ERROR(jcode_mobile_changes(NULL, 0), "null_argument", "app", OFF_IGNORE, 0, "changes(NULL, 0)");
+    EXPECT_ERROR(jcode_mobile_tree_changes(NULL, 0), "null_argument", "app", OFF_IGNORE, 0, "tree_changes(NULL, 0)");
     EXPECT_ERROR(jcode_mobile_snapshot(NULL), "null_argument", "app", OFF_IGNORE, 0, "snapshot(NULL)");
     EXPECT_ERROR(jcode_mobile_hit_test(NULL, 1, 1), "null_argument", "app", OFF_IGNORE, 0, "hit_test(NULL, 1, 1)");
     EXPECT_ERROR(jcode_mobile_screenshot_svg(NULL), "null_argument", "app", OFF_IGNORE, 0, "screenshot_svg(NULL)");
@@ -1646,6 +1647,8 @@ static void test_bad_handles(void) {
         EXPECT_ERROR(jcode_mobile_logs(h, 0), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
         snprintf(ctx, sizeof ctx, "changes(%s)", what);
         EXPECT_ERROR(jcode_mobile_changes(h, 0), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
+        snprintf(ctx, sizeof ctx, "tree_changes(%s)", what);
+        EXPECT_ERROR(jcode_mobile_tree_changes(h, 0), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
         snprintf(ctx, sizeof ctx, "snapshot(%s)", what);
         EXPECT_ERROR(jcode_mobile_snapshot(h), "invalid_handle", NULL, OFF_IGNORE, 0, ctx);
         snprintf(ctx, sizeof ctx, "hit_test(%s)", what);
@@ -1693,6 +1696,8 @@ static void expect_invalid_handle_everywhere_at(int line, void *h, const char *w
     expect_error_at(line, jcode_mobile_logs(h, 0), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
     snprintf(ctx, sizeof ctx, "changes(%s)", what);
     expect_error_at(line, jcode_mobile_changes(h, 0), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
+    snprintf(ctx, sizeof ctx, "tree_changes(%s)", what);
+    expect_error_at(line, jcode_mobile_tree_changes(h, 0), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
     snprintf(ctx, sizeof ctx, "snapshot(%s)", what);
     expect_error_at(line, jcode_mobile_snapshot(h), "invalid_handle", "app", OFF_IGNORE, 0, ctx);
     snprintf(ctx, sizeof ctx, "hit_test(%s)", what);
@@ -1903,6 +1908,109 @@ static void test_app_new(void) {
 
 /* The "snapshot" member of a jcode_mobile_snapshot answer, as the library wrote it
 ** ({"ok":true,"snapshot":…}); NULL when the answer has another shape. Owned by the caller. */
+/* ================================================================ tree changes */
+
+/* jcode_mobile_tree_changes(app, since): {ok, revision, since, ops} or a resync. */
+static reply tree_changes_at(int line, session *s, uint64_t since, const char *ctx) {
+    reply r = take_at(line, jcode_mobile_tree_changes(s->app, since), ctx);
+    if (r.doc && check_at(line, jtrue(r.doc, "ok"), "%s: not ok: %.300s", ctx, r.raw)) {
+        expect_int_at(line, r.doc, "revision", s->rev, ctx);
+        expect_int_at(line, r.doc, "since", (long long)since, ctx);
+    }
+    return r;
+}
+
+#define TREE_CHANGES(s, since, ctx) tree_changes_at(__LINE__, (s), (since), (ctx))
+
+static void test_tree_changes(void) {
+    session s;
+    reply r, st;
+    long long built;
+    char id[64], want[96];
+    void *sub;
+    const char *got;
+
+    g_section = "tree changes";
+    if (!CHECK(session_open(&s, "{\"scenario\":\"connected_empty_chat\"}"), "app_new(connected_empty_chat) returned NULL"))
+        return;
+
+    /* Bad handles: NULL, a subscription (not an app), a freed app (test_bad_handles has more). */
+    EXPECT_ERROR(jcode_mobile_tree_changes(NULL, 0), "null_argument", "app", OFF_IGNORE, 0, "tree_changes(NULL)");
+    sub = jcode_mobile_subscribe(s.app, NULL);
+    if (CHECK(sub != NULL, "subscribe(app, NULL) returned NULL")) {
+        EXPECT_ERROR(jcode_mobile_tree_changes(sub, 0), "invalid_handle", "app", OFF_IGNORE, 0,
+                     "tree_changes(a subscription handle)");
+        jcode_mobile_unsubscribe(sub);
+    }
+    {
+        void *freed = jcode_mobile_app_new(NULL);
+        jcode_mobile_app_free(freed);
+        EXPECT_ERROR(jcode_mobile_tree_changes(freed, 0), "invalid_handle", "app", OFF_IGNORE, 0,
+                     "tree_changes(a freed app)");
+    }
+
+    /* The tree of revision 0 is handed out; its revision gets no operations. */
+    drop(GET_TREE(&s, "tree at revision 0"));
+    r = TREE_CHANGES(&s, 0, "tree_changes(the current revision)");
+    EXPECT_LEN(r.doc, "ops", 0, "tree_changes(the current revision)");
+    CHECK(jget(r.doc, "resync") == NULL, "tree_changes(the current revision) should not resync: %.200s", r.raw);
+    reply_free(&r);
+
+    /* A revision from the future is refused, naming since_revision (beyond INT64_MAX too). */
+    EXPECT_ERROR(jcode_mobile_tree_changes(s.app, (uint64_t)s.rev + 1), "invalid_field", "since_revision", OFF_IGNORE,
+                 0, "tree_changes(revision + 1)");
+    EXPECT_ERROR(jcode_mobile_tree_changes(s.app, UINT64_MAX), "invalid_field", "since_revision", OFF_IGNORE, 0,
+                 "tree_changes(UINT64_MAX)");
+
+    /* Two drafts: revision 1's tree is never built, so it is not a revision the app can start from. */
+    drop(DISPATCH_VALUE(&s, "set_draft", "Run", CHANGES));
+    drop(DISPATCH_VALUE(&s, "set_draft", "Run the tests", CHANGES));
+    r = TREE_CHANGES(&s, 1, "tree_changes(a revision never handed out)");
+    CHECK(jtrue(r.doc, "resync") && jget(r.doc, "tree") && jget(r.doc, "tree")->kind == JOBJ && !jget(r.doc, "ops"),
+          "tree_changes(a revision never handed out) should resync with the whole tree: %.200s", r.raw);
+    EXPECT_STR(r.doc, "tree.id", "root", "tree_changes(resync)");
+    reply_free(&r);
+    /* From revision 0 (handed out): the draft field's value, set. */
+    r = TREE_CHANGES(&s, 0, "tree_changes(0) after two drafts");
+    {
+        const jv *ops = jget(r.doc, "ops");
+        size_t i;
+        int found = 0;
+        for (i = 0; ops && ops->kind == JARR && i < ops->n; i++) {
+            const char *op = jstr(ops->items[i], "op"), *node = jstr(ops->items[i], "id");
+            const char *value = jstr(ops->items[i], "set.value");
+            if (op && node && value && strcmp(op, "update") == 0 && strcmp(node, "chat.draft") == 0 &&
+                strcmp(value, "Run the tests") == 0)
+                found = 1;
+        }
+        CHECK(found, "tree_changes(0): no update setting chat.draft's value to \"Run the tests\": %.400s", r.raw);
+    }
+    reply_free(&r);
+
+    /* One streamed delta is one append to the streaming message. */
+    drop(DISPATCH(&s, "{\"type\":\"send_message\"}", CHANGES, "send_message"));
+    drop(EVENT(&s, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}", CHANGES,
+               "text_delta Hel"));
+    drop(TREE_CHANGES(&s, 2, "tree_changes(2) after the first delta"));
+    built = s.rev;
+    drop(EVENT(&s, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"lo \\u00e9\"}}",
+               CHANGES, "text_delta lo é"));
+    st = GET_STATE(&s, "the streaming message");
+    got = jstr(st.doc, "state.transcript[-1].id");
+    snprintf(id, sizeof id, "%s", got ? got : "?");
+    reply_free(&st);
+    snprintf(want, sizeof want, "message.%s", id);
+    r = TREE_CHANGES(&s, (uint64_t)built, "tree_changes after one delta");
+    EXPECT_STR(r.doc, "ops[0].op", "append", "one delta");
+    EXPECT_STR(r.doc, "ops[0].id", want, "one delta");
+    EXPECT_STR(r.doc, "ops[0].field", "value", "one delta");
+    EXPECT_STR(r.doc, "ops[0].text", "lo \xc3\xa9", "one delta");
+    CHECK(jlen(r.doc, "ops") <= 2, "one delta: at most the value and its accessibility value: %.300s", r.raw);
+    CHECK(r.raw && strlen(r.raw) < 512, "one delta: the answer is %lu bytes", (unsigned long)(r.raw ? strlen(r.raw) : 0));
+    reply_free(&r);
+    jcode_mobile_app_free(s.app);
+}
+
 static char *snapshot_member(const char *raw) {
     static const char prefix[] = "{\"ok\":true,\"snapshot\":";
     size_t n;
@@ -2316,6 +2424,7 @@ int main(void) {
     test_app_new();
     test_snapshot();
     test_hit_test_and_screenshot();
+    test_tree_changes();
     test_threads();
     if (g_answers) fclose(g_answers);
     printf("%ld passed, %ld failed\n", g_passed, g_failed);

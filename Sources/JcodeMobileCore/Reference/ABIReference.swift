@@ -143,7 +143,7 @@ public enum ABIReference {
         object.append("type", .string(type))
         for field in fields where !(typeAfterFirst && (field.name == "id" || field.name == "effect_id")) {
             if field.name == "line" && type == "websocket_event" { continue }  // the example shows "event"
-            if field.name == "resync" && type == "state_changed" { continue }  // the example shows "ops"
+            if field.name == "resync" && (type == "state_changed" || type == "tree_changed") { continue }  // the example shows "ops"
             object.append(field.name, sample(field, in: type))
         }
         return .object(object)
@@ -229,6 +229,8 @@ public enum ABIReference {
         case ("subscribe", "client_instance_id"), ("resume_session", "client_instance_id"): return "ios-6F1C"
         case ("soft_interrupt", "images"), ("message", "images"): return [["image/png", "iVBORw0KGgo="]]
         case ("state_changed", "ops"): return [["op": "append", "path": "/transcript/4/text", "value": "lo"]]
+        case ("tree_changed", "since"): return 11
+        case ("tree_changed", "ops"): return [["op": "append", "id": "message.m7", "field": "value", "text": "lo"]]
         case ("effects_requested", "effects"):
             return [["effect_id": 9, "type": "websocket_send", "line": #"{"id":4,"type":"message","content":"Run the tests"}"#]]
         case ("pairing_failed", "message"): return "The pairing code was not accepted."

@@ -3,6 +3,7 @@
 - :mod:`jcode_mobile.binding`: the ctypes binding (:class:`App`, errors, versions, tree helpers)
 - :mod:`jcode_mobile.fake_gateway`: a fake jcode server and a host that executes effects
 - :mod:`jcode_mobile.mirror`: a copy of the state kept current from the change feed
+- :mod:`jcode_mobile.tree_mirror`: a copy of the semantic tree kept current from its operations
 - :mod:`jcode_mobile.render`: the semantic tree as plain text
 - :mod:`jcode_mobile.demo`: ``python -m jcode_mobile.demo``, a scripted session
 """

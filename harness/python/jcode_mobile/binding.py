@@ -144,6 +144,8 @@ def load_library(path: Union[str, Path, None] = None) -> ctypes.CDLL:
             # library 0.4.0: hit-testing and screenshots
             "jcode_mobile_hit_test": ([c_void_p, ctypes.c_double, ctypes.c_double], c_void_p),
             "jcode_mobile_screenshot_svg": ([c_void_p], c_void_p),
+            # library 0.5.0: the tree's operations
+            "jcode_mobile_tree_changes": ([c_void_p, ctypes.c_uint64], c_void_p),
         }
         for name, (argtypes, restype) in signatures.items():
             fn = getattr(lib, name)
@@ -168,6 +170,7 @@ _ANSWERING = (
     "jcode_mobile_last_error", "jcode_mobile_dispatch", "jcode_mobile_platform_event", "jcode_mobile_state",
     "jcode_mobile_tree", "jcode_mobile_logs", "jcode_mobile_changes", "jcode_mobile_snapshot",
     "jcode_mobile_next_event", "jcode_mobile_schema", "jcode_mobile_hit_test", "jcode_mobile_screenshot_svg",
+    "jcode_mobile_tree_changes",
 )
 #: answer pointer -> the function that returned it, while an output check is installed.
 _answer_origin: dict = {}
@@ -353,8 +356,12 @@ class App:
     def state_raw(self) -> dict:
         return take_json(self._lib, self._lib.jcode_mobile_state(self._handle))
 
+    def tree_bytes(self) -> bytes:
+        """``jcode_mobile_tree``'s answer as the library wrote it (for measuring its size)."""
+        return take_string(self._lib, self._lib.jcode_mobile_tree(self._handle))
+
     def tree_raw(self) -> dict:
-        return take_json(self._lib, self._lib.jcode_mobile_tree(self._handle))
+        return json.loads(self.tree_bytes().decode("utf-8"))
 
     def logs_raw(self, limit: int = 0) -> dict:
         return take_json(self._lib, self._lib.jcode_mobile_logs(self._handle, limit))
@@ -384,6 +391,27 @@ class App:
         """What changed after revision ``since``: ``{"revision","since","changes":[{"revision","ops"}]}``,
         or ``{"revision","since","resync":true,"state"}`` when the feed cannot say."""
         return _checked(self.changes_raw(since))
+
+    def tree_changes_bytes(self, since: int) -> bytes:
+        """``jcode_mobile_tree_changes``'s answer as the library wrote it (for measuring its size)."""
+        fn = _require(self._lib, "jcode_mobile_tree_changes", since="0.5.0")
+        return take_string(self._lib, fn(self._handle, since))
+
+    def tree_changes_raw(self, since: int) -> dict:
+        """``jcode_mobile_tree_changes``; the parsed answer, ok or not."""
+        return json.loads(self.tree_changes_bytes(since).decode("utf-8"))
+
+    def tree_changes(self, since: int) -> dict:
+        """What changed in the tree after revision ``since`` (the revision of a
+        tree the caller holds: from :meth:`tree_raw` or an earlier answer):
+        ``{"revision","since","ops":[…]}`` (operations keyed by node id:
+        ``splice``, ``move``, ``update``, ``append``; empty when ``since`` is
+        current), or ``{"revision","since","resync":true,"tree"}`` when the
+        library cannot describe the way from ``since``.
+        :class:`jcode_mobile.tree_mirror.TreeMirror` applies them. Raises
+        :class:`JcodeMobileError` (``invalid_field`` for a ``since`` after the
+        current revision) and AttributeError with a library older than 0.5.0."""
+        return _checked(self.tree_changes_raw(since))
 
     def state(self) -> dict:
         """The domain state (the ``state`` member of ``jcode_mobile_state``)."""
@@ -475,7 +503,9 @@ class App:
                   options: JSONInput = None, timeout: Optional[float] = 1.0) -> "Subscription":
         """A new subscription to this app's event stream (``jcode_mobile_subscribe``).
 
-        ``kinds`` (``["state", "effects", "app"]``, default all) and
+        ``kinds`` (any of ``"state"``, ``"effects"``, ``"app"`` and, library
+        0.5.0, ``"tree"``: ``tree_changed`` with the tree's operations; default
+        ``["state", "effects", "app"]``: ``"tree"`` is asked for by name) and
         ``capacity`` (events kept until taken, default 1024) build the options;
         ``options`` passes them as is instead (for tests of bad options).
         ``timeout`` is how long iterating waits for the next event (None: no limit).

@@ -73,6 +73,7 @@ def test_null_app_for_every_handle_function(lib):
         "tree": lambda: lib.jcode_mobile_tree(None),
         "logs": lambda: lib.jcode_mobile_logs(None, 0),
         "changes": lambda: lib.jcode_mobile_changes(None, 0),
+        "tree_changes": lambda: lib.jcode_mobile_tree_changes(None, 0),
         "snapshot": lambda: lib.jcode_mobile_snapshot(None),
     }
     for name, call in calls.items():
@@ -263,6 +264,7 @@ def handle_calls(lib, handle):
         "tree": lambda: lib.jcode_mobile_tree(handle),
         "logs": lambda: lib.jcode_mobile_logs(handle, 0),
         "changes": lambda: lib.jcode_mobile_changes(handle, 0),
+        "tree_changes": lambda: lib.jcode_mobile_tree_changes(handle, 0),
         "snapshot": lambda: lib.jcode_mobile_snapshot(handle),
     }
 

@@ -372,9 +372,9 @@ def test_reply_with_reasoning_and_a_tool_call():
         "call_1", "bash", '{"command":"make test"}', "failed", "exit 2")
     assert text_entry["text"] == "Fixed."
     tree = host.app.tree()
-    card = find_node(tree, "tool.call_1")
+    card = find_node(tree, f"tool.{tool_entry['id']}.call_1")  # tool card ids are scoped by message
     assert (card["role"], card["label"], card["value"]) == ("tool_call", "bash", "Failed")
-    assert find_node(tree, "tool.call_1.error")["value"] == "exit 2"
+    assert find_node(tree, f"tool.{tool_entry['id']}.call_1.error")["value"] == "exit 2"
     assert find_node(tree, f"message.{tool_entry['id']}.reasoning")["label"] == "Thought for 2.5 s"
 
 

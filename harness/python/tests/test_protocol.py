@@ -144,27 +144,28 @@ def test_tool_call_lifecycle_succeeded(chat):
     assert entry["role"] == "assistant"
     assert entry["tool_calls"] == [
         {"id": "call_bash", "name": "bash", "input": "", "output": "", "status": "pending", "error": None}]
-    card = chat.node("tool.call_bash")
+    bash = f"tool.{entry['id']}.call_bash"  # a tool card's id is scoped by its message
+    card = chat.node(bash)
     assert card is not None and card["role"] == "tool_call"
     assert (card["label"], card["value"]) == ("bash", "Preparing")
     assert card["id"] in child_ids(chat.node(f"message.{entry['id']}"))
 
     chat.frame({"type": "tool_input", "delta": "{\"command\":"}, {"type": "tool_input", "delta": "\"cargo test\"}"})
     assert tool_call(chat, "call_bash")["input"] == "{\"command\":\"cargo test\"}"
-    assert chat.node("tool.call_bash.input")["value"] == "{\"command\":\"cargo test\"}"
+    assert chat.node(f"{bash}.input")["value"] == "{\"command\":\"cargo test\"}"
 
     chat.frame({"type": "tool_exec", "id": "call_bash", "name": "bash"})
     assert tool_call(chat, "call_bash")["status"] == "running"
-    assert chat.node("tool.call_bash")["value"] == "Running"
+    assert chat.node(bash)["value"] == "Running"
 
     chat.frame({"type": "tool_done", "id": "call_bash", "name": "bash", "output": "2 passed"})
     call = tool_call(chat, "call_bash")
     assert (call["status"], call["output"], call["error"]) == ("succeeded", "2 passed", None)
-    card = chat.node("tool.call_bash")
+    card = chat.node(bash)
     assert (card["label"], card["value"]) == ("bash", "Done")
-    assert chat.node("tool.call_bash.output")["value"] == "2 passed"
-    assert chat.node("tool.call_bash.error") is None
-    assert child_ids(card) == ["tool.call_bash.input", "tool.call_bash.output"]
+    assert chat.node(f"{bash}.output")["value"] == "2 passed"
+    assert chat.node(f"{bash}.error") is None
+    assert child_ids(card) == [f"{bash}.input", f"{bash}.output"]
 
 
 # -- 3. interrupts ------------------------------------------------------------------
@@ -248,8 +249,8 @@ def test_history_replaces_the_transcript_and_takes_the_session_metadata(chat, to
         {"id": "call_rm", "name": "bash", "input": "rm x", "output": "", "status": "failed", "error": "denied"}]
     assert [c["name"] for c in transcript[3]["tool_calls"]] == ["grep", "read"]
     assert len({c["id"] for c in transcript[3]["tool_calls"]}) == 2
-    assert chat.node("tool.call_ls")["value"] == "Done"
-    assert chat.node("tool.call_rm")["value"] == "Failed"
+    assert chat.node(f"tool.{transcript[1]['id']}.call_ls")["value"] == "Done"
+    assert chat.node(f"tool.{transcript[2]['id']}.call_rm")["value"] == "Failed"
 
     session = chat.session()
     assert session["model"] == "gpt-5"

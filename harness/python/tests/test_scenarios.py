@@ -83,7 +83,8 @@ def assert_consistent(state: dict, tree: dict) -> None:
         assert status_node["label"] == status
 
     if state["screen"] == "chat":
-        messages = find_node(tree, "chat.messages")["children"]
+        listing = find_node(tree, "chat.messages")
+        messages = listing["children"]
         # a message already sent (awaiting_ack, or unconfirmed after a drop) shows once, as its transcript
         # entry; only those still waiting to go get an outbox node
         expected = ["message." + i for i in entry_ids] + [
@@ -92,12 +93,14 @@ def assert_consistent(state: dict, tree: dict) -> None:
         for m in sent:
             assert [e["text"] for e in state["transcript"] if e["role"] == "user"].count(m["text"]) == 1
         assert [n["id"] for n in messages] == expected
+        # a list this short is laid out whole: its window is every row
+        assert listing["window"] == {"start": 0, "end": len(expected), "total": len(expected)}
         for entry, node in zip(state["transcript"], messages):
             assert node["value"] == entry["text"]
             assert node["label"].startswith({"user": "You", "assistant": "jcode", "system": "System"}[entry["role"]])
             assert ("(typing)" in node["label"]) is entry["is_streaming"]
             for call in entry["tool_calls"]:
-                card = find_node(node, "tool." + call["id"])
+                card = find_node(node, f"tool.{entry['id']}.{call['id']}")
                 assert card is not None and card["label"] == call["name"]
         if state["permission_requests"]:
             request = state["permission_requests"][0]

@@ -18,6 +18,7 @@ FUNCTIONS = {
     "jcode_mobile_tree", "jcode_mobile_logs", "jcode_mobile_changes", "jcode_mobile_snapshot",
     "jcode_mobile_last_error", "jcode_mobile_subscribe", "jcode_mobile_subscribe_callback",
     "jcode_mobile_next_event", "jcode_mobile_schema", "jcode_mobile_hit_test", "jcode_mobile_screenshot_svg",
+    "jcode_mobile_tree_changes",
 }
 
 
@@ -63,6 +64,10 @@ def test_the_suite_checks_the_answers_of_every_function_it_calls(answers_match_t
             list(events)
         app.platform_event({"type": "app_background"})
         app.state(), app.tree(), app.logs(), app.changes(0), app.snapshot()
+        app.tree_changes(0), app.tree_changes(app.revision)
+        with app.events(timeout=0.1, kinds=["tree"]) as events:
+            app.dispatch({"type": "set_draft", "value": "tree"})
+            assert [e["type"] for e in events] == ["subscribed", "tree_changed"]
         app.hit_test(200, 800), app.hit_test(-1, -1), app.screenshot()
         with pytest.raises(JcodeMobileError):
             app.dispatch({"type": "no_such_action"})
@@ -71,7 +76,8 @@ def test_the_suite_checks_the_answers_of_every_function_it_calls(answers_match_t
     after = check.checked
     for function in ["jcode_mobile_dispatch", "jcode_mobile_platform_event", "jcode_mobile_state", "jcode_mobile_tree",
                      "jcode_mobile_logs", "jcode_mobile_changes", "jcode_mobile_snapshot", "jcode_mobile_next_event",
-                     "jcode_mobile_hit_test", "jcode_mobile_screenshot_svg", "gateway_request"]:
+                     "jcode_mobile_hit_test", "jcode_mobile_screenshot_svg", "jcode_mobile_tree_changes",
+                     "gateway_request"]:
         assert after[function] > before.get(function, 0), function
 
 

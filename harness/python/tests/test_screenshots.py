@@ -319,8 +319,8 @@ def test_hit_test_in_a_message_finds_the_message_and_nothing_to_tap():
 
 def test_hit_test_finds_the_deepest_node_a_tool_card_holds():
     with App({"scenario": "connected_chat"}) as app:
-        hit = app.hit_test(*center(find_node(app.tree(), "tool.call_grep.output")))
-    assert hit["path"] == ["root", "chat.messages", "message.m2", "tool.call_grep", "tool.call_grep.output"]
+        hit = app.hit_test(*center(find_node(app.tree(), "tool.m2.call_grep.output")))
+    assert hit["path"] == ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.output"]
 
 
 @pytest.mark.parametrize("x, y", [(-1, 10), (10, -0.5), (390, 10), (10, 844), (1e9, 1e9)])
