@@ -420,9 +420,6 @@ def test_a_compacted_conversation_loads_older_messages_at_the_top_on_request(gat
         ("Load earlier messages", "72 hidden", True), ("You", "Old question 37 about the release", True)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core gap (issue 25, windowed list): keepReadingPlace scrolls by the estimated height of the rows put "
-    "above, so the row being read moves 140 points up, out of view (y 164 -> 24, the list starts at 112)"))
 def test_loading_older_messages_keeps_the_row_being_read_where_it_was(gateways, host):
     reading, _ = load_older_from_the_top(gateways, host)
     rows = node(host, "chat.messages")["children"]

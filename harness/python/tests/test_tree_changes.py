@@ -388,10 +388,6 @@ def test_a_2000_entry_history_slides_the_window_from_the_top_through_the_middle_
     assert len({w["start"] for w in app.windows}) > 40
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core gap (issue 25, windowed list): scroll_to_message scrolls to the row's estimated top, but the "
-    "window's rows are laid out from the estimated top of the window's first row, so the row lands up to "
-    "~170 points off the list's top (row 1000 of 2000: y 72 for a list at 112; row 500: y 284)"))
 @pytest.mark.parametrize("index", [500, 1000, 1500])
 def test_scroll_to_message_puts_the_row_at_the_top_of_a_windowed_list(index):
     app = App({"scenario": "connected_empty_chat"})
