@@ -418,10 +418,11 @@ public final class JcodeMobileApp {
     /// A `since` after the current revision is `invalid_field`.
     public func treeChangesDocument(since: UInt64) -> JSONWriter {
         let current = store.state.revision
-        guard since <= UInt64(current), let answer = treeChanges(since: Int(since)) else {
+        if since > UInt64(current) {
             return Self.errorDocument(CoreError(
                 .invalidField, "since_revision \(since) is after the current revision \(current)", field: "since_revision"))
         }
+        let answer = treeFeed.changes(since: Int(since), state: store.state)
         var w = JSONWriter(capacity: 256)
         w.objectStart()
         w.key("ok"); w.bool(true)

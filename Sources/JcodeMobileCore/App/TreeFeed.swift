@@ -24,7 +24,9 @@ public struct TreeFeed {
         /// (none when it is the current one).
         case changes(revision: Int, [TreeChange])
         /// The asked revision is not one the feed can start from: take the whole tree.
-        case resync(revision: Int, SemanticNode)
+        // Indirect: both cases then have a small payload, and the tag is
+        // never read from bytes the other case leaves unset (valgrind).
+        indirect case resync(revision: Int, SemanticNode)
     }
 
     let viewport: SemanticTree.Viewport
