@@ -166,9 +166,7 @@ public final class JcodeMobileApp {
         if !transition.effects.isEmpty {
             event(.effects, "effects_requested") { w in
                 w.key("effects")
-                w.arrayStart()
-                for (id, effect) in transition.effects { w.value(effect.json(id: id)) }
-                w.arrayEnd()
+                Self.writeEffects(of: transition, to: &w)
             }
         }
     }
@@ -190,17 +188,34 @@ public final class JcodeMobileApp {
 
     // MARK: - Outputs
 
-    /// `{"ok":true,"revision":…,"effects":[…]}`, written into the reused
+    /// The transition's effects as the host receives them, a JSON array:
+    /// the bytes the store encoded for the log when they hold no secret.
+    private static func writeEffects(of transition: Store.Transition, to w: inout JSONWriter) {
+        if let bytes = transition.effectsJSON {
+            w.raw(bytes)
+            return
+        }
+        w.arrayStart()
+        for (id, effect) in transition.effects { effect.write(id: id, redacted: false, to: &w) }
+        w.arrayEnd()
+    }
+
+    /// `{"ok":true,"revision":…,"effects":[…]}`: from fixed pieces and the
+    /// effects the store encoded when none holds a secret (every call but
+    /// one that sends a token or a password), else written into the reused
     /// buffer and copied out once, at its exact size.
     func report(_ transition: Store.Transition) -> JSONWriter {
-        let refused = transition.notes.first(where: { $0.kind == .refused })?.text
-        if transition.effects.isEmpty && refused == nil {
-            // The common case (a streamed delta): assembled from fixed pieces.
-            var w = JSONWriter(capacity: 48)
+        let refused = transition.notes.isEmpty ? nil : transition.notes.first(where: { $0.kind == .refused })?.text
+        if refused == nil, let effects = transition.effectsJSON {
+            // The common case (a streamed delta, a keystroke): assembled from fixed pieces.
+            var w = JSONWriter(capacity: 45 &+ effects.count)
             w.beginFragment()
             w.fragment(#"{"ok":true,"revision":"#)
             w.fragment(integer: transition.revision)
-            w.fragment(#","effects":[]}"#)
+            w.fragment(#","effects":"#)
+            w.valueFollows()
+            w.raw(effects)
+            w.fragment("}")
             w.endFragment()
             return w
         }
@@ -209,9 +224,7 @@ public final class JcodeMobileApp {
         reportWriter.key("ok"); reportWriter.bool(true)
         reportWriter.key("revision"); reportWriter.int(transition.revision)
         reportWriter.key("effects")
-        reportWriter.arrayStart()
-        for (id, effect) in transition.effects { reportWriter.value(effect.json(id: id)) }
-        reportWriter.arrayEnd()
+        Self.writeEffects(of: transition, to: &reportWriter)
         if let refused { reportWriter.key("refused"); reportWriter.string(refused) }
         reportWriter.objectEnd()
         return JSONWriter(copying: reportWriter)

@@ -67,16 +67,18 @@ public struct ChangeFeed: Sendable {
 
     /// Encodes the operations from `before` to `after`: the transcript's own
     /// changes, then a diff of every other section whose value changed.
-    /// Remembers what it reported. `reached`: the features the transition
-    /// reached (`FeatureID.bit`; the store's when it issued or settled effects).
+    /// Remembers what it reported. `sections`: the sections whose values
+    /// may differ (`AppState.changedSections`, which the store takes over
+    /// the features the call reached: theirs, and the store's when it
+    /// issued or settled effects).
     mutating func encode(
-        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool), reaching reached: UInt32
+        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool), sections: UInt32
     ) -> Encoded {
         var w = JSONWriter(capacity: 160)
         w.arrayStart()
         if transcript.reset {
             guard after.chat.transcript.count <= ChangeFeed.inlineResetLimit else {
-                diffSections(before: before, after: after, reaching: reached, into: nil)
+                diffSections(before: before, after: after, changed: sections, into: nil)
                 return .resync
             }
             let section = StateSection.transcript
@@ -85,7 +87,7 @@ public struct ChangeFeed: Sendable {
             for change in transcript.changes { change.write(to: &w) }
         }
         let wroteTranscript = transcript.reset || !transcript.changes.isEmpty
-        let wroteSections = diffSections(before: before, after: after, reaching: reached, into: &w)
+        let wroteSections = diffSections(before: before, after: after, changed: sections, into: &w)
         guard wroteTranscript || wroteSections else { return .nothing }
         w.arrayEnd()
         return .ops(w.bytes)
@@ -96,10 +98,10 @@ public struct ChangeFeed: Sendable {
     /// were written.
     @discardableResult
     private mutating func diffSections(
-        before: AppState, after: AppState, reaching reached: UInt32, into w: UnsafeMutablePointer<JSONWriter>?
+        before: AppState, after: AppState, changed: UInt32, into w: UnsafeMutablePointer<JSONWriter>?
     ) -> Bool {
         var wrote = false
-        var changed = after.changedSections(from: before, reaching: reached)
+        var changed = changed
         while changed != 0 {
             let i = changed.trailingZeroBitCount
             changed &= changed &- 1
@@ -142,8 +144,8 @@ public struct ChangeFeed: Sendable {
         return wrote
     }
 
-    private mutating func diffSections(before: AppState, after: AppState, reaching reached: UInt32, into w: inout JSONWriter) -> Bool {
-        withUnsafeMutablePointer(to: &w) { diffSections(before: before, after: after, reaching: reached, into: $0) }
+    private mutating func diffSections(before: AppState, after: AppState, changed: UInt32, into w: inout JSONWriter) -> Bool {
+        withUnsafeMutablePointer(to: &w) { diffSections(before: before, after: after, changed: changed, into: $0) }
     }
 
     /// Forgets every retained record with an operation that wrote something

@@ -22,7 +22,9 @@ public struct EffectLedger: Equatable, Sendable {
     mutating func issue(_ effect: Effect) -> EffectID {
         let id = EffectID(nextID)
         nextID &+= 1
-        if effect.expectsAnswer { pending.append(Entry(id: id, kind: effect.kind, fields: effect.fields(redacted: true))) }
+        let message = effect.encoded
+        let spec = message.kind.spec
+        if spec.tracked { pending.append(Entry(id: id, kind: message.kind, fields: message.fields(spec.fields, redacted: true))) }
         return id
     }
 

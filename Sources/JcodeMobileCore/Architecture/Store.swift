@@ -10,7 +10,9 @@ public struct Store: Sendable {
     let interactor: AppInteractor
     /// The snapshot last written (or restored); nil when the store does not
     /// persist (spec tests that look at one feature's effects).
-    public private(set) var persisted: Snapshot?
+    public var persisted: Snapshot? { written?.snapshot }
+    /// The same, with each member's JSON kept for the next write.
+    private var written: Snapshot.Written?
     /// Whether an input of the running call could have changed the snapshot
     /// (the streamed deltas cannot: see `AppRouter.Delivery.mayChangeSnapshot`).
     private var callMayChangeSnapshot = false
@@ -27,6 +29,12 @@ public struct Store: Sendable {
     /// The features the running call's inputs reached (`FeatureID.bit`): the
     /// change feed compares only the sections that read their slices.
     private var reached: UInt32 = 0
+    /// The state as the previous call left it, without the transcript (which
+    /// records its own changes): what a call's state is compared with. It is
+    /// brought up to date only in the slices a call reached, and only when
+    /// one of their sections changed, so a call that changes nothing
+    /// visible (or one field of one feature) does not copy the whole state.
+    private var shadow: AppState
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -41,7 +49,8 @@ public struct Store: Sendable {
         self.interactor = interactor
         self.log = TransitionLog(capacity: logCapacity)
         self.feed = ChangeFeed(state: state)
-        self.persisted = persists ? Snapshot(of: state) : nil
+        self.shadow = state.withoutTranscript
+        self.written = persists ? Snapshot.Written(Snapshot(of: state)) : nil
     }
 
     /// What one input did.
@@ -56,6 +65,10 @@ public struct Store: Sendable {
         /// What the features announced, in order, then the connection's
         /// phase change when the call moved it (the event stream's app events).
         public var events: [AppEvent] = []
+        /// `effects` as the host receives them, a JSON array, when that is
+        /// also what the log keeps (none holds a secret): the report and the
+        /// event stream copy it instead of encoding the effects again.
+        var effectsJSON: [UInt8]? = nil
 
         public static func == (lhs: Transition, rhs: Transition) -> Bool {
             lhs.revision == rhs.revision && lhs.changed == rhs.changed && lhs.notes == rhs.notes && lhs.followUps == rhs.followUps
@@ -74,11 +87,6 @@ public struct Store: Sendable {
     public mutating func send(
         _ input: Input, logKind: LogEntry.Kind = .action, logType: String = "", logPayload: LogPayload? = nil
     ) -> Transition {
-        // Keep a copy of everything but the transcript (which records its own
-        // changes), so streaming into a long transcript never copies it.
-        var before = state
-        before.chat.transcript = Transcript()
-
         var effects: [(id: EffectID, effect: Effect)] = []
         var notes: [Note] = []
         var scrubs: [JSONPath] = []
@@ -89,13 +97,16 @@ public struct Store: Sendable {
         announced.removeAll(keepingCapacity: true)
         reached = 0
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
-        if before.connection.phase != state.connection.phase {
-            announced.append(.connectionPhaseChanged(from: before.connection.phase, to: state.connection.phase))
+        if reached & FeatureID.connection.bit != 0 && shadow.connection.phase != state.connection.phase {
+            announced.append(.connectionPhaseChanged(from: shadow.connection.phase, to: state.connection.phase))
         }
-        if callMayChangeSnapshot { persist(effects: &effects) }
+        let snapshot = callMayChangeSnapshot ? persist(effects: &effects) : nil
 
         let transcriptChanges = state.chat.transcript.drainChanges()
-        let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges, reaching: reached)
+        let sections = state.changedSections(from: shadow, reaching: reached)
+        let encoded = feed.encode(before: shadow, after: state, transcript: transcriptChanges, sections: sections)
+        // The slices the call reached are now what the next call compares with.
+        if sections != 0 { shadow.takeSlices(reached, from: state) }
         let changed: Bool
         if case .nothing = encoded { changed = false } else { changed = true }
         if changed {
@@ -105,26 +116,60 @@ public struct Store: Sendable {
         for path in scrubs { feed.scrub(path) }
 
         let revision = state.revision
+        // The effects as the log keeps them, encoded once; without a secret
+        // among them, the same bytes are what the host receives.
+        var logged = LogEntry.noEffects
+        var effectsJSON: [UInt8]? = logged
+        if !effects.isEmpty {
+            let (bytes, secret) = Self.encode(effects, snapshot: snapshot)
+            logged = bytes
+            effectsJSON = secret ? nil : bytes
+        }
         log.append { seq in
             LogEntry(
                 seq: seq, revision: revision, kind: logKind, type: logType, payload: logPayload,
-                effects: effects.map { LogEntry.EffectRecord(id: $0.id, effect: $0.effect) }, notes: notes.map(\.text),
-                followUps: followUps.map(\.name), errorCode: nil)
+                effectsJSON: logged, notes: notes.isEmpty ? [] : notes.map(\.text),
+                followUps: followUps.isEmpty ? [] : followUps.map(\.name), errorCode: nil)
         }
         return Transition(
-            revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps, events: announced)
+            revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps, events: announced,
+            effectsJSON: effectsJSON)
+    }
+
+    /// The effects as a JSON array with secrets replaced, and whether any
+    /// held one. The snapshot's `storage_write` (the last effect, when the
+    /// call wrote it) is written from the snapshot's kept members.
+    private static func encode(
+        _ effects: [(id: EffectID, effect: Effect)], snapshot: Snapshot.Written?
+    ) -> (bytes: [UInt8], secret: Bool) {
+        var w = JSONWriter(capacity: snapshot == nil ? 256 : 1024)
+        var secret = false
+        w.arrayStart()
+        for (i, (id, effect)) in effects.enumerated() {
+            if let snapshot, i == effects.count &- 1 {
+                w.objectStart()
+                w.key("effect_id"); w.int(id.rawValue)
+                w.key("type"); w.string(EffectKind.storageWrite.rawValue)
+                w.key("key"); w.string(Snapshot.storageKey)
+                w.key("value"); snapshot.write(to: &w)
+                w.objectEnd()
+            } else if effect.write(id: id, redacted: true, to: &w) {
+                secret = true
+            }
+        }
+        w.arrayEnd()
+        return (w.bytes, secret)
     }
 
     /// Writes the snapshot when this call changed it: at most once per call,
-    /// after everything the call led to.
-    private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) {
-        guard let last = persisted else { return }
-        let now = Snapshot(of: state)
-        guard now != last else { return }
-        persisted = now
+    /// after everything the call led to. Reads again only what the call's
+    /// features own (`reached`), and returns the snapshot written.
+    private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) -> Snapshot.Written? {
+        guard written != nil, written!.update(from: state, features: reached), let now = written else { return nil }
         let effect = Effect.storage(.write(key: Snapshot.storageKey, value: now.json))
         effects.append((state.effects.issue(effect), effect))
         reached |= FeatureID.store.bit
+        return now
     }
 
     /// Records an input the ABI rejected, so the log accounts for every call.
@@ -133,7 +178,7 @@ public struct Store: Sendable {
         log.append { seq in
             LogEntry(
                 seq: seq, revision: revision, kind: .rejected, type: type.isEmpty ? kind.rawValue : type, payload: nil,
-                effects: [], notes: [error.message], followUps: [], errorCode: error.code.rawValue)
+                effectsJSON: LogEntry.noEffects, notes: [error.message], followUps: [], errorCode: error.code.rawValue)
         }
     }
 

@@ -16,23 +16,22 @@ public struct LogEntry: Equatable, Sendable {
     public var type: String
     /// The input with secrets replaced; large inputs are summarised.
     public var payload: LogPayload?
-    public var effects: [EffectRecord]
+    /// The effects with every secret replaced, as a JSON array: encoded once
+    /// when logged (the log never holds a secret, not even in memory).
+    public var effectsJSON: [UInt8]
     public var notes: [String]
     /// The names of the inputs the features emitted and the store ran
     /// (internal inputs, follow-up actions), in order.
     public var followUps: [String]
     public var errorCode: String?
 
-    /// An effect as the log keeps it: its JSON with every secret replaced
-    /// (the log never holds a secret, not even in memory).
-    public struct EffectRecord: Equatable, Sendable {
-        public var id: EffectID
-        public var json: JSONValue
+    /// `effectsJSON` of an entry without effects.
+    static let noEffects: [UInt8] = Array("[]".utf8)
 
-        init(id: EffectID, effect: Effect) {
-            self.id = id
-            self.json = effect.json(id: id, redacted: true)
-        }
+    /// The effects as the log keeps them: each one's JSON with every secret replaced.
+    public var effects: [JSONValue] {
+        let parsed = try? effectsJSON.withUnsafeBufferPointer { b throws(CoreError) in try JSONParser.parse(b) }
+        return parsed?.arrayValue ?? []
     }
 
     func write(to w: inout JSONWriter) {
@@ -48,9 +47,7 @@ public struct LogEntry: Equatable, Sendable {
         case .raw(let bytes)?: w.raw(bytes)
         }
         w.key("effects")
-        w.arrayStart()
-        for record in effects { w.value(record.json) }
-        w.arrayEnd()
+        w.raw(effectsJSON)
         w.key("notes")
         w.arrayStart()
         for note in notes { w.string(note) }

@@ -9,6 +9,8 @@ extension Snapshot {
         let name: String
         let schema: @Sendable () -> JSONValue
         let write: @Sendable (Snapshot) -> JSONValue
+        /// Whether the parts `write` reads differ between two snapshots.
+        let differs: @Sendable (Snapshot, Snapshot) -> Bool
         /// Reads the member's value (present, not null) into the snapshot,
         /// leniently: what it cannot read it leaves out and names in the
         /// reader's problems. nil: not read as a member (`version`).
@@ -24,6 +26,7 @@ extension Snapshot {
             name: "version",
             schema: { B.const(.int(Int64(Snapshot.version))) },
             write: { _ in .int(Int64(Snapshot.version)) },
+            differs: { _, _ in false },
             read: nil),
         Member(
             name: "device",
@@ -34,6 +37,7 @@ extension Snapshot {
                 device.append("device_name", .string(s.deviceName))
                 return .object(device)
             },
+            differs: { $0.deviceID != $1.deviceID || $0.deviceName != $1.deviceName },
             read: { value, s, reader in
                 guard let device = reader.object(value, "device") else { return }
                 if let id = device["device_id"], !id.isNull {
@@ -61,6 +65,7 @@ extension Snapshot {
                         return .object(stored)
                     })
             },
+            differs: { $0.servers != $1.servers || $0.selectedServerID != $1.selectedServerID || $0.sessionID != $1.sessionID },
             read: { value, s, reader in
                 guard let list = reader.array(value, "servers") else { return }
                 var unreadable = 0
@@ -77,6 +82,7 @@ extension Snapshot {
             name: "selected_server_id",
             schema: { B.nullableString },
             write: { .from($0.selectedServerID) },
+            differs: { $0.selectedServerID != $1.selectedServerID },
             read: { selected, s, reader in
                 if let id = selected.stringValue, let server = s.servers.first(where: { $0.id == id }) {
                     s.selectedServerID = id
@@ -99,6 +105,7 @@ extension Snapshot {
                 composer.append("next_attachment_id", .int(Int64(s.nextAttachmentID)))
                 return .object(composer)
             },
+            differs: { $0.draft != $1.draft || $0.attachments != $1.attachments || $0.nextAttachmentID != $1.nextAttachmentID },
             read: { value, s, reader in
                 guard let composer = reader.object(value, "composer") else { return }
                 if let draft = composer["draft"] {
@@ -144,6 +151,7 @@ extension Snapshot {
                 box.append("next_id", .int(Int64(s.nextOutboxID)))
                 return .object(box)
             },
+            differs: { $0.outbox != $1.outbox || $0.nextOutboxID != $1.nextOutboxID },
             read: { value, s, reader in
                 guard let box = reader.object(value, "outbox") else { return }
                 var unreadable = 0

@@ -42,22 +42,54 @@ public struct Snapshot: Equatable, Sendable {
     /// The snapshot of `state`: cheap (it shares the state's storage), so the
     /// store can take one after every call and compare.
     public init(of state: AppState) {
-        deviceID = state.lifecycle.deviceID
-        deviceName = state.pairing.deviceName
-        servers = state.servers.list
-        selectedServerID = state.servers.selectedID
-        sessionID = state.session.id
-        draft = state.composer.draft
-        attachments = state.composer.attachments
-        nextAttachmentID = state.composer.nextAttachmentID
-        // As it is written: a message on its way is unconfirmed after a
-        // restart, whatever step it had reached (an ack changes nothing kept).
-        outbox = state.chat.outbox.map { message in
-            var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
-            kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
-            return kept
+        self.init()
+        refresh(from: state, features: FeatureID.all)
+    }
+
+    /// An empty snapshot (what a first launch has).
+    private init() {
+        deviceName = ""
+        servers = []
+        draft = ""
+        attachments = []
+        nextAttachmentID = 1
+        outbox = []
+        nextOutboxID = 1
+    }
+
+    /// The features whose slices the snapshot reads.
+    static let features: UInt32 =
+        FeatureID.lifecycle.bit | FeatureID.pairing.bit | FeatureID.servers.bit | FeatureID.session.bit | FeatureID.composer.bit
+        | FeatureID.chat.bit
+
+    /// Reads again what the snapshot keeps of the slices of `features`
+    /// (`FeatureID.bit`s): after a call, those it reached, so a keystroke
+    /// reads the composer and nothing else.
+    mutating func refresh(from state: AppState, features: UInt32) {
+        if features & (FeatureID.lifecycle.bit | FeatureID.pairing.bit) != 0 {
+            deviceID = state.lifecycle.deviceID
+            deviceName = state.pairing.deviceName
         }
-        nextOutboxID = state.chat.nextOutboxID
+        if features & (FeatureID.servers.bit | FeatureID.session.bit) != 0 {
+            servers = state.servers.list
+            selectedServerID = state.servers.selectedID
+            sessionID = state.session.id
+        }
+        if features & FeatureID.composer.bit != 0 {
+            draft = state.composer.draft
+            attachments = state.composer.attachments
+            nextAttachmentID = state.composer.nextAttachmentID
+        }
+        if features & FeatureID.chat.bit != 0 {
+            // As it is written: a message on its way is unconfirmed after a
+            // restart, whatever step it had reached (an ack changes nothing kept).
+            outbox = state.chat.outbox.map { message in
+                var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
+                kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
+                return kept
+            }
+            nextOutboxID = state.chat.nextOutboxID
+        }
     }
 
     // MARK: - Writing
@@ -68,6 +100,57 @@ public struct Snapshot: Equatable, Sendable {
         var root = JSONObject(capacity: Self.members.count)
         for member in Self.members { root.append(member.name, member.write(self)) }
         return .object(root)
+    }
+
+    /// The snapshot as the store last wrote it, with each member's JSON
+    /// kept (its value, and its bytes as written): after a call, only the
+    /// members whose parts changed are encoded again, so a keystroke
+    /// re-encodes the composer and copies the rest.
+    struct Written: Sendable {
+        private(set) var snapshot: Snapshot
+        /// Each member's value, indexed like `members`.
+        private var values: [JSONValue]
+        /// Each member's value as JSON text, indexed like `members`.
+        private var texts: [[UInt8]]
+
+        init(_ snapshot: Snapshot) {
+            self.snapshot = snapshot
+            values = Snapshot.members.map { $0.write(snapshot) }
+            texts = values.map(\.jsonBytes)
+        }
+
+        /// Reads the parts of `features` from `state` again; true (with the
+        /// changed members encoded again) when the snapshot changed.
+        mutating func update(from state: AppState, features: UInt32) -> Bool {
+            guard features & Snapshot.features != 0 else { return false }
+            var now = snapshot
+            now.refresh(from: state, features: features)
+            var changed = false
+            for (i, member) in Snapshot.members.enumerated() where member.differs(now, snapshot) {
+                values[i] = member.write(now)
+                texts[i] = values[i].jsonBytes
+                changed = true
+            }
+            snapshot = now
+            return changed
+        }
+
+        /// The snapshot's JSON value (`Snapshot.json`), from the kept members.
+        var json: JSONValue {
+            var root = JSONObject(capacity: values.count)
+            for (member, value) in zip(Snapshot.members, values) { root.append(member.name, value) }
+            return .object(root)
+        }
+
+        /// Writes the snapshot's JSON (the bytes `json` encodes to) from the kept texts.
+        func write(to w: inout JSONWriter) {
+            w.objectStart()
+            for (member, text) in zip(Snapshot.members, texts) {
+                w.key(string: member.name)
+                w.raw(text)
+            }
+            w.objectEnd()
+        }
     }
 
     // MARK: - Restoring

@@ -45,6 +45,39 @@ public enum Effect: Equatable, Sendable {
         encoded.fields(spec.fields, redacted: redacted)
     }
 
+    /// Writes `{"effect_id":…,"type":…, fields…}` (what `json(id:redacted:)`
+    /// is) straight to `w`, and says whether the effect holds a secret (so
+    /// its redacted form differs from what the host gets).
+    @discardableResult
+    func write(id: EffectID, redacted: Bool, to w: inout JSONWriter) -> Bool {
+        let message = encoded
+        let spec = message.kind.spec
+        w.objectStart()
+        w.key("effect_id"); w.int(id.rawValue)
+        w.key("type"); w.string(message.kind.rawValue)
+        var secret = false
+        for (field, value) in zip(spec.fields, message.values) {
+            switch value {
+            case .plain(let v):
+                w.key(string: field.name)
+                if field.secret {
+                    secret = true
+                    w.value(redacted ? Redaction.placeholder : v)
+                } else {
+                    w.value(v)
+                }
+            case .secret(let v):
+                secret = true
+                w.key(string: field.name)
+                w.value(redacted ? Redaction.placeholder : v)
+            case .absent:
+                continue
+            }
+        }
+        w.objectEnd()
+        return secret
+    }
+
     /// `{"effect_id":…,"type":…, fields…}` as the host receives it.
     public func json(id: EffectID, redacted: Bool = false) -> JSONValue {
         var object = JSONObject(capacity: 8)
@@ -86,13 +119,36 @@ public enum EffectKind: String, CaseIterable, Sendable {
     case showLocalNotification = "show_local_notification"
 
     /// The declaration of this kind (every kind has exactly one; a test checks).
-    public var spec: EffectSpec { EffectKind.table[self]! }
+    public var spec: EffectSpec { EffectKind.table[position] }
 
-    private static let table: [EffectKind: EffectSpec] = {
-        var table: [EffectKind: EffectSpec] = [:]
-        for spec in Effect.specs { table[spec.kind] = spec }
-        return table
-    }()
+    /// The kind's place in `allCases`, by a switch (no hashing of its name).
+    var position: Int {
+        switch self {
+        case .httpHealth: return 0
+        case .httpPair: return 1
+        case .secureStoreWrite: return 2
+        case .secureStoreRead: return 3
+        case .secureStoreDelete: return 4
+        case .storageWrite: return 5
+        case .websocketConnect: return 6
+        case .websocketSend: return 7
+        case .websocketClose: return 8
+        case .scheduleTimer: return 9
+        case .cancelTimer: return 10
+        case .createDeviceID: return 11
+        case .registerPushNotifications: return 12
+        case .requestCameraQRScan: return 13
+        case .requestSpeechTranscript: return 14
+        case .requestImagePicker: return 15
+        case .haptic: return 16
+        case .showLocalNotification: return 17
+        }
+    }
+
+    /// The declarations in `allCases` order.
+    private static let table: [EffectSpec] = EffectKind.allCases.map { kind in
+        Effect.specs.first { $0.kind == kind }!
+    }
 }
 
 /// Declares one effect on the wire: its type, fields and the events that
