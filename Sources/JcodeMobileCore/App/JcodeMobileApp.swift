@@ -5,13 +5,18 @@
 ///     let app = try JcodeMobileApp(options: AppOptions())
 ///     let report = app.dispatch(json: #"{"type":"set_host","value":"devbox.local"}"#)
 public final class JcodeMobileApp {
-    public private(set) var store: Store
+    // The stored properties a call reads and writes skip Swift's dynamic
+    // exclusivity check (`@exclusivity(unchecked)`): calls on an app are
+    // serialised (the FFI's lock, the view model's main actor) and none
+    // re-enters the app, and the check costs about a hundred instructions
+    // per access on every input (docs/PERFORMANCE.md, "Cheap inputs").
+    @exclusivity(unchecked) public private(set) var store: Store
     public let options: AppOptions
     /// Parser stacks reused across calls (calls on an app are serialised).
-    private var workspace = JSONParser.Workspace()
+    @exclusivity(unchecked) private var workspace = JSONParser.Workspace()
     /// The buffer reports are written into, reused across calls: the caller
     /// copies the bytes out before the next call, so it is never shared then.
-    private var reportWriter = JSONWriter(capacity: 256)
+    @exclusivity(unchecked) private var reportWriter = JSONWriter(capacity: 256)
 
     /// Whether calls record stream events for `takeEvents()`: the FFI turns
     /// it on while the app has subscribers, so an app without any pays nothing.
@@ -58,7 +63,7 @@ public final class JcodeMobileApp {
 
     /// `jcode_mobile_platform_event`: one platform event → the dispatch report or an error.
     public func platformEventDocument(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONWriter {
-        handle(bytes, kind: .event, union: PlatformEvent.wire) { Input.platform($0) }
+        handle(bytes, kind: .event, union: PlatformEvent.wire, readsFrames: true) { Input.platform($0) }
     }
 
     public func dispatch(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] { dispatchDocument(bytes).bytes }
@@ -99,31 +104,159 @@ public final class JcodeMobileApp {
         return transition
     }
 
+    /// A `websocket_event` of one server event, as `frameEvent` read it.
+    enum FrameRead {
+        /// Streamed text (the hot path: small, nothing boxed).
+        case streamed(effectID: EffectID?, ServerEvent.StreamedText)
+        /// Any other event.
+        indirect case event(effectID: EffectID?, ServerEvent)
+    }
+
+    /// `readsFrames`: a `websocket_event` of one server event is read by
+    /// `frameEvent` and run by `Store.sendStreamed` or `Store.sendFrame`
+    /// (the hot path of a reply).
     private func handle<Value>(
-        _ bytes: UnsafeBufferPointer<UInt8>, kind: LogEntry.Kind, union: WireUnion<Value>, input: (Value) -> Input
+        _ bytes: UnsafeBufferPointer<UInt8>, kind: LogEntry.Kind, union: WireUnion<Value>, readsFrames: Bool = false,
+        input: (Value) -> Input
     ) -> JSONWriter {
-        let decoded: (value: Value, type: String, payload: LogPayload)
+        var frame: FrameRead?
+        let decoded: (value: Value, type: String)?
+        var payload = LogPayload.raw([])
         do throws(CoreError) {
-            decoded = try JSONParser.withTape(bytes, workspace: &workspace) {
-                (tape) throws(CoreError) -> (value: Value, type: String, payload: LogPayload) in
-                let (value, spec) = try union.decodeMember(tape: tape)
-                let payload: LogPayload
-                if bytes.count > Self.loggedPayloadLimit {
-                    payload = .json(["type": .string(spec.type), "summary": .string("\(bytes.count) bytes, not kept in the log")])
-                } else if spec.hasSecrets, case .object(let object) = tape.value(at: 0) {
-                    payload = .json(.object(Redaction.redact(object, fields: spec.fields)))
-                } else {
-                    payload = .raw(Array(bytes))
+            decoded = try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> (value: Value, type: String)? in
+                if readsFrames, let read = frameEvent(in: tape) {
+                    frame = read
+                    payload = Self.logPayload(of: bytes, tape: tape, type: PlatformEvent.webSocketEventType, secrets: nil)
+                    return nil
                 }
-                return (value, spec.type, payload)
+                let (value, spec) = try union.decodeMember(tape: tape)
+                payload = Self.logPayload(of: bytes, tape: tape, type: spec.type, secrets: spec.hasSecrets ? spec.fields : nil)
+                return (value, spec.type)
             }
         } catch {
             store.logRejected(kind: kind, type: Self.typeName(in: bytes), error: error)
             return Self.errorDocument(error)
         }
-        let transition = store.send(input(decoded.value), logKind: kind, logType: decoded.type, logPayload: decoded.payload)
+        let transition: Store.Transition
+        switch frame {
+        case .streamed(let id, let text)?:
+            transition = store.sendStreamed(effectID: id, text, logPayload: payload)
+        case .event(let id, let event)?:
+            transition = store.sendFrame(effectID: id, event: event, logPayload: payload)
+        case nil:
+            guard let decoded else { preconditionFailure("an input decodes to a value or a frame") }
+            transition = store.send(input(decoded.value), logKind: kind, logType: decoded.type, logPayload: payload)
+        }
         if collectsEvents { recordEvents(of: transition) }
         return report(transition)
+    }
+
+    /// The input of member `type` as the log keeps it: as received,
+    /// redacted when its member declares secrets (`secrets`: its fields),
+    /// summarised above `loggedPayloadLimit`.
+    private static func logPayload(
+        of bytes: UnsafeBufferPointer<UInt8>, tape: JSONTape, type: String, secrets: [FieldSpec]?
+    ) -> LogPayload {
+        if bytes.count > loggedPayloadLimit {
+            return .json(["type": .string(type), "summary": .string("\(bytes.count) bytes, not kept in the log")])
+        }
+        if let secrets, case .object(let object) = tape.value(at: 0) {
+            return .json(.object(Redaction.redact(object, fields: secrets)))
+        }
+        return .raw(Array(bytes))
+    }
+
+    // MARK: - Frames
+
+    /// A raw frame's line, unescaped (the hot path's scratch; a longer line
+    /// takes the general way).
+    private let lineBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 4096)
+    /// The tokens of that line, reused across calls.
+    @exclusivity(unchecked) private var lineWorkspace = JSONParser.Workspace()
+
+    deinit { lineBuffer.deallocate() }
+
+    /// The one server event of a `websocket_event` (its `event`, or the one
+    /// line of its `line`), read from the tape with no frame built; nil for
+    /// any other input, and for anything the general decoder would refuse
+    /// or drop a line of (it then reads the input, with its errors and
+    /// notes). What it reads, `PlatformEvent.wire` reads the same.
+    private func frameEvent(in tape: JSONTape) -> FrameRead? {
+        guard tape.kind(at: 0) == .object else { return nil }
+        var type: Int?
+        var effectID: Int?
+        var event: Int?
+        var line: Int?
+        // The last member of a name wins, as in every decoder.
+        var i = 1
+        let end = tape.next(after: 0)
+        while i < end {
+            let value = i &+ 1
+            if tape.stringEquals(i, "type") {
+                type = value
+            } else if tape.stringEquals(i, "effect_id") {
+                effectID = value
+            } else if tape.stringEquals(i, "event") {
+                event = value
+            } else if tape.stringEquals(i, "line") {
+                line = value
+            }
+            i = tape.next(after: value)
+        }
+        guard let type, tape.kind(at: type) == .string, tape.stringEquals(type, "websocket_event") else { return nil }
+        // Absent and null read alike; anything else must be what is declared.
+        if let t = effectID, tape.kind(at: t) == .null { effectID = nil }
+        if let t = event, tape.kind(at: t) == .null { event = nil }
+        if let t = line, tape.kind(at: t) == .null { line = nil }
+        var id: EffectID?
+        if let t = effectID {
+            guard let n = tape.integer(at: t), n >= 1, let exact = Int(exactly: n) else { return nil }
+            id = EffectID(exact)
+        }
+        if let t = line, tape.kind(at: t) != .string { return nil }
+        if let event {
+            guard tape.kind(at: event) == .object else { return nil }
+            if let text = ServerEvent.StreamedText(in: tape, at: event) { return .streamed(effectID: id, text) }
+            guard let decoded = try? ServerEvent.wire.decode(tape: tape, at: event) else { return nil }
+            return .event(effectID: id, decoded)
+        }
+        guard let line else { return nil }
+        return oneEvent(ofLine: tape, line, effectID: id)
+    }
+
+    /// The server event of a raw frame that holds exactly one (the string
+    /// token `token`), decoded as `ServerFrame.items` would; nil otherwise.
+    private func oneEvent(ofLine tape: JSONTape, _ token: Int, effectID id: EffectID?) -> FrameRead? {
+        let raw = tape.rawBytes(at: token)
+        guard raw.count <= lineBuffer.count, let buffer = lineBuffer.baseAddress else { return nil }
+        let n: Int
+        if tape.isEscaped(token) {
+            n = JSONTape.unescape(raw, into: lineBuffer)
+        } else {
+            if let source = raw.baseAddress { buffer.update(from: source, count: raw.count) }
+            n = raw.count
+        }
+        // Exactly one line that is not blank (`ServerFrame` skips blank ones).
+        var found: Range<Int>?
+        var start = 0
+        while start <= n {
+            var stop = start
+            while stop < n && buffer[stop] != UInt8(ascii: "\n") { stop &+= 1 }
+            var j = start
+            while j < stop, buffer[j] == 0x20 || buffer[j] == 0x0D || buffer[j] == 0x09 { j &+= 1 }
+            if j < stop {
+                guard found == nil else { return nil }
+                found = start..<stop
+            }
+            start = stop &+ 1
+        }
+        guard let found else { return nil }
+        let bytes = UnsafeBufferPointer(start: buffer + found.lowerBound, count: found.count)
+        return try? JSONParser.withTape(bytes, workspace: &lineWorkspace) { (tape) throws(CoreError) -> FrameRead in
+            guard tape.kind(at: 0) == .object else { throw CoreError(.invalidJSON, "not an object") }
+            if let text = ServerEvent.StreamedText(in: tape) { return .streamed(effectID: id, text) }
+            return .event(effectID: id, try ServerEvent.wire.decode(tape: tape))
+        }
     }
 
     // MARK: - The event stream

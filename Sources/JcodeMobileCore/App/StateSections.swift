@@ -437,6 +437,15 @@ extension StateSection {
         }
         return Compared(bit: 1 << UInt32($0.index), features: $0.reads.reduce($0.owner.bit) { $0 | $1.bit }, changed: changed)
     }
+    /// `compared`, for each feature: the sections that read its slice,
+    /// indexed by the position of the feature's bit.
+    private static let comparedByFeature: [[Compared]] = (0..<32).map { i in compared.filter { $0.features & (1 << UInt32(i)) != 0 } }
+
+    /// The compared sections that read the slice of `feature` (one bit).
+    static func compared(reading feature: UInt32) -> [Compared] {
+        feature == 0 ? [] : comparedByFeature[feature.trailingZeroBitCount]
+    }
+
     static let derived: [(bit: UInt32, from: UInt32)] = all.compactMap {
         $0.derivedMask == 0 ? nil : (1 << UInt32($0.index), $0.derivedMask)
     }

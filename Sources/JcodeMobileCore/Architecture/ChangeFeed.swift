@@ -72,17 +72,19 @@ public struct ChangeFeed: Sendable {
     /// the features the call reached: theirs, and the store's when it
     /// issued or settled effects).
     mutating func encode(
-        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool), sections: UInt32
+        before: UnsafePointer<AppState>, after: UnsafePointer<AppState>, transcript: (changes: [TranscriptChange], reset: Bool),
+        sections: UInt32
     ) -> Encoded {
+        guard sections != 0 || transcript.reset || !transcript.changes.isEmpty else { return .nothing }
         var w = JSONWriter(capacity: 160)
         w.arrayStart()
         if transcript.reset {
-            guard after.chat.transcript.count <= ChangeFeed.inlineResetLimit else {
+            guard after.pointee.chat.transcript.count <= ChangeFeed.inlineResetLimit else {
                 diffSections(before: before, after: after, changed: sections, into: nil)
                 return .resync
             }
             let section = StateSection.transcript
-            JSONPatchOp.replace(path: JSONPath([.key(section.name)]), value: section.json(after)).write(to: &w)
+            JSONPatchOp.replace(path: JSONPath([.key(section.name)]), value: section.json(after.pointee)).write(to: &w)
         } else {
             for change in transcript.changes { change.write(to: &w) }
         }
@@ -98,7 +100,7 @@ public struct ChangeFeed: Sendable {
     /// were written.
     @discardableResult
     private mutating func diffSections(
-        before: AppState, after: AppState, changed: UInt32, into w: UnsafeMutablePointer<JSONWriter>?
+        before: UnsafePointer<AppState>, after: UnsafePointer<AppState>, changed: UInt32, into w: UnsafeMutablePointer<JSONWriter>?
     ) -> Bool {
         var wrote = false
         var changed = changed
@@ -112,7 +114,7 @@ public struct ChangeFeed: Sendable {
                 wrote = Self.diffFields(fields, of: section.name, before: before, after: after, into: w) || wrote
                 continue
             }
-            let json = section.json(after)
+            let json = section.json(after.pointee)
             guard json != reported[i] else { continue }
             let ops = JSONDiff.ops(from: reported[i], to: json, at: JSONPath([.key(section.name)]))
             if let w {
@@ -127,24 +129,23 @@ public struct ChangeFeed: Sendable {
     /// Diffs the members of an object section whose own checks say they
     /// changed; true when an operation was written (or would have been).
     private static func diffFields(
-        _ fields: [StateSection.Field], of name: String, before: AppState, after: AppState, into w: UnsafeMutablePointer<JSONWriter>?
+        _ fields: [StateSection.Field], of name: String, before: UnsafePointer<AppState>, after: UnsafePointer<AppState>,
+        into w: UnsafeMutablePointer<JSONWriter>?
     ) -> Bool {
         var wrote = false
-        withUnsafePointer(to: after) { after in
-            withUnsafePointer(to: before) { before in
-                var path = JSONPath([.key(name), .key("")])
-                for field in fields where field.changed(after, before) {
-                    path.components[1] = .key(field.name)
-                    let ops = JSONDiff.ops(from: field.json(before), to: field.json(after), at: path)
-                    if let w { for op in ops { op.write(to: &w.pointee) } }
-                    wrote = wrote || !ops.isEmpty
-                }
-            }
+        var path = JSONPath([.key(name), .key("")])
+        for field in fields where field.changed(after, before) {
+            path.components[1] = .key(field.name)
+            let ops = JSONDiff.ops(from: field.json(before), to: field.json(after), at: path)
+            if let w { for op in ops { op.write(to: &w.pointee) } }
+            wrote = wrote || !ops.isEmpty
         }
         return wrote
     }
 
-    private mutating func diffSections(before: AppState, after: AppState, changed: UInt32, into w: inout JSONWriter) -> Bool {
+    private mutating func diffSections(
+        before: UnsafePointer<AppState>, after: UnsafePointer<AppState>, changed: UInt32, into w: inout JSONWriter
+    ) -> Bool {
         withUnsafeMutablePointer(to: &w) { diffSections(before: before, after: after, changed: changed, into: $0) }
     }
 
@@ -252,14 +253,21 @@ extension AppState {
     /// `reached`: the features (`FeatureID.bit`) whose slices the call could
     /// have changed; a section reading none of them is not compared.
     func changedSections(from before: AppState, reaching reached: UInt32 = FeatureID.all) -> UInt32 {
-        var set: UInt32 = 0
         // By address: a section's compare reads two fields, never copies the state.
         withUnsafePointer(to: self) { after in
-            withUnsafePointer(to: before) { before in
-                for section in StateSection.compared where section.features & reached != 0 && section.changed(after, before) {
-                    set |= section.bit
-                }
-            }
+            withUnsafePointer(to: before) { before in AppState.changedSections(after, from: before, reaching: reached) }
+        }
+    }
+
+    /// The same, for states the caller holds by address (the store: no copy).
+    static func changedSections(
+        _ after: UnsafePointer<AppState>, from before: UnsafePointer<AppState>, reaching reached: UInt32
+    ) -> UInt32 {
+        var set: UInt32 = 0
+        // A call that reached one feature (most do) compares that feature's sections only.
+        let sections = reached & (reached &- 1) == 0 ? StateSection.compared(reading: reached) : StateSection.compared
+        for section in sections where section.features & reached != 0 && section.changed(after, before) {
+            set |= section.bit
         }
         for section in StateSection.derived where set & section.from != 0 { set |= section.bit }
         return set

@@ -91,20 +91,86 @@ public struct Store: Sendable {
         var notes: [Note] = []
         var scrubs: [JSONPath] = []
         var followUps: [Input] = []
-        callMayChangeSnapshot = false
-        hapticsThisCall.removeAll(keepingCapacity: true)
-        notificationsThisCall.removeAll(keepingCapacity: true)
-        announced.removeAll(keepingCapacity: true)
-        reached = 0
+        beginCall()
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
+        return finishCall(
+            effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: logKind, logType: logType,
+            logPayload: logPayload)
+    }
+
+    /// A `websocket_event` carrying one server event: the transition
+    /// `send(.platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))))`
+    /// makes, with the same log entry, change record and report. A streamed
+    /// event (`AppRouter` routes it to the chat's stream alone) for the
+    /// current socket is handed to the chat directly, without the frame's
+    /// delivery and the follow-up input it becomes: the hot path of a reply.
+    @discardableResult
+    public mutating func sendFrame(
+        effectID: EffectID?, event: ServerEvent, logPayload: LogPayload?
+    ) -> Transition {
+        guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID),
+              case .one(.chatStream(let streamed)) = AppRouter.route(event)
+        else {
+            return send(
+                .platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))), logKind: .event,
+                logType: PlatformEvent.webSocketEventType, logPayload: logPayload)
+        }
+        return stream(streamed, logPayload: logPayload)
+    }
+
+    /// `sendFrame` of a streamed text event, read without a `ServerEvent`.
+    @discardableResult
+    public mutating func sendStreamed(
+        effectID: EffectID?, _ text: ServerEvent.StreamedText, logPayload: LogPayload?
+    ) -> Transition {
+        guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
+            return send(
+                .platform(.webSocket(.event(effectID: effectID, items: [.event(text.event)]))), logKind: .event,
+                logType: PlatformEvent.webSocketEventType, logPayload: logPayload)
+        }
+        return stream(AppRouter.route(text), logPayload: logPayload)
+    }
+
+    /// The frame's one event, for the current socket, handed to the chat's stream.
+    private mutating func stream(_ stream: ChatInteractor.Stream, logPayload: LogPayload?) -> Transition {
+        var effects: [(id: EffectID, effect: Effect)] = []
+        var notes: [Note] = []
+        var scrubs: [JSONPath] = []
+        var followUps: [Input] = []
+        beginCall()
+        // What `run` does with the frame's one event (a follow-up of depth 1).
+        reached = FeatureID.chat.bit
+        let emission = ChatInteractor.stream(&state.chat, stream)
+        if !emission.isNone {
+            apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 1)
+        }
+        return finishCall(
+            effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: .event,
+            logType: PlatformEvent.webSocketEventType, logPayload: logPayload)
+    }
+
+    /// Forgets what the previous call collected.
+    private mutating func beginCall() {
+        callMayChangeSnapshot = false
+        if !hapticsThisCall.isEmpty { hapticsThisCall.removeAll(keepingCapacity: true) }
+        if !notificationsThisCall.isEmpty { notificationsThisCall.removeAll(keepingCapacity: true) }
+        if !announced.isEmpty { announced.removeAll(keepingCapacity: true) }
+        reached = 0
+    }
+
+    /// After a call's inputs ran: the phase event, the snapshot, the change
+    /// record and the revision, the log entry.
+    private mutating func finishCall(
+        effects: inout [(id: EffectID, effect: Effect)], notes: [Note], scrubs: [JSONPath], followUps: [Input],
+        logKind: LogEntry.Kind, logType: String, logPayload: LogPayload?
+    ) -> Transition {
         if reached & FeatureID.connection.bit != 0 && shadow.connection.phase != state.connection.phase {
             announced.append(.connectionPhaseChanged(from: shadow.connection.phase, to: state.connection.phase))
         }
         let snapshot = callMayChangeSnapshot ? persist(effects: &effects) : nil
 
         let transcriptChanges = state.chat.transcript.drainChanges()
-        let sections = state.changedSections(from: shadow, reaching: reached)
-        let encoded = feed.encode(before: shadow, after: state, transcript: transcriptChanges, sections: sections)
+        let (sections, encoded) = Self.compare(&state, with: &shadow, reaching: reached, transcript: transcriptChanges, into: &feed)
         // The slices the call reached are now what the next call compares with.
         if sections != 0 { shadow.takeSlices(reached, from: state) }
         let changed: Bool
@@ -134,6 +200,21 @@ public struct Store: Sendable {
         return Transition(
             revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps, events: announced,
             effectsJSON: effectsJSON)
+    }
+
+    /// The sections whose values changed from `shadow` to `state` among
+    /// those of the `reached` features, and the change record: the two
+    /// states read in place, by address (neither is copied).
+    private static func compare(
+        _ state: inout AppState, with shadow: inout AppState, reaching reached: UInt32,
+        transcript: (changes: [TranscriptChange], reset: Bool), into feed: inout ChangeFeed
+    ) -> (sections: UInt32, encoded: ChangeFeed.Encoded) {
+        withUnsafeMutablePointer(to: &state) { after in
+            withUnsafeMutablePointer(to: &shadow) { before in
+                let sections = AppState.changedSections(after, from: before, reaching: reached)
+                return (sections, feed.encode(before: before, after: after, transcript: transcript, sections: sections))
+            }
+        }
     }
 
     /// The effects as a JSON array with secrets replaced, and whether any

@@ -56,7 +56,8 @@ public enum JSONParser {
         /// Drops storage grown by an unusually large document.
         mutating func trim() {
             if tokens.capacity > 1 << 16 { tokens.release() } else { tokens.removeAll() }
-            if open.capacity > 256 { open = [] } else { open.removeAll(keepingCapacity: true) }
+            // (Empty after every complete parse: only an error leaves containers open.)
+            if open.capacity > 256 { open = [] } else if !open.isEmpty { open.removeAll(keepingCapacity: true) }
         }
     }
 

@@ -117,6 +117,43 @@ public enum ServerEvent: Equatable, Sendable {
     /// other types are logged and otherwise ignored.
     public static let wire = WireUnion<ServerEvent>("server event", specs)
 
+    /// A streamed text event, `{"type": T, "text": …}` with T `text_delta`,
+    /// `text_replace` or `reasoning_delta`: what the hot path of a reply
+    /// reads straight from the tape, as the specs below decode it
+    /// (`WireSpecTests` holds the two to the same answers).
+    public struct StreamedText: Equatable, Sendable {
+        public enum Kind: Sendable { case textDelta, textReplace, reasoningDelta }
+        public var kind: Kind
+        public var text: String
+
+        /// The event the specs decode.
+        public var event: ServerEvent {
+            switch kind {
+            case .textDelta: return .textDelta(text)
+            case .textReplace: return .textReplace(text)
+            case .reasoningDelta: return .reasoningDelta(text)
+            }
+        }
+
+        /// The object at `object` of `tape`, when it is one of these events;
+        /// nil for any other event, and for one whose `text` is missing or
+        /// not a string (the specs then say why).
+        init?(in tape: JSONTape, at object: Int = 0) {
+            let (type, text) = tape.members("type", "text", of: object)
+            guard let type, let text, tape.kind(at: type) == .string, tape.kind(at: text) == .string else { return nil }
+            if tape.stringEquals(type, "text_delta") {
+                kind = .textDelta
+            } else if tape.stringEquals(type, "reasoning_delta") {
+                kind = .reasoningDelta
+            } else if tape.stringEquals(type, "text_replace") {
+                kind = .textReplace
+            } else {
+                return nil
+            }
+            self.text = tape.string(at: text)
+        }
+    }
+
     private static let id = FieldSpec.optional("id", .integer(.serverID), doc: "the request id this answers")
 
     static let toolDataFields: [FieldSpec] = [
