@@ -20,7 +20,7 @@ public final class JcodeMobileApp {
 
     /// Whether calls record stream events for `takeEvents()`: the FFI turns
     /// it on while the app has subscribers, so an app without any pays nothing.
-    public var collectsEvents = false {
+    @exclusivity(unchecked) public var collectsEvents = false {
         didSet { if !collectsEvents { pendingEvents.removeAll() } }
     }
     /// The `seq` the next stream event gets.
@@ -121,7 +121,7 @@ public final class JcodeMobileApp {
     ) -> JSONWriter {
         var frame: FrameRead?
         let decoded: (value: Value, type: String)?
-        var payload = LogPayload.raw([])
+        var payload = LoggedInput.payload(nil)
         do throws(CoreError) {
             decoded = try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> (value: Value, type: String)? in
                 if readsFrames, let read = frameEvent(in: tape) {
@@ -140,12 +140,12 @@ public final class JcodeMobileApp {
         let transition: Store.Transition
         switch frame {
         case .streamed(let id, let text)?:
-            transition = store.sendStreamed(effectID: id, text, logPayload: payload)
+            transition = store.sendStreamed(effectID: id, text, logged: payload)
         case .event(let id, let event)?:
-            transition = store.sendFrame(effectID: id, event: event, logPayload: payload)
+            transition = store.sendFrame(effectID: id, event: event, logged: payload)
         case nil:
             guard let decoded else { preconditionFailure("an input decodes to a value or a frame") }
-            transition = store.send(input(decoded.value), logKind: kind, logType: decoded.type, logPayload: payload)
+            transition = store.send(input(decoded.value), logKind: kind, logType: decoded.type, logged: payload)
         }
         if collectsEvents { recordEvents(of: transition) }
         return report(transition)
@@ -156,14 +156,14 @@ public final class JcodeMobileApp {
     /// summarised above `loggedPayloadLimit`.
     private static func logPayload(
         of bytes: UnsafeBufferPointer<UInt8>, tape: JSONTape, type: String, secrets: [FieldSpec]?
-    ) -> LogPayload {
+    ) -> LoggedInput {
         if bytes.count > loggedPayloadLimit {
-            return .json(["type": .string(type), "summary": .string("\(bytes.count) bytes, not kept in the log")])
+            return .payload(.json(["type": .string(type), "summary": .string("\(bytes.count) bytes, not kept in the log")]))
         }
         if let secrets, case .object(let object) = tape.value(at: 0) {
-            return .json(.object(Redaction.redact(object, fields: secrets)))
+            return .payload(.json(.object(Redaction.redact(object, fields: secrets))))
         }
-        return .raw(Array(bytes))
+        return .bytes(bytes)
     }
 
     // MARK: - Frames
@@ -252,7 +252,8 @@ public final class JcodeMobileApp {
         }
         guard let found else { return nil }
         let bytes = UnsafeBufferPointer(start: buffer + found.lowerBound, count: found.count)
-        return try? JSONParser.withTape(bytes, workspace: &lineWorkspace) { (tape) throws(CoreError) -> FrameRead in
+        // The line is a string of the input, validated, unescaped: valid UTF-8.
+        return try? JSONParser.withTape(bytes, workspace: &lineWorkspace, knownValidUTF8: true) { (tape) throws(CoreError) -> FrameRead in
             guard tape.kind(at: 0) == .object else { throw CoreError(.invalidJSON, "not an object") }
             if let text = ServerEvent.StreamedText(in: tape) { return .streamed(effectID: id, text) }
             return .event(effectID: id, try ServerEvent.wire.decode(tape: tape))

@@ -76,7 +76,17 @@ public struct ChangeFeed: Sendable {
         sections: UInt32
     ) -> Encoded {
         guard sections != 0 || transcript.reset || !transcript.changes.isEmpty else { return .nothing }
-        var w = JSONWriter(capacity: 160)
+        // Written on the stack (a larger record moves to the heap), then kept as an array.
+        return withUnsafeTemporaryAllocation(byteCount: 512, alignment: 1) { scratch in
+            var w = JSONWriter(startingIn: scratch)
+            return encode(before: before, after: after, transcript: transcript, sections: sections, into: &w)
+        }
+    }
+
+    private mutating func encode(
+        before: UnsafePointer<AppState>, after: UnsafePointer<AppState>, transcript: (changes: [TranscriptChange], reset: Bool),
+        sections: UInt32, into w: inout JSONWriter
+    ) -> Encoded {
         w.arrayStart()
         if transcript.reset {
             guard after.pointee.chat.transcript.count <= ChangeFeed.inlineResetLimit else {
@@ -263,6 +273,7 @@ extension AppState {
     static func changedSections(
         _ after: UnsafePointer<AppState>, from before: UnsafePointer<AppState>, reaching reached: UInt32
     ) -> UInt32 {
+        guard reached != 0 else { return 0 }
         var set: UInt32 = 0
         // A call that reached one feature (most do) compares that feature's sections only.
         let sections = reached & (reached &- 1) == 0 ? StateSection.compared(reading: reached) : StateSection.compared

@@ -87,6 +87,11 @@ public struct Store: Sendable {
     public mutating func send(
         _ input: Input, logKind: LogEntry.Kind = .action, logType: String = "", logPayload: LogPayload? = nil
     ) -> Transition {
+        send(input, logKind: logKind, logType: logType, logged: .payload(logPayload))
+    }
+
+    /// `send`, with the input as the log keeps it given as `LoggedInput`.
+    mutating func send(_ input: Input, logKind: LogEntry.Kind, logType: String, logged: LoggedInput) -> Transition {
         var effects: [(id: EffectID, effect: Effect)] = []
         var notes: [Note] = []
         var scrubs: [JSONPath] = []
@@ -95,7 +100,7 @@ public struct Store: Sendable {
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
         return finishCall(
             effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: logKind, logType: logType,
-            logPayload: logPayload)
+            logged: logged)
     }
 
     /// A `websocket_event` carrying one server event: the transition
@@ -105,34 +110,30 @@ public struct Store: Sendable {
     /// current socket is handed to the chat directly, without the frame's
     /// delivery and the follow-up input it becomes: the hot path of a reply.
     @discardableResult
-    public mutating func sendFrame(
-        effectID: EffectID?, event: ServerEvent, logPayload: LogPayload?
-    ) -> Transition {
+    mutating func sendFrame(effectID: EffectID?, event: ServerEvent, logged: LoggedInput) -> Transition {
         guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID),
               case .one(.chatStream(let streamed)) = AppRouter.route(event)
         else {
             return send(
                 .platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))), logKind: .event,
-                logType: PlatformEvent.webSocketEventType, logPayload: logPayload)
+                logType: PlatformEvent.webSocketEventType, logged: logged)
         }
-        return stream(streamed, logPayload: logPayload)
+        return stream(streamed, logged: logged)
     }
 
     /// `sendFrame` of a streamed text event, read without a `ServerEvent`.
     @discardableResult
-    public mutating func sendStreamed(
-        effectID: EffectID?, _ text: ServerEvent.StreamedText, logPayload: LogPayload?
-    ) -> Transition {
+    mutating func sendStreamed(effectID: EffectID?, _ text: ServerEvent.StreamedText, logged: LoggedInput) -> Transition {
         guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
             return send(
                 .platform(.webSocket(.event(effectID: effectID, items: [.event(text.event)]))), logKind: .event,
-                logType: PlatformEvent.webSocketEventType, logPayload: logPayload)
+                logType: PlatformEvent.webSocketEventType, logged: logged)
         }
-        return stream(AppRouter.route(text), logPayload: logPayload)
+        return stream(AppRouter.route(text), logged: logged)
     }
 
     /// The frame's one event, for the current socket, handed to the chat's stream.
-    private mutating func stream(_ stream: ChatInteractor.Stream, logPayload: LogPayload?) -> Transition {
+    private mutating func stream(_ stream: ChatInteractor.Stream, logged: LoggedInput) -> Transition {
         var effects: [(id: EffectID, effect: Effect)] = []
         var notes: [Note] = []
         var scrubs: [JSONPath] = []
@@ -144,9 +145,13 @@ public struct Store: Sendable {
         if !emission.isNone {
             apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 1)
         }
+        // A stream writes the transcript (which journals its changes) and the
+        // turn, nothing else (`AppRouter.Delivery.chatStream`): with the turn
+        // as it was and nothing else reached, no compared section changed.
+        let sectionsUnchanged = reached == FeatureID.chat.bit && state.chat.turn == shadow.chat.turn
         return finishCall(
             effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: .event,
-            logType: PlatformEvent.webSocketEventType, logPayload: logPayload)
+            logType: PlatformEvent.webSocketEventType, logged: logged, sectionsUnchanged: sectionsUnchanged)
     }
 
     /// Forgets what the previous call collected.
@@ -162,15 +167,17 @@ public struct Store: Sendable {
     /// record and the revision, the log entry.
     private mutating func finishCall(
         effects: inout [(id: EffectID, effect: Effect)], notes: [Note], scrubs: [JSONPath], followUps: [Input],
-        logKind: LogEntry.Kind, logType: String, logPayload: LogPayload?
+        logKind: LogEntry.Kind, logType: String, logged: LoggedInput, sectionsUnchanged: Bool = false
     ) -> Transition {
         if reached & FeatureID.connection.bit != 0 && shadow.connection.phase != state.connection.phase {
             announced.append(.connectionPhaseChanged(from: shadow.connection.phase, to: state.connection.phase))
         }
-        let snapshot = callMayChangeSnapshot ? persist(effects: &effects) : nil
+        let wroteSnapshot = callMayChangeSnapshot && persist(effects: &effects)
 
         let transcriptChanges = state.chat.transcript.drainChanges()
-        let (sections, encoded) = Self.compare(&state, with: &shadow, reaching: reached, transcript: transcriptChanges, into: &feed)
+        let (sections, encoded) = Self.compare(
+            &state, with: &shadow, reaching: sectionsUnchanged ? 0 : reached, transcript: transcriptChanges, into: &feed)
+        assert(!sectionsUnchanged || state.changedSections(from: shadow, reaching: reached) == 0, "a stream changed a section")
         // The slices the call reached are now what the next call compares with.
         if sections != 0 { shadow.takeSlices(reached, from: state) }
         let changed: Bool
@@ -184,17 +191,17 @@ public struct Store: Sendable {
         let revision = state.revision
         // The effects as the log keeps them, encoded once; without a secret
         // among them, the same bytes are what the host receives.
-        var logged = LogEntry.noEffects
-        var effectsJSON: [UInt8]? = logged
+        var loggedEffects = LogEntry.noEffects
+        var effectsJSON: [UInt8]? = loggedEffects
         if !effects.isEmpty {
-            let (bytes, secret) = Self.encode(effects, snapshot: snapshot)
-            logged = bytes
+            let (bytes, secret) = Self.encode(effects, snapshot: wroteSnapshot ? written : nil)
+            loggedEffects = bytes
             effectsJSON = secret ? nil : bytes
         }
-        log.append { seq in
+        log.append(logged) { seq, payload in
             LogEntry(
-                seq: seq, revision: revision, kind: logKind, type: logType, payload: logPayload,
-                effectsJSON: logged, notes: notes.isEmpty ? [] : notes.map(\.text),
+                seq: seq, revision: revision, kind: logKind, type: logType, payload: payload,
+                effectsJSON: loggedEffects, notes: notes.isEmpty ? [] : notes.map(\.text),
                 followUps: followUps.isEmpty ? [] : followUps.map(\.name), errorCode: nil)
         }
         return Transition(
@@ -223,7 +230,16 @@ public struct Store: Sendable {
     private static func encode(
         _ effects: [(id: EffectID, effect: Effect)], snapshot: Snapshot.Written?
     ) -> (bytes: [UInt8], secret: Bool) {
-        var w = JSONWriter(capacity: snapshot == nil ? 256 : 1024)
+        // Written on the stack (more moves to the heap), then kept as an array.
+        withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { scratch in
+            var w = JSONWriter(startingIn: scratch)
+            return encode(effects, snapshot: snapshot, into: &w)
+        }
+    }
+
+    private static func encode(
+        _ effects: [(id: EffectID, effect: Effect)], snapshot: Snapshot.Written?, into w: inout JSONWriter
+    ) -> (bytes: [UInt8], secret: Bool) {
         var secret = false
         w.arrayStart()
         for (i, (id, effect)) in effects.enumerated() {
@@ -244,13 +260,13 @@ public struct Store: Sendable {
 
     /// Writes the snapshot when this call changed it: at most once per call,
     /// after everything the call led to. Reads again only what the call's
-    /// features own (`reached`), and returns the snapshot written.
-    private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) -> Snapshot.Written? {
-        guard written != nil, written!.update(from: state, features: reached), let now = written else { return nil }
+    /// features own (`reached`); true when it wrote.
+    private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) -> Bool {
+        guard written?.update(from: state, features: reached) == true, let now = written else { return false }
         let effect = Effect.storage(.write(key: Snapshot.storageKey, value: now.json))
         effects.append((state.effects.issue(effect), effect))
         reached |= FeatureID.store.bit
-        return now
+        return true
     }
 
     /// Records an input the ABI rejected, so the log accounts for every call.

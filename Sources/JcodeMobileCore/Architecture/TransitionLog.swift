@@ -25,6 +25,13 @@ public struct LogEntry: Equatable, Sendable {
     public var followUps: [String]
     public var errorCode: String?
 
+    /// The raw payload's bytes, taken out of the entry (empty when it has none).
+    mutating func takeRawPayload() -> [UInt8] {
+        guard case .raw(let bytes)? = payload else { return [] }
+        payload = nil
+        return bytes
+    }
+
     /// `effectsJSON` of an entry without effects.
     static let noEffects: [UInt8] = Array("[]".utf8)
 
@@ -73,6 +80,16 @@ public enum LogPayload: Equatable, Sendable {
     case raw([UInt8])
 }
 
+/// An input as the store is given it for the log.
+enum LoggedInput {
+    /// Already as the log keeps it (or nil: no payload).
+    case payload(LogPayload?)
+    /// The input exactly as received (valid JSON with nothing secret in it),
+    /// valid for the call: the log copies it into the buffer of the entry
+    /// it replaces, so a full log logs an input without allocating.
+    case bytes(UnsafeBufferPointer<UInt8>)
+}
+
 /// The most recent transitions, in a ring of fixed capacity: memory stays
 /// bounded however long the app runs, and no entry holds a whole state.
 public struct TransitionLog: Sendable {
@@ -90,6 +107,21 @@ public struct TransitionLog: Sendable {
     }
 
     public var count: Int { ring.count }
+
+    /// Appends the entry `make` gives for the next sequence number and the
+    /// payload of `input`.
+    mutating func append(_ input: LoggedInput, _ make: (Int, LogPayload?) -> LogEntry) {
+        switch input {
+        case .payload(let payload):
+            append { make($0, payload) }
+        case .bytes(let bytes):
+            // The entry about to be replaced gives up its raw payload's storage.
+            var buffer = ring.count == capacity ? ring[head].takeRawPayload() : []
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: bytes)
+            append { make($0, .raw(buffer)) }
+        }
+    }
 
     public mutating func append(_ make: (Int) -> LogEntry) {
         let entry = make(nextSeq)

@@ -63,14 +63,18 @@ public enum JSONParser {
 
     /// Validates `buffer` and hands its tape to `body`. The tape (and the
     /// bytes it points into) is valid only inside `body`.
+    ///
+    /// `knownValidUTF8`: the bytes are the content of a string of a document
+    /// already validated, unescaped (escapes only ever decode to valid
+    /// UTF-8), so they are not checked again.
     public static func withTape<R>(
         _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, workspace: inout Workspace,
-        _ body: (JSONTape) throws(CoreError) -> R
+        knownValidUTF8: Bool = false, _ body: (JSONTape) throws(CoreError) -> R
     ) throws(CoreError) -> R {
         if buffer.count > limits.maxBytes {
             throw CoreError(.tooLarge, "input is \(buffer.count) bytes; the limit is \(limits.maxBytes)")
         }
-        if let bad = UTF8Validation.firstInvalidOffset(buffer) {
+        if !knownValidUTF8, let bad = UTF8Validation.firstInvalidOffset(buffer) {
             throw CoreError(.invalidUTF8, "invalid UTF-8 at byte \(bad)", offset: bad)
         }
         guard let base = buffer.baseAddress, buffer.count > 0 else {
