@@ -49,9 +49,11 @@ public struct ChangeFeed: Sendable {
         self.capacity = max(1, capacity)
         self.byteBudget = byteBudget
         baseRevision = state.revision
-        reported = StateSection.all.map {
-            guard case .compared = $0.tracking else { return .null }
-            return $0.json(state)
+        reported = withUnsafePointer(to: state) { state in
+            StateSection.all.map {
+                guard case .compared = $0.tracking else { return .null }
+                return $0.json(state)
+            }
         }
     }
 
@@ -94,7 +96,7 @@ public struct ChangeFeed: Sendable {
                 return .resync
             }
             let section = StateSection.transcript
-            JSONPatchOp.replace(path: JSONPath([.key(section.name)]), value: section.json(after.pointee)).write(to: &w)
+            JSONPatchOp.replace(path: JSONPath([.key(section.name)]), value: section.json(after)).write(to: &w)
         } else {
             for change in transcript.changes { change.write(to: &w) }
         }
@@ -124,9 +126,9 @@ public struct ChangeFeed: Sendable {
                 wrote = Self.diffFields(fields, of: section.name, before: before, after: after, into: w) || wrote
                 continue
             }
-            let json = section.json(after.pointee)
+            let json = section.json(after)
             guard json != reported[i] else { continue }
-            let ops = JSONDiff.ops(from: reported[i], to: json, at: JSONPath([.key(section.name)]))
+            let ops = JSONDiff.ops(from: reported[i], to: json, at: StateSection.paths[i])
             if let w {
                 for op in ops { op.write(to: &w.pointee) }
             }

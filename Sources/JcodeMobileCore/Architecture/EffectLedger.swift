@@ -22,9 +22,8 @@ public struct EffectLedger: Equatable, Sendable {
     mutating func issue(_ effect: Effect) -> EffectID {
         let id = EffectID(nextID)
         nextID &+= 1
-        let message = effect.encoded
-        let spec = message.kind.spec
-        if spec.tracked { pending.append(Entry(id: id, kind: message.kind, fields: message.fields(spec.fields, redacted: true))) }
+        let kind = effect.kind
+        if kind.isTracked { pending.append(Entry(id: id, kind: kind, fields: effect.fields(redacted: true))) }
         return id
     }
 

@@ -200,6 +200,12 @@ public struct JSONWriter: ~Copyable {
     public mutating func beginFragment() { separator() }
     public mutating func fragment(_ text: StaticString) { put(text) }
     public mutating func fragment(integer: Int) { writeInteger(Int64(integer)) }
+    /// Bytes that are valid JSON text where they go.
+    public mutating func fragment(bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { b in
+            if let p = b.baseAddress { put(p, b.count) }
+        }
+    }
     public mutating func valueFollows() { needsComma = false }
     public mutating func endFragment() { needsComma = true }
 
@@ -401,9 +407,14 @@ public struct JSONWriter: ~Copyable {
             case .index(let i):
                 writeInteger(Int64(i))
             case .key(let key):
-                if key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
+                var key = key
+                key.withUTF8 { bytes in
+                    guard bytes.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
+                        writeEscapedContent(bytes)
+                        return
+                    }
                     var escaped = ""
-                    for c in key.unicodeScalars {
+                    for c in String(decoding: bytes, as: UTF8.self).unicodeScalars {
                         switch c {
                         case "~": escaped += "~0"
                         case "/": escaped += "~1"
@@ -411,8 +422,6 @@ public struct JSONWriter: ~Copyable {
                         }
                     }
                     writeEscapedContent(escaped)
-                } else {
-                    writeEscapedContent(key)
                 }
             }
         }
@@ -423,53 +432,56 @@ public struct JSONWriter: ~Copyable {
     /// Writes the escaped content of a string, without quotes.
     private mutating func writeEscapedContent(_ s: String) {
         var s = s
-        s.withUTF8 { utf8 in
-            guard let source = utf8.baseAddress, utf8.count > 0 else { return }
-            let n = utf8.count
-            _ = reserve(n)  // one growth for the common case; every put checks again
-            let raw = UnsafeRawPointer(source)
-            var runStart = 0
-            var i = 0
-            while i < n {
-                // Skip eight bytes at a time while none needs escaping.
-                while i &+ 8 <= n {
-                    let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                    let quote = w ^ 0x2222_2222_2222_2222
-                    let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
-                    let hit = (((quote &- 0x0101_0101_0101_0101) & ~quote)
-                        | ((slash &- 0x0101_0101_0101_0101) & ~slash)
-                        | ((w &- 0x2020_2020_2020_2020) & ~w)) & 0x8080_8080_8080_8080
-                    if hit != 0 {
-                        i &+= hit.trailingZeroBitCount &>> 3  // the first byte to escape
-                        break
-                    }
-                    i &+= 8
+        s.withUTF8 { writeEscapedContent($0) }
+    }
+
+    /// Writes the escaped content of UTF-8 text, without quotes.
+    private mutating func writeEscapedContent(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let source = utf8.baseAddress, utf8.count > 0 else { return }
+        let n = utf8.count
+        _ = reserve(n)  // one growth for the common case; every put checks again
+        let raw = UnsafeRawPointer(source)
+        var runStart = 0
+        var i = 0
+        while i < n {
+            // Skip eight bytes at a time while none needs escaping.
+            while i &+ 8 <= n {
+                let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let quote = w ^ 0x2222_2222_2222_2222
+                let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
+                let hit = (((quote &- 0x0101_0101_0101_0101) & ~quote)
+                    | ((slash &- 0x0101_0101_0101_0101) & ~slash)
+                    | ((w &- 0x2020_2020_2020_2020) & ~w)) & 0x8080_8080_8080_8080
+                if hit != 0 {
+                    i &+= hit.trailingZeroBitCount &>> 3  // the first byte to escape
+                    break
                 }
-                guard i < n else { break }
-                let c = source[i]
-                if c >= 0x20 && c != 0x22 && c != 0x5C {
-                    i &+= 1
-                    continue
-                }
-                put(source + runStart, i &- runStart)
-                switch c {
-                case 0x22: put("\\\"")
-                case 0x5C: put("\\\\")
-                case 0x0A: put("\\n")
-                case 0x0D: put("\\r")
-                case 0x09: put("\\t")
-                case 0x08: put("\\b")
-                case 0x0C: put("\\f")
-                default:
-                    put("\\u00")
-                    put(JSONWriter.hexDigits.utf8Start[Int(c >> 4)])
-                    put(JSONWriter.hexDigits.utf8Start[Int(c & 0xF)])
-                }
-                i &+= 1
-                runStart = i
+                i &+= 8
             }
-            put(source + runStart, n &- runStart)
+            guard i < n else { break }
+            let c = source[i]
+            if c >= 0x20 && c != 0x22 && c != 0x5C {
+                i &+= 1
+                continue
+            }
+            put(source + runStart, i &- runStart)
+            switch c {
+            case 0x22: put("\\\"")
+            case 0x5C: put("\\\\")
+            case 0x0A: put("\\n")
+            case 0x0D: put("\\r")
+            case 0x09: put("\\t")
+            case 0x08: put("\\b")
+            case 0x0C: put("\\f")
+            default:
+                put("\\u00")
+                put(JSONWriter.hexDigits.utf8Start[Int(c >> 4)])
+                put(JSONWriter.hexDigits.utf8Start[Int(c & 0xF)])
+            }
+            i &+= 1
+            runStart = i
         }
+        put(source + runStart, n &- runStart)
     }
 }
 

@@ -11,11 +11,20 @@ extension Snapshot {
         let write: @Sendable (Snapshot) -> JSONValue
         /// Whether the parts `write` reads differ between two snapshots.
         let differs: @Sendable (Snapshot, Snapshot) -> Bool
+        /// The features whose slices those parts are read from (`Snapshot.refresh`).
+        let features: UInt32
         /// Reads the member's value (present, not null) into the snapshot,
         /// leniently: what it cannot read it leaves out and names in the
         /// reader's problems. nil: not read as a member (`version`).
         let read: (@Sendable (JSONValue, inout Snapshot, inout Reader) -> Void)?
     }
+
+    /// Each member's name, indexed like `members`.
+    static let memberNames: [String] = members.map(\.name)
+    /// The features whose slices each member reads (`FeatureID.bit`s,
+    /// indexed like `members`): after a call, only the members of the
+    /// features it reached are compared.
+    static let memberFeatures: [UInt32] = members.map(\.features)
 
     /// Every member, in the order written and read.
     static let members: [Member] = [
@@ -27,6 +36,7 @@ extension Snapshot {
             schema: { B.const(.int(Int64(Snapshot.version))) },
             write: { _ in .int(Int64(Snapshot.version)) },
             differs: { _, _ in false },
+            features: 0,
             read: nil),
         Member(
             name: "device",
@@ -38,6 +48,7 @@ extension Snapshot {
                 return .object(device)
             },
             differs: { $0.deviceID != $1.deviceID || $0.deviceName != $1.deviceName },
+            features: FeatureID.lifecycle.bit | FeatureID.pairing.bit,
             read: { value, s, reader in
                 guard let device = reader.object(value, "device") else { return }
                 if let id = device["device_id"], !id.isNull {
@@ -66,6 +77,7 @@ extension Snapshot {
                     })
             },
             differs: { $0.servers != $1.servers || $0.selectedServerID != $1.selectedServerID || $0.sessionID != $1.sessionID },
+            features: FeatureID.servers.bit | FeatureID.session.bit,
             read: { value, s, reader in
                 guard let list = reader.array(value, "servers") else { return }
                 var unreadable = 0
@@ -83,6 +95,7 @@ extension Snapshot {
             schema: { B.nullableString },
             write: { .from($0.selectedServerID) },
             differs: { $0.selectedServerID != $1.selectedServerID },
+            features: FeatureID.servers.bit,
             read: { selected, s, reader in
                 if let id = selected.stringValue, let server = s.servers.first(where: { $0.id == id }) {
                     s.selectedServerID = id
@@ -106,6 +119,7 @@ extension Snapshot {
                 return .object(composer)
             },
             differs: { $0.draft != $1.draft || $0.attachments != $1.attachments || $0.nextAttachmentID != $1.nextAttachmentID },
+            features: FeatureID.composer.bit,
             read: { value, s, reader in
                 guard let composer = reader.object(value, "composer") else { return }
                 if let draft = composer["draft"] {
@@ -152,6 +166,7 @@ extension Snapshot {
                 return .object(box)
             },
             differs: { $0.outbox != $1.outbox || $0.nextOutboxID != $1.nextOutboxID },
+            features: FeatureID.chat.bit,
             read: { value, s, reader in
                 guard let box = reader.object(value, "outbox") else { return }
                 var unreadable = 0

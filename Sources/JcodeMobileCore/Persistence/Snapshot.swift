@@ -104,52 +104,65 @@ public struct Snapshot: Equatable, Sendable {
 
     /// The snapshot as the store last wrote it, with each member's JSON
     /// kept (its value, and its bytes as written): after a call, only the
-    /// members whose parts changed are encoded again, so a keystroke
-    /// re-encodes the composer and copies the rest.
+    /// members whose parts the call's features own are compared, and only
+    /// those that changed are encoded again, so a keystroke re-encodes the
+    /// composer and copies the rest.
     struct Written: Sendable {
         private(set) var snapshot: Snapshot
         /// Each member's value, indexed like `members`.
         private var values: [JSONValue]
-        /// Each member's value as JSON text, indexed like `members`.
+        /// Each member as written in the snapshot object, `"name":value`,
+        /// indexed like `members`.
         private var texts: [[UInt8]]
 
         init(_ snapshot: Snapshot) {
             self.snapshot = snapshot
-            values = Snapshot.members.map { $0.write(snapshot) }
-            texts = values.map(\.jsonBytes)
+            let values = Snapshot.members.map { $0.write(snapshot) }
+            self.values = values
+            texts = values.indices.map { Written.text(of: $0, values[$0]) }
+        }
+
+        /// `"name":value` of member `i`.
+        private static func text(of i: Int, _ value: JSONValue) -> [UInt8] {
+            var w = JSONWriter(capacity: 64)
+            w.key(string: Snapshot.memberNames[i])
+            w.value(value)
+            return w.bytes
         }
 
         /// Reads the parts of `features` from `state` again; true (with the
         /// changed members encoded again) when the snapshot changed.
         mutating func update(from state: AppState, features: UInt32) -> Bool {
             guard features & Snapshot.features != 0 else { return false }
-            var now = snapshot
-            now.refresh(from: state, features: features)
+            let before = snapshot
+            snapshot.refresh(from: state, features: features)
             var changed = false
-            for (i, member) in Snapshot.members.enumerated() where member.differs(now, snapshot) {
-                values[i] = member.write(now)
-                texts[i] = values[i].jsonBytes
+            for i in Snapshot.memberFeatures.indices where Snapshot.memberFeatures[i] & features != 0 {
+                guard Snapshot.members[i].differs(snapshot, before) else { continue }
+                values[i] = Snapshot.members[i].write(snapshot)
+                texts[i] = Written.text(of: i, values[i])
                 changed = true
             }
-            snapshot = now
             return changed
         }
 
         /// The snapshot's JSON value (`Snapshot.json`), from the kept members.
         var json: JSONValue {
             var root = JSONObject(capacity: values.count)
-            for (member, value) in zip(Snapshot.members, values) { root.append(member.name, value) }
+            for i in values.indices { root.append(Snapshot.memberNames[i], values[i]) }
             return .object(root)
         }
 
         /// Writes the snapshot's JSON (the bytes `json` encodes to) from the kept texts.
         func write(to w: inout JSONWriter) {
-            w.objectStart()
-            for (member, text) in zip(Snapshot.members, texts) {
-                w.key(string: member.name)
-                w.raw(text)
+            w.beginFragment()
+            w.fragment("{")
+            for i in texts.indices {
+                if i > 0 { w.fragment(",") }
+                w.fragment(bytes: texts[i])
             }
-            w.objectEnd()
+            w.fragment("}")
+            w.endFragment()
         }
     }
 

@@ -31,7 +31,31 @@ public enum Effect: Equatable, Sendable {
         }
     }
 
-    public var kind: EffectKind { encoded.kind }
+    /// Which effect this is (what `encoded` says, without encoding the
+    /// fields: the store asks for every effect it issues; WireSpecTests
+    /// holds the two to the same answer).
+    public var kind: EffectKind {
+        switch self {
+        case .http(.health): return .httpHealth
+        case .http(.pair): return .httpPair
+        case .secureStore(.write): return .secureStoreWrite
+        case .secureStore(.read): return .secureStoreRead
+        case .secureStore(.delete): return .secureStoreDelete
+        case .storage(.write): return .storageWrite
+        case .webSocket(.connect): return .websocketConnect
+        case .webSocket(.send): return .websocketSend
+        case .webSocket(.close): return .websocketClose
+        case .timer(.schedule): return .scheduleTimer
+        case .timer(.cancel): return .cancelTimer
+        case .device(.createDeviceID): return .createDeviceID
+        case .device(.registerPushNotifications): return .registerPushNotifications
+        case .device(.requestCameraQRScan): return .requestCameraQRScan
+        case .device(.requestSpeechTranscript): return .requestSpeechTranscript
+        case .device(.requestImagePicker): return .requestImagePicker
+        case .device(.haptic): return .haptic
+        case .device(.showLocalNotification): return .showLocalNotification
+        }
+    }
 
     /// The wire `type` of the effect.
     public var type: String { kind.rawValue }
@@ -89,7 +113,7 @@ public enum Effect: Equatable, Sendable {
 
     /// Whether the host answers this effect with a platform event carrying
     /// its `effect_id`, so the ledger keeps it until then.
-    public var expectsAnswer: Bool { spec.tracked }
+    public var expectsAnswer: Bool { kind.isTracked }
 
     /// Every effect the core can request, for documentation and the schema.
     public static let specs: [EffectSpec] =
@@ -144,6 +168,11 @@ public enum EffectKind: String, CaseIterable, Sendable {
         case .showLocalNotification: return 17
         }
     }
+
+    /// Whether effects of this kind are kept in the ledger (`EffectSpec.tracked`).
+    var isTracked: Bool { EffectKind.trackedTable[position] }
+
+    private static let trackedTable: [Bool] = table.map(\.tracked)
 
     /// The declarations in `allCases` order.
     private static let table: [EffectSpec] = EffectKind.allCases.map { kind in
