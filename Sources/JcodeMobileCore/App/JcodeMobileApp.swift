@@ -58,7 +58,12 @@ public final class JcodeMobileApp {
 
     /// `jcode_mobile_dispatch`: one action → the dispatch report or an error.
     public func dispatchDocument(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONWriter {
-        handle(bytes, kind: .action, union: Action.wire) { Input.action($0) }
+        handle(bytes, kind: .action, union: Action.wire, shortcut: Self.keystroke) { Input.action($0) }
+    }
+
+    /// A keystroke read without the general decoder; it declares no secret.
+    private static func keystroke(_ tape: JSONTape) -> (Action, type: String)? {
+        Action.keystroke(in: tape).map { ($0, "set_draft") }
     }
 
     /// `jcode_mobile_platform_event`: one platform event → the dispatch report or an error.
@@ -115,9 +120,11 @@ public final class JcodeMobileApp {
     /// `readsFrames`: a `websocket_event` of one server event is read by
     /// `frameEvent` and run by `Store.sendStreamed` or `Store.sendFrame`
     /// (the hot path of a reply).
+    /// `shortcut`: a member read straight from the tape before the general
+    /// decoder (and its type), when it declares no secret.
     private func handle<Value>(
         _ bytes: UnsafeBufferPointer<UInt8>, kind: LogEntry.Kind, union: WireUnion<Value>, readsFrames: Bool = false,
-        input: (Value) -> Input
+        shortcut: ((JSONTape) -> (Value, type: String)?)? = nil, input: (Value) -> Input
     ) -> JSONWriter {
         var frame: FrameRead?
         let decoded: (value: Value, type: String)?
@@ -128,6 +135,10 @@ public final class JcodeMobileApp {
                     frame = read
                     payload = Self.logPayload(of: bytes, tape: tape, type: PlatformEvent.webSocketEventType, secrets: nil)
                     return nil
+                }
+                if let shortcut, let (value, type) = shortcut(tape) {
+                    payload = Self.logPayload(of: bytes, tape: tape, type: type, secrets: nil)
+                    return (value, type)
                 }
                 let (value, spec) = try union.decodeMember(tape: tape)
                 payload = Self.logPayload(of: bytes, tape: tape, type: spec.type, secrets: spec.hasSecrets ? spec.fields : nil)

@@ -389,7 +389,9 @@ extension StateSection {
                 ])), "effects awaiting their answer, oldest first")
             },
             json: { $0.pointee.effects.json },
-            changed: { $0.pointee.$effects != $1.pointee.$effects }),
+            // The pending effects only: issuing an effect the ledger does
+            // not keep moves its id counter, which the JSON does not show.
+            changed: { $0.pointee.$effects != $1.pointee.$effects && $0.pointee.effects.pending != $1.pointee.effects.pending }),
     ])
 
     /// The table with each section's position and derived bits filled in.

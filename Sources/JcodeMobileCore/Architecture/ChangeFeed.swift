@@ -116,17 +116,26 @@ public struct ChangeFeed: Sendable {
     ) -> Bool {
         var wrote = false
         var changed = changed
+        // Read in place (`sections[i].json`): a section is not copied to be read.
+        let sections = StateSection.all
         while changed != 0 {
             let i = changed.trailingZeroBitCount
             changed &= changed &- 1
-            let section = StateSection.all[i]
-            if case .fields(_, let fields) = section.tracking {
+            if case .fields(_, let fields) = sections[i].tracking {
                 // Member by member, against the state before the call (what
                 // was last reported: the feed encodes every transition).
-                wrote = Self.diffFields(fields, of: section.name, before: before, after: after, into: w) || wrote
+                wrote = Self.diffFields(fields, of: sections[i].name, before: before, after: after, into: w) || wrote
                 continue
             }
-            let json = section.json(after)
+            let json = sections[i].json(after)
+            if case .string(let old) = reported[i], case .string(let new) = json {
+                // A string section (the draft): one operation, no list of them.
+                guard let op = JSONDiff.op(from: old, to: new, at: StateSection.paths[i]) else { continue }
+                if let w { op.write(to: &w.pointee) }
+                wrote = true
+                reported[i] = json
+                continue
+            }
             guard json != reported[i] else { continue }
             let ops = JSONDiff.ops(from: reported[i], to: json, at: StateSection.paths[i])
             if let w {
@@ -277,10 +286,15 @@ extension AppState {
     ) -> UInt32 {
         guard reached != 0 else { return 0 }
         var set: UInt32 = 0
-        // A call that reached one feature (most do) compares that feature's sections only.
-        let sections = reached & (reached &- 1) == 0 ? StateSection.compared(reading: reached) : StateSection.compared
-        for section in sections where section.features & reached != 0 && section.changed(after, before) {
-            set |= section.bit
+        // Feature by feature, the sections that read its slice (a section
+        // that reads two reached features is checked once while unchanged).
+        var features = reached
+        while features != 0 {
+            let feature = features & (~features &+ 1)
+            features &= features &- 1
+            for section in StateSection.compared(reading: feature) where set & section.bit == 0 && section.changed(after, before) {
+                set |= section.bit
+            }
         }
         for section in StateSection.derived where set & section.from != 0 { set |= section.bit }
         return set

@@ -194,7 +194,7 @@ public struct Store: Sendable {
         var loggedEffects = LogEntry.noEffects
         var effectsJSON: [UInt8]? = loggedEffects
         if !effects.isEmpty {
-            let (bytes, secret) = Self.encode(effects, snapshot: wroteSnapshot ? written : nil)
+            let (bytes, secret) = encode(effects, wroteSnapshot: wroteSnapshot)
             loggedEffects = bytes
             effectsJSON = secret ? nil : bytes
         }
@@ -227,43 +227,40 @@ public struct Store: Sendable {
     /// The effects as a JSON array with secrets replaced, and whether any
     /// held one. The snapshot's `storage_write` (the last effect, when the
     /// call wrote it) is written from the snapshot's kept members.
-    private static func encode(
-        _ effects: [(id: EffectID, effect: Effect)], snapshot: Snapshot.Written?
-    ) -> (bytes: [UInt8], secret: Bool) {
+    private func encode(_ effects: [(id: EffectID, effect: Effect)], wroteSnapshot: Bool) -> (bytes: [UInt8], secret: Bool) {
         // Written on the stack (more moves to the heap), then kept as an array.
         withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { scratch in
             var w = JSONWriter(startingIn: scratch)
-            return encode(effects, snapshot: snapshot, into: &w)
-        }
-    }
-
-    private static func encode(
-        _ effects: [(id: EffectID, effect: Effect)], snapshot: Snapshot.Written?, into w: inout JSONWriter
-    ) -> (bytes: [UInt8], secret: Bool) {
-        var secret = false
-        w.arrayStart()
-        for (i, (id, effect)) in effects.enumerated() {
-            if let snapshot, i == effects.count &- 1 {
-                w.objectStart()
-                w.key("effect_id"); w.int(id.rawValue)
-                w.key("type"); w.string(EffectKind.storageWrite.rawValue)
-                w.key("key"); w.string(Snapshot.storageKey)
-                w.key("value"); snapshot.write(to: &w)
-                w.objectEnd()
-            } else if effect.write(id: id, redacted: true, to: &w) {
-                secret = true
+            var secret = false
+            w.arrayStart()
+            effects.withUnsafeBufferPointer { effects in
+                for i in effects.indices {
+                    if wroteSnapshot && i == effects.count &- 1, let written {
+                        // What `Effect.write` writes for it, from fixed pieces and the kept members.
+                        w.beginFragment()
+                        w.fragment(#"{"effect_id":"#)
+                        w.fragment(integer: effects[i].id.rawValue)
+                        w.fragment(#","type":"storage_write","key":"snapshot","value":"#)
+                        w.valueFollows()
+                        written.write(to: &w)
+                        w.fragment("}")
+                        w.endFragment()
+                    } else if effects[i].effect.write(id: effects[i].id, redacted: true, to: &w) {
+                        secret = true
+                    }
+                }
             }
+            w.arrayEnd()
+            return (w.bytes, secret)
         }
-        w.arrayEnd()
-        return (w.bytes, secret)
     }
 
     /// Writes the snapshot when this call changed it: at most once per call,
     /// after everything the call led to. Reads again only what the call's
     /// features own (`reached`); true when it wrote.
     private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) -> Bool {
-        guard written?.update(from: state, features: reached) == true, let now = written else { return false }
-        let effect = Effect.storage(.write(key: Snapshot.storageKey, value: now.json))
+        guard written?.update(from: state, features: reached) == true, let json = written?.json else { return false }
+        let effect = Effect.storage(.write(key: Snapshot.storageKey, value: json))
         effects.append((state.effects.issue(effect), effect))
         reached |= FeatureID.store.bit
         return true

@@ -329,13 +329,18 @@ public struct JSONWriter: ~Copyable {
         case .string(let s): string(s)
         case .array(let a):
             arrayStart()
-            for element in a { value(element) }
+            // Read in place: an element is not copied (and retained) to be written.
+            a.withUnsafeBufferPointer { elements in
+                for i in elements.indices { value(elements[i]) }
+            }
             arrayEnd()
         case .object(let o):
             objectStart()
-            for entry in o.entries {
-                key(string: entry.key)
-                value(entry.value)
+            o.entries.withUnsafeBufferPointer { entries in
+                for i in entries.indices {
+                    key(string: entries[i].key)
+                    value(entries[i].value)
+                }
             }
             objectEnd()
         }

@@ -9,9 +9,9 @@ extension Snapshot {
         let name: String
         let schema: @Sendable () -> JSONValue
         let write: @Sendable (Snapshot) -> JSONValue
-        /// Whether the parts `write` reads differ between two snapshots.
-        let differs: @Sendable (Snapshot, Snapshot) -> Bool
-        /// The features whose slices those parts are read from (`Snapshot.refresh`).
+        /// The features whose slices the parts `write` reads are read
+        /// from (`Snapshot.refresh` says which of them changed): a member is
+        /// encoded again when one of them did.
         let features: UInt32
         /// Reads the member's value (present, not null) into the snapshot,
         /// leniently: what it cannot read it leaves out and names in the
@@ -35,7 +35,6 @@ extension Snapshot {
             name: "version",
             schema: { B.const(.int(Int64(Snapshot.version))) },
             write: { _ in .int(Int64(Snapshot.version)) },
-            differs: { _, _ in false },
             features: 0,
             read: nil),
         Member(
@@ -47,7 +46,6 @@ extension Snapshot {
                 device.append("device_name", .string(s.deviceName))
                 return .object(device)
             },
-            differs: { $0.deviceID != $1.deviceID || $0.deviceName != $1.deviceName },
             features: FeatureID.lifecycle.bit | FeatureID.pairing.bit,
             read: { value, s, reader in
                 guard let device = reader.object(value, "device") else { return }
@@ -76,7 +74,6 @@ extension Snapshot {
                         return .object(stored)
                     })
             },
-            differs: { $0.servers != $1.servers || $0.selectedServerID != $1.selectedServerID || $0.sessionID != $1.sessionID },
             features: FeatureID.servers.bit | FeatureID.session.bit,
             read: { value, s, reader in
                 guard let list = reader.array(value, "servers") else { return }
@@ -94,7 +91,6 @@ extension Snapshot {
             name: "selected_server_id",
             schema: { B.nullableString },
             write: { .from($0.selectedServerID) },
-            differs: { $0.selectedServerID != $1.selectedServerID },
             features: FeatureID.servers.bit,
             read: { selected, s, reader in
                 if let id = selected.stringValue, let server = s.servers.first(where: { $0.id == id }) {
@@ -118,7 +114,6 @@ extension Snapshot {
                 composer.append("next_attachment_id", .int(Int64(s.nextAttachmentID)))
                 return .object(composer)
             },
-            differs: { $0.draft != $1.draft || $0.attachments != $1.attachments || $0.nextAttachmentID != $1.nextAttachmentID },
             features: FeatureID.composer.bit,
             read: { value, s, reader in
                 guard let composer = reader.object(value, "composer") else { return }
@@ -165,7 +160,6 @@ extension Snapshot {
                 box.append("next_id", .int(Int64(s.nextOutboxID)))
                 return .object(box)
             },
-            differs: { $0.outbox != $1.outbox || $0.nextOutboxID != $1.nextOutboxID },
             features: FeatureID.chat.bit,
             read: { value, s, reader in
                 guard let box = reader.object(value, "outbox") else { return }

@@ -64,32 +64,51 @@ public struct Snapshot: Equatable, Sendable {
 
     /// Reads again what the snapshot keeps of the slices of `features`
     /// (`FeatureID.bit`s): after a call, those it reached, so a keystroke
-    /// reads the composer and nothing else.
-    mutating func refresh(from state: AppState, features: UInt32) {
-        if features & (FeatureID.lifecycle.bit | FeatureID.pairing.bit) != 0 {
+    /// reads the composer and nothing else. Returns the features whose
+    /// parts changed (each part is named by the features it is read from,
+    /// as `Member.features` names them).
+    @discardableResult
+    mutating func refresh(from state: AppState, features: UInt32) -> UInt32 {
+        var changed: UInt32 = 0
+        let device = FeatureID.lifecycle.bit | FeatureID.pairing.bit
+        if features & device != 0, deviceID != state.lifecycle.deviceID || deviceName != state.pairing.deviceName {
             deviceID = state.lifecycle.deviceID
             deviceName = state.pairing.deviceName
+            changed |= device
         }
-        if features & (FeatureID.servers.bit | FeatureID.session.bit) != 0 {
+        let server = FeatureID.servers.bit | FeatureID.session.bit
+        if features & server != 0,
+           servers != state.servers.list || selectedServerID != state.servers.selectedID || sessionID != state.session.id {
             servers = state.servers.list
             selectedServerID = state.servers.selectedID
             sessionID = state.session.id
+            changed |= server
         }
-        if features & FeatureID.composer.bit != 0 {
+        let composer = FeatureID.composer.bit
+        if features & composer != 0,
+           draft != state.composer.draft || attachments != state.composer.attachments
+            || nextAttachmentID != state.composer.nextAttachmentID {
             draft = state.composer.draft
             attachments = state.composer.attachments
             nextAttachmentID = state.composer.nextAttachmentID
+            changed |= composer
         }
-        if features & FeatureID.chat.bit != 0 {
+        let chat = FeatureID.chat.bit
+        if features & chat != 0 {
             // As it is written: a message on its way is unconfirmed after a
             // restart, whatever step it had reached (an ack changes nothing kept).
-            outbox = state.chat.outbox.map { message in
+            let kept = state.chat.outbox.map { message in
                 var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
                 kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
                 return kept
             }
-            nextOutboxID = state.chat.nextOutboxID
+            if outbox != kept || nextOutboxID != state.chat.nextOutboxID {
+                outbox = kept
+                nextOutboxID = state.chat.nextOutboxID
+                changed |= chat
+            }
         }
+        return changed
     }
 
     // MARK: - Writing
@@ -109,49 +128,47 @@ public struct Snapshot: Equatable, Sendable {
     /// composer and copies the rest.
     struct Written: Sendable {
         private(set) var snapshot: Snapshot
-        /// Each member's value, indexed like `members`.
-        private var values: [JSONValue]
+        /// The snapshot's JSON value, a member changed in place: the
+        /// effect of the previous write has been let go by then, so a write
+        /// allocates only the members it encodes again.
+        private var root: JSONObject
         /// Each member as written in the snapshot object, `"name":value`,
         /// indexed like `members`.
         private var texts: [[UInt8]]
 
         init(_ snapshot: Snapshot) {
             self.snapshot = snapshot
-            let values = Snapshot.members.map { $0.write(snapshot) }
-            self.values = values
-            texts = values.indices.map { Written.text(of: $0, values[$0]) }
+            var root = JSONObject(capacity: Snapshot.members.count)
+            for member in Snapshot.members { root.append(member.name, member.write(snapshot)) }
+            self.root = root
+            texts = root.entries.indices.map { Written.text(of: $0, root.entries[$0].value) }
         }
 
         /// `"name":value` of member `i`.
         private static func text(of i: Int, _ value: JSONValue) -> [UInt8] {
-            var w = JSONWriter(capacity: 64)
-            w.key(string: Snapshot.memberNames[i])
-            w.value(value)
-            return w.bytes
+            withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { scratch in
+                var w = JSONWriter(startingIn: scratch)
+                w.key(string: Snapshot.memberNames[i])
+                w.value(value)
+                return w.bytes
+            }
         }
 
         /// Reads the parts of `features` from `state` again; true (with the
         /// changed members encoded again) when the snapshot changed.
         mutating func update(from state: AppState, features: UInt32) -> Bool {
             guard features & Snapshot.features != 0 else { return false }
-            let before = snapshot
-            snapshot.refresh(from: state, features: features)
-            var changed = false
-            for i in Snapshot.memberFeatures.indices where Snapshot.memberFeatures[i] & features != 0 {
-                guard Snapshot.members[i].differs(snapshot, before) else { continue }
-                values[i] = Snapshot.members[i].write(snapshot)
-                texts[i] = Written.text(of: i, values[i])
-                changed = true
+            let changed = snapshot.refresh(from: state, features: features)
+            guard changed != 0 else { return false }
+            for i in Snapshot.memberFeatures.indices where Snapshot.memberFeatures[i] & changed != 0 {
+                root.entries[i].value = Snapshot.members[i].write(snapshot)
+                texts[i] = Written.text(of: i, root.entries[i].value)
             }
-            return changed
+            return true
         }
 
-        /// The snapshot's JSON value (`Snapshot.json`), from the kept members.
-        var json: JSONValue {
-            var root = JSONObject(capacity: values.count)
-            for i in values.indices { root.append(Snapshot.memberNames[i], values[i]) }
-            return .object(root)
-        }
+        /// The snapshot's JSON value (`Snapshot.json`).
+        var json: JSONValue { .object(root) }
 
         /// Writes the snapshot's JSON (the bytes `json` encodes to) from the kept texts.
         func write(to w: inout JSONWriter) {
