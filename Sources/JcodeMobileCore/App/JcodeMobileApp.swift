@@ -27,6 +27,12 @@ public final class JcodeMobileApp {
     public private(set) var nextEventSeq = 1
     private var pendingEvents: [StreamEvent] = []
 
+    /// Whether the hot paths read their inputs straight from the tape (a
+    /// frame of one server event, a keystroke). Tests turn it off to hold
+    /// the shortcuts to the general decoder: the same reports, state,
+    /// change records, log and events.
+    @exclusivity(unchecked) var usesShortcuts = true
+
     /// Inputs larger than this are logged as a summary instead of in full.
     static let loggedPayloadLimit = 4096
 
@@ -131,12 +137,12 @@ public final class JcodeMobileApp {
         var payload = LoggedInput.payload(nil)
         do throws(CoreError) {
             decoded = try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> (value: Value, type: String)? in
-                if readsFrames, let read = frameEvent(in: tape) {
+                if readsFrames && usesShortcuts, let read = frameEvent(in: tape) {
                     frame = read
                     payload = Self.logPayload(of: bytes, tape: tape, type: PlatformEvent.webSocketEventType, secrets: nil)
                     return nil
                 }
-                if let shortcut, let (value, type) = shortcut(tape) {
+                if usesShortcuts, let shortcut, let (value, type) = shortcut(tape) {
                     payload = Self.logPayload(of: bytes, tape: tape, type: type, secrets: nil)
                     return (value, type)
                 }
