@@ -286,6 +286,17 @@ struct Tokenizer {
                 return
             } else if c == UInt8(ascii: "\\") {
                 escaped = true
+                // A one-character escape (a raw frame's quotes) inline; \u and errors in `escape()`.
+                if pos &+ 1 < end {
+                    switch base[pos &+ 1] {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                        UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        pos &+= 2
+                        continue
+                    default:
+                        break
+                    }
+                }
                 try escape()
             } else if c < 0x20 {
                 throw error("unescaped control character \(describe(c)) inside a string")

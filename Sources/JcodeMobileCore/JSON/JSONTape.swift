@@ -332,10 +332,13 @@ public struct JSONTape {
         return v
     }
 
-    /// Decodes validated escaped content into `out` (never longer than the
-    /// input: every escape is at least as long as what it stands for).
+    /// Decodes validated escaped content into `out`, which holds at least
+    /// `raw.count` bytes (the result is never longer: every escape is at
+    /// least as long as what it stands for); returns the length. Bytes of
+    /// `out` past the result may be overwritten.
     static func unescape(_ raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        guard let rb = raw.baseAddress else { return 0 }
+        guard let rb = raw.baseAddress, let ob = out.baseAddress else { return 0 }
+        precondition(out.count >= raw.count, "unescape needs room for the input")
         var r = 0
         var o = 0
         let n = raw.count
@@ -344,6 +347,23 @@ public struct JSONTape {
             o &+= 1
         }
         while r < n {
+            // Eight bytes at a time up to the next backslash, copied as words
+            // (o never passes r, so a word written at o ends within `out`).
+            while r &+ 8 <= n {
+                let w = UnsafeRawPointer(rb + r).loadUnaligned(as: UInt64.self)
+                UnsafeMutableRawPointer(ob + o).storeBytes(of: w, as: UInt64.self)
+                let slash = UInt64(littleEndian: w) ^ 0x5C5C_5C5C_5C5C_5C5C
+                let hit = (slash &- 0x0101_0101_0101_0101) & ~slash & 0x8080_8080_8080_8080
+                if hit != 0 {
+                    let k = hit.trailingZeroBitCount &>> 3
+                    r &+= k
+                    o &+= k
+                    break
+                }
+                r &+= 8
+                o &+= 8
+            }
+            guard r < n else { break }
             let c = raw[r]
             guard c == UInt8(ascii: "\\") else {
                 put(c)
