@@ -132,38 +132,33 @@ public final class JcodeMobileApp {
         _ bytes: UnsafeBufferPointer<UInt8>, kind: LogEntry.Kind, union: WireUnion<Value>, readsFrames: Bool = false,
         shortcut: ((JSONTape) -> (Value, type: String)?)? = nil, input: (Value) -> Input
     ) -> JSONWriter {
-        var frame: FrameRead?
-        let decoded: (value: Value, type: String)?
-        var payload = LoggedInput.payload(nil)
+        // The input runs while its tape is read (nothing of it is copied out
+        // first); the store never reads the tape.
+        var transition: Store.Transition?
         do throws(CoreError) {
-            decoded = try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> (value: Value, type: String)? in
+            try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) in
                 if readsFrames && usesShortcuts, let read = frameEvent(in: tape) {
-                    frame = read
-                    payload = Self.logPayload(of: bytes, tape: tape, type: PlatformEvent.webSocketEventType, secrets: nil)
-                    return nil
+                    let payload = Self.logPayload(of: bytes, tape: tape, type: PlatformEvent.webSocketEventType, secrets: nil)
+                    switch read {
+                    case .streamed(let id, let text): transition = store.sendStreamed(effectID: id, text, logged: payload)
+                    case .event(let id, let event): transition = store.sendFrame(effectID: id, event: event, logged: payload)
+                    }
+                    return
                 }
                 if usesShortcuts, let shortcut, let (value, type) = shortcut(tape) {
-                    payload = Self.logPayload(of: bytes, tape: tape, type: type, secrets: nil)
-                    return (value, type)
+                    let payload = Self.logPayload(of: bytes, tape: tape, type: type, secrets: nil)
+                    transition = store.send(input(value), logKind: kind, logType: type, logged: payload)
+                    return
                 }
                 let (value, spec) = try union.decodeMember(tape: tape)
-                payload = Self.logPayload(of: bytes, tape: tape, type: spec.type, secrets: spec.hasSecrets ? spec.fields : nil)
-                return (value, spec.type)
+                let payload = Self.logPayload(of: bytes, tape: tape, type: spec.type, secrets: spec.hasSecrets ? spec.fields : nil)
+                transition = store.send(input(value), logKind: kind, logType: spec.type, logged: payload)
             }
         } catch {
             store.logRejected(kind: kind, type: Self.typeName(in: bytes), error: error)
             return Self.errorDocument(error)
         }
-        let transition: Store.Transition
-        switch frame {
-        case .streamed(let id, let text)?:
-            transition = store.sendStreamed(effectID: id, text, logged: payload)
-        case .event(let id, let event)?:
-            transition = store.sendFrame(effectID: id, event: event, logged: payload)
-        case nil:
-            guard let decoded else { preconditionFailure("an input decodes to a value or a frame") }
-            transition = store.send(input(decoded.value), logKind: kind, logType: decoded.type, logged: payload)
-        }
+        guard let transition else { preconditionFailure("a decoded input runs") }
         if collectsEvents { recordEvents(of: transition) }
         return report(transition)
     }

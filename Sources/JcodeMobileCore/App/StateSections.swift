@@ -415,6 +415,23 @@ extension StateSection {
         return section
     }
 
+    /// The features (`FeatureID.bit`s) whose slices the sections of
+    /// `sections` (bits indexed like `all`) read: owners, `reads` and what
+    /// they are derived from.
+    static func features(of sections: UInt32) -> UInt32 {
+        var features: UInt32 = 0
+        var rest = sections
+        while rest != 0 {
+            features |= featureMasks[rest.trailingZeroBitCount]
+            rest &= rest &- 1
+        }
+        return features
+    }
+
+    private static let featureMasks: [UInt32] = all.map { section in
+        section.alsoReads.reduce(section.owner.bit) { $0 | $1.bit }
+    }
+
     /// Each section's JSON Pointer (`/draft`), indexed like `all`.
     static let paths: [JSONPath] = all.map { JSONPath([.key($0.name)]) }
 

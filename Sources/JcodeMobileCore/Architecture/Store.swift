@@ -10,9 +10,11 @@ public struct Store: Sendable {
     let interactor: AppInteractor
     /// The snapshot last written (or restored); nil when the store does not
     /// persist (spec tests that look at one feature's effects).
-    public var persisted: Snapshot? { written?.snapshot }
-    /// The same, with each member's JSON kept for the next write.
-    private var written: Snapshot.Written?
+    public var persisted: Snapshot? { persists ? written.snapshot : nil }
+    /// The same, with each member's JSON kept for the next write (not an
+    /// optional: reading it never copies it).
+    private var written: Snapshot.Written
+    private let persists: Bool
     /// Whether an input of the running call could have changed the snapshot
     /// (the streamed deltas cannot: see `AppRouter.Delivery.mayChangeSnapshot`).
     private var callMayChangeSnapshot = false
@@ -50,7 +52,8 @@ public struct Store: Sendable {
         self.log = TransitionLog(capacity: logCapacity)
         self.feed = ChangeFeed(state: state)
         self.shadow = state.withoutTranscript
-        self.written = persists ? Snapshot.Written(Snapshot(of: state)) : nil
+        self.persists = persists
+        self.written = Snapshot.Written(Snapshot(of: state))
     }
 
     /// What one input did.
@@ -178,8 +181,11 @@ public struct Store: Sendable {
         let (sections, encoded) = Self.compare(
             &state, with: &shadow, reaching: sectionsUnchanged ? 0 : reached, transcript: transcriptChanges, into: &feed)
         assert(!sectionsUnchanged || state.changedSections(from: shadow, reaching: reached) == 0, "a stream changed a section")
-        // The slices the call reached are now what the next call compares with.
-        if sections != 0 { shadow.takeSlices(reached, from: state) }
+        // The slices read by the sections that changed are now what the next
+        // call compares with. (A slice that changed in nothing a section
+        // shows stays as it was: the ledger's id counter, say, so its box is
+        // not copied again by the next effect.)
+        if sections != 0 { shadow.takeSlices(StateSection.features(of: sections) & reached, from: state) }
         let changed: Bool
         if case .nothing = encoded { changed = false } else { changed = true }
         if changed {
@@ -235,7 +241,7 @@ public struct Store: Sendable {
             w.arrayStart()
             effects.withUnsafeBufferPointer { effects in
                 for i in effects.indices {
-                    if wroteSnapshot && i == effects.count &- 1, let written {
+                    if wroteSnapshot && i == effects.count &- 1 {
                         // What `Effect.write` writes for it, from fixed pieces and the kept members.
                         w.beginFragment()
                         w.fragment(#"{"effect_id":"#)
@@ -259,8 +265,8 @@ public struct Store: Sendable {
     /// after everything the call led to. Reads again only what the call's
     /// features own (`reached`); true when it wrote.
     private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) -> Bool {
-        guard written?.update(from: state, features: reached) == true, let json = written?.json else { return false }
-        let effect = Effect.storage(.write(key: Snapshot.storageKey, value: json))
+        guard persists, written.update(from: state, features: reached) else { return false }
+        let effect = Effect.storage(.write(key: Snapshot.storageKey, value: written.json))
         effects.append((state.effects.issue(effect), effect))
         reached |= FeatureID.store.bit
         return true

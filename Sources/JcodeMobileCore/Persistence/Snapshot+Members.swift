@@ -13,6 +13,11 @@ extension Snapshot {
         /// from (`Snapshot.refresh` says which of them changed): a member is
         /// encoded again when one of them did.
         let features: UInt32
+        /// Writes the value `write` gives as JSON text, straight from the
+        /// snapshot, for the member a keystroke changes (the composer);
+        /// nil: the value is encoded (`CheapInputTests` holds the two to
+        /// the same bytes).
+        var text: (@Sendable (Snapshot, inout JSONWriter) -> Void)? = nil
         /// Reads the member's value (present, not null) into the snapshot,
         /// leniently: what it cannot read it leaves out and names in the
         /// reader's problems. nil: not read as a member (`version`).
@@ -21,6 +26,12 @@ extension Snapshot {
 
     /// Each member's name, indexed like `members`.
     static let memberNames: [String] = members.map(\.name)
+    /// Each member's `"name":`, indexed like `members`.
+    static let memberKeys: [[UInt8]] = members.map { member in
+        var w = JSONWriter(capacity: 32)
+        w.key(string: member.name)
+        return w.bytes
+    }
     /// The features whose slices each member reads (`FeatureID.bit`s,
     /// indexed like `members`): after a call, only the members of the
     /// features it reached are compared.
@@ -115,6 +126,22 @@ extension Snapshot {
                 return .object(composer)
             },
             features: FeatureID.composer.bit,
+            text: { s, w in
+                w.beginFragment()
+                w.fragment(#"{"draft":"#)
+                w.valueFollows()
+                w.string(s.draft)
+                w.fragment(#","attachments":"#)
+                w.valueFollows()
+                w.arrayStart()
+                for attachment in s.attachments { w.value(StoredAttachment.json(attachment)) }
+                w.arrayEnd()
+                w.fragment(#","next_attachment_id":"#)
+                w.valueFollows()
+                w.int(s.nextAttachmentID)
+                w.fragment("}")
+                w.endFragment()
+            },
             read: { value, s, reader in
                 guard let composer = reader.object(value, "composer") else { return }
                 if let draft = composer["draft"] {

@@ -141,15 +141,18 @@ public struct Snapshot: Equatable, Sendable {
             var root = JSONObject(capacity: Snapshot.members.count)
             for member in Snapshot.members { root.append(member.name, member.write(snapshot)) }
             self.root = root
-            texts = root.entries.indices.map { Written.text(of: $0, root.entries[$0].value) }
+            texts = root.entries.indices.map { Written.text(of: $0, snapshot, root.entries[$0].value) }
         }
 
-        /// `"name":value` of member `i`.
-        private static func text(of i: Int, _ value: JSONValue) -> [UInt8] {
+        /// `"name":value` of member `i`, from `snapshot` (straight, for a
+        /// member that says how) or its `value`.
+        private static func text(of i: Int, _ snapshot: Snapshot, _ value: JSONValue) -> [UInt8] {
             withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { scratch in
                 var w = JSONWriter(startingIn: scratch)
-                w.key(string: Snapshot.memberNames[i])
-                w.value(value)
+                w.beginFragment()
+                w.fragment(bytes: Snapshot.memberKeys[i])
+                w.valueFollows()
+                if let text = Snapshot.members[i].text { text(snapshot, &w) } else { w.value(value) }
                 return w.bytes
             }
         }
@@ -162,7 +165,7 @@ public struct Snapshot: Equatable, Sendable {
             guard changed != 0 else { return false }
             for i in Snapshot.memberFeatures.indices where Snapshot.memberFeatures[i] & changed != 0 {
                 root.entries[i].value = Snapshot.members[i].write(snapshot)
-                texts[i] = Written.text(of: i, root.entries[i].value)
+                texts[i] = Written.text(of: i, snapshot, root.entries[i].value)
             }
             return true
         }
