@@ -251,6 +251,12 @@ final class CheapInputTests: XCTestCase {
         state.composer.draft = "not read"
         XCTAssertFalse(written.update(from: state, features: FeatureID.chat.bit), "a call that did not reach the composer does not read it")
         check("then read", changed: true, features: FeatureID.composer.bit)
+        // The composer's member is written straight from the snapshot: with attachments too.
+        state.composer.attachments = [
+            Attachment(id: "a1", mediaType: "image/png", dataBase64: "iVBORw0KGgo="), Attachment(id: "a2", mediaType: "image/jpeg", dataBase64: "/9j/"),
+        ]
+        state.composer.nextAttachmentID = 3
+        check("attachments", changed: true, features: FeatureID.composer.bit)
         state.chat.outbox.append(OutboxMessage(id: "o7", text: "queued", attachments: []))
         state.chat.nextOutboxID = 8
         check("the outbox", changed: true, features: FeatureID.chat.bit)

@@ -23,6 +23,10 @@ public final class JcodeMobileApp {
     @exclusivity(unchecked) public var collectsEvents = false {
         didSet { if !collectsEvents { pendingEvents.removeAll() } }
     }
+    /// `collectsEvents`, read here: another module's read of the stored
+    /// property would pay the dynamic exclusivity check on every call.
+    @inline(never) public var isCollectingEvents: Bool { collectsEvents }
+
     /// The `seq` the next stream event gets.
     public private(set) var nextEventSeq = 1
     private var pendingEvents: [StreamEvent] = []
