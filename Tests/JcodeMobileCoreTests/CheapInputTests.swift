@@ -76,6 +76,10 @@ final class CheapInputTests: XCTestCase {
             raw(#"{"type":"text_replace","text":"Replaced"}"#, effectID: id),
             raw(#"{"type":"text_delta","text":"é😀\u0000\"quoted\"\\ \n end"}"#),
             raw(#"{"type":"text_delta","text":"a","text":"b"}"#),
+            raw(#"{"type":"text_delta","text":"a\"}"#),
+            raw(#"{"type":"text_delta","text":"a"} "#),
+            raw(#"{"type":"text_delta","text":"a","id":"x"}"#),
+            raw(#"{"type":"text_delta","text":"\x"}"#),
             raw(#"{"t\u0079pe":"text\u005fdelta","text":"escaped names"}"#),
             raw(#"{"type":"text_delta","text":"extra","ignored":[1,{"x":2}]}"#),
             raw(#"{"type":"tool_start","id":"call_1","name":"bash"}"#, effectID: id),
@@ -189,6 +193,31 @@ final class CheapInputTests: XCTestCase {
                 try JSONParser.withTape(b, workspace: &workspace) { tape in ServerEvent.StreamedText(in: tape) }
             }
             XCTAssertNil(read, line)
+        }
+    }
+
+    /// A line exactly as the gateway writes a streamed event is read without
+    /// tokenizing the object; any other is left to the tape.
+    func testACanonicalLineIsReadAsTheSpecsReadIt() throws {
+        for line in [
+            #"{"type":"text_delta","text":"hello "}"#, #"{"type":"reasoning_delta","text":"why"}"#, #"{"type":"text_replace","text":""}"#,
+            #"{"type":"text_delta","text":"q\"uote \\ \n \u00e9 \ud83d\ude00 é"}"#,
+        ] {
+            let bytes = Array(line.utf8)
+            let read = bytes.withUnsafeBufferPointer { ServerEvent.StreamedText(canonicalLine: $0, workspace: &workspace) }
+            let decoded = try bytes.withUnsafeBufferPointer { b throws(CoreError) in
+                try JSONParser.withTape(b, workspace: &workspace) { (tape) throws(CoreError) in try ServerEvent.wire.decode(tape: tape) }
+            }
+            XCTAssertEqual(read?.event, decoded, line)
+        }
+        for line in [
+            #"{"type":"text_delta","text":"a"} "#, #"{"type":"text_delta","text":"a","id":1}"#, #"{"type":"text_delta","text":"a\"}"#,
+            #"{"type":"text_delta","text":5}"#, #"{"type":"text_delta","text":"a" }"#, #"{"type": "text_delta","text":"a"}"#,
+            #"{"text":"a","type":"text_delta"}"#, #"{"type":"text_delta","text":"a"b"}"#, #"{"type":"text_delta","text":"\x"}"#,
+            #"{"type":"text_delta","text":"}"#, #"{"type":"text_deltas","text":"a"}"#, #"{"type":"tool_input","text":"a"}"#,
+        ] {
+            let bytes = Array(line.utf8)
+            XCTAssertNil(bytes.withUnsafeBufferPointer { ServerEvent.StreamedText(canonicalLine: $0, workspace: &workspace) }, line)
         }
     }
 

@@ -257,6 +257,16 @@ public final class JcodeMobileApp {
         var start = 0
         while start <= n {
             var stop = start
+            // To the next newline, eight bytes at a time.
+            while stop &+ 8 <= n {
+                let w = UInt64(littleEndian: UnsafeRawPointer(buffer + stop).loadUnaligned(as: UInt64.self)) ^ 0x0A0A_0A0A_0A0A_0A0A
+                let hit = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+                if hit != 0 {
+                    stop &+= hit.trailingZeroBitCount &>> 3
+                    break
+                }
+                stop &+= 8
+            }
             while stop < n && buffer[stop] != UInt8(ascii: "\n") { stop &+= 1 }
             var j = start
             while j < stop, buffer[j] == 0x20 || buffer[j] == 0x0D || buffer[j] == 0x09 { j &+= 1 }
@@ -269,6 +279,9 @@ public final class JcodeMobileApp {
         guard let found else { return nil }
         let bytes = UnsafeBufferPointer(start: buffer + found.lowerBound, count: found.count)
         // The line is a string of the input, validated, unescaped: valid UTF-8.
+        if let text = ServerEvent.StreamedText(canonicalLine: bytes, workspace: &lineWorkspace) {
+            return .streamed(effectID: id, text)
+        }
         return try? JSONParser.withTape(bytes, workspace: &lineWorkspace, knownValidUTF8: true) { (tape) throws(CoreError) -> FrameRead in
             guard tape.kind(at: 0) == .object else { throw CoreError(.invalidJSON, "not an object") }
             if let text = ServerEvent.StreamedText(in: tape) { return .streamed(effectID: id, text) }
