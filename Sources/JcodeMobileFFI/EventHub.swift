@@ -365,7 +365,7 @@ enum EventHub {
         var callbacks: [Subscription] = []
         let answer = slot.app.withLock { app -> UnsafeMutablePointer<CChar>? in
             let answer = ErrorBoundary.answer(body(app))
-            if app.collectsEvents { callbacks = publish(app.takeEvents(), to: slot.subscribers) }
+            if app.isCollectingEvents { callbacks = publish(app.takeEvents(), to: slot.subscribers) }
             return answer
         }
         for subscription in callbacks { subscription.deliver() }

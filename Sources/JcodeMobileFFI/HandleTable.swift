@@ -95,9 +95,21 @@ struct HandleTable {
         return handle
     }
 
-    func slot(_ handle: UInt) -> AppSlot? { slots[handle] }
+    /// The app last looked up: a host calls one app many times in a row
+    /// (a reply's deltas), and comparing a number is cheaper than hashing it.
+    private var recent: (handle: UInt, slot: AppSlot)?
 
-    mutating func remove(_ handle: UInt) -> AppSlot? { slots.removeValue(forKey: handle) }
+    mutating func slot(_ handle: UInt) -> AppSlot? {
+        if let recent, recent.handle == handle { return recent.slot }
+        guard let slot = slots[handle] else { return nil }
+        recent = (handle, slot)
+        return slot
+    }
+
+    mutating func remove(_ handle: UInt) -> AppSlot? {
+        if recent?.handle == handle { recent = nil }
+        return slots.removeValue(forKey: handle)
+    }
 
     var count: Int { slots.count }
 

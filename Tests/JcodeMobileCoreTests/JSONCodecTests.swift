@@ -218,6 +218,67 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(JSONValue.double(.nan).jsonString, "null")
     }
 
+    /// Integers are written two digits at a time: every digit count and
+    /// every boundary between counts.
+    func testWritesEveryLengthOfIntegerDigitByDigit() {
+        var values: [Int64] = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, 12_345, 99_999_999, Int64.max, Int64.min, -1, -10, -99, -100]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -power, -(power - 1)]
+        }
+        for value in values {
+            XCTAssertEqual(JSONValue.int(value).jsonString, String(value))
+        }
+        var w = JSONWriter()
+        w.arrayStart()
+        for value: UInt64 in [9_999_999_999_999_999_999, 10_000_000_000_000_000_000, UInt64.max - 1] { w.uint(value) }
+        w.arrayEnd()
+        XCTAssertEqual(w.text, "[9999999999999999999,10000000000000000000,18446744073709551614]")
+    }
+
+    /// A writer that starts in the caller's buffer moves to its own when
+    /// the document outgrows it, keeping what was written.
+    func testAWriterStartedInTheCallersBufferGrowsOutOfIt() {
+        withUnsafeTemporaryAllocation(byteCount: 16, alignment: 1) { scratch in
+            var w = JSONWriter(startingIn: scratch)
+            w.arrayStart()
+            w.string("short")
+            XCTAssertEqual(w.text, #"["short""#)
+            w.string(String(repeating: "long ", count: 40))
+            w.arrayEnd()
+            XCTAssertEqual(w.text, #"["short",""# + String(repeating: "long ", count: 40) + #""]"#)
+            let text = w.cString()
+            XCTAssertEqual(text.map { String(cString: $0) }, #"["short",""# + String(repeating: "long ", count: 40) + #""]"#)
+            free(text)
+        }
+        withUnsafeTemporaryAllocation(byteCount: 64, alignment: 1) { scratch in
+            var w = JSONWriter(startingIn: scratch)
+            w.value(["k": "v"])
+            let text = w.cString()
+            XCTAssertEqual(text.map { String(cString: $0) }, #"{"k":"v"}"#, "a C string of a document still in the caller's buffer is a copy")
+            free(text)
+        }
+    }
+
+    /// The patch operations' bytes, written from fixed pieces.
+    func testPatchOperationsAreWrittenExactly() {
+        let path = JSONPath([.key("transcript"), .index(4), .key("a/b~c")])
+        var w = JSONWriter()
+        w.arrayStart()
+        for op: JSONPatchOp in [
+            .add(path: path, value: ["x": 1]), .remove(path: path), .replace(path: JSONPath([.key("draft")]), value: "é\"q\""),
+            .append(path: JSONPath([]), text: "tail"),
+        ] { op.write(to: &w) }
+        w.arrayEnd()
+        XCTAssertEqual(w.text, #"[{"op":"add","path":"/transcript/4/a~1b~0c","value":{"x":1}},{"op":"remove","path":"/transcript/4/a~1b~0c"},"#
+            + #"{"op":"replace","path":"/draft","value":"é\"q\""},{"op":"append","path":"","value":"tail"}]"#)
+        XCTAssertEqual(JSONDiff.op(from: "ab", to: "abc", at: JSONPath([.key("draft")])), .append(path: JSONPath([.key("draft")]), text: "c"))
+        XCTAssertEqual(JSONDiff.op(from: "ab", to: "ab", at: JSONPath([.key("draft")])), nil)
+        XCTAssertEqual(JSONDiff.op(from: "", to: "a", at: JSONPath([.key("draft")])), .replace(path: JSONPath([.key("draft")]), value: "a"))
+        XCTAssertEqual(JSONDiff.op(from: "x\r", to: "x\r\n", at: JSONPath()), .replace(path: JSONPath(), value: "x\r\n"), "\r\n is one character")
+    }
+
     func testEscapesAreFoundAtEveryOffsetOfTheEightByteScan() {
         for offset in 0..<24 {
             for special in ["\"", "\\", "\n", "\u{1}", "é", "😀", "\u{7f}"] {

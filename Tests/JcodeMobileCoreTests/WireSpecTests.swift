@@ -215,6 +215,20 @@ final class WireSpecTests: XCTestCase {
         }
     }
 
+    /// What the store asks of every effect it issues, answered without
+    /// encoding the effect, agrees with the declaration.
+    func testAnEffectsKindAndWhetherItIsAwaitedAgreeWithItsEncoding() {
+        for effect in Self.sampleEffects {
+            XCTAssertEqual(effect.kind, effect.encoded.kind, effect.type)
+            XCTAssertEqual(effect.expectsAnswer, effect.kind.spec.tracked, effect.type)
+            var w = JSONWriter()
+            let secret = effect.write(id: EffectID(7), redacted: true, to: &w)
+            XCTAssertEqual(w.text, effect.json(id: EffectID(7), redacted: true).jsonString, "\(effect.type), written straight")
+            XCTAssertEqual(secret, effect.json(id: EffectID(7), redacted: true) != effect.json(id: EffectID(7)), "\(effect.type) holds a secret")
+        }
+        for (i, kind) in EffectKind.allCases.enumerated() { XCTAssertEqual(kind.position, i) }
+    }
+
     func testSecretsAreRedactedInEveryEffectMarkedSecret() {
         for effect in Self.sampleEffects {
             let redacted = effect.json(id: EffectID(1), redacted: true).jsonString

@@ -12,6 +12,8 @@
 **
 ** Kinds, and what SIZE is:
 **   text_delta          a streamed delta into a transcript of SIZE entries (1 000 deltas)
+**   text_delta_raw      the same delta as the gateway wrote it: a raw `line`, with the
+**                       socket's `effect_id` (1 000 deltas)
 **   text_delta_subscribed  the same with one subscriber that takes each delta's
 **                       state_changed event (jcode_mobile_next_event, counted in)
 **   set_draft           a keystroke with a transcript of SIZE entries (1 000 keystrokes)
@@ -59,6 +61,21 @@ static void check(const char *what, char *answer) {
 static unsigned long long revision_of(const char *answer) {
     const char *r = strstr(answer, "\"revision\":");
     return r ? strtoull(r + 11, NULL, 10) : 0;
+}
+
+/* The effect_id of the open socket: its websocket_connect in pending_effects. */
+static long socket_effect_id(void *app) {
+    char *state = jcode_mobile_state(app);
+    const char *hit = state ? strstr(state, ",\"type\":\"websocket_connect\"") : NULL;
+    if (!hit) {
+        fprintf(stderr, "instructions: no websocket_connect pending\n");
+        exit(1);
+    }
+    const char *p = hit;
+    while (p > state && p[-1] >= '0' && p[-1] <= '9') p--;
+    long id = strtol(p, NULL, 10);
+    jcode_mobile_string_free(state);
+    return id;
 }
 
 static char *history_of(int entries) {
@@ -120,7 +137,8 @@ int main(int argc, char **argv) {
     int measured = 0;
     char buf[128];
 
-    if (!strcmp(kind, "text_delta") || !strcmp(kind, "set_draft") || !strcmp(kind, "text_delta_subscribed")) {
+    if (!strcmp(kind, "text_delta") || !strcmp(kind, "set_draft") || !strcmp(kind, "text_delta_subscribed") ||
+        !strcmp(kind, "text_delta_raw")) {
         void *subscription = NULL;
         if (!strcmp(kind, "text_delta_subscribed")) {
             subscription = jcode_mobile_subscribe(app, "{\"kinds\":[\"state\"]}");
@@ -138,6 +156,14 @@ int main(int argc, char **argv) {
             jcode_mobile_string_free(e);
         }
         const char *event = "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"hello \"}}";
+        char raw[192];
+        if (!strcmp(kind, "text_delta_raw")) {
+            snprintf(raw, sizeof raw,
+                     "{\"type\":\"websocket_event\",\"effect_id\":%ld,"
+                     "\"line\":\"{\\\"type\\\":\\\"text_delta\\\",\\\"text\\\":\\\"hello \\\"}\"}",
+                     socket_effect_id(app));
+            event = raw;
+        }
         CALLGRIND_START_INSTRUMENTATION;
         for (measured = 0; measured < 1000; measured++) {
             if (delta) {

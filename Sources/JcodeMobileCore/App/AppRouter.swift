@@ -269,6 +269,17 @@ public enum AppRouter {
         }
     }
 
+    /// The chat's stream input of a streamed text event: what
+    /// `route(.textDelta(…))` and the others deliver, for the hot path that
+    /// reads them without a `ServerEvent` (`Store.sendStreamed`).
+    static func route(_ streamed: ServerEvent.StreamedText) -> ChatInteractor.Stream {
+        switch streamed.kind {
+        case .textDelta: return .textDelta(streamed.text)
+        case .textReplace: return .textReplace(streamed.text)
+        case .reasoningDelta: return .reasoningDelta(streamed.text)
+        }
+    }
+
     // MARK: - What features tell each other
 
     static func route(_ message: InternalInput) -> Route {

@@ -5,17 +5,22 @@
 ///     let app = try JcodeMobileApp(options: AppOptions())
 ///     let report = app.dispatch(json: #"{"type":"set_host","value":"devbox.local"}"#)
 public final class JcodeMobileApp {
-    public private(set) var store: Store
+    // The stored properties a call reads and writes skip Swift's dynamic
+    // exclusivity check (`@exclusivity(unchecked)`): calls on an app are
+    // serialised (the FFI's lock, the view model's main actor) and none
+    // re-enters the app, and the check costs about a hundred instructions
+    // per access on every input (docs/PERFORMANCE.md, "Cheap inputs").
+    @exclusivity(unchecked) public private(set) var store: Store
     public let options: AppOptions
     /// Parser stacks reused across calls (calls on an app are serialised).
-    private var workspace = JSONParser.Workspace()
+    @exclusivity(unchecked) private var workspace = JSONParser.Workspace()
     /// The buffer reports are written into, reused across calls: the caller
     /// copies the bytes out before the next call, so it is never shared then.
-    private var reportWriter = JSONWriter(capacity: 256)
+    @exclusivity(unchecked) private var reportWriter = JSONWriter(capacity: 256)
 
     /// Whether calls record stream events for `takeEvents()`: the FFI turns
     /// it on while the app has subscribers, so an app without any pays nothing.
-    public var collectsEvents = false {
+    @exclusivity(unchecked) public var collectsEvents = false {
         didSet { if !collectsEvents { pendingEvents.removeAll() } }
     }
     /// Whether calls that change the state record `tree_changed` events
@@ -26,9 +31,19 @@ public final class JcodeMobileApp {
     }
     /// The tree last built, and what changed in it between revisions.
     public private(set) var treeFeed: TreeFeed
+    /// `collectsEvents`, read here: another module's read of the stored
+    /// property would pay the dynamic exclusivity check on every call.
+    @inline(never) public var isCollectingEvents: Bool { collectsEvents }
+
     /// The `seq` the next stream event gets.
     public private(set) var nextEventSeq = 1
     private var pendingEvents: [StreamEvent] = []
+
+    /// Whether the hot paths read their inputs straight from the tape (a
+    /// frame of one server event, a keystroke). Tests turn it off to hold
+    /// the shortcuts to the general decoder: the same reports, state,
+    /// change records, log and events.
+    @exclusivity(unchecked) var usesShortcuts = true
 
     /// Inputs larger than this are logged as a summary instead of in full.
     static let loggedPayloadLimit = 4096
@@ -62,12 +77,17 @@ public final class JcodeMobileApp {
 
     /// `jcode_mobile_dispatch`: one action → the dispatch report or an error.
     public func dispatchDocument(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONWriter {
-        handle(bytes, kind: .action, union: Action.wire) { Input.action($0) }
+        handle(bytes, kind: .action, union: Action.wire, shortcut: Self.keystroke) { Input.action($0) }
+    }
+
+    /// A keystroke read without the general decoder; it declares no secret.
+    private static func keystroke(_ tape: JSONTape) -> (Action, type: String)? {
+        Action.keystroke(in: tape).map { ($0, "set_draft") }
     }
 
     /// `jcode_mobile_platform_event`: one platform event → the dispatch report or an error.
     public func platformEventDocument(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONWriter {
-        handle(bytes, kind: .event, union: PlatformEvent.wire) { Input.platform($0) }
+        handle(bytes, kind: .event, union: PlatformEvent.wire, readsFrames: true) { Input.platform($0) }
     }
 
     public func dispatch(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] { dispatchDocument(bytes).bytes }
@@ -108,31 +128,174 @@ public final class JcodeMobileApp {
         return transition
     }
 
+    /// A `websocket_event` of one server event, as `frameEvent` read it.
+    enum FrameRead {
+        /// Streamed text (the hot path: small, nothing boxed).
+        case streamed(effectID: EffectID?, ServerEvent.StreamedText)
+        /// Any other event.
+        indirect case event(effectID: EffectID?, ServerEvent)
+    }
+
+    /// `readsFrames`: a `websocket_event` of one server event is read by
+    /// `frameEvent` and run by `Store.sendStreamed` or `Store.sendFrame`
+    /// (the hot path of a reply).
+    /// `shortcut`: a member read straight from the tape before the general
+    /// decoder (and its type), when it declares no secret.
     private func handle<Value>(
-        _ bytes: UnsafeBufferPointer<UInt8>, kind: LogEntry.Kind, union: WireUnion<Value>, input: (Value) -> Input
+        _ bytes: UnsafeBufferPointer<UInt8>, kind: LogEntry.Kind, union: WireUnion<Value>, readsFrames: Bool = false,
+        shortcut: ((JSONTape) -> (Value, type: String)?)? = nil, input: (Value) -> Input
     ) -> JSONWriter {
-        let decoded: (value: Value, type: String, payload: LogPayload)
+        // The input runs while its tape is read (nothing of it is copied out
+        // first); the store never reads the tape.
+        var transition: Store.Transition?
         do throws(CoreError) {
-            decoded = try JSONParser.withTape(bytes, workspace: &workspace) {
-                (tape) throws(CoreError) -> (value: Value, type: String, payload: LogPayload) in
-                let (value, spec) = try union.decodeMember(tape: tape)
-                let payload: LogPayload
-                if bytes.count > Self.loggedPayloadLimit {
-                    payload = .json(["type": .string(spec.type), "summary": .string("\(bytes.count) bytes, not kept in the log")])
-                } else if spec.hasSecrets, case .object(let object) = tape.value(at: 0) {
-                    payload = .json(.object(Redaction.redact(object, fields: spec.fields)))
-                } else {
-                    payload = .raw(Array(bytes))
+            try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) in
+                if readsFrames && usesShortcuts, let read = frameEvent(in: tape) {
+                    let payload = Self.logPayload(of: bytes, tape: tape, type: PlatformEvent.webSocketEventType, secrets: nil)
+                    switch read {
+                    case .streamed(let id, let text): transition = store.sendStreamed(effectID: id, text, logged: payload)
+                    case .event(let id, let event): transition = store.sendFrame(effectID: id, event: event, logged: payload)
+                    }
+                    return
                 }
-                return (value, spec.type, payload)
+                if usesShortcuts, let shortcut, let (value, type) = shortcut(tape) {
+                    let payload = Self.logPayload(of: bytes, tape: tape, type: type, secrets: nil)
+                    transition = store.send(input(value), logKind: kind, logType: type, logged: payload)
+                    return
+                }
+                let (value, spec) = try union.decodeMember(tape: tape)
+                let payload = Self.logPayload(of: bytes, tape: tape, type: spec.type, secrets: spec.hasSecrets ? spec.fields : nil)
+                transition = store.send(input(value), logKind: kind, logType: spec.type, logged: payload)
             }
         } catch {
             store.logRejected(kind: kind, type: Self.typeName(in: bytes), error: error)
             return Self.errorDocument(error)
         }
-        let transition = store.send(input(decoded.value), logKind: kind, logType: decoded.type, logPayload: decoded.payload)
+        guard let transition else { preconditionFailure("a decoded input runs") }
         if collectsEvents { recordEvents(of: transition) }
         return report(transition)
+    }
+
+    /// The input of member `type` as the log keeps it: as received,
+    /// redacted when its member declares secrets (`secrets`: its fields),
+    /// summarised above `loggedPayloadLimit`.
+    private static func logPayload(
+        of bytes: UnsafeBufferPointer<UInt8>, tape: JSONTape, type: String, secrets: [FieldSpec]?
+    ) -> LoggedInput {
+        if bytes.count > loggedPayloadLimit {
+            return .payload(.json(["type": .string(type), "summary": .string("\(bytes.count) bytes, not kept in the log")]))
+        }
+        if let secrets, case .object(let object) = tape.value(at: 0) {
+            return .payload(.json(.object(Redaction.redact(object, fields: secrets))))
+        }
+        return .bytes(bytes)
+    }
+
+    // MARK: - Frames
+
+    /// A raw frame's line, unescaped (the hot path's scratch; a longer line
+    /// takes the general way).
+    private let lineBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 4096)
+    /// The tokens of that line, reused across calls.
+    @exclusivity(unchecked) private var lineWorkspace = JSONParser.Workspace()
+
+    deinit { lineBuffer.deallocate() }
+
+    /// The one server event of a `websocket_event` (its `event`, or the one
+    /// line of its `line`), read from the tape with no frame built; nil for
+    /// any other input, and for anything the general decoder would refuse
+    /// or drop a line of (it then reads the input, with its errors and
+    /// notes). What it reads, `PlatformEvent.wire` reads the same.
+    private func frameEvent(in tape: JSONTape) -> FrameRead? {
+        guard tape.kind(at: 0) == .object else { return nil }
+        var type: Int?
+        var effectID: Int?
+        var event: Int?
+        var line: Int?
+        // The last member of a name wins, as in every decoder.
+        var i = 1
+        let end = tape.next(after: 0)
+        while i < end {
+            let value = i &+ 1
+            if tape.stringEquals(i, "type") {
+                type = value
+            } else if tape.stringEquals(i, "effect_id") {
+                effectID = value
+            } else if tape.stringEquals(i, "event") {
+                event = value
+            } else if tape.stringEquals(i, "line") {
+                line = value
+            }
+            i = tape.next(after: value)
+        }
+        guard let type, tape.kind(at: type) == .string, tape.stringEquals(type, "websocket_event") else { return nil }
+        // Absent and null read alike; anything else must be what is declared.
+        if let t = effectID, tape.kind(at: t) == .null { effectID = nil }
+        if let t = event, tape.kind(at: t) == .null { event = nil }
+        if let t = line, tape.kind(at: t) == .null { line = nil }
+        var id: EffectID?
+        if let t = effectID {
+            guard let n = tape.integer(at: t), n >= 1, let exact = Int(exactly: n) else { return nil }
+            id = EffectID(exact)
+        }
+        if let t = line, tape.kind(at: t) != .string { return nil }
+        if let event {
+            guard tape.kind(at: event) == .object else { return nil }
+            if let text = ServerEvent.StreamedText(in: tape, at: event) { return .streamed(effectID: id, text) }
+            guard let decoded = try? ServerEvent.wire.decode(tape: tape, at: event) else { return nil }
+            return .event(effectID: id, decoded)
+        }
+        guard let line else { return nil }
+        return oneEvent(ofLine: tape, line, effectID: id)
+    }
+
+    /// The server event of a raw frame that holds exactly one (the string
+    /// token `token`), decoded as `ServerFrame.items` would; nil otherwise.
+    private func oneEvent(ofLine tape: JSONTape, _ token: Int, effectID id: EffectID?) -> FrameRead? {
+        let raw = tape.rawBytes(at: token)
+        guard raw.count <= lineBuffer.count, let buffer = lineBuffer.baseAddress else { return nil }
+        let n: Int
+        if tape.isEscaped(token) {
+            n = JSONTape.unescape(raw, into: lineBuffer)
+        } else {
+            if let source = raw.baseAddress { buffer.update(from: source, count: raw.count) }
+            n = raw.count
+        }
+        // Exactly one line that is not blank (`ServerFrame` skips blank ones).
+        var found: Range<Int>?
+        var start = 0
+        while start <= n {
+            var stop = start
+            // To the next newline, eight bytes at a time.
+            while stop &+ 8 <= n {
+                let w = UInt64(littleEndian: UnsafeRawPointer(buffer + stop).loadUnaligned(as: UInt64.self)) ^ 0x0A0A_0A0A_0A0A_0A0A
+                let hit = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
+                if hit != 0 {
+                    stop &+= hit.trailingZeroBitCount &>> 3
+                    break
+                }
+                stop &+= 8
+            }
+            while stop < n && buffer[stop] != UInt8(ascii: "\n") { stop &+= 1 }
+            var j = start
+            while j < stop, buffer[j] == 0x20 || buffer[j] == 0x0D || buffer[j] == 0x09 { j &+= 1 }
+            if j < stop {
+                guard found == nil else { return nil }
+                found = start..<stop
+            }
+            start = stop &+ 1
+        }
+        guard let found else { return nil }
+        let bytes = UnsafeBufferPointer(start: buffer + found.lowerBound, count: found.count)
+        // The line is a string of the input, validated, unescaped: valid UTF-8.
+        if let text = ServerEvent.StreamedText(canonicalLine: bytes, workspace: &lineWorkspace) {
+            return .streamed(effectID: id, text)
+        }
+        return try? JSONParser.withTape(bytes, workspace: &lineWorkspace, knownValidUTF8: true) { (tape) throws(CoreError) -> FrameRead in
+            guard tape.kind(at: 0) == .object else { throw CoreError(.invalidJSON, "not an object") }
+            if let text = ServerEvent.StreamedText(in: tape) { return .streamed(effectID: id, text) }
+            return .event(effectID: id, try ServerEvent.wire.decode(tape: tape))
+        }
     }
 
     // MARK: - The event stream
@@ -187,9 +350,7 @@ public final class JcodeMobileApp {
         if !transition.effects.isEmpty {
             event(.effects, "effects_requested") { w in
                 w.key("effects")
-                w.arrayStart()
-                for (id, effect) in transition.effects { w.value(effect.json(id: id)) }
-                w.arrayEnd()
+                Self.writeEffects(of: transition, to: &w)
             }
         }
     }
@@ -211,17 +372,34 @@ public final class JcodeMobileApp {
 
     // MARK: - Outputs
 
-    /// `{"ok":true,"revision":…,"effects":[…]}`, written into the reused
+    /// The transition's effects as the host receives them, a JSON array:
+    /// the bytes the store encoded for the log when they hold no secret.
+    private static func writeEffects(of transition: Store.Transition, to w: inout JSONWriter) {
+        if let bytes = transition.effectsJSON {
+            w.raw(bytes)
+            return
+        }
+        w.arrayStart()
+        for (id, effect) in transition.effects { effect.write(id: id, redacted: false, to: &w) }
+        w.arrayEnd()
+    }
+
+    /// `{"ok":true,"revision":…,"effects":[…]}`: from fixed pieces and the
+    /// effects the store encoded when none holds a secret (every call but
+    /// one that sends a token or a password), else written into the reused
     /// buffer and copied out once, at its exact size.
     func report(_ transition: Store.Transition) -> JSONWriter {
-        let refused = transition.notes.first(where: { $0.kind == .refused })?.text
-        if transition.effects.isEmpty && refused == nil {
-            // The common case (a streamed delta): assembled from fixed pieces.
-            var w = JSONWriter(capacity: 48)
+        let refused = transition.notes.isEmpty ? nil : transition.notes.first(where: { $0.kind == .refused })?.text
+        if refused == nil, let effects = transition.effectsJSON {
+            // The common case (a streamed delta, a keystroke): assembled from fixed pieces.
+            var w = JSONWriter(capacity: 45 &+ effects.count)
             w.beginFragment()
             w.fragment(#"{"ok":true,"revision":"#)
             w.fragment(integer: transition.revision)
-            w.fragment(#","effects":[]}"#)
+            w.fragment(#","effects":"#)
+            w.valueFollows()
+            w.raw(effects)
+            w.fragment("}")
             w.endFragment()
             return w
         }
@@ -230,9 +408,7 @@ public final class JcodeMobileApp {
         reportWriter.key("ok"); reportWriter.bool(true)
         reportWriter.key("revision"); reportWriter.int(transition.revision)
         reportWriter.key("effects")
-        reportWriter.arrayStart()
-        for (id, effect) in transition.effects { reportWriter.value(effect.json(id: id)) }
-        reportWriter.arrayEnd()
+        Self.writeEffects(of: transition, to: &reportWriter)
         if let refused { reportWriter.key("refused"); reportWriter.string(refused) }
         reportWriter.objectEnd()
         return JSONWriter(copying: reportWriter)

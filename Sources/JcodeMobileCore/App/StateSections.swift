@@ -31,11 +31,11 @@ public struct StateSection: Sendable {
     let tracking: Tracking
     /// The section's JSON Schema (built when the schema document is).
     let schema: @Sendable () -> JSONValue
-    /// The section's value.
-    let json: @Sendable (AppState) -> JSONValue
+    /// The section's value, read in place (the state is never copied to be read).
+    let json: @Sendable (UnsafePointer<AppState>) -> JSONValue
     /// Writes the value straight to a writer, for a section too large to
     /// build as a `JSONValue` first; nil: `json` is written.
-    let write: (@Sendable (AppState, inout JSONWriter) -> Void)?
+    let write: (@Sendable (UnsafePointer<AppState>, inout JSONWriter) -> Void)?
     /// The bits (in `changedSections`) of the sections owned by `derivedFrom`.
     private(set) var derivedMask: UInt32 = 0
 
@@ -86,8 +86,8 @@ public struct StateSection: Sendable {
 
     init(
         _ name: String, owner: FeatureID, reads: [FeatureID] = [], derivedFrom: [FeatureID] = [],
-        schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (AppState) -> JSONValue,
-        write: (@Sendable (AppState, inout JSONWriter) -> Void)? = nil, tracking: Tracking
+        schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (UnsafePointer<AppState>) -> JSONValue,
+        write: (@Sendable (UnsafePointer<AppState>, inout JSONWriter) -> Void)? = nil, tracking: Tracking
     ) {
         self.name = name
         self.owner = owner
@@ -101,7 +101,7 @@ public struct StateSection: Sendable {
 
     init(
         _ name: String, owner: FeatureID, reads: [FeatureID] = [], derivedFrom: [FeatureID] = [],
-        schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (AppState) -> JSONValue,
+        schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (UnsafePointer<AppState>) -> JSONValue,
         changed: @escaping @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
     ) {
         self.init(name, owner: owner, reads: reads, derivedFrom: derivedFrom, schema: schema, json: json, tracking: .compared(changed))
@@ -119,11 +119,9 @@ public struct StateSection: Sendable {
             name, owner: owner, reads: reads,
             schema: { SchemaBuilder.strictObject(fields.map { ($0.name, $0.schema()) }) },
             json: { state in
-                withUnsafePointer(to: state) { state in
-                    var o = JSONObject(capacity: fields.count)
-                    for field in fields { o.append(field.name, field.json(state)) }
-                    return .object(o)
-                }
+                var o = JSONObject(capacity: fields.count)
+                for field in fields { o.append(field.name, field.json(state)) }
+                return .object(o)
             },
             tracking: .fields(changed: changed, fields))
     }
@@ -137,24 +135,24 @@ extension StateSection {
         StateSection(
             "revision", owner: .store,
             schema: { RuntimeSchema.Outputs.revision },
-            json: { .int(Int64($0.revision)) },
+            json: { .int(Int64($0.pointee.revision)) },
             tracking: .implied),
         StateSection(
             "screen", owner: .navigation,
             schema: { B.enumeration(Screen.allCases.map(\.rawValue)) },
-            json: { .string($0.navigation.screen.rawValue) },
+            json: { .string($0.pointee.navigation.screen.rawValue) },
             changed: { $0.pointee.navigation.screen != $1.pointee.navigation.screen }),
         StateSection(
             "focused_node_id", owner: .navigation,
             schema: { B.nullableString },
-            json: { .from($0.navigation.focusedNodeID) },
+            json: { .from($0.pointee.navigation.focusedNodeID) },
             changed: { $0.pointee.navigation.focusedNodeID != $1.pointee.navigation.focusedNodeID }),
         StateSection(
             "messages_scroll", owner: .navigation,
             schema: {
                 B.described(B.nullableInteger(.count), "points of the conversation scrolled above the message list's top; null follows the newest message")
             },
-            json: { $0.navigation.messagesScroll.map { .int(Int64($0)) } ?? .null },
+            json: { $0.pointee.navigation.messagesScroll.map { .int(Int64($0)) } ?? .null },
             changed: { $0.pointee.navigation.messagesScroll != $1.pointee.navigation.messagesScroll }),
         StateSection(
             "connection", owner: .connection,
@@ -168,7 +166,7 @@ extension StateSection {
                 ])
             },
             json: { state in
-                let c = state.connection
+                let c = state.pointee.connection
                 var o = JSONObject(capacity: 5)
                 o.append("phase", .string(c.phase.rawValue))
                 o.append("attempt", .int(Int64(c.attempt)))
@@ -193,17 +191,17 @@ extension StateSection {
                     ]))),
                 ])
             },
-            json: { $0.pairing.json },
+            json: { $0.pointee.pairing.json },
             changed: { $0.pointee.$pairing != $1.pointee.$pairing }),
         StateSection(
             "servers", owner: .servers,
             schema: { B.array(B.ref("saved_server")) },
-            json: { .array($0.servers.list.map(\.json)) },
+            json: { .array($0.pointee.servers.list.map(\.json)) },
             changed: { $0.pointee.servers.list != $1.pointee.servers.list }),
         StateSection(
             "selected_server_id", owner: .servers,
             schema: { B.nullableString },
-            json: { .from($0.servers.selectedID) },
+            json: { .from($0.pointee.servers.selectedID) },
             changed: { $0.pointee.servers.selectedID != $1.pointee.servers.selectedID }),
         // The session's metadata and the running turn, as one member: the
         // turn's fields (tokens, is_processing, is_reasoning, server_phase,
@@ -250,10 +248,10 @@ extension StateSection {
         StateSection(
             "transcript", owner: .chat,
             schema: { B.array(B.ref("transcript_entry")) },
-            json: { .array($0.chat.transcript.entries.map(\.json)) },
+            json: { .array($0.pointee.chat.transcript.entries.map(\.json)) },
             write: { state, w in
                 w.arrayStart()
-                for entry in state.chat.transcript.entries { entry.write(to: &w) }
+                for entry in state.pointee.chat.transcript.entries { entry.write(to: &w) }
                 w.arrayEnd()
             },
             tracking: .journaled),
@@ -269,7 +267,7 @@ extension StateSection {
                     ("media_type", B.string), ("label", B.nullableString), ("anchor", anchor), ("data", B.string),
                 ], description: "An image of the server's transcript (history.images)."))
             },
-            json: { .array($0.chat.images.map(\.json)) },
+            json: { .array($0.pointee.chat.images.map(\.json)) },
             changed: { $0.pointee.chat.images != $1.pointee.chat.images }),
         StateSection(
             "interrupted_turn", owner: .chat,
@@ -281,7 +279,7 @@ extension StateSection {
                     ], description: "A turn the server stopped before it ended (history.was_interrupted or reload_recovery): the chat offers to continue it."),
                 ])
             },
-            json: { $0.chat.interruptedTurn?.json ?? .null },
+            json: { $0.pointee.chat.interruptedTurn?.json ?? .null },
             changed: { $0.pointee.chat.interruptedTurn != $1.pointee.chat.interruptedTurn }),
         StateSection(
             "older_history", owner: .chat,
@@ -294,7 +292,7 @@ extension StateSection {
                     ], description: "The history is compacted: compacted messages in all, shown, and still hidden."),
                 ])
             },
-            json: { $0.chat.olderHistory?.json ?? .null },
+            json: { $0.pointee.chat.olderHistory?.json ?? .null },
             changed: { $0.pointee.chat.olderHistory != $1.pointee.chat.olderHistory }),
         StateSection(
             "soft_interrupts", owner: .chat,
@@ -303,7 +301,7 @@ extension StateSection {
                     ("entry_id", B.described(B.string, "the queued transcript entry")), ("content", B.string), ("urgent", B.boolean),
                 ]))
             },
-            json: { .array($0.chat.softInterrupts.map(\.json)) },
+            json: { .array($0.pointee.chat.softInterrupts.map(\.json)) },
             changed: { $0.pointee.chat.softInterrupts != $1.pointee.chat.softInterrupts }),
         StateSection(
             "outbox", owner: .chat,
@@ -313,7 +311,7 @@ extension StateSection {
                     ("delivery", B.enumeration(OutboxMessage.Delivery.allCases.map(\.rawValue))),
                 ]))
             },
-            json: { .array($0.chat.outbox.map(\.json)) },
+            json: { .array($0.pointee.chat.outbox.map(\.json)) },
             changed: { $0.pointee.chat.outbox != $1.pointee.chat.outbox }),
         StateSection(
             "permission_requests", owner: .approvals,
@@ -322,7 +320,7 @@ extension StateSection {
                     ("request_id", B.string), ("session_id", B.nullableString), ("action", B.string), ("detail", B.string), ("tier", B.string),
                 ]))
             },
-            json: { .array($0.approvals.permissionRequests.map(\.json)) },
+            json: { .array($0.pointee.approvals.permissionRequests.map(\.json)) },
             changed: { $0.pointee.approvals.permissionRequests != $1.pointee.approvals.permissionRequests }),
         StateSection(
             "stdin_requests", owner: .approvals,
@@ -331,7 +329,7 @@ extension StateSection {
                     ("request_id", B.string), ("prompt", B.string), ("is_password", B.boolean), ("tool_call_id", B.nullableString),
                 ]))
             },
-            json: { .array($0.approvals.stdinRequests.map(\.json)) },
+            json: { .array($0.pointee.approvals.stdinRequests.map(\.json)) },
             changed: { $0.pointee.approvals.stdinRequests != $1.pointee.approvals.stdinRequests }),
         StateSection(
             "notices", owner: .notices,
@@ -340,7 +338,7 @@ extension StateSection {
                     ("id", B.string), ("kind", B.enumeration(Notice.Kind.allCases.map(\.rawValue))), ("text", B.string),
                 ]))
             },
-            json: { .array($0.notices.notices.map(\.json)) },
+            json: { .array($0.pointee.notices.notices.map(\.json)) },
             changed: { $0.pointee.notices.notices != $1.pointee.notices.notices }),
         // The error banner is the notices' own; the status line is derived
         // (`SemanticText.statusBanner`) from the connection, the servers, the
@@ -356,22 +354,22 @@ extension StateSection {
                     ("status", B.nullableString),
                 ])
             },
-            json: { ["error": $0.notices.errorBanner.map(SemanticText.json(of:)) ?? .null, "status": .from(SemanticText.statusBanner($0))] },
+            json: { ["error": $0.pointee.notices.errorBanner.map(SemanticText.json(of:)) ?? .null, "status": .from(SemanticText.statusBanner($0.pointee))] },
             changed: { $0.pointee.notices.errorBanner != $1.pointee.notices.errorBanner }),
         StateSection(
             "draft", owner: .composer,
             schema: { B.string },
-            json: { .string($0.composer.draft) },
+            json: { .string($0.pointee.composer.draft) },
             changed: { $0.pointee.composer.draft != $1.pointee.composer.draft }),
         StateSection(
             "attachments", owner: .composer,
             schema: { B.array(B.ref("attachment")) },
-            json: { .array($0.composer.attachments.map(\.json)) },
+            json: { .array($0.pointee.composer.attachments.map(\.json)) },
             changed: { $0.pointee.composer.attachments != $1.pointee.composer.attachments }),
         StateSection(
             "voice", owner: .composer,
             schema: { B.strictObject([("is_listening", B.boolean)]) },
-            json: { $0.composer.voice.json },
+            json: { $0.pointee.composer.voice.json },
             changed: { $0.pointee.composer.voice != $1.pointee.composer.voice }),
         StateSection(
             "lifecycle", owner: .lifecycle,
@@ -381,7 +379,7 @@ extension StateSection {
                     ("device_id", B.nullableString),
                 ])
             },
-            json: { $0.lifecycle.json },
+            json: { $0.pointee.lifecycle.json },
             changed: { $0.pointee.$lifecycle != $1.pointee.$lifecycle }),
         StateSection(
             "pending_effects", owner: .store,
@@ -390,8 +388,10 @@ extension StateSection {
                     ("effect_id", B.integer(.id)), ("type", B.enumeration(EffectKind.allCases.map(\.rawValue))),
                 ])), "effects awaiting their answer, oldest first")
             },
-            json: { $0.effects.json },
-            changed: { $0.pointee.$effects != $1.pointee.$effects }),
+            json: { $0.pointee.effects.json },
+            // The pending effects only: issuing an effect the ledger does
+            // not keep moves its id counter, which the JSON does not show.
+            changed: { $0.pointee.$effects != $1.pointee.$effects && $0.pointee.effects.pending != $1.pointee.effects.pending }),
     ])
 
     /// The table with each section's position and derived bits filled in.
@@ -415,6 +415,26 @@ extension StateSection {
         return section
     }
 
+    /// The features (`FeatureID.bit`s) whose slices the sections of
+    /// `sections` (bits indexed like `all`) read: owners, `reads` and what
+    /// they are derived from.
+    static func features(of sections: UInt32) -> UInt32 {
+        var features: UInt32 = 0
+        var rest = sections
+        while rest != 0 {
+            features |= featureMasks[rest.trailingZeroBitCount]
+            rest &= rest &- 1
+        }
+        return features
+    }
+
+    private static let featureMasks: [UInt32] = all.map { section in
+        section.alsoReads.reduce(section.owner.bit) { $0 | $1.bit }
+    }
+
+    /// Each section's JSON Pointer (`/draft`), indexed like `all`.
+    static let paths: [JSONPath] = all.map { JSONPath([.key($0.name)]) }
+
     /// The section whose changes the transcript journal reports.
     static let transcript = named("transcript")
 
@@ -437,6 +457,15 @@ extension StateSection {
         }
         return Compared(bit: 1 << UInt32($0.index), features: $0.reads.reduce($0.owner.bit) { $0 | $1.bit }, changed: changed)
     }
+    /// `compared`, for each feature: the sections that read its slice,
+    /// indexed by the position of the feature's bit.
+    private static let comparedByFeature: [[Compared]] = (0..<32).map { i in compared.filter { $0.features & (1 << UInt32(i)) != 0 } }
+
+    /// The compared sections that read the slice of `feature` (one bit).
+    static func compared(reading feature: UInt32) -> [Compared] {
+        feature == 0 ? [] : comparedByFeature[feature.trailingZeroBitCount]
+    }
+
     static let derived: [(bit: UInt32, from: UInt32)] = all.compactMap {
         $0.derivedMask == 0 ? nil : (1 << UInt32($0.index), $0.derivedMask)
     }

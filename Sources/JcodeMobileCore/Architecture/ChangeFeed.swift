@@ -49,9 +49,11 @@ public struct ChangeFeed: Sendable {
         self.capacity = max(1, capacity)
         self.byteBudget = byteBudget
         baseRevision = state.revision
-        reported = StateSection.all.map {
-            guard case .compared = $0.tracking else { return .null }
-            return $0.json(state)
+        reported = withUnsafePointer(to: state) { state in
+            StateSection.all.map {
+                guard case .compared = $0.tracking else { return .null }
+                return $0.json(state)
+            }
         }
     }
 
@@ -67,16 +69,30 @@ public struct ChangeFeed: Sendable {
 
     /// Encodes the operations from `before` to `after`: the transcript's own
     /// changes, then a diff of every other section whose value changed.
-    /// Remembers what it reported. `reached`: the features the transition
-    /// reached (`FeatureID.bit`; the store's when it issued or settled effects).
+    /// Remembers what it reported. `sections`: the sections whose values
+    /// may differ (`AppState.changedSections`, which the store takes over
+    /// the features the call reached: theirs, and the store's when it
+    /// issued or settled effects).
     mutating func encode(
-        before: AppState, after: AppState, transcript: (changes: [TranscriptChange], reset: Bool), reaching reached: UInt32
+        before: UnsafePointer<AppState>, after: UnsafePointer<AppState>, transcript: (changes: [TranscriptChange], reset: Bool),
+        sections: UInt32
     ) -> Encoded {
-        var w = JSONWriter(capacity: 160)
+        guard sections != 0 || transcript.reset || !transcript.changes.isEmpty else { return .nothing }
+        // Written on the stack (a larger record moves to the heap), then kept as an array.
+        return withUnsafeTemporaryAllocation(byteCount: 512, alignment: 1) { scratch in
+            var w = JSONWriter(startingIn: scratch)
+            return encode(before: before, after: after, transcript: transcript, sections: sections, into: &w)
+        }
+    }
+
+    private mutating func encode(
+        before: UnsafePointer<AppState>, after: UnsafePointer<AppState>, transcript: (changes: [TranscriptChange], reset: Bool),
+        sections: UInt32, into w: inout JSONWriter
+    ) -> Encoded {
         w.arrayStart()
         if transcript.reset {
-            guard after.chat.transcript.count <= ChangeFeed.inlineResetLimit else {
-                diffSections(before: before, after: after, reaching: reached, into: nil)
+            guard after.pointee.chat.transcript.count <= ChangeFeed.inlineResetLimit else {
+                diffSections(before: before, after: after, changed: sections, into: nil)
                 return .resync
             }
             let section = StateSection.transcript
@@ -85,7 +101,7 @@ public struct ChangeFeed: Sendable {
             for change in transcript.changes { change.write(to: &w) }
         }
         let wroteTranscript = transcript.reset || !transcript.changes.isEmpty
-        let wroteSections = diffSections(before: before, after: after, reaching: reached, into: &w)
+        let wroteSections = diffSections(before: before, after: after, changed: sections, into: &w)
         guard wroteTranscript || wroteSections else { return .nothing }
         w.arrayEnd()
         return .ops(w.bytes)
@@ -96,23 +112,32 @@ public struct ChangeFeed: Sendable {
     /// were written.
     @discardableResult
     private mutating func diffSections(
-        before: AppState, after: AppState, reaching reached: UInt32, into w: UnsafeMutablePointer<JSONWriter>?
+        before: UnsafePointer<AppState>, after: UnsafePointer<AppState>, changed: UInt32, into w: UnsafeMutablePointer<JSONWriter>?
     ) -> Bool {
         var wrote = false
-        var changed = after.changedSections(from: before, reaching: reached)
+        var changed = changed
+        // Read in place (`sections[i].json`): a section is not copied to be read.
+        let sections = StateSection.all
         while changed != 0 {
             let i = changed.trailingZeroBitCount
             changed &= changed &- 1
-            let section = StateSection.all[i]
-            if case .fields(_, let fields) = section.tracking {
+            if case .fields(_, let fields) = sections[i].tracking {
                 // Member by member, against the state before the call (what
                 // was last reported: the feed encodes every transition).
-                wrote = Self.diffFields(fields, of: section.name, before: before, after: after, into: w) || wrote
+                wrote = Self.diffFields(fields, of: sections[i].name, before: before, after: after, into: w) || wrote
                 continue
             }
-            let json = section.json(after)
+            let json = sections[i].json(after)
+            if case .string(let old) = reported[i], case .string(let new) = json {
+                // A string section (the draft): one operation, no list of them.
+                guard let op = JSONDiff.op(from: old, to: new, at: StateSection.paths[i]) else { continue }
+                if let w { op.write(to: &w.pointee) }
+                wrote = true
+                reported[i] = json
+                continue
+            }
             guard json != reported[i] else { continue }
-            let ops = JSONDiff.ops(from: reported[i], to: json, at: JSONPath([.key(section.name)]))
+            let ops = JSONDiff.ops(from: reported[i], to: json, at: StateSection.paths[i])
             if let w {
                 for op in ops { op.write(to: &w.pointee) }
             }
@@ -125,25 +150,24 @@ public struct ChangeFeed: Sendable {
     /// Diffs the members of an object section whose own checks say they
     /// changed; true when an operation was written (or would have been).
     private static func diffFields(
-        _ fields: [StateSection.Field], of name: String, before: AppState, after: AppState, into w: UnsafeMutablePointer<JSONWriter>?
+        _ fields: [StateSection.Field], of name: String, before: UnsafePointer<AppState>, after: UnsafePointer<AppState>,
+        into w: UnsafeMutablePointer<JSONWriter>?
     ) -> Bool {
         var wrote = false
-        withUnsafePointer(to: after) { after in
-            withUnsafePointer(to: before) { before in
-                var path = JSONPath([.key(name), .key("")])
-                for field in fields where field.changed(after, before) {
-                    path.components[1] = .key(field.name)
-                    let ops = JSONDiff.ops(from: field.json(before), to: field.json(after), at: path)
-                    if let w { for op in ops { op.write(to: &w.pointee) } }
-                    wrote = wrote || !ops.isEmpty
-                }
-            }
+        var path = JSONPath([.key(name), .key("")])
+        for field in fields where field.changed(after, before) {
+            path.components[1] = .key(field.name)
+            let ops = JSONDiff.ops(from: field.json(before), to: field.json(after), at: path)
+            if let w { for op in ops { op.write(to: &w.pointee) } }
+            wrote = wrote || !ops.isEmpty
         }
         return wrote
     }
 
-    private mutating func diffSections(before: AppState, after: AppState, reaching reached: UInt32, into w: inout JSONWriter) -> Bool {
-        withUnsafeMutablePointer(to: &w) { diffSections(before: before, after: after, reaching: reached, into: $0) }
+    private mutating func diffSections(
+        before: UnsafePointer<AppState>, after: UnsafePointer<AppState>, changed: UInt32, into w: inout JSONWriter
+    ) -> Bool {
+        withUnsafeMutablePointer(to: &w) { diffSections(before: before, after: after, changed: changed, into: $0) }
     }
 
     /// Forgets every retained record with an operation that wrote something
@@ -250,13 +274,26 @@ extension AppState {
     /// `reached`: the features (`FeatureID.bit`) whose slices the call could
     /// have changed; a section reading none of them is not compared.
     func changedSections(from before: AppState, reaching reached: UInt32 = FeatureID.all) -> UInt32 {
-        var set: UInt32 = 0
         // By address: a section's compare reads two fields, never copies the state.
         withUnsafePointer(to: self) { after in
-            withUnsafePointer(to: before) { before in
-                for section in StateSection.compared where section.features & reached != 0 && section.changed(after, before) {
-                    set |= section.bit
-                }
+            withUnsafePointer(to: before) { before in AppState.changedSections(after, from: before, reaching: reached) }
+        }
+    }
+
+    /// The same, for states the caller holds by address (the store: no copy).
+    static func changedSections(
+        _ after: UnsafePointer<AppState>, from before: UnsafePointer<AppState>, reaching reached: UInt32
+    ) -> UInt32 {
+        guard reached != 0 else { return 0 }
+        var set: UInt32 = 0
+        // Feature by feature, the sections that read its slice (a section
+        // that reads two reached features is checked once while unchanged).
+        var features = reached
+        while features != 0 {
+            let feature = features & (~features &+ 1)
+            features &= features &- 1
+            for section in StateSection.compared(reading: feature) where set & section.bit == 0 && section.changed(after, before) {
+                set |= section.bit
             }
         }
         for section in StateSection.derived where set & section.from != 0 { set |= section.bit }

@@ -22,7 +22,8 @@ public struct EffectLedger: Equatable, Sendable {
     mutating func issue(_ effect: Effect) -> EffectID {
         let id = EffectID(nextID)
         nextID &+= 1
-        if effect.expectsAnswer { pending.append(Entry(id: id, kind: effect.kind, fields: effect.fields(redacted: true))) }
+        let kind = effect.kind
+        if kind.isTracked { pending.append(Entry(id: id, kind: kind, fields: effect.fields(redacted: true))) }
         return id
     }
 

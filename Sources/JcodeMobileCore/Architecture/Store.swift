@@ -10,7 +10,11 @@ public struct Store: Sendable {
     let interactor: AppInteractor
     /// The snapshot last written (or restored); nil when the store does not
     /// persist (spec tests that look at one feature's effects).
-    public private(set) var persisted: Snapshot?
+    public var persisted: Snapshot? { persists ? written.snapshot : nil }
+    /// The same, with each member's JSON kept for the next write (not an
+    /// optional: reading it never copies it).
+    private var written: Snapshot.Written
+    private let persists: Bool
     /// Whether an input of the running call could have changed the snapshot
     /// (the streamed deltas cannot: see `AppRouter.Delivery.mayChangeSnapshot`).
     private var callMayChangeSnapshot = false
@@ -27,6 +31,12 @@ public struct Store: Sendable {
     /// The features the running call's inputs reached (`FeatureID.bit`): the
     /// change feed compares only the sections that read their slices.
     private var reached: UInt32 = 0
+    /// The state as the previous call left it, without the transcript (which
+    /// records its own changes): what a call's state is compared with. It is
+    /// brought up to date only in the slices a call reached, and only when
+    /// one of their sections changed, so a call that changes nothing
+    /// visible (or one field of one feature) does not copy the whole state.
+    private var shadow: AppState
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -41,7 +51,9 @@ public struct Store: Sendable {
         self.interactor = interactor
         self.log = TransitionLog(capacity: logCapacity)
         self.feed = ChangeFeed(state: state)
-        self.persisted = persists ? Snapshot(of: state) : nil
+        self.shadow = state.withoutTranscript
+        self.persists = persists
+        self.written = Snapshot.Written(Snapshot(of: state))
     }
 
     /// What one input did.
@@ -56,6 +68,10 @@ public struct Store: Sendable {
         /// What the features announced, in order, then the connection's
         /// phase change when the call moved it (the event stream's app events).
         public var events: [AppEvent] = []
+        /// `effects` as the host receives them, a JSON array, when that is
+        /// also what the log keeps (none holds a secret): the report and the
+        /// event stream copy it instead of encoding the effects again.
+        var effectsJSON: [UInt8]? = nil
 
         public static func == (lhs: Transition, rhs: Transition) -> Bool {
             lhs.revision == rhs.revision && lhs.changed == rhs.changed && lhs.notes == rhs.notes && lhs.followUps == rhs.followUps
@@ -74,28 +90,102 @@ public struct Store: Sendable {
     public mutating func send(
         _ input: Input, logKind: LogEntry.Kind = .action, logType: String = "", logPayload: LogPayload? = nil
     ) -> Transition {
-        // Keep a copy of everything but the transcript (which records its own
-        // changes), so streaming into a long transcript never copies it.
-        var before = state
-        before.chat.transcript = Transcript()
+        send(input, logKind: logKind, logType: logType, logged: .payload(logPayload))
+    }
 
+    /// `send`, with the input as the log keeps it given as `LoggedInput`.
+    mutating func send(_ input: Input, logKind: LogEntry.Kind, logType: String, logged: LoggedInput) -> Transition {
         var effects: [(id: EffectID, effect: Effect)] = []
         var notes: [Note] = []
         var scrubs: [JSONPath] = []
         var followUps: [Input] = []
-        callMayChangeSnapshot = false
-        hapticsThisCall.removeAll(keepingCapacity: true)
-        notificationsThisCall.removeAll(keepingCapacity: true)
-        announced.removeAll(keepingCapacity: true)
-        reached = 0
+        beginCall()
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
-        if before.connection.phase != state.connection.phase {
-            announced.append(.connectionPhaseChanged(from: before.connection.phase, to: state.connection.phase))
+        return finishCall(
+            effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: logKind, logType: logType,
+            logged: logged)
+    }
+
+    /// A `websocket_event` carrying one server event: the transition
+    /// `send(.platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))))`
+    /// makes, with the same log entry, change record and report. A streamed
+    /// event (`AppRouter` routes it to the chat's stream alone) for the
+    /// current socket is handed to the chat directly, without the frame's
+    /// delivery and the follow-up input it becomes: the hot path of a reply.
+    @discardableResult
+    mutating func sendFrame(effectID: EffectID?, event: ServerEvent, logged: LoggedInput) -> Transition {
+        guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID),
+              case .one(.chatStream(let streamed)) = AppRouter.route(event)
+        else {
+            return send(
+                .platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))), logKind: .event,
+                logType: PlatformEvent.webSocketEventType, logged: logged)
         }
-        if callMayChangeSnapshot { persist(effects: &effects) }
+        return stream(streamed, logged: logged)
+    }
+
+    /// `sendFrame` of a streamed text event, read without a `ServerEvent`.
+    @discardableResult
+    mutating func sendStreamed(effectID: EffectID?, _ text: ServerEvent.StreamedText, logged: LoggedInput) -> Transition {
+        guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
+            return send(
+                .platform(.webSocket(.event(effectID: effectID, items: [.event(text.event)]))), logKind: .event,
+                logType: PlatformEvent.webSocketEventType, logged: logged)
+        }
+        return stream(AppRouter.route(text), logged: logged)
+    }
+
+    /// The frame's one event, for the current socket, handed to the chat's stream.
+    private mutating func stream(_ stream: ChatInteractor.Stream, logged: LoggedInput) -> Transition {
+        var effects: [(id: EffectID, effect: Effect)] = []
+        var notes: [Note] = []
+        var scrubs: [JSONPath] = []
+        var followUps: [Input] = []
+        beginCall()
+        // What `run` does with the frame's one event (a follow-up of depth 1).
+        reached = FeatureID.chat.bit
+        let emission = ChatInteractor.stream(&state.chat, stream)
+        if !emission.isNone {
+            apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 1)
+        }
+        // A stream writes the transcript (which journals its changes) and the
+        // turn, nothing else (`AppRouter.Delivery.chatStream`): with the turn
+        // as it was and nothing else reached, no compared section changed.
+        let sectionsUnchanged = reached == FeatureID.chat.bit && state.chat.turn == shadow.chat.turn
+        return finishCall(
+            effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: .event,
+            logType: PlatformEvent.webSocketEventType, logged: logged, sectionsUnchanged: sectionsUnchanged)
+    }
+
+    /// Forgets what the previous call collected.
+    private mutating func beginCall() {
+        callMayChangeSnapshot = false
+        if !hapticsThisCall.isEmpty { hapticsThisCall.removeAll(keepingCapacity: true) }
+        if !notificationsThisCall.isEmpty { notificationsThisCall.removeAll(keepingCapacity: true) }
+        if !announced.isEmpty { announced.removeAll(keepingCapacity: true) }
+        reached = 0
+    }
+
+    /// After a call's inputs ran: the phase event, the snapshot, the change
+    /// record and the revision, the log entry.
+    private mutating func finishCall(
+        effects: inout [(id: EffectID, effect: Effect)], notes: [Note], scrubs: [JSONPath], followUps: [Input],
+        logKind: LogEntry.Kind, logType: String, logged: LoggedInput, sectionsUnchanged: Bool = false
+    ) -> Transition {
+        if reached & FeatureID.connection.bit != 0 && shadow.connection.phase != state.connection.phase {
+            announced.append(.connectionPhaseChanged(from: shadow.connection.phase, to: state.connection.phase))
+        }
+        let wroteSnapshot = callMayChangeSnapshot && persist(effects: &effects)
 
         let transcriptChanges = state.chat.transcript.drainChanges()
-        let encoded = feed.encode(before: before, after: state, transcript: transcriptChanges, reaching: reached)
+        let (sections, encoded) = Self.compare(
+            &state, with: &shadow, reaching: sectionsUnchanged ? 0 : reached, transcript: transcriptChanges, into: &feed)
+        assert(!sectionsUnchanged || state.changedSections(from: shadow, reaching: reached) == 0, "a stream changed a section")
+        // The slices read by the sections that changed are now what the next
+        // call compares with. (A slice that changed in nothing a section
+        // shows stays as it was: the ledger's id counter, say, so its box is
+        // not copied again by the next effect.)
+        if sections != 0 { shadow.takeSlices(StateSection.features(of: sections) & reached, from: state) }
         let changed: Bool
         if case .nothing = encoded { changed = false } else { changed = true }
         if changed {
@@ -105,26 +195,81 @@ public struct Store: Sendable {
         for path in scrubs { feed.scrub(path) }
 
         let revision = state.revision
-        log.append { seq in
+        // The effects as the log keeps them, encoded once; without a secret
+        // among them, the same bytes are what the host receives.
+        var loggedEffects = LogEntry.noEffects
+        var effectsJSON: [UInt8]? = loggedEffects
+        if !effects.isEmpty {
+            let (bytes, secret) = encode(effects, wroteSnapshot: wroteSnapshot)
+            loggedEffects = bytes
+            effectsJSON = secret ? nil : bytes
+        }
+        log.append(logged) { seq, payload in
             LogEntry(
-                seq: seq, revision: revision, kind: logKind, type: logType, payload: logPayload,
-                effects: effects.map { LogEntry.EffectRecord(id: $0.id, effect: $0.effect) }, notes: notes.map(\.text),
-                followUps: followUps.map(\.name), errorCode: nil)
+                seq: seq, revision: revision, kind: logKind, type: logType, payload: payload,
+                effectsJSON: loggedEffects, notes: notes.isEmpty ? [] : notes.map(\.text),
+                followUps: followUps.isEmpty ? [] : followUps.map(\.name), errorCode: nil)
         }
         return Transition(
-            revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps, events: announced)
+            revision: revision, changed: changed, effects: effects, notes: notes, followUps: followUps, events: announced,
+            effectsJSON: effectsJSON)
+    }
+
+    /// The sections whose values changed from `shadow` to `state` among
+    /// those of the `reached` features, and the change record: the two
+    /// states read in place, by address (neither is copied).
+    private static func compare(
+        _ state: inout AppState, with shadow: inout AppState, reaching reached: UInt32,
+        transcript: (changes: [TranscriptChange], reset: Bool), into feed: inout ChangeFeed
+    ) -> (sections: UInt32, encoded: ChangeFeed.Encoded) {
+        withUnsafeMutablePointer(to: &state) { after in
+            withUnsafeMutablePointer(to: &shadow) { before in
+                let sections = AppState.changedSections(after, from: before, reaching: reached)
+                return (sections, feed.encode(before: before, after: after, transcript: transcript, sections: sections))
+            }
+        }
+    }
+
+    /// The effects as a JSON array with secrets replaced, and whether any
+    /// held one. The snapshot's `storage_write` (the last effect, when the
+    /// call wrote it) is written from the snapshot's kept members.
+    private func encode(_ effects: [(id: EffectID, effect: Effect)], wroteSnapshot: Bool) -> (bytes: [UInt8], secret: Bool) {
+        // Written on the stack (more moves to the heap), then kept as an array.
+        withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { scratch in
+            var w = JSONWriter(startingIn: scratch)
+            var secret = false
+            w.arrayStart()
+            effects.withUnsafeBufferPointer { effects in
+                for i in effects.indices {
+                    if wroteSnapshot && i == effects.count &- 1 {
+                        // What `Effect.write` writes for it, from fixed pieces and the kept members.
+                        w.beginFragment()
+                        w.fragment(#"{"effect_id":"#)
+                        w.fragment(integer: effects[i].id.rawValue)
+                        w.fragment(#","type":"storage_write","key":"snapshot","value":"#)
+                        w.valueFollows()
+                        written.write(to: &w)
+                        w.fragment("}")
+                        w.endFragment()
+                    } else if effects[i].effect.write(id: effects[i].id, redacted: true, to: &w) {
+                        secret = true
+                    }
+                }
+            }
+            w.arrayEnd()
+            return (w.bytes, secret)
+        }
     }
 
     /// Writes the snapshot when this call changed it: at most once per call,
-    /// after everything the call led to.
-    private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) {
-        guard let last = persisted else { return }
-        let now = Snapshot(of: state)
-        guard now != last else { return }
-        persisted = now
-        let effect = Effect.storage(.write(key: Snapshot.storageKey, value: now.json))
+    /// after everything the call led to. Reads again only what the call's
+    /// features own (`reached`); true when it wrote.
+    private mutating func persist(effects: inout [(id: EffectID, effect: Effect)]) -> Bool {
+        guard persists, written.update(from: state, features: reached) else { return false }
+        let effect = Effect.storage(.write(key: Snapshot.storageKey, value: written.json))
         effects.append((state.effects.issue(effect), effect))
         reached |= FeatureID.store.bit
+        return true
     }
 
     /// Records an input the ABI rejected, so the log accounts for every call.
@@ -133,7 +278,7 @@ public struct Store: Sendable {
         log.append { seq in
             LogEntry(
                 seq: seq, revision: revision, kind: .rejected, type: type.isEmpty ? kind.rawValue : type, payload: nil,
-                effects: [], notes: [error.message], followUps: [], errorCode: error.code.rawValue)
+                effectsJSON: LogEntry.noEffects, notes: [error.message], followUps: [], errorCode: error.code.rawValue)
         }
     }
 

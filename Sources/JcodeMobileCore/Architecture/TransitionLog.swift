@@ -16,23 +16,29 @@ public struct LogEntry: Equatable, Sendable {
     public var type: String
     /// The input with secrets replaced; large inputs are summarised.
     public var payload: LogPayload?
-    public var effects: [EffectRecord]
+    /// The effects with every secret replaced, as a JSON array: encoded once
+    /// when logged (the log never holds a secret, not even in memory).
+    public var effectsJSON: [UInt8]
     public var notes: [String]
     /// The names of the inputs the features emitted and the store ran
     /// (internal inputs, follow-up actions), in order.
     public var followUps: [String]
     public var errorCode: String?
 
-    /// An effect as the log keeps it: its JSON with every secret replaced
-    /// (the log never holds a secret, not even in memory).
-    public struct EffectRecord: Equatable, Sendable {
-        public var id: EffectID
-        public var json: JSONValue
+    /// The raw payload's bytes, taken out of the entry (empty when it has none).
+    mutating func takeRawPayload() -> [UInt8] {
+        guard case .raw(let bytes)? = payload else { return [] }
+        payload = nil
+        return bytes
+    }
 
-        init(id: EffectID, effect: Effect) {
-            self.id = id
-            self.json = effect.json(id: id, redacted: true)
-        }
+    /// `effectsJSON` of an entry without effects.
+    static let noEffects: [UInt8] = Array("[]".utf8)
+
+    /// The effects as the log keeps them: each one's JSON with every secret replaced.
+    public var effects: [JSONValue] {
+        let parsed = try? effectsJSON.withUnsafeBufferPointer { b throws(CoreError) in try JSONParser.parse(b) }
+        return parsed?.arrayValue ?? []
     }
 
     func write(to w: inout JSONWriter) {
@@ -48,9 +54,7 @@ public struct LogEntry: Equatable, Sendable {
         case .raw(let bytes)?: w.raw(bytes)
         }
         w.key("effects")
-        w.arrayStart()
-        for record in effects { w.value(record.json) }
-        w.arrayEnd()
+        w.raw(effectsJSON)
         w.key("notes")
         w.arrayStart()
         for note in notes { w.string(note) }
@@ -76,6 +80,16 @@ public enum LogPayload: Equatable, Sendable {
     case raw([UInt8])
 }
 
+/// An input as the store is given it for the log.
+enum LoggedInput {
+    /// Already as the log keeps it (or nil: no payload).
+    case payload(LogPayload?)
+    /// The input exactly as received (valid JSON with nothing secret in it),
+    /// valid for the call: the log copies it into the buffer of the entry
+    /// it replaces, so a full log logs an input without allocating.
+    case bytes(UnsafeBufferPointer<UInt8>)
+}
+
 /// The most recent transitions, in a ring of fixed capacity: memory stays
 /// bounded however long the app runs, and no entry holds a whole state.
 public struct TransitionLog: Sendable {
@@ -93,6 +107,21 @@ public struct TransitionLog: Sendable {
     }
 
     public var count: Int { ring.count }
+
+    /// Appends the entry `make` gives for the next sequence number and the
+    /// payload of `input`.
+    mutating func append(_ input: LoggedInput, _ make: (Int, LogPayload?) -> LogEntry) {
+        switch input {
+        case .payload(let payload):
+            append { make($0, payload) }
+        case .bytes(let bytes):
+            // The entry about to be replaced gives up its raw payload's storage.
+            var buffer = ring.count == capacity ? ring[head].takeRawPayload() : []
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: bytes)
+            append { make($0, .raw(buffer)) }
+        }
+    }
 
     public mutating func append(_ make: (Int) -> LogEntry) {
         let entry = make(nextSeq)

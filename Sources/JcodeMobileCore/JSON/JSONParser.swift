@@ -56,20 +56,25 @@ public enum JSONParser {
         /// Drops storage grown by an unusually large document.
         mutating func trim() {
             if tokens.capacity > 1 << 16 { tokens.release() } else { tokens.removeAll() }
-            if open.capacity > 256 { open = [] } else { open.removeAll(keepingCapacity: true) }
+            // (Empty after every complete parse: only an error leaves containers open.)
+            if open.capacity > 256 { open = [] } else if !open.isEmpty { open.removeAll(keepingCapacity: true) }
         }
     }
 
     /// Validates `buffer` and hands its tape to `body`. The tape (and the
     /// bytes it points into) is valid only inside `body`.
+    ///
+    /// `knownValidUTF8`: the bytes are the content of a string of a document
+    /// already validated, unescaped (escapes only ever decode to valid
+    /// UTF-8), so they are not checked again.
     public static func withTape<R>(
         _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, workspace: inout Workspace,
-        _ body: (JSONTape) throws(CoreError) -> R
+        knownValidUTF8: Bool = false, _ body: (JSONTape) throws(CoreError) -> R
     ) throws(CoreError) -> R {
         if buffer.count > limits.maxBytes {
             throw CoreError(.tooLarge, "input is \(buffer.count) bytes; the limit is \(limits.maxBytes)")
         }
-        if let bad = UTF8Validation.firstInvalidOffset(buffer) {
+        if !knownValidUTF8, let bad = UTF8Validation.firstInvalidOffset(buffer) {
             throw CoreError(.invalidUTF8, "invalid UTF-8 at byte \(bad)", offset: bad)
         }
         guard let base = buffer.baseAddress, buffer.count > 0 else {
@@ -281,6 +286,17 @@ struct Tokenizer {
                 return
             } else if c == UInt8(ascii: "\\") {
                 escaped = true
+                // A one-character escape (a raw frame's quotes) inline; \u and errors in `escape()`.
+                if pos &+ 1 < end {
+                    switch base[pos &+ 1] {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                        UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        pos &+= 2
+                        continue
+                    default:
+                        break
+                    }
+                }
                 try escape()
             } else if c < 0x20 {
                 throw error("unescaped control character \(describe(c)) inside a string")

@@ -7,27 +7,38 @@ public enum JSONPatchOp: Equatable, Sendable {
     case replace(path: JSONPath, value: JSONValue)
     case append(path: JSONPath, text: String)
 
+    /// `{"op":…,"path":…[,"value":…]}`, its fixed parts written as they are.
     public func write(to w: inout JSONWriter) {
-        w.objectStart()
-        w.key("op")
+        w.beginFragment()
         switch self {
         case .add(let path, let value):
-            w.string("add")
-            w.key("path"); path.write(to: &w)
-            w.key("value"); w.value(value)
+            w.fragment(#"{"op":"add","path":"#)
+            w.valueFollows()
+            path.write(to: &w)
+            w.fragment(#","value":"#)
+            w.valueFollows()
+            w.value(value)
         case .remove(let path):
-            w.string("remove")
-            w.key("path"); path.write(to: &w)
+            w.fragment(#"{"op":"remove","path":"#)
+            w.valueFollows()
+            path.write(to: &w)
         case .replace(let path, let value):
-            w.string("replace")
-            w.key("path"); path.write(to: &w)
-            w.key("value"); w.value(value)
+            w.fragment(#"{"op":"replace","path":"#)
+            w.valueFollows()
+            path.write(to: &w)
+            w.fragment(#","value":"#)
+            w.valueFollows()
+            w.value(value)
         case .append(let path, let text):
-            w.string("append")
-            w.key("path"); path.write(to: &w)
-            w.key("value"); w.string(text)
+            w.fragment(#"{"op":"append","path":"#)
+            w.valueFollows()
+            path.write(to: &w)
+            w.fragment(#","value":"#)
+            w.valueFollows()
+            w.string(text)
         }
-        w.objectEnd()
+        w.fragment("}")
+        w.endFragment()
     }
 
 }
@@ -111,15 +122,20 @@ public enum JSONDiff {
         case (.array(let a), .array(let b)) where a.count == b.count + 1 && a.dropFirst().elementsEqual(b):
             ops.append(.remove(path: path.appending(index: 0)))
         case (.string(let a), .string(let b)):
-            if a == b { return }
-            if b.utf8.count > a.utf8.count && b.hasPrefix(a) && !a.isEmpty, let tail = String(b.utf8.dropFirst(a.utf8.count)) {
-                ops.append(.append(path: path, text: tail))
-            } else {
-                ops.append(.replace(path: path, value: new))
-            }
+            if let op = op(from: a, to: b, at: path) { ops.append(op) }
         default:
             if old != new { ops.append(.replace(path: path, value: new)) }
         }
+    }
+
+    /// The operation from string `a` to string `b` at `path`: nil when they
+    /// are equal, an `append` when `b` only grew at the end, else a `replace`.
+    static func op(from a: String, to b: String, at path: JSONPath) -> JSONPatchOp? {
+        if a == b { return nil }
+        if b.utf8.count > a.utf8.count && b.hasPrefix(a) && !a.isEmpty, let tail = String(b.utf8.dropFirst(a.utf8.count)) {
+            return .append(path: path, text: tail)
+        }
+        return .replace(path: path, value: .string(b))
     }
 
     /// Whether two objects have the same keys in the same order.

@@ -112,6 +112,31 @@ public struct JSONTape {
     /// Whether the string at `i` is exactly `bytes` (no String is made for unescaped content).
     public func stringEquals(_ i: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool { keyEquals(i, bytes) }
 
+    /// Whether the string at `i` is exactly `literal` (a name the core knows).
+    func stringEquals(_ i: Int, _ literal: StaticString) -> Bool {
+        keyEquals(i, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// The values of the members named `a` and `b` of the object at
+    /// `object` (the last of each name wins, as in `member`), in one pass.
+    func members(_ a: StaticString, _ b: StaticString, of object: Int) -> (Int?, Int?) {
+        var found: (Int?, Int?) = (nil, nil)
+        var i = object &+ 1
+        let end = tokens[object].nextIndex
+        while i < end {
+            let value = i &+ 1
+            if stringEquals(i, a) { found.0 = value } else if stringEquals(i, b) { found.1 = value }
+            i = tokens[value].nextIndex
+        }
+        return found
+    }
+
+    /// Whether the string at `i` holds escapes.
+    func isEscaped(_ i: Int) -> Bool { tokens[i].flag }
+
+    /// The index just past the value at `i` (and its members).
+    func next(after i: Int) -> Int { tokens[i].nextIndex }
+
     /// The raw content bytes of a string token (escapes not decoded).
     func rawBytes(at i: Int) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: base + tokens[i].startIndex, count: tokens[i].endIndex &- tokens[i].startIndex)
@@ -307,10 +332,13 @@ public struct JSONTape {
         return v
     }
 
-    /// Decodes validated escaped content into `out` (never longer than the
-    /// input: every escape is at least as long as what it stands for).
+    /// Decodes validated escaped content into `out`, which holds at least
+    /// `raw.count` bytes (the result is never longer: every escape is at
+    /// least as long as what it stands for); returns the length. Bytes of
+    /// `out` past the result may be overwritten.
     static func unescape(_ raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        guard let rb = raw.baseAddress else { return 0 }
+        guard let rb = raw.baseAddress, let ob = out.baseAddress else { return 0 }
+        precondition(out.count >= raw.count, "unescape needs room for the input")
         var r = 0
         var o = 0
         let n = raw.count
@@ -319,6 +347,23 @@ public struct JSONTape {
             o &+= 1
         }
         while r < n {
+            // Eight bytes at a time up to the next backslash, copied as words
+            // (o never passes r, so a word written at o ends within `out`).
+            while r &+ 8 <= n {
+                let w = UnsafeRawPointer(rb + r).loadUnaligned(as: UInt64.self)
+                UnsafeMutableRawPointer(ob + o).storeBytes(of: w, as: UInt64.self)
+                let slash = UInt64(littleEndian: w) ^ 0x5C5C_5C5C_5C5C_5C5C
+                let hit = (slash &- 0x0101_0101_0101_0101) & ~slash & 0x8080_8080_8080_8080
+                if hit != 0 {
+                    let k = hit.trailingZeroBitCount &>> 3
+                    r &+= k
+                    o &+= k
+                    break
+                }
+                r &+= 8
+                o &+= 8
+            }
+            guard r < n else { break }
             let c = raw[r]
             guard c == UInt8(ascii: "\\") else {
                 put(c)
@@ -373,9 +418,19 @@ func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: 
         }
         i &+= 8
     }
-    while i < count {
-        if a[i] != b[i] { return false }
-        i &+= 1
+    // The tail (a short key's whole length) four, two, then one byte at a time.
+    if i &+ 4 <= count {
+        if UnsafeRawPointer(a + i).loadUnaligned(as: UInt32.self) != UnsafeRawPointer(b + i).loadUnaligned(as: UInt32.self) {
+            return false
+        }
+        i &+= 4
     }
+    if i &+ 2 <= count {
+        if UnsafeRawPointer(a + i).loadUnaligned(as: UInt16.self) != UnsafeRawPointer(b + i).loadUnaligned(as: UInt16.self) {
+            return false
+        }
+        i &+= 2
+    }
+    if i < count && a[i] != b[i] { return false }
     return true
 }

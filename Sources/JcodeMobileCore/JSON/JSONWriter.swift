@@ -31,6 +31,8 @@ public struct JSONWriter: ~Copyable {
     /// The largest buffer this writer may have; growing beyond fails like
     /// an exhausted allocator (tests).
     private let limit: Int
+    /// The buffer is the caller's (`init(startingIn:)`): never freed here.
+    private var borrowed = false
 
     public init(capacity: Int = 256) { self.init(capacity: capacity, limit: Int.max) }
 
@@ -56,7 +58,31 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
-    deinit { RawMemory.release(base.map { UnsafeMutableRawPointer($0) }) }
+    /// A writer that starts in the caller's `buffer` (stack memory from
+    /// `withUnsafeTemporaryAllocation`, say) and moves to `malloc` memory
+    /// only if the document outgrows it: a scratch document of a hot path
+    /// costs no allocation. Valid only while `buffer` is; read it with
+    /// `bytes` or `withBytes`.
+    public init(startingIn buffer: UnsafeMutableRawBufferPointer) {
+        limit = Int.max
+        guard let start = buffer.baseAddress, buffer.count >= 16 else {
+            allocate(256)
+            return
+        }
+        base = start.assumingMemoryBound(to: UInt8.self)
+        capacity = buffer.count
+        borrowed = true
+    }
+
+    deinit { if !borrowed { RawMemory.release(base.map { UnsafeMutableRawPointer($0) }) } }
+
+    /// Frees the buffer if it is the writer's own.
+    private mutating func releaseBuffer() {
+        if !borrowed { RawMemory.release(base.map { UnsafeMutableRawPointer($0) }) }
+        borrowed = false
+        base = nil
+        capacity = 0
+    }
 
     /// A fresh buffer of `bytes`; failed when it cannot be had.
     private mutating func allocate(_ bytes: Int) {
@@ -74,9 +100,7 @@ public struct JSONWriter: ~Copyable {
         count = 0
         needsComma = false
         if failed || capacity > limit {
-            RawMemory.release(base.map { UnsafeMutableRawPointer($0) })
-            base = nil
-            capacity = 0
+            releaseBuffer()
             failed = false
             allocate(Swift.min(256, self.limit))
         }
@@ -99,6 +123,12 @@ public struct JSONWriter: ~Copyable {
     /// caller and released with `free` (what `jcode_mobile_string_free` does);
     /// nil when the document could not be written for want of memory.
     public consuming func cString() -> UnsafeMutablePointer<CChar>? {
+        if borrowed {
+            // Not the writer's to hand over: a copy.
+            var copy = JSONWriter(copying: self)
+            discard self
+            return copy.cString()
+        }
         guard reserve(1), let base else {
             RawMemory.release(self.base.map { UnsafeMutableRawPointer($0) })  // nil: a failed growth released it
             discard self
@@ -123,18 +153,23 @@ public struct JSONWriter: ~Copyable {
         let (needed, o1) = count.addingReportingOverflow(n)
         let (doubled, o2) = capacity.multipliedReportingOverflow(by: 2)
         let newCapacity = o2 ? needed : max(doubled, needed)
-        guard !o1, newCapacity <= limit,
-              let p = RawMemory.reallocate(base.map { UnsafeMutableRawPointer($0) }, newCapacity)
-        else {
+        let grown: UnsafeMutableRawPointer?
+        if borrowed {
+            // Leaving the caller's buffer: a buffer of its own, with what was written.
+            grown = !o1 && newCapacity <= limit ? RawMemory.allocate(newCapacity) : nil
+            if let grown, let base, count > 0 { grown.copyMemory(from: base, byteCount: count) }
+        } else {
+            grown = !o1 && newCapacity <= limit ? RawMemory.reallocate(base.map { UnsafeMutableRawPointer($0) }, newCapacity) : nil
+        }
+        guard let p = grown else {
             // Out of memory: let go of the buffer now, so what memory there
             // is serves the caller's next step (an error answer).
-            RawMemory.release(base.map { UnsafeMutableRawPointer($0) })
-            base = nil
-            capacity = 0
+            releaseBuffer()
             count = 0
             failed = true
             return false
         }
+        borrowed = false
         base = p.assumingMemoryBound(to: UInt8.self)
         capacity = newCapacity
         return true
@@ -165,6 +200,12 @@ public struct JSONWriter: ~Copyable {
     public mutating func beginFragment() { separator() }
     public mutating func fragment(_ text: StaticString) { put(text) }
     public mutating func fragment(integer: Int) { writeInteger(Int64(integer)) }
+    /// Bytes that are valid JSON text where they go.
+    public mutating func fragment(bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { b in
+            if let p = b.baseAddress { put(p, b.count) }
+        }
+    }
     public mutating func valueFollows() { needsComma = false }
     public mutating func endFragment() { needsComma = true }
 
@@ -288,13 +329,18 @@ public struct JSONWriter: ~Copyable {
         case .string(let s): string(s)
         case .array(let a):
             arrayStart()
-            for element in a { value(element) }
+            // Read in place: an element is not copied (and retained) to be written.
+            a.withUnsafeBufferPointer { elements in
+                for i in elements.indices { value(elements[i]) }
+            }
             arrayEnd()
         case .object(let o):
             objectStart()
-            for entry in o.entries {
-                key(string: entry.key)
-                value(entry.value)
+            o.entries.withUnsafeBufferPointer { entries in
+                for i in entries.indices {
+                    key(string: entries[i].key)
+                    value(entries[i].value)
+                }
             }
             objectEnd()
         }
@@ -317,20 +363,35 @@ public struct JSONWriter: ~Copyable {
             count &+= 1
         }
         var magnitude = magnitude
-        var digits = 0
-        var probe = magnitude
-        repeat {
+        var digits = 1
+        var bound: UInt64 = 10  // 10^digits while digits < 20 (UInt64.max has 20)
+        while digits < 20 && magnitude >= bound {
             digits &+= 1
-            probe /= 10
-        } while probe != 0
+            if digits < 20 { bound &*= 10 }
+        }
+        // Two digits per step, from a table of "00"…"99".
         var i = count &+ digits
-        repeat {
-            i &-= 1
-            base[i] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
-            magnitude /= 10
-        } while magnitude != 0
+        let pairs = JSONWriter.digitPairs.utf8Start
+        while magnitude >= 100 {
+            let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+            magnitude /= 100
+            i &-= 2
+            base[i] = pairs[pair]
+            base[i &+ 1] = pairs[pair &+ 1]
+        }
+        if magnitude >= 10 {
+            let pair = Int(truncatingIfNeeded: magnitude) &* 2
+            base[i &- 2] = pairs[pair]
+            base[i &- 1] = pairs[pair &+ 1]
+        } else {
+            base[i &- 1] = UInt8(truncatingIfNeeded: magnitude) &+ 0x30
+        }
         count &+= digits
     }
+
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899
+        """
 
     private static let hexDigits: StaticString = "0123456789abcdef"
 
@@ -351,9 +412,14 @@ public struct JSONWriter: ~Copyable {
             case .index(let i):
                 writeInteger(Int64(i))
             case .key(let key):
-                if key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
+                var key = key
+                key.withUTF8 { bytes in
+                    guard bytes.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
+                        writeEscapedContent(bytes)
+                        return
+                    }
                     var escaped = ""
-                    for c in key.unicodeScalars {
+                    for c in String(decoding: bytes, as: UTF8.self).unicodeScalars {
                         switch c {
                         case "~": escaped += "~0"
                         case "/": escaped += "~1"
@@ -361,8 +427,6 @@ public struct JSONWriter: ~Copyable {
                         }
                     }
                     writeEscapedContent(escaped)
-                } else {
-                    writeEscapedContent(key)
                 }
             }
         }
@@ -373,53 +437,56 @@ public struct JSONWriter: ~Copyable {
     /// Writes the escaped content of a string, without quotes.
     private mutating func writeEscapedContent(_ s: String) {
         var s = s
-        s.withUTF8 { utf8 in
-            guard let source = utf8.baseAddress, utf8.count > 0 else { return }
-            let n = utf8.count
-            _ = reserve(n)  // one growth for the common case; every put checks again
-            let raw = UnsafeRawPointer(source)
-            var runStart = 0
-            var i = 0
-            while i < n {
-                // Skip eight bytes at a time while none needs escaping.
-                while i &+ 8 <= n {
-                    let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                    let quote = w ^ 0x2222_2222_2222_2222
-                    let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
-                    let hit = (((quote &- 0x0101_0101_0101_0101) & ~quote)
-                        | ((slash &- 0x0101_0101_0101_0101) & ~slash)
-                        | ((w &- 0x2020_2020_2020_2020) & ~w)) & 0x8080_8080_8080_8080
-                    if hit != 0 {
-                        i &+= hit.trailingZeroBitCount &>> 3  // the first byte to escape
-                        break
-                    }
-                    i &+= 8
+        s.withUTF8 { writeEscapedContent($0) }
+    }
+
+    /// Writes the escaped content of UTF-8 text, without quotes.
+    private mutating func writeEscapedContent(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let source = utf8.baseAddress, utf8.count > 0 else { return }
+        let n = utf8.count
+        _ = reserve(n)  // one growth for the common case; every put checks again
+        let raw = UnsafeRawPointer(source)
+        var runStart = 0
+        var i = 0
+        while i < n {
+            // Skip eight bytes at a time while none needs escaping.
+            while i &+ 8 <= n {
+                let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let quote = w ^ 0x2222_2222_2222_2222
+                let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
+                let hit = (((quote &- 0x0101_0101_0101_0101) & ~quote)
+                    | ((slash &- 0x0101_0101_0101_0101) & ~slash)
+                    | ((w &- 0x2020_2020_2020_2020) & ~w)) & 0x8080_8080_8080_8080
+                if hit != 0 {
+                    i &+= hit.trailingZeroBitCount &>> 3  // the first byte to escape
+                    break
                 }
-                guard i < n else { break }
-                let c = source[i]
-                if c >= 0x20 && c != 0x22 && c != 0x5C {
-                    i &+= 1
-                    continue
-                }
-                put(source + runStart, i &- runStart)
-                switch c {
-                case 0x22: put("\\\"")
-                case 0x5C: put("\\\\")
-                case 0x0A: put("\\n")
-                case 0x0D: put("\\r")
-                case 0x09: put("\\t")
-                case 0x08: put("\\b")
-                case 0x0C: put("\\f")
-                default:
-                    put("\\u00")
-                    put(JSONWriter.hexDigits.utf8Start[Int(c >> 4)])
-                    put(JSONWriter.hexDigits.utf8Start[Int(c & 0xF)])
-                }
-                i &+= 1
-                runStart = i
+                i &+= 8
             }
-            put(source + runStart, n &- runStart)
+            guard i < n else { break }
+            let c = source[i]
+            if c >= 0x20 && c != 0x22 && c != 0x5C {
+                i &+= 1
+                continue
+            }
+            put(source + runStart, i &- runStart)
+            switch c {
+            case 0x22: put("\\\"")
+            case 0x5C: put("\\\\")
+            case 0x0A: put("\\n")
+            case 0x0D: put("\\r")
+            case 0x09: put("\\t")
+            case 0x08: put("\\b")
+            case 0x0C: put("\\f")
+            default:
+                put("\\u00")
+                put(JSONWriter.hexDigits.utf8Start[Int(c >> 4)])
+                put(JSONWriter.hexDigits.utf8Start[Int(c & 0xF)])
+            }
+            i &+= 1
+            runStart = i
         }
+        put(source + runStart, n &- runStart)
     }
 }
 

@@ -12,6 +12,11 @@ public enum UTF8Validation {
         let raw = UnsafeRawPointer(base)
         var i = 0
         while i < n {
+            while i &+ 16 <= n,
+                  (raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) | raw.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self))
+                    & 0x8080_8080_8080_8080 == 0 {
+                i &+= 16
+            }
             while i &+ 8 <= n, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
                 i &+= 8
             }

@@ -9,11 +9,33 @@ extension Snapshot {
         let name: String
         let schema: @Sendable () -> JSONValue
         let write: @Sendable (Snapshot) -> JSONValue
+        /// The features whose slices the parts `write` reads are read
+        /// from (`Snapshot.refresh` says which of them changed): a member is
+        /// encoded again when one of them did.
+        let features: UInt32
+        /// Writes the value `write` gives as JSON text, straight from the
+        /// snapshot, for the member a keystroke changes (the composer);
+        /// nil: the value is encoded (`CheapInputTests` holds the two to
+        /// the same bytes).
+        var text: (@Sendable (Snapshot, inout JSONWriter) -> Void)? = nil
         /// Reads the member's value (present, not null) into the snapshot,
         /// leniently: what it cannot read it leaves out and names in the
         /// reader's problems. nil: not read as a member (`version`).
         let read: (@Sendable (JSONValue, inout Snapshot, inout Reader) -> Void)?
     }
+
+    /// Each member's name, indexed like `members`.
+    static let memberNames: [String] = members.map(\.name)
+    /// Each member's `"name":`, indexed like `members`.
+    static let memberKeys: [[UInt8]] = members.map { member in
+        var w = JSONWriter(capacity: 32)
+        w.key(string: member.name)
+        return w.bytes
+    }
+    /// The features whose slices each member reads (`FeatureID.bit`s,
+    /// indexed like `members`): after a call, only the members of the
+    /// features it reached are compared.
+    static let memberFeatures: [UInt32] = members.map(\.features)
 
     /// Every member, in the order written and read.
     static let members: [Member] = [
@@ -24,6 +46,7 @@ extension Snapshot {
             name: "version",
             schema: { B.const(.int(Int64(Snapshot.version))) },
             write: { _ in .int(Int64(Snapshot.version)) },
+            features: 0,
             read: nil),
         Member(
             name: "device",
@@ -34,6 +57,7 @@ extension Snapshot {
                 device.append("device_name", .string(s.deviceName))
                 return .object(device)
             },
+            features: FeatureID.lifecycle.bit | FeatureID.pairing.bit,
             read: { value, s, reader in
                 guard let device = reader.object(value, "device") else { return }
                 if let id = device["device_id"], !id.isNull {
@@ -61,6 +85,7 @@ extension Snapshot {
                         return .object(stored)
                     })
             },
+            features: FeatureID.servers.bit | FeatureID.session.bit,
             read: { value, s, reader in
                 guard let list = reader.array(value, "servers") else { return }
                 var unreadable = 0
@@ -77,6 +102,7 @@ extension Snapshot {
             name: "selected_server_id",
             schema: { B.nullableString },
             write: { .from($0.selectedServerID) },
+            features: FeatureID.servers.bit,
             read: { selected, s, reader in
                 if let id = selected.stringValue, let server = s.servers.first(where: { $0.id == id }) {
                     s.selectedServerID = id
@@ -98,6 +124,23 @@ extension Snapshot {
                 composer.append("attachments", .array(s.attachments.map(StoredAttachment.json)))
                 composer.append("next_attachment_id", .int(Int64(s.nextAttachmentID)))
                 return .object(composer)
+            },
+            features: FeatureID.composer.bit,
+            text: { s, w in
+                w.beginFragment()
+                w.fragment(#"{"draft":"#)
+                w.valueFollows()
+                w.string(s.draft)
+                w.fragment(#","attachments":"#)
+                w.valueFollows()
+                w.arrayStart()
+                for attachment in s.attachments { w.value(StoredAttachment.json(attachment)) }
+                w.arrayEnd()
+                w.fragment(#","next_attachment_id":"#)
+                w.valueFollows()
+                w.int(s.nextAttachmentID)
+                w.fragment("}")
+                w.endFragment()
             },
             read: { value, s, reader in
                 guard let composer = reader.object(value, "composer") else { return }
@@ -144,6 +187,7 @@ extension Snapshot {
                 box.append("next_id", .int(Int64(s.nextOutboxID)))
                 return .object(box)
             },
+            features: FeatureID.chat.bit,
             read: { value, s, reader in
                 guard let box = reader.object(value, "outbox") else { return }
                 var unreadable = 0

@@ -42,22 +42,73 @@ public struct Snapshot: Equatable, Sendable {
     /// The snapshot of `state`: cheap (it shares the state's storage), so the
     /// store can take one after every call and compare.
     public init(of state: AppState) {
-        deviceID = state.lifecycle.deviceID
-        deviceName = state.pairing.deviceName
-        servers = state.servers.list
-        selectedServerID = state.servers.selectedID
-        sessionID = state.session.id
-        draft = state.composer.draft
-        attachments = state.composer.attachments
-        nextAttachmentID = state.composer.nextAttachmentID
-        // As it is written: a message on its way is unconfirmed after a
-        // restart, whatever step it had reached (an ack changes nothing kept).
-        outbox = state.chat.outbox.map { message in
-            var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
-            kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
-            return kept
+        self.init()
+        refresh(from: state, features: FeatureID.all)
+    }
+
+    /// An empty snapshot (what a first launch has).
+    private init() {
+        deviceName = ""
+        servers = []
+        draft = ""
+        attachments = []
+        nextAttachmentID = 1
+        outbox = []
+        nextOutboxID = 1
+    }
+
+    /// The features whose slices the snapshot reads.
+    static let features: UInt32 =
+        FeatureID.lifecycle.bit | FeatureID.pairing.bit | FeatureID.servers.bit | FeatureID.session.bit | FeatureID.composer.bit
+        | FeatureID.chat.bit
+
+    /// Reads again what the snapshot keeps of the slices of `features`
+    /// (`FeatureID.bit`s): after a call, those it reached, so a keystroke
+    /// reads the composer and nothing else. Returns the features whose
+    /// parts changed (each part is named by the features it is read from,
+    /// as `Member.features` names them).
+    @discardableResult
+    mutating func refresh(from state: AppState, features: UInt32) -> UInt32 {
+        var changed: UInt32 = 0
+        let device = FeatureID.lifecycle.bit | FeatureID.pairing.bit
+        if features & device != 0, deviceID != state.lifecycle.deviceID || deviceName != state.pairing.deviceName {
+            deviceID = state.lifecycle.deviceID
+            deviceName = state.pairing.deviceName
+            changed |= device
         }
-        nextOutboxID = state.chat.nextOutboxID
+        let server = FeatureID.servers.bit | FeatureID.session.bit
+        if features & server != 0,
+           servers != state.servers.list || selectedServerID != state.servers.selectedID || sessionID != state.session.id {
+            servers = state.servers.list
+            selectedServerID = state.servers.selectedID
+            sessionID = state.session.id
+            changed |= server
+        }
+        let composer = FeatureID.composer.bit
+        if features & composer != 0,
+           draft != state.composer.draft || attachments != state.composer.attachments
+            || nextAttachmentID != state.composer.nextAttachmentID {
+            draft = state.composer.draft
+            attachments = state.composer.attachments
+            nextAttachmentID = state.composer.nextAttachmentID
+            changed |= composer
+        }
+        let chat = FeatureID.chat.bit
+        if features & chat != 0 {
+            // As it is written: a message on its way is unconfirmed after a
+            // restart, whatever step it had reached (an ack changes nothing kept).
+            let kept = state.chat.outbox.map { message in
+                var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
+                kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
+                return kept
+            }
+            if outbox != kept || nextOutboxID != state.chat.nextOutboxID {
+                outbox = kept
+                nextOutboxID = state.chat.nextOutboxID
+                changed |= chat
+            }
+        }
+        return changed
     }
 
     // MARK: - Writing
@@ -68,6 +119,71 @@ public struct Snapshot: Equatable, Sendable {
         var root = JSONObject(capacity: Self.members.count)
         for member in Self.members { root.append(member.name, member.write(self)) }
         return .object(root)
+    }
+
+    /// The snapshot as the store last wrote it, with each member's JSON
+    /// kept (its value, and its bytes as written): after a call, only the
+    /// members whose parts the call's features own are compared, and only
+    /// those that changed are encoded again, so a keystroke re-encodes the
+    /// composer and copies the rest.
+    struct Written: Sendable {
+        private(set) var snapshot: Snapshot
+        /// The snapshot's JSON value, a member changed in place: the
+        /// effect of the previous write has been let go by then, so a write
+        /// allocates only the members it encodes again.
+        private var root: JSONObject
+        /// Each member as written in the snapshot object, `"name":value`,
+        /// indexed like `members`.
+        private var texts: [[UInt8]]
+
+        init(_ snapshot: Snapshot) {
+            self.snapshot = snapshot
+            var root = JSONObject(capacity: Snapshot.members.count)
+            for member in Snapshot.members { root.append(member.name, member.write(snapshot)) }
+            self.root = root
+            texts = root.entries.indices.map { Written.text(of: $0, snapshot, root.entries[$0].value) }
+        }
+
+        /// `"name":value` of member `i`, from `snapshot` (straight, for a
+        /// member that says how) or its `value`.
+        private static func text(of i: Int, _ snapshot: Snapshot, _ value: JSONValue) -> [UInt8] {
+            withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { scratch in
+                var w = JSONWriter(startingIn: scratch)
+                w.beginFragment()
+                w.fragment(bytes: Snapshot.memberKeys[i])
+                w.valueFollows()
+                if let text = Snapshot.members[i].text { text(snapshot, &w) } else { w.value(value) }
+                return w.bytes
+            }
+        }
+
+        /// Reads the parts of `features` from `state` again; true (with the
+        /// changed members encoded again) when the snapshot changed.
+        mutating func update(from state: AppState, features: UInt32) -> Bool {
+            guard features & Snapshot.features != 0 else { return false }
+            let changed = snapshot.refresh(from: state, features: features)
+            guard changed != 0 else { return false }
+            for i in Snapshot.memberFeatures.indices where Snapshot.memberFeatures[i] & changed != 0 {
+                root.entries[i].value = Snapshot.members[i].write(snapshot)
+                texts[i] = Written.text(of: i, snapshot, root.entries[i].value)
+            }
+            return true
+        }
+
+        /// The snapshot's JSON value (`Snapshot.json`).
+        var json: JSONValue { .object(root) }
+
+        /// Writes the snapshot's JSON (the bytes `json` encodes to) from the kept texts.
+        func write(to w: inout JSONWriter) {
+            w.beginFragment()
+            w.fragment("{")
+            for i in texts.indices {
+                if i > 0 { w.fragment(",") }
+                w.fragment(bytes: texts[i])
+            }
+            w.fragment("}")
+            w.endFragment()
+        }
     }
 
     // MARK: - Restoring

@@ -68,6 +68,20 @@ public enum Action: Equatable, Sendable {
 
     private static let value = [FieldSpec("value", .string)]
 
+    /// A keystroke, `{"type":"set_draft","value":…}`, read straight from the
+    /// tape (the hot path of typing): what its spec below decodes, with no
+    /// field of it secret (`WireSpecTests` holds the two to the same
+    /// answers). nil for any other action, and for a `value` that is not a
+    /// string (the spec then says why).
+    static func keystroke(in tape: JSONTape) -> Action? {
+        guard tape.kind(at: 0) == .object else { return nil }
+        let (type, value) = tape.members("type", "value", of: 0)
+        guard let type, let value, tape.kind(at: type) == .string, tape.kind(at: value) == .string,
+              tape.stringEquals(type, "set_draft")
+        else { return nil }
+        return .setDraft(tape.string(at: value))
+    }
+
     static let specs: [MessageSpec<Action>] = [
         MessageSpec("set_host", doc: "Edit the server host field.", fields: value) { r throws(CoreError) in
             .setHost(try r.string("value"))

@@ -18,6 +18,9 @@ public enum PlatformEvent: Equatable, Sendable {
 }
 
 extension PlatformEvent {
+    /// A frame from the socket's type: the hot path checks for it by its bytes.
+    static let webSocketEventType = "websocket_event"
+
     /// The event's wire `type` (`pair_finished`, `websocket_event`): what the
     /// log names an event sent as a Swift value. `WireSpecTests` checks it
     /// against the declaration of every platform event.
@@ -28,7 +31,7 @@ extension PlatformEvent {
         case .secureStore(.writeFinished): return "secure_store_write_finished"
         case .secureStore(.readFinished): return "secure_store_read_finished"
         case .webSocket(.opened): return "websocket_opened"
-        case .webSocket(.event): return "websocket_event"
+        case .webSocket(.event): return Self.webSocketEventType
         case .webSocket(.closed): return "websocket_closed"
         case .webSocket(.failed): return "websocket_failed"
         case .timer(.fired): return "timer_fired"

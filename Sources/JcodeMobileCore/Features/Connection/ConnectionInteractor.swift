@@ -216,8 +216,15 @@ public struct ConnectionInteractor: Interactor {
             return .note("websocket_event for effect \(id), which is not the current socket; ignored", .ignored)
         }
         guard state.isSocketOpen else { return .note("websocket_event with no open socket; ignored", .ignored) }
+        assert(acceptsFrame(state, effectID: id))
         if items.count == 1 { return emission(for: items[0]) }
         return .merge(items.map(emission))
+    }
+
+    /// Whether a frame of socket `id` (nil: the current one) is read: it is
+    /// for the current socket, and that socket is open (what `frame` checks first).
+    static func acceptsFrame(_ state: ConnectionState, effectID id: EffectID?) -> Bool {
+        (id == nil || id == state.socketEffectID) && state.isSocketOpen
     }
 
     /// A decoded server event becomes a follow-up input; a dropped one, a log note.

@@ -12,7 +12,24 @@ public enum FeatureID: String, CaseIterable, Sendable {
 
     /// The feature's bit in a set of features (`AppInteractor` reports the
     /// features an input reached; the change feed compares only their sections).
-    public var bit: UInt32 { 1 << UInt32(FeatureID.allCases.firstIndex(of: self) ?? 0) }
+    /// (The position in the declaration, by a switch: `allCases` would
+    /// build an array on every input.)
+    public var bit: UInt32 {
+        switch self {
+        case .navigation: return 1 << 0
+        case .pairing: return 1 << 1
+        case .servers: return 1 << 2
+        case .connection: return 1 << 3
+        case .session: return 1 << 4
+        case .chat: return 1 << 5
+        case .approvals: return 1 << 6
+        case .composer: return 1 << 7
+        case .notices: return 1 << 8
+        case .lifecycle: return 1 << 9
+        case .app: return 1 << 10
+        case .store: return 1 << 11
+        }
+    }
     /// Every feature.
     public static let all: UInt32 = allCases.reduce(0) { $0 | $1.bit }
 

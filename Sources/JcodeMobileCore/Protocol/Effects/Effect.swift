@@ -31,7 +31,31 @@ public enum Effect: Equatable, Sendable {
         }
     }
 
-    public var kind: EffectKind { encoded.kind }
+    /// Which effect this is (what `encoded` says, without encoding the
+    /// fields: the store asks for every effect it issues; WireSpecTests
+    /// holds the two to the same answer).
+    public var kind: EffectKind {
+        switch self {
+        case .http(.health): return .httpHealth
+        case .http(.pair): return .httpPair
+        case .secureStore(.write): return .secureStoreWrite
+        case .secureStore(.read): return .secureStoreRead
+        case .secureStore(.delete): return .secureStoreDelete
+        case .storage(.write): return .storageWrite
+        case .webSocket(.connect): return .websocketConnect
+        case .webSocket(.send): return .websocketSend
+        case .webSocket(.close): return .websocketClose
+        case .timer(.schedule): return .scheduleTimer
+        case .timer(.cancel): return .cancelTimer
+        case .device(.createDeviceID): return .createDeviceID
+        case .device(.registerPushNotifications): return .registerPushNotifications
+        case .device(.requestCameraQRScan): return .requestCameraQRScan
+        case .device(.requestSpeechTranscript): return .requestSpeechTranscript
+        case .device(.requestImagePicker): return .requestImagePicker
+        case .device(.haptic): return .haptic
+        case .device(.showLocalNotification): return .showLocalNotification
+        }
+    }
 
     /// The wire `type` of the effect.
     public var type: String { kind.rawValue }
@@ -45,6 +69,39 @@ public enum Effect: Equatable, Sendable {
         encoded.fields(spec.fields, redacted: redacted)
     }
 
+    /// Writes `{"effect_id":…,"type":…, fields…}` (what `json(id:redacted:)`
+    /// is) straight to `w`, and says whether the effect holds a secret (so
+    /// its redacted form differs from what the host gets).
+    @discardableResult
+    func write(id: EffectID, redacted: Bool, to w: inout JSONWriter) -> Bool {
+        let message = encoded
+        let spec = message.kind.spec
+        w.objectStart()
+        w.key("effect_id"); w.int(id.rawValue)
+        w.key("type"); w.string(message.kind.rawValue)
+        var secret = false
+        for (field, value) in zip(spec.fields, message.values) {
+            switch value {
+            case .plain(let v):
+                w.key(string: field.name)
+                if field.secret {
+                    secret = true
+                    w.value(redacted ? Redaction.placeholder : v)
+                } else {
+                    w.value(v)
+                }
+            case .secret(let v):
+                secret = true
+                w.key(string: field.name)
+                w.value(redacted ? Redaction.placeholder : v)
+            case .absent:
+                continue
+            }
+        }
+        w.objectEnd()
+        return secret
+    }
+
     /// `{"effect_id":…,"type":…, fields…}` as the host receives it.
     public func json(id: EffectID, redacted: Bool = false) -> JSONValue {
         var object = JSONObject(capacity: 8)
@@ -56,7 +113,7 @@ public enum Effect: Equatable, Sendable {
 
     /// Whether the host answers this effect with a platform event carrying
     /// its `effect_id`, so the ledger keeps it until then.
-    public var expectsAnswer: Bool { spec.tracked }
+    public var expectsAnswer: Bool { kind.isTracked }
 
     /// Every effect the core can request, for documentation and the schema.
     public static let specs: [EffectSpec] =
@@ -86,13 +143,41 @@ public enum EffectKind: String, CaseIterable, Sendable {
     case showLocalNotification = "show_local_notification"
 
     /// The declaration of this kind (every kind has exactly one; a test checks).
-    public var spec: EffectSpec { EffectKind.table[self]! }
+    public var spec: EffectSpec { EffectKind.table[position] }
 
-    private static let table: [EffectKind: EffectSpec] = {
-        var table: [EffectKind: EffectSpec] = [:]
-        for spec in Effect.specs { table[spec.kind] = spec }
-        return table
-    }()
+    /// The kind's place in `allCases`, by a switch (no hashing of its name).
+    var position: Int {
+        switch self {
+        case .httpHealth: return 0
+        case .httpPair: return 1
+        case .secureStoreWrite: return 2
+        case .secureStoreRead: return 3
+        case .secureStoreDelete: return 4
+        case .storageWrite: return 5
+        case .websocketConnect: return 6
+        case .websocketSend: return 7
+        case .websocketClose: return 8
+        case .scheduleTimer: return 9
+        case .cancelTimer: return 10
+        case .createDeviceID: return 11
+        case .registerPushNotifications: return 12
+        case .requestCameraQRScan: return 13
+        case .requestSpeechTranscript: return 14
+        case .requestImagePicker: return 15
+        case .haptic: return 16
+        case .showLocalNotification: return 17
+        }
+    }
+
+    /// Whether effects of this kind are kept in the ledger (`EffectSpec.tracked`).
+    var isTracked: Bool { EffectKind.trackedTable[position] }
+
+    private static let trackedTable: [Bool] = table.map(\.tracked)
+
+    /// The declarations in `allCases` order.
+    private static let table: [EffectSpec] = EffectKind.allCases.map { kind in
+        Effect.specs.first { $0.kind == kind }!
+    }
 }
 
 /// Declares one effect on the wire: its type, fields and the events that

@@ -117,6 +117,84 @@ public enum ServerEvent: Equatable, Sendable {
     /// other types are logged and otherwise ignored.
     public static let wire = WireUnion<ServerEvent>("server event", specs)
 
+    /// A streamed text event, `{"type": T, "text": …}` with T `text_delta`,
+    /// `text_replace` or `reasoning_delta`: what the hot path of a reply
+    /// reads straight from the tape, as the specs below decode it
+    /// (`WireSpecTests` holds the two to the same answers).
+    public struct StreamedText: Equatable, Sendable {
+        public enum Kind: Sendable { case textDelta, textReplace, reasoningDelta }
+        public var kind: Kind
+        public var text: String
+
+        /// The event the specs decode.
+        public var event: ServerEvent {
+            switch kind {
+            case .textDelta: return .textDelta(text)
+            case .textReplace: return .textReplace(text)
+            case .reasoningDelta: return .reasoningDelta(text)
+            }
+        }
+
+        /// A line exactly as the gateway writes these events,
+        /// `{"type":"text_delta","text":"…"}` (no space, these two members in
+        /// this order), read without tokenizing the object: its text is the
+        /// one JSON string between the fixed head and the closing brace
+        /// (validated by the tokenizer, as a document of its own). nil for
+        /// any other line, which is then read as a whole. `line` is valid UTF-8.
+        init?(canonicalLine line: UnsafeBufferPointer<UInt8>, workspace: inout JSONParser.Workspace) {
+            guard let base = line.baseAddress, line.count > 2, line[line.count &- 1] == UInt8(ascii: "}"),
+                  line[line.count &- 2] == UInt8(ascii: "\"")
+            else { return nil }
+            let kind: Kind
+            let head: StaticString
+            if Self.starts(line, with: Self.textDeltaHead) {
+                (kind, head) = (.textDelta, Self.textDeltaHead)
+            } else if Self.starts(line, with: Self.reasoningDeltaHead) {
+                (kind, head) = (.reasoningDelta, Self.reasoningDeltaHead)
+            } else if Self.starts(line, with: Self.textReplaceHead) {
+                (kind, head) = (.textReplace, Self.textReplaceHead)
+            } else {
+                return nil
+            }
+            // From the value's opening quote to the closing one before the brace.
+            let value = UnsafeBufferPointer(start: base + head.utf8CodeUnitCount, count: line.count &- head.utf8CodeUnitCount &- 1)
+            guard value.count >= 2, value[0] == UInt8(ascii: "\""),
+                  let text = try? JSONParser.withTape(value, workspace: &workspace, knownValidUTF8: true, { (tape) throws(CoreError) -> String? in
+                      tape.kind(at: 0) == .string ? tape.string(at: 0) : nil
+                  })
+            else { return nil }
+            self.kind = kind
+            self.text = text
+        }
+
+        private static let textDeltaHead: StaticString = #"{"type":"text_delta","text":"#
+        private static let reasoningDeltaHead: StaticString = #"{"type":"reasoning_delta","text":"#
+        private static let textReplaceHead: StaticString = #"{"type":"text_replace","text":"#
+
+        private static func starts(_ line: UnsafeBufferPointer<UInt8>, with head: StaticString) -> Bool {
+            guard let base = line.baseAddress, line.count > head.utf8CodeUnitCount else { return false }
+            return memcmpEqual(base, head.utf8Start, head.utf8CodeUnitCount)
+        }
+
+        /// The object at `object` of `tape`, when it is one of these events;
+        /// nil for any other event, and for one whose `text` is missing or
+        /// not a string (the specs then say why).
+        init?(in tape: JSONTape, at object: Int = 0) {
+            let (type, text) = tape.members("type", "text", of: object)
+            guard let type, let text, tape.kind(at: type) == .string, tape.kind(at: text) == .string else { return nil }
+            if tape.stringEquals(type, "text_delta") {
+                kind = .textDelta
+            } else if tape.stringEquals(type, "reasoning_delta") {
+                kind = .reasoningDelta
+            } else if tape.stringEquals(type, "text_replace") {
+                kind = .textReplace
+            } else {
+                return nil
+            }
+            self.text = tape.string(at: text)
+        }
+    }
+
     private static let id = FieldSpec.optional("id", .integer(.serverID), doc: "the request id this answers")
 
     static let toolDataFields: [FieldSpec] = [
