@@ -164,18 +164,6 @@ public struct AppInteractor: Sendable {
         let inserted = rows.estimatedTop(first &+ count) &- rows.estimatedTop(first)
         func estimatedTopBefore(_ r: Int) -> Int { r <= first ? rows.estimatedTop(r) : rows.estimatedTop(now(r)) &- inserted }
 
-        /// Whether the rows above row `r` (as `height(of:)` measures them) reach the
-        /// list's top within a frame: the layout then places from the first row.
-        func placedFromTheTop(_ r: Int, _ height: (Int) -> Int) -> (Bool, measuredAbove: Int) {
-            var above = 0
-            var s = r
-            while s > 0 && above < frame.height {
-                s &-= 1
-                above &+= height(s)
-            }
-            return (s == 0, above)
-        }
-
         // Where the row being read was, and how far into it the offset was.
         var reading: Int
         var readingTop: Int
@@ -189,7 +177,7 @@ public struct AppInteractor: Sendable {
             }
             anchor = low
         }
-        if before <= Layout.exactRowLimit || placedFromTheTop(anchor, { measurer.measure(now($0)).height }).0 {
+        if before <= Layout.exactRowLimit || Layout.rowsAbove(anchor, frameHeight: frame.height, { measurer.measure(now($0)).height }).reachTheTop {
             reading = 0
             readingTop = 0
             while reading < before &- 1 {

@@ -305,6 +305,20 @@ extension Layout {
         node.window = SemanticNode.Window(start: start, end: start &+ placed.count, total: total)
     }
 
+    /// The rows above row `r`, measured up to a frame's height: whether they
+    /// reach the list's first row within it (the layout then places the
+    /// window from the first row, measured: `placeMessages`), and how tall
+    /// the ones measured are.
+    static func rowsAbove(_ r: Int, frameHeight: Int, _ height: (Int) -> Int) -> (reachTheTop: Bool, height: Int) {
+        var above = 0
+        var s = r
+        while s > 0 && above < frameHeight {
+            s &-= 1
+            above &+= height(s)
+        }
+        return (s == 0, above)
+    }
+
     /// Where the list places row `row`'s top when it is scrolled to that
     /// top plus `within` (in a windowed list, the row at the offset anchors
     /// the rows around it: the offset and its anchor are settled together).
@@ -319,13 +333,8 @@ extension Layout {
         for _ in 0..<4 {
             let anchor = rows.row(atEstimated: max(0, wanted))
             // Near the top the rows are placed from the first (`placeMessages`).
-            var above = 0
-            var s = anchor
-            while s > 0 && above < frameHeight {
-                s &-= 1
-                above &+= measurer.measure(s).height
-            }
-            var at = s == 0 ? above : rows.estimatedTop(anchor)
+            let above = rowsAbove(anchor, frameHeight: frameHeight) { measurer.measure($0).height }
+            var at = above.reachTheTop ? above.height : rows.estimatedTop(anchor)
             if anchor <= row {
                 for r in anchor..<row { at &+= measurer.measure(r).height }
             } else {
