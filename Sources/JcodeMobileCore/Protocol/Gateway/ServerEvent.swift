@@ -158,13 +158,45 @@ public enum ServerEvent: Equatable, Sendable {
             }
             // From the value's opening quote to the closing one before the brace.
             let value = UnsafeBufferPointer(start: base + head.utf8CodeUnitCount, count: line.count &- head.utf8CodeUnitCount &- 1)
-            guard value.count >= 2, value[0] == UInt8(ascii: "\""),
-                  let text = try? JSONParser.withTape(value, workspace: &workspace, knownValidUTF8: true, { (tape) throws(CoreError) -> String? in
-                      tape.kind(at: 0) == .string ? tape.string(at: 0) : nil
-                  })
-            else { return nil }
+            guard value.count >= 2, value[0] == UInt8(ascii: "\"") else { return nil }
             self.kind = kind
+            // Text with nothing to unescape (no quote, backslash or control
+            // character inside) is taken as it is; anything else is read by
+            // the tokenizer, which also refuses what is not one string.
+            let content = UnsafeBufferPointer(start: base + (head.utf8CodeUnitCount &+ 1), count: value.count &- 2)
+            if Self.isPlain(content) {
+                text = String(decoding: content, as: UTF8.self)
+                return
+            }
+            guard let text = try? JSONParser.withTape(value, workspace: &workspace, knownValidUTF8: true, { (tape) throws(CoreError) -> String? in
+                tape.kind(at: 0) == .string ? tape.string(at: 0) : nil
+            })
+            else { return nil }
             self.text = text
+        }
+
+        /// Whether `bytes` hold no quote, backslash or control character
+        /// (eight bytes at a time): JSON string content that means itself.
+        private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard let base = bytes.baseAddress else { return true }
+            let raw = UnsafeRawPointer(base)
+            let n = bytes.count
+            var i = 0
+            while i &+ 8 <= n {
+                let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let quote = w ^ 0x2222_2222_2222_2222
+                let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
+                let hits = ((quote &- 0x0101_0101_0101_0101) & ~quote | (slash &- 0x0101_0101_0101_0101) & ~slash
+                    | (w &- 0x2020_2020_2020_2020) & ~w) & 0x8080_8080_8080_8080
+                if hits != 0 { return false }
+                i &+= 8
+            }
+            while i < n {
+                let c = base[i]
+                if c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return false }
+                i &+= 1
+            }
+            return true
         }
 
         private static let textDeltaHead: StaticString = #"{"type":"text_delta","text":"#
