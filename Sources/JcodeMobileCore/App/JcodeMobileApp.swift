@@ -27,7 +27,7 @@ public final class JcodeMobileApp {
     /// (a subscriber asked for the `tree` kind): each such call then builds
     /// the tree's window and diffs it.
     public var collectsTreeEvents = false {
-        didSet { if collectsTreeEvents && !oldValue { _ = treeFeed.tree(of: store.state) } }
+        didSet { if collectsTreeEvents && !oldValue { _ = treeFeed.tree(of: store.state, inPlace: store.inPlace) } }
     }
     /// The tree last built, and what changed in it between revisions.
     public private(set) var treeFeed: TreeFeed
@@ -330,7 +330,7 @@ public final class JcodeMobileApp {
                 }
             }
             if collectsTreeEvents {
-                _ = treeFeed.tree(of: store.state)
+                _ = treeFeed.tree(of: store.state, inPlace: store.inPlace)
                 let step = treeFeed.newestStep(to: revision)
                 event(.tree, "tree_changed") { w in
                     if let step {
@@ -575,14 +575,14 @@ public final class JcodeMobileApp {
 
     /// The tree of the current revision as a value: built at most once per
     /// revision, reusing the rows of the last build.
-    public func tree() -> SemanticNode { treeFeed.tree(of: store.state) }
+    public func tree() -> SemanticNode { treeFeed.tree(of: store.state, inPlace: store.inPlace) }
 
     /// What changed in the tree after revision `since` (a revision whose tree
     /// the caller holds: from `tree()` or an earlier answer), or the whole
     /// tree when the feed cannot say. nil for a `since` after the current revision.
     public func treeChanges(since: Int) -> TreeFeed.Answer? {
         guard since <= store.state.revision else { return nil }
-        return treeFeed.changes(since: since, state: store.state)
+        return treeFeed.changes(since: since, state: store.state, inPlace: store.inPlace)
     }
 
     /// `jcode_mobile_tree_changes`: the tree's operations after revision
@@ -598,7 +598,7 @@ public final class JcodeMobileApp {
             return Self.errorDocument(CoreError(
                 .invalidField, "since_revision \(since) is after the current revision \(current)", field: "since_revision"))
         }
-        let answer = treeFeed.changes(since: Int(since), state: store.state)
+        let answer = treeFeed.changes(since: Int(since), state: store.state, inPlace: store.inPlace)
         var w = JSONWriter(capacity: 256)
         w.objectStart()
         w.key("ok"); w.bool(true)

@@ -49,9 +49,12 @@ public struct TreeFeed {
     }
 
     /// The tree of `state`, built when the revision moved since the last
-    /// build (and the step to it recorded).
-    mutating func tree(of state: AppState) -> SemanticNode {
+    /// build (and the step to it recorded). `inPlace`: the store's record
+    /// of transcript entries changed in place; when it covers the way from
+    /// the last build, only their rows are built again (a streamed delta).
+    mutating func tree(of state: AppState, inPlace: InPlaceChanges? = nil) -> SemanticNode {
         if let last, last.revision == state.revision { return last.tree }
+        if let inPlace, let tree = patched(to: state, inPlace) { return tree }
         let key = SemanticTree.chromeKey(state)
         if chrome?.key != key { chrome = (key, SemanticTree.chrome(state, viewport: viewport)) }
         let tree = SemanticTree.filled(chrome!.chrome, state, viewport: viewport, cache: cache)
@@ -65,9 +68,44 @@ public struct TreeFeed {
         return tree
     }
 
+    /// The last tree with the rows of the entries `inPlace` names built
+    /// again (`Layout.patchMessages`), and the step to it recorded; nil
+    /// when the record does not cover the way from the last build or the
+    /// window must be laid out again.
+    private mutating func patched(to state: AppState, _ inPlace: InPlaceChanges) -> SemanticNode? {
+        guard var (revision, tree) = last, inPlace.since <= revision, inPlace.to == state.revision,
+              let list = chrome?.chrome.list
+        else { return nil }
+        assert(chrome?.key == SemanticTree.chromeKey(state), "an in-place change reached the chrome")
+        // The tree is changed in place: held only here while it is.
+        last = nil
+        let rows = MessageRows(state, width: list.frame.width)
+        let scroll = tree.children[list.index].scroll
+        guard let replaced = Layout.patchMessages(
+            &tree.children[list.index], changedEntries: inPlace.entries, rows: rows, cache: cache)
+        else {
+            // Nothing was replaced: the tree is the last one.
+            last = (revision, tree)
+            return nil
+        }
+        var changes: [TreeChange] = []
+        // What the diff of the whole tree finds: the list's scroll (its only
+        // own field a patch changes), then the rows, in order.
+        if tree.children[list.index].scroll != scroll {
+            var own = tree.children[list.index]
+            own.children = []
+            changes.append(.update(id: own.id, fields: .scroll, node: own))
+        }
+        for (k, old) in replaced { TreeChange.diff(from: old, to: tree.children[list.index].children[k], into: &changes) }
+        record(Step(from: revision, to: state.revision, changes: changes, weight: Self.weight(of: changes)))
+        revision = state.revision
+        last = (revision, tree)
+        return tree
+    }
+
     /// The operations from revision `since` to the tree of `state`.
-    mutating func changes(since: Int, state: AppState) -> Answer {
-        let tree = tree(of: state)
+    mutating func changes(since: Int, state: AppState, inPlace: InPlaceChanges? = nil) -> Answer {
+        let tree = tree(of: state, inPlace: inPlace)
         let revision = state.revision
         if since == revision { return .changes(revision: revision, []) }
         guard let first = stepIndex(from: since) else { return .resync(revision: revision, tree) }

@@ -37,6 +37,10 @@ public struct Store: Sendable {
     /// one of their sections changed, so a call that changes nothing
     /// visible (or one field of one feature) does not copy the whole state.
     private var shadow: AppState
+    /// The revisions through which only transcript entries changed, in
+    /// place (the tree's rows of other entries stay as they were built:
+    /// `TreeFeed` replaces the changed ones only).
+    public private(set) var inPlace: InPlaceChanges?
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -191,6 +195,8 @@ public struct Store: Sendable {
         if changed {
             state.revision &+= 1
             feed.record(revision: state.revision, encoded)
+            inPlace = sectionsUnchanged && !transcriptChanges.reset
+                ? InPlaceChanges.extending(inPlace, to: state.revision, transcriptChanges.changes) : nil
         }
         for path in scrubs { feed.scrub(path) }
 
@@ -337,5 +343,40 @@ public struct Store: Sendable {
         case .merge(let list):
             for e in list { apply(e, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth) }
         }
+    }
+}
+
+/// Transcript entries that changed in place, and nothing else, from revision
+/// `since` to revision `to`: no entry inserted, removed or requeued (which
+/// renumbers the prompts), no other part of the state changed.
+public struct InPlaceChanges: Equatable, Sendable {
+    public var since: Int
+    public var to: Int
+    /// The entries' indices, each once.
+    public var entries: [Int]
+
+    /// Entries recorded at most: past them the record is dropped (the tree is then built whole).
+    static let entryLimit = 8
+
+    /// `record` extended by a call that made revision `to` with the
+    /// transcript `changes` and nothing else (a new record from `to - 1`
+    /// when `record` does not reach it); nil when a change is not in place.
+    static func extending(_ record: InPlaceChanges?, to revision: Int, _ changes: [TranscriptChange]) -> InPlaceChanges? {
+        var record = record.flatMap { $0.to == revision &- 1 ? $0 : nil } ?? InPlaceChanges(since: revision &- 1, to: revision, entries: [])
+        record.to = revision
+        for change in changes {
+            let index: Int
+            switch change {
+            case .insert, .remove, .set(_, .isQueued, _): return nil
+            case .set(let i, _, _), .appendText(let i, _, _), .insertToolCall(let i, _, _), .setToolCall(let i, _, _),
+                 .appendToolInput(let i, _, _):
+                index = i
+            }
+            if !record.entries.contains(index) {
+                guard record.entries.count < entryLimit else { return nil }
+                record.entries.append(index)
+            }
+        }
+        return record
     }
 }

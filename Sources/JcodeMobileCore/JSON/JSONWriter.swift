@@ -303,6 +303,14 @@ public struct JSONWriter: ~Copyable {
         writeEscaped(s)
         needsComma = true
     }
+    /// Writes a string known to need no escaping.
+    public mutating func staticString(_ s: StaticString) {
+        separator()
+        put(UInt8(ascii: "\""))
+        put(s)
+        put(UInt8(ascii: "\""))
+        needsComma = true
+    }
     public mutating func string(_ s: String?) {
         if let s { string(s) } else { null() }
     }

@@ -113,16 +113,25 @@ struct MessageRows {
 /// delta builds one row. Holds the rows of the last window only. A cache
 /// is an optimisation: a tree built with one equals the tree built without.
 public final class RowCache {
-    struct Slot {
-        var entry: TranscriptEntry
-        var prompt: Int?
+    /// A class: the build reads and updates slots in place, never copying
+    /// the entry and the nodes out of the dictionary and back.
+    final class Slot {
+        let entry: TranscriptEntry
+        let prompt: Int?
         /// Laid out at y = 0, the height including the gap after it.
-        var node: SemanticNode
-        var height: Int
+        let node: SemanticNode
+        let height: Int
         /// The node as last placed, moved down by `placedBy` (reused as is
         /// when the row has not moved: the tree diff then skips it whole).
         var placed: SemanticNode?
-        var placedBy: Int
+        var placedBy = 0
+
+        init(entry: TranscriptEntry, prompt: Int?, node: SemanticNode, height: Int) {
+            self.entry = entry
+            self.prompt = prompt
+            self.node = node
+            self.height = height
+        }
     }
 
     private var slots: [Int: Slot] = [:]
@@ -133,6 +142,11 @@ public final class RowCache {
     private var width = 0
     /// The rows the running build used.
     private var used: [Int] = []
+    /// Whether a build is running (between `begin` and `end`).
+    private var building = false
+    /// How the last build placed its window (nil: not laid out, or the
+    /// list was hidden).
+    var plan: WindowPlan?
 
     public init() {}
 
@@ -146,17 +160,18 @@ public final class RowCache {
             self.width = width
         }
         used.removeAll(keepingCapacity: true)
+        building = true
     }
 
     func lookup(serial: Int, entry: TranscriptEntry, prompt: Int?) -> (node: SemanticNode, height: Int)? {
         guard let slot = slots[serial], slot.prompt == prompt, slot.entry == entry else { return nil }
-        used.append(serial)
+        if building { used.append(serial) }
         return (slot.node, slot.height)
     }
 
     func store(serial: Int, entry: TranscriptEntry, prompt: Int?, node: SemanticNode, height: Int) {
-        used.append(serial)
-        slots[serial] = Slot(entry: entry, prompt: prompt, node: node, height: height, placed: nil, placedBy: 0)
+        if building { used.append(serial) }
+        slots[serial] = Slot(entry: entry, prompt: prompt, node: node, height: height)
     }
 
     /// The row `serial` placed `dy` down: the one placed before when it moved the same.
@@ -165,18 +180,93 @@ public final class RowCache {
         if let placed = slot.placed, slot.placedBy == dy { return placed }
         var node = slot.node
         place(&node)
-        slots[serial]?.placed = node
-        slots[serial]?.placedBy = dy
+        slot.placed = node
+        slot.placedBy = dy
         return node
     }
 
     /// After a build: forgets the rows it did not use (when they are many).
     func end() {
+        building = false
         if slots.count > 2 &* used.count &+ 16 {
             let kept = Set(used)
             slots = slots.filter { kept.contains($0.key) }
         }
         lines.sweep()
+    }
+}
+
+/// How `placeMessages` chose and placed the rows of the window it laid
+/// out last: what `patchMessages` needs to tell whether a row changed in
+/// place leaves every other row where it was.
+struct WindowPlan {
+    enum Mode: Equatable {
+        /// The list laid out whole (at most `Layout.exactRowLimit` rows):
+        /// every place comes from measured heights.
+        case exact
+        /// Scrolled away from the end: the row at the offset (`anchor`)
+        /// keeps its estimated place, which the estimates of the rows
+        /// above it decide.
+        case anchored(Int)
+        /// At the end: the last rows, measured up from the last one.
+        case end
+    }
+
+    struct Row {
+        /// The transcript entry's serial (nil for the other rows).
+        var serial: Int?
+        /// How far down from y = 0 the row was placed.
+        var by: Int
+        var height: Int
+    }
+
+    var mode: Mode
+    var frame: SemanticNode.Bounds
+    /// The scroll position asked for (nil: the end).
+    var requested: Int?
+    /// Where the window's first row starts in the content (exact and end).
+    var top: Int
+    var start: Int
+    var total: Int
+    var rows: [Row]
+
+    /// The scroll offset of a window laid out whole or at the end, with
+    /// `contentHeight` of content: the end, or the offset asked for within it.
+    static func offset(_ mode: Mode, requested: Int?, contentHeight: Int, frameHeight: Int) -> Int {
+        let maxOffset = max(0, contentHeight &- frameHeight)
+        switch mode {
+        case .exact: return min(max(0, requested ?? maxOffset), maxOffset)
+        case .end, .anchored: return maxOffset
+        }
+    }
+
+    /// Whether the end's window, measured up from the last row until the
+    /// rows fill `wanted`, is still the one laid out when its rows measure
+    /// `heights`: no row more above it, none fewer.
+    func endWindowHolds(heights: [Int], wanted: Int) -> Bool {
+        var sum = 0
+        var k = heights.count
+        while k > 0 && sum < wanted {
+            k &-= 1
+            sum &+= heights[k]
+        }
+        return k == 0 && (sum >= wanted || start == 0)
+    }
+
+    /// Whether row `r` of the window can change its content, keeping its
+    /// height, with every other row, the window and the scroll staying as
+    /// laid out. Its estimate may change too: at the end the window is
+    /// measured from the last row, and the content above it is estimated
+    /// from the rows before the window's first; scrolled away, the anchor
+    /// and its place come from the estimates of the rows before the anchor
+    /// (so a row above the anchor cannot change in place), and the content
+    /// below the window from the rows after it.
+    func keeps(_ r: Int) -> Bool {
+        guard r >= start, r < start &+ rows.count else { return false }
+        switch mode {
+        case .exact, .end: return true
+        case .anchored(let anchor): return r >= anchor
+        }
     }
 }
 
@@ -193,6 +283,7 @@ extension Layout {
     ) {
         node.bounds = frame
         node.children.removeAll()
+        cache?.plan = nil
         guard node.visible else {
             node.scroll = SemanticNode.Scroll(offset: 0, contentHeight: 0, maxOffset: 0)
             node.window = SemanticNode.Window(start: 0, end: 0, total: rows.count)
@@ -206,23 +297,27 @@ extension Layout {
 
         var start = 0
         var tops: [Int] = []  // content y of each measured row, from `start`
+        var heights: [Int] = []  // and its height
         var placed: [SemanticNode] = []
         var contentHeight = 0
         var offset = 0
         var settled = false
+        var mode = WindowPlan.Mode.end
+        var top = 0
 
         if total <= exactRowLimit {
             var y = 0
             for r in 0..<total {
                 let (row, h) = measurer.measure(r)
                 tops.append(y)
+                heights.append(h)
                 placed.append(row)
                 y &+= h
             }
             contentHeight = y
-            let maxOffset = max(0, contentHeight &- height)
-            offset = min(max(0, requested ?? maxOffset), maxOffset)
+            offset = WindowPlan.offset(.exact, requested: requested, contentHeight: contentHeight, frameHeight: height)
             settled = true
+            mode = .exact
         } else if let requested {
             // The row at the wanted offset keeps its estimated place, the
             // rows around it are measured; near the top, where the rows
@@ -242,15 +337,18 @@ extension Layout {
             for (row, h) in above {  // nearest first
                 y &-= h
                 tops.append(y)
+                heights.append(h)
                 placed.append(row)
             }
             tops.reverse()
+            heights.reverse()
             placed.reverse()
             y = start == 0 ? up : rows.estimatedTop(anchor)
             var r = anchor
             while r < total && y < wanted &+ 2 &* height {
                 let (row, h) = measurer.measure(r)
                 tops.append(y)
+                heights.append(h)
                 placed.append(row)
                 y &+= h
                 r &+= 1
@@ -259,28 +357,28 @@ extension Layout {
             if wanted <= max(0, contentHeight &- height) {
                 offset = wanted
                 settled = true
+                mode = .anchored(anchor)
             }
         }
         if !settled {
-            // The end: the last rows, measured, filling the frame and a frame above it.
+            // The end: the last rows, measured from the last one up until
+            // they fill the frame and a frame above it. Which rows these are
+            // depends on their measured heights alone, never on estimates.
             let wanted = 2 &* height
-            start = rows.row(atEstimated: rows.estimatedTop(total) &- wanted)
-            var heights: [Int] = []
+            start = total
+            heights.removeAll()
             placed.removeAll()
-            for r in start..<total {
-                let (row, h) = measurer.measure(r)
-                placed.append(row)
-                heights.append(h)
-            }
-            var sum = heights.reduce(0, &+)
-            while sum < wanted && start > 0 {
+            var sum = 0
+            while start > 0 && sum < wanted {
                 start &-= 1
                 let (row, h) = measurer.measure(start)
-                placed.insert(row, at: 0)
-                heights.insert(h, at: 0)
+                placed.append(row)
+                heights.append(h)
                 sum &+= h
             }
-            let top = start == 0 ? 0 : rows.estimatedTop(start)
+            placed.reverse()
+            heights.reverse()
+            top = start == 0 ? 0 : rows.estimatedTop(start)
             tops.removeAll()
             var y = top
             for h in heights {
@@ -288,21 +386,112 @@ extension Layout {
                 y &+= h
             }
             contentHeight = y
-            offset = max(0, contentHeight &- height)
+            offset = WindowPlan.offset(.end, requested: nil, contentHeight: contentHeight, frameHeight: height)
+            mode = .end
         }
         let dy = frame.y &- offset
+        var plan = WindowPlan(mode: mode, frame: frame, requested: requested, top: top, start: start, total: total, rows: [])
+        plan.rows.reserveCapacity(placed.count)
         for k in placed.indices {
             let by = tops[k] &+ dy
-            if let cache, let serial = measurer.serial(start &+ k),
-               let node = cache.placed(serial: serial, by: by, { shift(&$0, by: by) }) {
+            let serial = measurer.serial(start &+ k)
+            if let cache, let serial, let node = cache.placed(serial: serial, by: by, { shift(&$0, by: by) }) {
                 placed[k] = node
             } else if by != 0 {
                 shift(&placed[k], by: by)
             }
+            plan.rows.append(WindowPlan.Row(serial: serial, by: by, height: heights[k]))
         }
+        cache?.plan = plan
         node.children = placed
         node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: max(0, contentHeight &- height))
         node.window = SemanticNode.Window(start: start, end: start &+ placed.count, total: total)
+    }
+
+    /// Rows whose transcript entries changed in place (nothing inserted,
+    /// removed or requeued, nothing else in the state changed), replaced in
+    /// the list `placeMessages` laid out last, without laying it out again.
+    /// When their heights stayed, every other row, the scroll and the
+    /// window stay as they were; when one changed in a list laid out whole
+    /// or at its end, the rows move by what the content grew and the scroll
+    /// follows (the window itself must stay: `WindowPlan.endWindowHolds`).
+    /// nil when that would not be the list `placeMessages` lays out now (a
+    /// row outside the window changed, the window would change, or its
+    /// place depends on the row's estimate: `WindowPlan.keeps`); the caller
+    /// then lays it out.
+    ///
+    /// What it returns: the window's index of each replaced row, and the row
+    /// as it was.
+    static func patchMessages(
+        _ node: inout SemanticNode, changedEntries: [Int], rows: MessageRows, cache: RowCache
+    ) -> [(index: Int, old: SemanticNode)]? {
+        guard var plan = cache.plan, plan.total == rows.count, plan.rows.count == node.children.count else { return nil }
+        var measurer = RowMeasurer(rows: rows, x: plan.frame.x, width: plan.frame.width, cache: cache)
+        var changed: [(index: Int, serial: Int)] = []
+        var heights: [Int]?
+        for entry in changedEntries {
+            let r = entry &+ (rows.hasOlder ? 1 : 0)
+            let k = r &- plan.start
+            guard plan.keeps(r), let serial = plan.rows[k].serial, serial == measurer.serial(r) else { return nil }
+            let (_, height) = measurer.measure(r, changed: true)
+            if height != plan.rows[k].height {
+                if heights == nil { heights = plan.rows.map(\.height) }
+                heights![k] = height
+            }
+            changed.append((k, serial))
+        }
+        var replaced: [(index: Int, old: SemanticNode)] = []
+        guard let heights else {
+            // Every row keeps its place: the changed ones are placed where they were.
+            var built: [(index: Int, row: SemanticNode)] = []
+            for (k, serial) in changed {
+                let by = plan.rows[k].by
+                guard let row = cache.placed(serial: serial, by: by, { shift(&$0, by: by) }) else { return nil }
+                built.append((k, row))
+            }
+            // Every row holds: only now is the list changed.
+            replaced.reserveCapacity(built.count)
+            for (k, row) in built {
+                replaced.append((k, node.children[k]))
+                node.children[k] = row
+            }
+            return replaced
+        }
+        // A row grew or shrank: the rows are stacked again from the window's top.
+        let frameHeight = max(0, plan.frame.height)
+        switch plan.mode {
+        case .anchored: return nil
+        case .end: guard plan.endWindowHolds(heights: heights, wanted: 2 &* frameHeight) else { return nil }
+        case .exact: break
+        }
+        var contentHeight = plan.top
+        for h in heights { contentHeight &+= h }
+        let offset = WindowPlan.offset(plan.mode, requested: plan.requested, contentHeight: contentHeight, frameHeight: frameHeight)
+        var y = plan.top &+ plan.frame.y &- offset
+        var placed: [SemanticNode] = []
+        placed.reserveCapacity(heights.count)
+        for k in heights.indices {
+            let by = y
+            y &+= heights[k]
+            if let serial = plan.rows[k].serial {
+                guard let row = cache.placed(serial: serial, by: by, { shift(&$0, by: by) }) else { return nil }
+                placed.append(row)
+            } else {
+                var row = node.children[k]
+                shift(&row, by: by &- plan.rows[k].by)
+                placed.append(row)
+            }
+            plan.rows[k].by = by
+            plan.rows[k].height = heights[k]
+        }
+        replaced.reserveCapacity(placed.count)
+        for k in placed.indices {
+            replaced.append((k, node.children[k]))
+            node.children[k] = placed[k]
+        }
+        node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: max(0, contentHeight &- frameHeight))
+        cache.plan = plan
+        return replaced
     }
 
     /// The rows above row `r`, measured up to a frame's height: whether they
@@ -365,12 +554,14 @@ extension Layout {
         }
 
         /// Row `r` laid out at y = 0, and its height with the gap after it.
-        mutating func measure(_ r: Int) -> (node: SemanticNode, height: Int) {
+        /// `changed`: the row's entry is known to have changed since it was
+        /// built (the cache is not asked).
+        mutating func measure(_ r: Int, changed: Bool = false) -> (node: SemanticNode, height: Int) {
             let row = rows.row(r)
             guard case .entry(let i) = row else { return layOut(rows.node(row, prompt: nil)) }
             let entry = rows.chat.transcript.entries[i]
             let prompt = MessageRows.isPrompt(entry) ? ordinal(of: i) : nil
-            if let cached = cache?.lookup(serial: entry.serial, entry: entry, prompt: prompt) { return cached }
+            if !changed, let cached = cache?.lookup(serial: entry.serial, entry: entry, prompt: prompt) { return cached }
             let built = layOut(rows.node(row, prompt: prompt))
             cache?.store(serial: entry.serial, entry: entry, prompt: prompt, node: built.node, height: built.height)
             return built

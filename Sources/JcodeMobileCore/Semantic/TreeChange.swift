@@ -57,7 +57,10 @@ extension SemanticNode {
             self = entry.0
         }
 
-        public var jsonName: String? { Self.named.first(where: { $0.0 == self })?.1.description }
+        public var jsonName: String? { staticName?.description }
+
+        /// The JSON name, as written (nil for a set of fields, or `tap`).
+        var staticName: StaticString? { Self.named.first(where: { $0.0 == self })?.1 }
     }
 
     /// The own fields that differ between `self` and `other`.
@@ -126,7 +129,12 @@ extension TreeChange {
         return changes
     }
 
-    private static func diffNode(_ old: SemanticNode, _ new: SemanticNode, into changes: inout [TreeChange]) {
+    /// The operations that make `old` into `new`, appended to `changes`.
+    static func diff(from old: SemanticNode, to new: SemanticNode, into changes: inout [TreeChange]) {
+        diffNode(old, new, into: &changes)
+    }
+
+    private static func diffNode(_ old: borrowing SemanticNode, _ new: borrowing SemanticNode, into changes: inout [TreeChange]) {
         var fields = new.differingFields(from: old)
         if !fields.isEmpty {
             // A text that only grew is sent as what was appended.
@@ -137,7 +145,7 @@ extension TreeChange {
                 }
             }
             if !fields.isEmpty {
-                var own = new
+                var own = copy new
                 own.children = []
                 changes.append(.update(id: new.id, fields: fields, node: own))
             }
@@ -173,7 +181,12 @@ extension TreeChange {
                 break
             }
             if same {
-                for k in old.indices { diffNode(old[k], new[k], into: &changes) }
+                // Read in place (a node is large: copying each would cost more than comparing it).
+                old.withUnsafeBufferPointer { old in
+                    new.withUnsafeBufferPointer { new in
+                        for k in old.indices { diffNode(old[k], new[k], into: &changes) }
+                    }
+                }
                 return
             }
         }
@@ -311,7 +324,7 @@ extension TreeChange {
         switch self {
         case .splice(let parent, let index, let removed, let inserted):
             w.objectStart()
-            w.key("op"); w.string("splice")
+            w.key("op"); w.staticString("splice")
             w.key("parent"); w.string(parent)
             w.key("index"); w.int(index)
             w.key("remove")
@@ -325,7 +338,7 @@ extension TreeChange {
             w.objectEnd()
         case .move(let id, let parent, let index):
             w.objectStart()
-            w.key("op"); w.string("move")
+            w.key("op"); w.staticString("move")
             w.key("id"); w.string(id)
             w.key("parent"); w.string(parent)
             w.key("index"); w.int(index)
@@ -333,7 +346,7 @@ extension TreeChange {
         case .update(let id, let fields, let node):
             guard !fields.subtracting(.tap).isEmpty else { return false }
             w.objectStart()
-            w.key("op"); w.string("update")
+            w.key("op"); w.staticString("update")
             w.key("id"); w.string(id)
             w.key("set")
             w.objectStart()
@@ -342,9 +355,9 @@ extension TreeChange {
             w.objectEnd()
         case .append(let id, let field, let text):
             w.objectStart()
-            w.key("op"); w.string("append")
+            w.key("op"); w.staticString("append")
             w.key("id"); w.string(id)
-            w.key("field"); w.string(field.jsonName ?? "")
+            w.key("field"); w.staticString(field.staticName ?? "")
             w.key("text"); w.string(text)
             w.objectEnd()
         }
