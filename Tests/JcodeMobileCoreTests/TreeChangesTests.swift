@@ -254,6 +254,29 @@ final class TreeChangesTests: XCTestCase {
         mirror.follow(app)
     }
 
+    func testARowThatGrowsWhileStreamingMovesTheRowsAboveItAndTheScrollAsALayoutWould() {
+        for (count, scroll) in [(1_000, nil), (1_000, 500), (40, nil), (40, 100), (1, nil)] as [(Int, Int?)] {
+            let app = app()
+            history(app, count: count)
+            act(app, #"{"type":"send_message","text":"go"}"#)
+            if let scroll { act(app, #"{"type":"scroll_messages","offset":\#(scroll)}"#) }
+            var mirror = Mirror(app)
+            // Short deltas, a line break every third one, then lines long enough to wrap.
+            for k in 0..<90 {
+                server(app, #"{"type":"text_delta","text":"\#(k % 3 == 2 ? "line\\n" : "word ")"}"#)
+                mirror.follow(app)
+                XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree(), "\(count) entries, delta \(k)")
+            }
+            let before = app.tree().find("chat.messages")?.scroll
+            server(app, #"{"type":"text_delta","text":"\#(String(repeating: "long ", count: 40))"}"#)
+            mirror.follow(app)
+            XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree())
+            if scroll == nil && count > 1 {
+                XCTAssertGreaterThan(app.tree().find("chat.messages")?.scroll?.contentHeight ?? 0, before?.contentHeight ?? 0, "the content grew")
+            }
+        }
+    }
+
     func testACopyFollowsFuzzedSessions() {
         var rng = SeededRandom(seed: 25)
         let events = [
