@@ -13,11 +13,58 @@
 public struct ChangeFeed: Sendable {
     public struct Record: Sendable {
         public var revision: Int
-        /// The operations as a JSON array, encoded once when recorded (so
-        /// answering a host is a copy, and forgetting a record one free).
-        /// nil: this revision replaced too much to describe; resync.
-        public var ops: [UInt8]?
-        var weight: Int { 64 &+ (ops?.count ?? 0) }
+        enum Content: Sendable {
+            /// The operations as a JSON array, encoded once when recorded (so
+            /// answering a host is a copy, and forgetting a record one free).
+            case encoded([UInt8])
+            /// Streamed text appended to the transcript, encoded when a host
+            /// asks (most revisions of a reply are never asked for).
+            case appended([TranscriptChange])
+            /// Too much to describe: resync.
+            case resync
+        }
+        var content: Content
+
+        init(revision: Int, ops: [UInt8]?) {
+            self.revision = revision
+            content = ops.map { .encoded($0) } ?? .resync
+        }
+
+        init(revision: Int, appended: [TranscriptChange]) {
+            self.revision = revision
+            content = .appended(appended)
+        }
+
+        /// The operations as a JSON array; nil: this revision replaced too
+        /// much to describe (resync).
+        public var ops: [UInt8]? {
+            get {
+                switch content {
+                case .encoded(let bytes): return bytes
+                case .resync: return nil
+                case .appended(let changes):
+                    var w = JSONWriter(capacity: 128)
+                    w.arrayStart()
+                    for change in changes { change.write(to: &w) }
+                    w.arrayEnd()
+                    return w.bytes
+                }
+            }
+            set { content = newValue.map { .encoded($0) } ?? .resync }
+        }
+
+        /// What the record holds, in bytes (for appended text, its size and a
+        /// path's worth per operation: about what it encodes to).
+        var weight: Int {
+            switch content {
+            case .encoded(let bytes): return 64 &+ bytes.count
+            case .resync: return 64
+            case .appended(let changes):
+                var w = 64
+                for case .appendText(_, _, let text) in changes { w &+= 64 &+ text.utf8.count }
+                return w
+            }
+        }
     }
 
     public enum Answer: Sendable {
@@ -63,6 +110,8 @@ public struct ChangeFeed: Sendable {
         case nothing
         /// The operations, as a JSON array.
         case ops([UInt8])
+        /// Text appended to the transcript and nothing else (encoded when asked for).
+        case appended([TranscriptChange])
         /// Too much to describe (a long transcript replaced): resync.
         case resync
     }
@@ -78,6 +127,9 @@ public struct ChangeFeed: Sendable {
         sections: UInt32
     ) -> Encoded {
         guard sections != 0 || transcript.reset || !transcript.changes.isEmpty else { return .nothing }
+        if sections == 0 && !transcript.reset && transcript.changes.allSatisfy(\.isAppendedText) {
+            return .appended(transcript.changes)
+        }
         // Written on the stack (a larger record moves to the heap), then kept as an array.
         return withUnsafeTemporaryAllocation(byteCount: 512, alignment: 1) { scratch in
             var w = JSONWriter(startingIn: scratch)
@@ -206,6 +258,7 @@ public struct ChangeFeed: Sendable {
         switch encoded {
         case .nothing: return
         case .ops(let bytes): append(Record(revision: revision, ops: bytes))
+        case .appended(let changes): append(Record(revision: revision, appended: changes))
         case .resync: append(Record(revision: revision, ops: nil))
         }
     }
@@ -226,7 +279,7 @@ public struct ChangeFeed: Sendable {
         let oldest = ring[head]
         baseRevision = oldest.revision
         bytes &-= oldest.weight
-        ring[head].ops = nil  // release what it held
+        ring[head].content = .resync  // release what it held
         head = (head &+ 1) % ring.count
         count &-= 1
     }
@@ -256,7 +309,7 @@ public struct ChangeFeed: Sendable {
         result.reserveCapacity(count &- first)
         for i in first..<count {
             let r = record(at: i)
-            guard r.ops != nil else { return .resync }
+            if case .resync = r.content { return .resync }
             result.append(r)
         }
         return .changes(result)

@@ -541,6 +541,14 @@ public enum TranscriptChange: Equatable, Sendable {
     case appendToolInput(index: Int, call: Int, text: String)
 }
 
+extension TranscriptChange {
+    /// Streamed text appended to an entry's field.
+    var isAppendedText: Bool {
+        if case .appendText = self { return true }
+        return false
+    }
+}
+
 extension TranscriptChange.Field {
     /// `/<field>"`: the end of the operation's path.
     var pathTail: StaticString {
