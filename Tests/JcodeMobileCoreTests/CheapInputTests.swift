@@ -125,6 +125,53 @@ final class CheapInputTests: XCTestCase {
         assertSameAsTheGeneralPath(inputs, scenario: .connectedChat)
     }
 
+    func testAFramesEnvelopeWrittenAnyWayDoesWhatTheGeneralDecoderDoes() {
+        let id = String(socketID(.connectedChat))
+        let line = #""{\"type\":\"text_delta\",\"text\":\"hi\"}""#
+        let envelopes = [
+            // Read without the tokenizer: any order, any whitespace, a null effect_id.
+            #"{"type":"websocket_event","effect_id":\#(id),"line":\#(line)}"#,
+            #" { "line" : \#(line) ,"effect_id":\#(id) , "type" :"websocket_event" } "#,
+            "{\n\t\"effect_id\":null,\r\n\"type\":\"websocket_event\",\"line\":\(line)}",
+            #"{"line":\#(line),"type":"websocket_event"}"#,
+            // The general way: whatever the envelope reader does not read exactly.
+            #"{"type":"websocket_event","effect_id":\#(id),"effect_id":\#(id),"line":\#(line)}"#,
+            #"{"type":"websocket_event","line":\#(line),"line":\#(line)}"#,
+            #"{"type":"websocket_event","type":"websocket_event","line":\#(line)}"#,
+            #"{"type":"websocket_event","line":"{\"type\":\"text_delta\",\"text\":\"\u00e9\"}"}"#,
+            #"{"type":"websocket_event","line":"{\"type\":\"text_\u0064elta\",\"text\":\"x\"}"}"#,
+            #"{"type":"websocket_\u0065vent","line":\#(line)}"#,
+            #"{"typ\u0065":"websocket_event","line":\#(line)}"#,
+            #"{"type":"websocket_event","effect_id":0\#(id),"line":\#(line)}"#,
+            #"{"type":"websocket_event","effect_id":\#(id)e0,"line":\#(line)}"#,
+            #"{"type":"websocket_event","effect_id":-\#(id),"line":\#(line)}"#,
+            #"{"type":"websocket_event","effect_id":99999999999999999999,"line":\#(line)}"#,
+            #"{"type":"websocket_event","effect_id":true,"line":\#(line)}"#,
+            #"{"type":"websocket_event","line":\#(line),"extra":1}"#,
+            #"{"type":"websocket_event","line":\#(line)} x"#,
+            #"{"type":"websocket_event","line":\#(line),}"#,
+            #"{"type":"websocket_event","line":\#(line)"#,
+            #"{"type":"websocket_event","line":"{\"type\":\"text_delta\",\"text\":\"\x\"}"}"#,
+            "{\"type\":\"websocket_event\",\"line\":\"{\\\"type\\\":\\\"text_delta\\\",\\\"text\\\":\\\"tab\there\\\"}\"}",
+            #"{"type":"websocket_event" "line":\#(line)}"#,
+            #"{"type":"websocket_event","line":"{\"type\":\"text_delta\",\"text\":\"a\"}\n{\"type\":\"text_delta\",\"text\":\"b\"}"}"#,
+        ]
+        var inputs: [(kind: LogEntry.Kind, json: String)] = [(.action, #"{"type":"send_message","text":"go"}"#)]
+        inputs += envelopes.map { (.event, $0) }
+        assertSameAsTheGeneralPath(inputs, scenario: .connectedChat)
+    }
+
+    func testAFrameWithInvalidUTF8InItsLineIsRefusedAsTheGeneralDecoderRefusesIt() {
+        let (fast, general) = twins(.connectedChat)
+        var bytes = Array(#"{"type":"websocket_event","line":"{\"type\":\"text_delta\",\"text\":\"a"#.utf8)
+        bytes += [0xC3, 0x28]
+        bytes += Array(#"\"}"}"#.utf8)
+        let answers = [fast, general].map { app in bytes.withUnsafeBufferPointer { app.platformEvent($0).string } }
+        XCTAssertEqual(answers[0], answers[1])
+        XCTAssertTrue(answers[0].contains(#""code":"invalid_utf8""#), answers[0])
+        XCTAssertEqual(fast.stateJSON().string, general.stateJSON().string)
+    }
+
     func testAKeystrokeDoesWhatTheGeneralDecoderDoes() {
         assertSameAsTheGeneralPath([
             (.action, #"{"type":"set_draft","value":"h"}"#),

@@ -87,7 +87,14 @@ public final class JcodeMobileApp {
 
     /// `jcode_mobile_platform_event`: one platform event → the dispatch report or an error.
     public func platformEventDocument(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONWriter {
-        handle(bytes, kind: .event, union: PlatformEvent.wire, readsFrames: true) { Input.platform($0) }
+        // A raw frame of one server event, its envelope read without the tokenizer.
+        if usesShortcuts, let envelope = FrameEnvelope(bytes),
+           let read = oneEvent(ofLine: envelope.line, escaped: envelope.escaped, effectID: envelope.effectID.map(EffectID.init)) {
+            let transition = run(read, logged: Self.logPayload(of: bytes, type: PlatformEvent.webSocketEventType))
+            if collectsEvents { recordEvents(of: transition) }
+            return report(transition)
+        }
+        return handle(bytes, kind: .event, union: PlatformEvent.wire, readsFrames: true) { Input.platform($0) }
     }
 
     public func dispatch(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] { dispatchDocument(bytes).bytes }
@@ -151,11 +158,7 @@ public final class JcodeMobileApp {
         do throws(CoreError) {
             try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) in
                 if readsFrames && usesShortcuts, let read = frameEvent(in: tape) {
-                    let payload = Self.logPayload(of: bytes, tape: tape, type: PlatformEvent.webSocketEventType, secrets: nil)
-                    switch read {
-                    case .streamed(let id, let text): transition = store.sendStreamed(effectID: id, text, logged: payload)
-                    case .event(let id, let event): transition = store.sendFrame(effectID: id, event: event, logged: payload)
-                    }
+                    transition = run(read, logged: Self.logPayload(of: bytes, type: PlatformEvent.webSocketEventType))
                     return
                 }
                 if usesShortcuts, let shortcut, let (value, type) = shortcut(tape) {
@@ -176,19 +179,33 @@ public final class JcodeMobileApp {
         return report(transition)
     }
 
+    /// A frame's one server event, run by the store's hot path.
+    private func run(_ read: FrameRead, logged payload: LoggedInput) -> Store.Transition {
+        switch read {
+        case .streamed(let id, let text): return store.sendStreamed(effectID: id, text, logged: payload)
+        case .event(let id, let event): return store.sendFrame(effectID: id, event: event, logged: payload)
+        }
+    }
+
+    /// An input that declares no secret as the log keeps it: as received,
+    /// summarised above `loggedPayloadLimit`.
+    private static func logPayload(of bytes: UnsafeBufferPointer<UInt8>, type: String) -> LoggedInput {
+        if bytes.count > loggedPayloadLimit {
+            return .payload(.json(["type": .string(type), "summary": .string("\(bytes.count) bytes, not kept in the log")]))
+        }
+        return .bytes(bytes)
+    }
+
     /// The input of member `type` as the log keeps it: as received,
     /// redacted when its member declares secrets (`secrets`: its fields),
     /// summarised above `loggedPayloadLimit`.
     private static func logPayload(
         of bytes: UnsafeBufferPointer<UInt8>, tape: JSONTape, type: String, secrets: [FieldSpec]?
     ) -> LoggedInput {
-        if bytes.count > loggedPayloadLimit {
-            return .payload(.json(["type": .string(type), "summary": .string("\(bytes.count) bytes, not kept in the log")]))
-        }
-        if let secrets, case .object(let object) = tape.value(at: 0) {
+        if bytes.count <= loggedPayloadLimit, let secrets, case .object(let object) = tape.value(at: 0) {
             return .payload(.json(.object(Redaction.redact(object, fields: secrets))))
         }
-        return .bytes(bytes)
+        return logPayload(of: bytes, type: type)
     }
 
     // MARK: - Frames
@@ -246,16 +263,16 @@ public final class JcodeMobileApp {
             return .event(effectID: id, decoded)
         }
         guard let line else { return nil }
-        return oneEvent(ofLine: tape, line, effectID: id)
+        return oneEvent(ofLine: tape.rawBytes(at: line), escaped: tape.isEscaped(line), effectID: id)
     }
 
-    /// The server event of a raw frame that holds exactly one (the string
-    /// token `token`), decoded as `ServerFrame.items` would; nil otherwise.
-    private func oneEvent(ofLine tape: JSONTape, _ token: Int, effectID id: EffectID?) -> FrameRead? {
-        let raw = tape.rawBytes(at: token)
+    /// The server event of a raw frame that holds exactly one (`raw`: the
+    /// line's content as written, `escaped` when it holds an escape),
+    /// decoded as `ServerFrame.items` would; nil otherwise.
+    private func oneEvent(ofLine raw: UnsafeBufferPointer<UInt8>, escaped: Bool, effectID id: EffectID?) -> FrameRead? {
         guard raw.count <= lineBuffer.count, let buffer = lineBuffer.baseAddress else { return nil }
         let n: Int
-        if tape.isEscaped(token) {
+        if escaped {
             n = JSONTape.unescape(raw, into: lineBuffer)
         } else {
             if let source = raw.baseAddress { buffer.update(from: source, count: raw.count) }

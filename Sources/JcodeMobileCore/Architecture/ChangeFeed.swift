@@ -20,6 +20,8 @@ public struct ChangeFeed: Sendable {
             /// Streamed text appended to the transcript, encoded when a host
             /// asks (most revisions of a reply are never asked for).
             case appended([TranscriptChange])
+            /// The same, one delta's text (no array kept).
+            case appendedText(index: Int, field: TranscriptChange.Field, text: String)
             /// Too much to describe: resync.
             case resync
         }
@@ -30,9 +32,9 @@ public struct ChangeFeed: Sendable {
             content = ops.map { .encoded($0) } ?? .resync
         }
 
-        init(revision: Int, appended: [TranscriptChange]) {
+        init(revision: Int, content: Content) {
             self.revision = revision
-            content = .appended(appended)
+            self.content = content
         }
 
         /// The operations as a JSON array; nil: this revision replaced too
@@ -42,15 +44,19 @@ public struct ChangeFeed: Sendable {
                 switch content {
                 case .encoded(let bytes): return bytes
                 case .resync: return nil
-                case .appended(let changes):
-                    var w = JSONWriter(capacity: 128)
-                    w.arrayStart()
-                    for change in changes { change.write(to: &w) }
-                    w.arrayEnd()
-                    return w.bytes
+                case .appended(let changes): return Self.encode(changes)
+                case .appendedText(let index, let field, let text): return Self.encode([.appendText(index: index, field: field, text: text)])
                 }
             }
             set { content = newValue.map { .encoded($0) } ?? .resync }
+        }
+
+        private static func encode(_ changes: [TranscriptChange]) -> [UInt8] {
+            var w = JSONWriter(capacity: 128)
+            w.arrayStart()
+            for change in changes { change.write(to: &w) }
+            w.arrayEnd()
+            return w.bytes
         }
 
         /// What the record holds, in bytes (for appended text, its size and a
@@ -63,6 +69,7 @@ public struct ChangeFeed: Sendable {
                 var w = 64
                 for case .appendText(_, _, let text) in changes { w &+= 64 &+ text.utf8.count }
                 return w
+            case .appendedText(_, _, let text): return 128 &+ text.utf8.count
             }
         }
     }
@@ -112,6 +119,7 @@ public struct ChangeFeed: Sendable {
         case ops([UInt8])
         /// Text appended to the transcript and nothing else (encoded when asked for).
         case appended([TranscriptChange])
+        case appendedText(index: Int, field: TranscriptChange.Field, text: String)
         /// Too much to describe (a long transcript replaced): resync.
         case resync
     }
@@ -128,6 +136,9 @@ public struct ChangeFeed: Sendable {
     ) -> Encoded {
         guard sections != 0 || transcript.reset || !transcript.changes.isEmpty else { return .nothing }
         if sections == 0 && !transcript.reset && transcript.changes.allSatisfy(\.isAppendedText) {
+            if transcript.changes.count == 1, case .appendText(let index, let field, let text) = transcript.changes[0] {
+                return .appendedText(index: index, field: field, text: text)
+            }
             return .appended(transcript.changes)
         }
         // Written on the stack (a larger record moves to the heap), then kept as an array.
@@ -258,7 +269,9 @@ public struct ChangeFeed: Sendable {
         switch encoded {
         case .nothing: return
         case .ops(let bytes): append(Record(revision: revision, ops: bytes))
-        case .appended(let changes): append(Record(revision: revision, appended: changes))
+        case .appended(let changes): append(Record(revision: revision, content: .appended(changes)))
+        case .appendedText(let index, let field, let text):
+            append(Record(revision: revision, content: .appendedText(index: index, field: field, text: text)))
         case .resync: append(Record(revision: revision, ops: nil))
         }
     }

@@ -41,6 +41,8 @@ public struct Store: Sendable {
     /// place (the tree's rows of other entries stay as they were built:
     /// `TreeFeed` replaces the changed ones only).
     public private(set) var inPlace: InPlaceChanges?
+    /// The transcript changes of the running call (the storage is reused).
+    private var drained: [TranscriptChange] = []
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -181,9 +183,9 @@ public struct Store: Sendable {
         }
         let wroteSnapshot = callMayChangeSnapshot && persist(effects: &effects)
 
-        let transcriptChanges = state.chat.transcript.drainChanges()
+        let reset = state.chat.transcript.drainChanges(into: &drained)
         let (sections, encoded) = Self.compare(
-            &state, with: &shadow, reaching: sectionsUnchanged ? 0 : reached, transcript: transcriptChanges, into: &feed)
+            &state, with: &shadow, reaching: sectionsUnchanged ? 0 : reached, transcript: (drained, reset), into: &feed)
         assert(!sectionsUnchanged || state.changedSections(from: shadow, reaching: reached) == 0, "a stream changed a section")
         // The slices read by the sections that changed are now what the next
         // call compares with. (A slice that changed in nothing a section
@@ -195,9 +197,10 @@ public struct Store: Sendable {
         if changed {
             state.revision &+= 1
             feed.record(revision: state.revision, encoded)
-            inPlace = sectionsUnchanged && !transcriptChanges.reset
-                ? InPlaceChanges.extending(inPlace, to: state.revision, transcriptChanges.changes) : nil
+            inPlace = sectionsUnchanged && !reset ? InPlaceChanges.extending(inPlace, to: state.revision, drained) : nil
         }
+        // Emptied for the next call, its storage kept (a delta's record keeps the one change, not the array).
+        drained.removeAll(keepingCapacity: true)
         for path in scrubs { feed.scrub(path) }
 
         let revision = state.revision

@@ -470,6 +470,19 @@ public struct Transcript: Sendable {
         wasReset = true
     }
 
+    /// Hands the changes recorded since the last call to `drained` (which
+    /// must be empty; its storage is kept for the next ones: no allocation
+    /// per call), and whether the transcript was reset (then only the
+    /// reset is reported: `drained` stays empty).
+    mutating func drainChanges(into drained: inout [TranscriptChange]) -> Bool {
+        let reset = wasReset
+        wasReset = false
+        guard !changes.isEmpty else { return reset }
+        swap(&changes, &drained)
+        if reset { drained.removeAll(keepingCapacity: true) }
+        return reset
+    }
+
     /// Returns and forgets the changes recorded since the last call. After
     /// a reset only the reset is reported (the whole transcript is resent).
     public mutating func drainChanges() -> (changes: [TranscriptChange], reset: Bool) {
