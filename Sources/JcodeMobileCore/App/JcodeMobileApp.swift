@@ -452,7 +452,7 @@ public final class JcodeMobileApp {
     /// finite number is `invalid_field`.
     public func hitTestDocument(x: Double, y: Double) -> JSONWriter {
         for (name, value) in [("x", x), ("y", y)] where !value.isFinite {
-            return Self.errorDocument(CoreError(.invalidField, "\(name) must be a finite number of points", field: name))
+            return Self.errorDocument(CoreError.notACoordinate(name, name: name, got: "\(value)"))
         }
         let hit = SemanticTree.hitTest(tree(), x: x, y: y)
         var w = JSONWriter(capacity: 512)
