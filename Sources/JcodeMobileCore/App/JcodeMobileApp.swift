@@ -60,6 +60,7 @@ public final class JcodeMobileApp {
         if let deviceID = options.deviceID { state.lifecycle.deviceID = deviceID }
         if let name = options.deviceName, state.pairing.deviceName.isEmpty { state.pairing.deviceName = name }
         store = Store(state: state, interactor: AppInteractor(viewport: options.viewport), logCapacity: options.logCapacity)
+        if let problems = options.snapshot?.problems, !problems.isEmpty { store.logRestore(problems) }
         treeFeed = TreeFeed(viewport: options.viewport)
     }
 
