@@ -210,7 +210,7 @@ $(C_BUILD)/instructions: harness/c/instructions.c include/jcode_mobile.h $(LIB) 
 # Instructions per input (callgrind) of each input whose cost could grow with
 # a list it touches, at 1 000 and 100 000 items (harness/c/instructions.c).
 INSTRUCTION_KINDS ?= text_delta text_delta_raw text_delta_subscribed set_draft tokens session_renamed_call tap_node permission_request stdin_request session_renamed tool_start outbox queue_interrupt \
-	tree hit_test screenshot_svg tap_xy scroll_messages delta_tree_changes history first_tree
+	tree hit_test screenshot_svg tap_xy scroll_messages delta_tree_changes history first_tree restore
 INSTRUCTION_SIZES ?= 1000 10000 100000
 bench-instructions: $(C_BUILD)/instructions
 	@for kind in $(INSTRUCTION_KINDS); do for size in $(INSTRUCTION_SIZES); do \

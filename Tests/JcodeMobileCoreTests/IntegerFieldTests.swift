@@ -105,6 +105,49 @@ final class IntegerFieldTests: XCTestCase {
         XCTAssertEqual(optionsError(#"{"log_capacity":1e5,"viewport":{"width":390.0,"height":8.44e2}}"#), nil, "whole numbers in any spelling")
     }
 
+    private func subscribeError(_ text: String) -> String? {
+        var text = text
+        return text.withUTF8 { bytes in
+            do throws(CoreError) {
+                _ = try SubscribeOptions.parse(bytes)
+                return nil
+            } catch {
+                return JcodeMobileApp.errorDocument(error).text
+            }
+        }
+    }
+
+    func testSubscribeOptionsNameACapacityOutOfRangeAsWrittenLikeEveryOtherCall() {
+        XCTAssertEqual(
+            subscribeError(#"{"capacity":1e20}"#),
+            #"{"ok":false,"error":{"code":"invalid_field","message":"field \"capacity\" must be an integer from 1 to 65536, got 1e20","field":"capacity"}}"#)
+        XCTAssertEqual(
+            subscribeError(#"{"capacity":18446744073709551617}"#),
+            #"{"ok":false,"error":{"code":"invalid_field","message":"field \"capacity\" must be an integer from 1 to 65536, got 18446744073709551617","field":"capacity"}}"#)
+        XCTAssertEqual(
+            subscribeError(#"{"capacity":65537.0}"#),
+            #"{"ok":false,"error":{"code":"invalid_field","message":"field \"capacity\" must be an integer from 1 to 65536, got 65537.0","field":"capacity"}}"#)
+        XCTAssertEqual(
+            subscribeError(#"{"capacity":1E+400}"#),
+            #"{"ok":false,"error":{"code":"invalid_field","message":"field \"capacity\" must be an integer from 1 to 65536, got 1E+400","field":"capacity"}}"#)
+        XCTAssertEqual(subscribeError(#"{"capacity":6.4e1,"kinds":["state","tree"]}"#), nil, "whole numbers in any spelling")
+    }
+
+    func testTapXYRefusesACoordinateThatIsNotFiniteAsHitTestDoes() {
+        let app = app()
+        let before = app.stateJSON()
+        XCTAssertEqual(
+            app.dispatch(json: #"{"type":"tap_xy","x":1e400,"y":10}"#).string,
+            #"{"ok":false,"error":{"code":"invalid_field","message":"field \"x\" must be a finite number of points, got 1e400","field":"x"}}"#)
+        XCTAssertEqual(
+            app.dispatch(json: #"{"type":"tap_xy","x":10,"y":-1e400}"#).string,
+            #"{"ok":false,"error":{"code":"invalid_field","message":"field \"y\" must be a finite number of points, got -1e400","field":"y"}}"#)
+        XCTAssertEqual(
+            app.hitTestDocument(x: .infinity, y: 10).text,
+            #"{"ok":false,"error":{"code":"invalid_field","message":"field \"x\" must be a finite number of points, got inf","field":"x"}}"#)
+        XCTAssertEqual(app.stateJSON(), before, "a refused tap changes nothing")
+    }
+
     func testASnapshotVersionIsAnIntegerLikeAnyOther() {
         XCTAssertEqual(
             optionsError(#"{"snapshot":{"version":9223372036854775808}}"#),

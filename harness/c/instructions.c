@@ -40,6 +40,9 @@
 **                       the largest tree_changes answer
 **   history, first_tree a history of SIZE entries arriving (one call), and
 **                       the first jcode_mobile_tree after it (one call)
+**   restore             jcode_mobile_app_new of a snapshot holding SIZE saved
+**                       servers and SIZE outbox messages (one call; the count
+**                       is per saved entry, so SIZE is what it is divided by)
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,23 @@ static void check(const char *what, char *answer) {
         exit(1);
     }
     jcode_mobile_string_free(answer);
+}
+
+/* app_new's options: a snapshot of `size` saved servers and `size` outbox messages, all distinct. */
+static char *snapshot_options(int size) {
+    size_t cap = 256 + (size_t)size * 256, n = 0;
+    char *out = malloc(cap);
+    if (!out) exit(1);
+    n += (size_t)sprintf(out + n, "{\"snapshot\":{\"version\":1,\"servers\":[");
+    for (int i = 0; i < size; i++)
+        n += (size_t)sprintf(out + n, "%s{\"name\":\"s%d\",\"host\":\"host%d.local\",\"port\":7643,\"use_tls\":false,"
+                             "\"working_dir\":\"/w\"}", i ? "," : "", i, i);
+    n += (size_t)sprintf(out + n, "],\"outbox\":{\"messages\":[");
+    for (int i = 0; i < size; i++)
+        n += (size_t)sprintf(out + n, "%s{\"id\":\"o%d\",\"text\":\"message %d\",\"attachments\":[],\"delivery\":\"waiting\"}",
+                             i ? "," : "", i + 1, i);
+    sprintf(out + n, "],\"next_id\":1}}}");
+    return out;
 }
 
 /* The "revision" of an answer. */
@@ -284,6 +304,18 @@ int main(int argc, char **argv) {
             }
         }
         CALLGRIND_STOP_INSTRUMENTATION;
+    } else if (!strcmp(kind, "restore")) {
+        char *options = snapshot_options(size);
+        CALLGRIND_START_INSTRUMENTATION;
+        void *restored = jcode_mobile_app_new(options);
+        CALLGRIND_STOP_INSTRUMENTATION;
+        free(options);
+        if (!restored) {
+            fprintf(stderr, "instructions: app_new refused the snapshot\n");
+            return 1;
+        }
+        jcode_mobile_app_free(restored);
+        measured = size;
     } else {
         fprintf(stderr, "instructions: unknown kind %s\n", kind);
         return 2;

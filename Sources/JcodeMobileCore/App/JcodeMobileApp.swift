@@ -60,6 +60,7 @@ public final class JcodeMobileApp {
         if let deviceID = options.deviceID { state.lifecycle.deviceID = deviceID }
         if let name = options.deviceName, state.pairing.deviceName.isEmpty { state.pairing.deviceName = name }
         store = Store(state: state, interactor: AppInteractor(viewport: options.viewport), logCapacity: options.logCapacity)
+        if let problems = options.snapshot?.problems, !problems.isEmpty { store.logRestore(problems) }
         treeFeed = TreeFeed(viewport: options.viewport)
     }
 
@@ -469,7 +470,7 @@ public final class JcodeMobileApp {
     /// finite number is `invalid_field`.
     public func hitTestDocument(x: Double, y: Double) -> JSONWriter {
         for (name, value) in [("x", x), ("y", y)] where !value.isFinite {
-            return Self.errorDocument(CoreError(.invalidField, "\(name) must be a finite number of points", field: name))
+            return Self.errorDocument(CoreError.notACoordinate(name, name: name, got: "\(value)"))
         }
         let hit = SemanticTree.hitTest(tree(), x: x, y: y)
         var w = JSONWriter(capacity: 512)

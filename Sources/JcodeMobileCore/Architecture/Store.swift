@@ -291,6 +291,18 @@ public struct Store: Sendable {
         }
     }
 
+    /// Logs what restoring a snapshot left out or changed (`app_new`,
+    /// before any input): one entry of kind `restore`, a note per phrase.
+    mutating func logRestore(_ problems: [String]) {
+        let revision = state.revision
+        log.append { seq in
+            LogEntry(
+                seq: seq, revision: revision, kind: .restore, type: "snapshot", payload: nil,
+                effectsJSON: LogEntry.noEffects, notes: problems.map { "dropped from the snapshot: \($0)" }, followUps: [],
+                errorCode: nil)
+        }
+    }
+
     private mutating func run(
         _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [Note], scrubs: inout [JSONPath],
         followUps: inout [Input], depth: Int

@@ -8,6 +8,9 @@ public struct LogEntry: Equatable, Sendable {
         case event
         /// An input rejected at the ABI (invalid JSON, unknown type …).
         case rejected
+        /// `app_new` restored a snapshot and left something out or changed
+        /// it (the first entry then; its notes name what, as the notice does).
+        case restore
     }
 
     public var seq: Int

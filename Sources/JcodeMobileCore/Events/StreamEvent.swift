@@ -158,24 +158,32 @@ public struct SubscribeOptions: Sendable, Equatable {
     /// - Throws: `invalid_utf8`, `invalid_json`, `too_deep`, `invalid_field`
     ///   (not an object, an unknown member, a capacity out of range, an unknown kind).
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>?) throws(CoreError) -> SubscribeOptions {
-        var options = SubscribeOptions()
-        guard let bytes, !bytes.isEmpty else { return options }
-        let value = try JSONParser.parse(bytes)
-        guard case .object(let object) = value else {
-            throw CoreError.invalidField("$", "expected the options to be a JSON object, got \(value.typeName)")
+        guard let bytes, !bytes.isEmpty else { return SubscribeOptions() }
+        var workspace = JSONParser.Workspace()
+        // Read from the tape, like app_new's options: a capacity of 1e20 is
+        // named as written, never as the double it rounds to.
+        return try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) -> SubscribeOptions in
+            try parse(tape)
         }
-        for (key, _) in object.entries where !fields.contains(where: { $0.name == key }) {
+    }
+
+    private static func parse(_ tape: JSONTape) throws(CoreError) -> SubscribeOptions {
+        var options = SubscribeOptions()
+        guard tape.kind(at: 0) == .object else {
+            throw CoreError.invalidField("$", "expected the options to be a JSON object, got \(tape.typeName(at: 0))")
+        }
+        for key in tape.keys(of: 0) where !fields.contains(where: { $0.name == key }) {
             throw CoreError.invalidField(key, "unknown option \"\(key)\" (known: capacity, kinds)")
         }
-        var reader = FieldReader(object, path: "", declared: fields)
+        var reader = FieldReader(tape: tape, object: 0, path: "", declared: fields)
         if let capacity = try reader.optionalInt("capacity") { options.capacity = capacity }
-        if let kinds = object["kinds"] {
-            guard case .array(let items) = kinds else {
-                throw CoreError.invalidField("kinds", "field \"kinds\" must be an array, got \(kinds.typeName)")
+        if let kinds = tape.member("kinds", of: 0) {
+            guard tape.kind(at: kinds) == .array else {
+                throw CoreError.invalidField("kinds", "field \"kinds\" must be an array, got \(tape.typeName(at: kinds))")
             }
             var chosen = Set<StreamEvent.Kind>()
-            for (i, item) in items.enumerated() {
-                guard case .string(let name) = item, let kind = StreamEvent.Kind(rawValue: name) else {
+            for (i, item) in tape.elements(of: kinds).enumerated() {
+                guard tape.kind(at: item) == .string, let kind = StreamEvent.Kind(rawValue: tape.string(at: item)) else {
                     throw CoreError.invalidField("kinds[\(i)]", "expected one of \"state\", \"effects\", \"app\", \"tree\"")
                 }
                 chosen.insert(kind)

@@ -88,15 +88,18 @@ extension Snapshot {
             features: FeatureID.servers.bit | FeatureID.session.bit,
             read: { value, s, reader in
                 guard let list = reader.array(value, "servers") else { return }
-                var unreadable = 0
+                // The first of each id, checked as pairing checks it (one
+                // look-up per server: a long list restores in linear time).
+                var seen = Set<String>()
+                seen.reserveCapacity(min(list.count, 4 * ServersState.limit))
                 for item in list {
-                    guard let server = Snapshot.storedServer(item), !s.servers.contains(where: { $0.id == server.id }) else {
-                        unreadable += 1
+                    guard let server = Snapshot.storedServer(item, &reader), seen.insert(server.id).inserted else {
+                        reader.unreadableServers += 1
                         continue
                     }
                     s.servers.append(server)
                 }
-                if unreadable > 0 { reader.problems.append(unreadable == 1 ? "1 saved server" : "\(unreadable) saved servers") }
+                reader.nameServerProblems()
             }),
         Member(
             name: "selected_server_id",
@@ -149,8 +152,8 @@ extension Snapshot {
                 }
                 if let items = composer["attachments"] {
                     let (attachments, lost) = StoredAttachment.read(items)
-                    s.attachments = Array(attachments.prefix(Attachment.limitPerMessage))
-                    if lost > 0 || attachments.count > Attachment.limitPerMessage { reader.problems.append("some attachments of the draft") }
+                    s.attachments = attachments
+                    if lost > 0 { reader.problems.append("some attachments of the draft") }
                 }
                 s.nextAttachmentID = Reader.counter(composer["next_attachment_id"], after: s.attachments.map(\.id), prefix: "a")
             }),
@@ -190,57 +193,75 @@ extension Snapshot {
             features: FeatureID.chat.bit,
             read: { value, s, reader in
                 guard let box = reader.object(value, "outbox") else { return }
-                var unreadable = 0
                 if let messages = box["messages"] {
                     if let list = messages.arrayValue {
+                        // The first of each id, oldest first, as many as
+                        // `send_message` lets wait (one look-up per message).
+                        var seen = Set<String>()
                         for item in list {
-                            guard let message = Snapshot.outboxMessage(item, problems: &reader.problems),
-                                  !s.outbox.contains(where: { $0.id == message.id })
-                            else {
-                                unreadable += 1
+                            guard let (message, imagesLost) = Snapshot.outboxMessage(item), !seen.contains(message.id) else {
+                                reader.unreadableMessages += 1
                                 continue
                             }
+                            guard s.outbox.count < ChatState.outboxLimit else {
+                                reader.messagesPastLimit += 1
+                                continue
+                            }
+                            seen.insert(message.id)
                             s.outbox.append(message)
+                            if imagesLost { reader.imagesLeft(of: message.text) }
                         }
                     } else {
-                        unreadable += 1
+                        reader.unreadableMessages += 1
                     }
                 }
-                if unreadable > 0 {
-                    reader.problems.append(unreadable == 1 ? "1 unsent message" : "\(unreadable) unsent messages")
-                }
+                reader.nameOutboxProblems()
                 s.nextOutboxID = Reader.counter(box["next_id"], after: s.outbox.map(\.id), prefix: "o")
             }),
     ]
 
-    /// A saved server read back (the `servers` member); nil when it has no
-    /// usable address or name.
-    private static func storedServer(_ value: JSONValue) -> SavedServer? {
-        guard let host = value["host"]?.stringValue, !host.isEmpty,
-              let port = value["port"]?.int64Value, port >= 1 && port <= 65_535,
+    /// A saved server read back (the `servers` member), checked as pairing
+    /// checks what it saves; nil when it has no usable address or name.
+    /// A working directory that is not absolute is left unset (the app asks
+    /// for it again) and a last session that is not a string is left out:
+    /// both are counted in `reader`, so the notice names them.
+    private static func storedServer(_ value: JSONValue, _ reader: inout Reader) -> SavedServer? {
+        guard let host = value["host"]?.stringValue, ServerAddress.isSavedHost(host),
+              let port = value["port"]?.int64Value, IntegerRange.port.contains(port),
               let useTLS = value["use_tls"]?.boolValue,
               let name = value["name"]?.stringValue
         else { return nil }
-        // A working directory that is not absolute is left unset: the app asks for it again.
         var workingDir = ""
-        if let raw = value["working_dir"]?.stringValue, case .success(let path) = WorkingDirectory.validate(raw) { workingDir = path }
+        if let raw = value["working_dir"], !raw.isNull {
+            if let text = raw.stringValue, case .success(let path) = WorkingDirectory.validate(text) {
+                workingDir = path
+            } else if raw.stringValue != "" {
+                reader.workingDirsUnset += 1  // "" is a server whose directory was never set
+            }
+        }
+        var lastSessionID: String?
+        if let raw = value["last_session_id"], !raw.isNull {
+            if let id = raw.stringValue { lastSessionID = id } else { reader.lastSessionsLost += 1 }
+        }
         return SavedServer(
             address: ServerAddress(host: host, port: Int(port), useTLS: useTLS), name: name,
             serverVersion: value["server_version"]?.stringValue,
             workingDir: workingDir,
-            lastSessionID: value["last_session_id"]?.stringValue)
+            lastSessionID: lastSessionID)
     }
 
     /// An outbox message read back (the `outbox` member); nil when it has
     /// no id or text (then it is counted as lost, and the notice says so).
-    /// Attachments that cannot be read are named, the message kept.
-    private static func outboxMessage(_ value: JSONValue, problems: inout [String]) -> OutboxMessage? {
+    /// Its images are those `send_message` could have taken (images, at
+    /// most `Attachment.limitPerMessage`); `imagesLost` when one was left out.
+    private static func outboxMessage(_ value: JSONValue) -> (OutboxMessage, imagesLost: Bool)? {
         guard let id = value["id"]?.stringValue, !id.isEmpty, let text = value["text"]?.stringValue else { return nil }
         var attachments: [Attachment] = []
+        var imagesLost = false
         if let items = value["attachments"] {
             let (kept, lost) = StoredAttachment.read(items)
             attachments = kept
-            if lost > 0 { problems.append("some images of the unsent message \"\(String(text.prefix(40)))\"") }
+            imagesLost = lost > 0
         }
         guard !text.isEmpty || !attachments.isEmpty else { return nil }
         var message = OutboxMessage(id: id, text: text, attachments: attachments)
@@ -255,7 +276,7 @@ extension Snapshot {
                 message.delivery = .waiting
             }
         }
-        return message
+        return (message, imagesLost)
     }
 
     /// An attachment as the composer and the outbox persist it (with its
@@ -267,19 +288,24 @@ extension Snapshot {
             ["id": .string(attachment.id), "media_type": .string(attachment.mediaType), "data_base64": .string(attachment.dataBase64)]
         }
 
-        /// The attachments that could be read (the first of each id), and how many could not.
+        /// The attachments that could be read and could go with one message
+        /// (the first of each id, images only, at most
+        /// `Attachment.limitPerMessage`: `Attachment.admit` decides, as for
+        /// a picked image), and how many could not.
         static func read(_ value: JSONValue) -> (kept: [Attachment], lost: Int) {
             guard let list = value.arrayValue else { return ([], 1) }
             var kept: [Attachment] = []
             var lost = 0
             for item in list {
-                guard let id = item["id"]?.stringValue, let mediaType = item["media_type"]?.stringValue,
-                      let data = item["data_base64"]?.stringValue, !kept.contains(where: { $0.id == id })
+                guard kept.count < Attachment.limitPerMessage,
+                      let id = item["id"]?.stringValue, let mediaType = item["media_type"]?.stringValue,
+                      let data = item["data_base64"]?.stringValue, !kept.contains(where: { $0.id == id }),
+                      case .success(let attachment) = Attachment.admit(id: id, mediaType: mediaType, dataBase64: data)
                 else {
                     lost += 1
                     continue
                 }
-                kept.append(Attachment(id: id, mediaType: mediaType, dataBase64: data))
+                kept.append(attachment)
             }
             return (kept, lost)
         }

@@ -268,18 +268,83 @@ public struct Snapshot: Equatable, Sendable {
 
     /// Reads the members of a version-1 snapshot leniently: a damaged
     /// member is left out (or defaulted) and named, never fatal.
+    ///
+    /// What it restores passes the checks the actions apply to the same
+    /// things (a host as pairing saves it, an absolute working directory,
+    /// images only and at most `Attachment.limitPerMessage` on a message,
+    /// at most `ChatState.outboxLimit` messages waiting, at most
+    /// `ServersState.limit` servers): a snapshot written by hand or by
+    /// another program gets no further than a person could. What was left
+    /// out or changed is named in `problems`, counted (one phrase per kind
+    /// of thing, however many), in time linear in the snapshot's size.
     struct Reader {
         var problems: [String] = []
 
+        // Counted while members are read, named once each member is read.
+        var unreadableServers = 0
+        var workingDirsUnset = 0
+        var lastSessionsLost = 0
+        var unreadableMessages = 0
+        var messagesPastLimit = 0
+        var messagesWithImagesLeft = 0
+        var firstWithImagesLeft = ""
+
         /// Each member present and not null, read in the order declared
-        /// (`selected_server_id` needs the servers read before it).
+        /// (`selected_server_id` needs the servers read before it), then
+        /// the saved servers cut to `ServersState.limit`.
         mutating func snapshot(_ root: JSONObject) -> Snapshot {
             var s = Snapshot(of: AppState())
             for member in Snapshot.members {
                 guard let read = member.read, let value = root[member.name], !value.isNull else { continue }
                 read(value, &s, &self)
             }
+            keepNewestServers(&s)
             return s
+        }
+
+        /// Past `ServersState.limit`, the oldest saved servers go (the list
+        /// is in pairing order), the one in use excepted, as pairing one
+        /// more would have forgotten them.
+        mutating func keepNewestServers(_ s: inout Snapshot) {
+            var excess = s.servers.count - ServersState.limit
+            guard excess > 0 else { return }
+            problems.append("the \(excess) oldest saved servers (this device keeps \(ServersState.limit))")
+            let selected = s.selectedServerID
+            s.servers.removeAll { server in
+                guard excess > 0, server.id != selected else { return false }
+                excess -= 1
+                return true
+            }
+        }
+
+        mutating func nameServerProblems() {
+            if unreadableServers > 0 { problems.append(unreadableServers == 1 ? "1 saved server" : "\(unreadableServers) saved servers") }
+            if workingDirsUnset > 0 {
+                problems.append("the working directory of \(workingDirsUnset == 1 ? "1 saved server" : "\(workingDirsUnset) saved servers") (not an absolute path)")
+            }
+            if lastSessionsLost > 0 {
+                problems.append("the last session of \(lastSessionsLost == 1 ? "1 saved server" : "\(lastSessionsLost) saved servers")")
+            }
+        }
+
+        mutating func imagesLeft(of text: String) {
+            if messagesWithImagesLeft == 0 { firstWithImagesLeft = text }
+            messagesWithImagesLeft += 1
+        }
+
+        mutating func nameOutboxProblems() {
+            if messagesWithImagesLeft == 1 {
+                problems.append("some images of the unsent message \"\(String(firstWithImagesLeft.prefix(40)))\"")
+            } else if messagesWithImagesLeft > 1 {
+                problems.append("some images of \(messagesWithImagesLeft) unsent messages")
+            }
+            if unreadableMessages > 0 {
+                problems.append(unreadableMessages == 1 ? "1 unsent message" : "\(unreadableMessages) unsent messages")
+            }
+            if messagesPastLimit > 0 {
+                problems.append(
+                    "the \(messagesPastLimit) newest unsent \(messagesPastLimit == 1 ? "message" : "messages") (at most \(ChatState.outboxLimit) wait to be sent)")
+            }
         }
 
         /// The member `name`'s value as an object, or nil and named.

@@ -235,10 +235,10 @@ public enum Action: Equatable, Sendable {
         },
         MessageSpec(
             "tap_xy",
-            doc: "Tap the point (x, y) of the viewport, in points from its top-left corner: the deepest tappable node there, as hit_test finds it (scrolling included).",
+            doc: "Tap the point (x, y) of the viewport, in points from its top-left corner: the deepest tappable node there, as hit_test finds it (scrolling included). A coordinate that is not a finite number (`1e400`) is refused as hit_test refuses it: `invalid_field`, naming the number as written.",
             fields: [FieldSpec("x", .number), FieldSpec("y", .number)]
         ) { r throws(CoreError) in
-            .tapXY(x: try r.double("x"), y: try r.double("y"))
+            .tapXY(x: try r.coordinate("x"), y: try r.coordinate("y"))
         },
         MessageSpec(
             "scroll_messages",

@@ -262,6 +262,16 @@ public struct FieldReader {
         return d
     }
 
+    /// A point's coordinate, in points: a number that is finite (`1e400`
+    /// reads as infinity), refused otherwise as `jcode_mobile_hit_test`
+    /// refuses one, naming the number as written.
+    public mutating func coordinate(_ name: String) throws(CoreError) -> Double {
+        guard let found = try lookup(name) else { throw missing(name) }
+        guard let d = found.double else { throw mistyped(name, "a number", found) }
+        guard d.isFinite else { throw CoreError.notACoordinate(fieldPath(name), name: name, got: found.shown) }
+        return d
+    }
+
     public mutating func optionalBool(_ name: String) throws(CoreError) -> Bool? {
         guard let found = try lookup(name) else { return nil }
         guard let b = found.bool else { throw mistyped(name, "a boolean", found) }
@@ -370,5 +380,14 @@ public struct FieldReader {
             result.append(s)
         }
         return result
+    }
+}
+
+extension CoreError {
+    /// A coordinate that is not a finite number of points: what `tap_xy`
+    /// and `jcode_mobile_hit_test` answer (one message for both), `got`
+    /// the number as written (or, from C, as the double prints).
+    static func notACoordinate(_ path: String, name: String, got shown: String) -> CoreError {
+        .invalidField(path, "field \"\(name)\" must be a finite number of points, got \(shown)")
     }
 }

@@ -4,6 +4,7 @@ real loopback sockets."""
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -704,3 +705,92 @@ def test_simulator_md_names_only_documents_that_exist():
     named = set(re.findall(r"[\w./-]+\.md\b", (repo / "docs" / "SIMULATOR.md").read_text()))
     missing = sorted(n for n in named if not any((base / n).exists() for base in (repo, repo / "docs")))
     assert missing == []
+
+
+# -- the run directory: this user's alone ----------------------------------------------------------
+
+
+def cli_env(*args, env, timeout=60):
+    return subprocess.run([sys.executable, "-m", "jcode_mobile"] + [str(a) for a in args], cwd=HARNESS,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def default_socket_env(runtime_dir):
+    """The environment of a person without JCODE_MOBILE_SOCKET: the socket is
+    ``$XDG_RUNTIME_DIR/jcode-mobile/sim.sock``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JCODE_MOBILE_SOCKET", "XDG_RUNTIME_DIR")}
+    env["XDG_RUNTIME_DIR"] = str(runtime_dir)
+    return env
+
+
+def test_a_run_directory_other_users_can_enter_is_refused_with_a_way_out(tmp_path):
+    shared = tmp_path / "xdg" / "jcode-mobile"
+    shared.mkdir(parents=True)
+    shared.chmod(0o777)  # as another user leaves /tmp/jcode-mobile-<uid> for this one to find
+    env = default_socket_env(tmp_path / "xdg")
+    refusal = (f"jcode-mobile: refusing to use {shared}: its permissions 0777 let other users in (it must be 0700); "
+               f"`chmod 700 {shared}`, or set XDG_RUNTIME_DIR (or JCODE_MOBILE_SOCKET, or --socket) to a directory "
+               f"only you can use, or remove {shared} if it is yours to remove")
+    out = cli_env("start", "--scenario", "onboarding", env=env)
+    assert (out.returncode, one_line_error(out)) == (4, refusal)
+    out = cli_env("set-field", "code", "123456", env=env)
+    assert (out.returncode, one_line_error(out)) == (4, refusal)
+    assert list(shared.iterdir()) == [], "no socket, log or saved state was made there"
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a directory to another user needs root")
+def test_a_run_directory_another_user_made_first_is_refused(tmp_path):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, 65534, 65534)  # nobody's, however private
+    out = cli("start", "--scenario", "onboarding", socket=theirs / "sim.sock")
+    assert out.returncode == 4
+    assert one_line_error(out).startswith(f"jcode-mobile: refusing to use {theirs}: it belongs to uid 65534, "
+                                          f"not to you (uid 0), who could read the saved state and take over the socket;")
+    assert list(theirs.iterdir()) == []
+
+
+def test_the_run_directory_is_made_0700_and_every_file_the_simulator_writes_is_0600(tmp_path):
+    (tmp_path / "xdg").mkdir()
+    env = default_socket_env(tmp_path / "xdg")
+    run_dir = tmp_path / "xdg" / "jcode-mobile"
+    trace = tmp_path / "trace.json"
+    try:
+        assert cli_env("start", "--scenario", "onboarding", env=env).returncode == 0
+        assert cli_env("set-field", "draft", "a private thought", env=env).returncode == 0  # the snapshot is written
+        assert cli_env("export-replay", trace, env=env).returncode == 0
+    finally:
+        cli_env("shutdown", env=env, timeout=15)
+    assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in run_dir.iterdir()} == {
+        "sim.log": 0o600, "sim.storage.json": 0o600}
+    assert stat.S_IMODE(trace.stat().st_mode) == 0o600
+
+
+def test_a_symbolic_link_at_the_log_path_is_not_followed(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("kept\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(mode=0o700)
+    (run_dir / "sim.log").symlink_to(victim)
+    out = cli("start", "--scenario", "onboarding", socket=run_dir / "sim.sock")
+    assert out.returncode == 4
+    assert one_line_error(out) == f"jcode-mobile: refusing to write the log {run_dir / 'sim.log'}: it is a symbolic link"
+    assert victim.read_text() == "kept\n"
+
+
+def test_a_symbolic_link_at_the_state_path_is_not_followed(tmp_path):
+    victim = tmp_path / "victim.json"
+    victim.write_text("{}")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(mode=0o700)
+    (run_dir / "sim.storage.json").symlink_to(victim)
+    socket = run_dir / "sim.sock"
+    try:
+        assert cli("start", "--scenario", "onboarding", socket=socket).returncode == 0
+        assert cli("set-field", "draft", "a private thought", socket=socket).returncode == 0
+        errors = json.loads(cli("status", socket=socket).stdout)["host_errors"]
+    finally:
+        cli("shutdown", socket=socket, timeout=15)
+    assert victim.read_text() == "{}", "nothing was written through the link"
+    assert any("sim.storage.json: cannot open" in e for e in errors), errors

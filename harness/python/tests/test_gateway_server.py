@@ -115,7 +115,7 @@ def test_health_answers_ok_with_the_version_and_the_gateway_flag():
             async with client.get(gateway.url + "/health") as response:
                 assert response.status == 200
                 assert response.headers["Content-Type"] == "application/json"
-                assert response.headers["Access-Control-Allow-Origin"] == "*"
+                assert "Access-Control-Allow-Origin" not in response.headers  # jcode sends "*"; the fake grants no page
                 assert await response.text() == '{"status":"ok","version":"0.9.2","gateway":true}'
     run(scenario())
 
@@ -149,7 +149,57 @@ def test_other_paths_are_404_and_options_is_a_204_preflight():
                 assert (response.status, await response.json()) == (404, {"error": "Not found"})
             async with client.options(gateway.url + "/pair") as response:
                 assert response.status == 204
-                assert response.headers["Access-Control-Allow-Methods"] == "GET, POST, OPTIONS"
+                assert not [name for name in response.headers if name.lower().startswith("access-control-")]
+    run(scenario())
+
+
+# -- a web page the person has open -----------------------------------------------------------------
+
+
+def test_a_web_page_cannot_pair_through_another_origin_or_host_name():
+    async def scenario() -> None:
+        async with serving() as (gateway, client):
+            body = {"code": "123456", "device_id": "dev-1", "device_name": "evil"}
+            port = gateway.port
+            for headers, error in [
+                ({"Origin": "https://evil.example"}, "Forbidden: origin 'https://evil.example' is not a loopback page"),
+                ({"Origin": "null"}, "Forbidden: origin 'null' is not a loopback page"),
+                ({"Host": f"evil.example:{port}"}, f"Forbidden: host 'evil.example:{port}' is not this loopback gateway"),
+                ({"Host": f"127.0.0.1:{port + 1}"}, f"Forbidden: host '127.0.0.1:{port + 1}' is not this loopback gateway"),
+                ({"Host": f"localhost.evil.example:{port}"},
+                 f"Forbidden: host 'localhost.evil.example:{port}' is not this loopback gateway"),
+            ]:
+                async with client.post(gateway.url + "/pair", json=body, headers=headers) as response:
+                    assert (response.status, await response.json()) == (403, {"error": error}), headers
+                    assert "Access-Control-Allow-Origin" not in response.headers
+            assert (await pair(gateway, client))[0] == 200, "the code was not used up"
+    run(scenario())
+
+
+def test_a_web_page_cannot_drive_the_control_endpoint_with_a_cross_origin_text_post():
+    async def scenario() -> None:
+        async with serving() as (gateway, client):
+            command = b'{"command":"add_pair_code","code":"654321"}'
+            async with client.post(gateway.url + "/_fake/control", data=command,
+                                   headers={"Content-Type": "text/plain", "Origin": "https://evil.example"}) as response:
+                assert response.status == 403
+                assert "Access-Control-Allow-Origin" not in response.headers
+            assert (await pair(gateway, client, code="654321"))[0] == 401, "no code was added"
+    run(scenario())
+
+
+def test_loopback_hosts_and_pages_pair_and_drive_the_fake():
+    async def scenario() -> None:
+        async with serving() as (gateway, client):
+            port = gateway.port
+            for headers in [{"Host": f"localhost:{port}"}, {"Host": f"[::1]:{port}", "Origin": "http://localhost:3000"},
+                            {"Host": f"LOCALHOST:{port}", "Origin": "http://127.0.0.1:8080"}]:
+                command = {"command": "add_pair_code", "code": "654321"}
+                async with client.post(gateway.url + "/_fake/control", json=command, headers=headers) as response:
+                    assert response.status == 200, headers
+                body = {"code": "654321", "device_id": "dev-1", "device_name": "Test iPhone"}
+                async with client.post(gateway.url + "/pair", json=body, headers=headers) as response:
+                    assert response.status == 200, headers
     run(scenario())
 
 

@@ -202,3 +202,12 @@ def test_the_cost_of_one_event_does_not_grow_with_the_events_before_it(kind):
     # Quadratic before the caps: 61 694 at 1 000 events and 242 053 at 10 000 (permission_request).
     assert large < small * 1.3, (small, large)
     assert large < 60_000, large
+
+
+def test_restoring_a_snapshot_costs_the_same_per_saved_entry_at_any_length():
+    """app_new of a snapshot of N saved servers and N outbox messages (all
+    distinct, far past the caps): linear in N, whatever the caps keep."""
+    assert shutil.which("valgrind"), "valgrind is needed (make test installs it)"
+    assert INSTRUCTIONS.exists(), f"{INSTRUCTIONS} is built by make (harness/c/instructions.c)"
+    small, large = instructions_per_event("restore", 500), instructions_per_event("restore", 5000)
+    assert large < small * 1.3, (small, large)

@@ -28,6 +28,7 @@ from jcode_mobile.host import (
     StoreError,
     VirtualClock,
 )
+from jcode_mobile.host.storage import write_private
 
 from helpers import fill_pairing_form, steps_with
 
@@ -853,6 +854,41 @@ def test_file_secure_store_creates_a_0600_file_and_reads_back(tmp_path):
     assert FileSecureStore(path).read("jcode.token.other:7643") == "secret-2"
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert sorted(os.listdir(tmp_path)) == ["keychain.json"]  # no temporary file left behind
+
+
+def test_file_storage_creates_a_0600_file_the_snapshot_being_the_persons_writing(tmp_path):
+    path = tmp_path / "storage.json"
+    FileStorage(path).write("snapshot", {"composer": {"draft": "a private thought"}})
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert FileStorage(path).read("snapshot") == {"composer": {"draft": "a private thought"}}
+    assert sorted(os.listdir(tmp_path)) == ["storage.json"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("store", [FileStorage, FileSecureStore])
+def test_file_stores_never_follow_a_symbolic_link_at_their_path(tmp_path, store):
+    victim = tmp_path / "victim.json"
+    victim.write_text('{"kept": "as it was"}')
+    os.chmod(victim, 0o600)
+    path = tmp_path / "state.json"
+    path.symlink_to(victim)
+    with pytest.raises(StoreError, match="cannot open"):
+        store(path).read("kept")
+    with pytest.raises(StoreError, match="cannot open"):
+        store(path).write("key", "value")
+    assert victim.read_text() == '{"kept": "as it was"}'
+    assert path.is_symlink()
+
+
+def test_write_private_replaces_a_symbolic_link_instead_of_writing_through_it(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("kept")
+    path = tmp_path / "trace.json"
+    path.symlink_to(victim)
+    write_private(path, b"new")
+    assert victim.read_text() == "kept"
+    assert not path.is_symlink() and path.read_bytes() == b"new"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert sorted(os.listdir(tmp_path)) == ["trace.json", "victim"]
 
 
 def test_file_secure_store_refuses_a_file_readable_by_others_and_the_host_answers_ok_false(tmp_path):

@@ -30,16 +30,17 @@ public struct ComposerInteractor: Interactor {
             return .effect(.device(.requestImagePicker))
 
         case .imageAttachmentSelected(let mediaType, let data):
-            guard mediaType.lowercased().hasPrefix("image/") else {
+            switch Attachment.admit(id: "a" + String(state.nextAttachmentID), mediaType: mediaType, dataBase64: data) {
+            case .failure(.notAnImage):
                 return .internal(.showError(ErrorBanner(message: "Only images can be attached (this file is \(mediaType)).")))
-            }
-            guard !data.isEmpty else {
+            case .failure(.empty):
                 return .internal(.showError(ErrorBanner(message: "The image could not be read. Try another one.")))
+            case .success(let attachment):
+                guard state.hasRoomForAttachment else { return Self.tooManyImages }
+                state.attachments.append(attachment)
+                state.nextAttachmentID &+= 1
+                return .none
             }
-            guard state.hasRoomForAttachment else { return Self.tooManyImages }
-            state.attachments.append(Attachment(id: "a" + String(state.nextAttachmentID), mediaType: mediaType.lowercased(), dataBase64: data))
-            state.nextAttachmentID &+= 1
-            return .none
 
         case .removeAttachment(let id):
             guard let i = state.attachments.firstIndex(where: { $0.id == id }) else {

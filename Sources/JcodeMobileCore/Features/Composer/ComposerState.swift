@@ -32,6 +32,24 @@ public struct Attachment: Equatable, Sendable {
         self.dataBase64 = dataBase64
     }
 
+    /// Why a file cannot go with a message.
+    public enum Unfit: Error, Equatable, Sendable {
+        /// Only images are attached (`media_type` not `image/…`).
+        case notAnImage
+        /// No data.
+        case empty
+    }
+
+    /// The attachment a picked (or restored) file makes, its media type
+    /// lowercased, or why it cannot be one: the one rule the composer
+    /// applies to a picked image and a restored snapshot to every stored one.
+    public static func admit(id: String, mediaType: String, dataBase64: String) -> Result<Attachment, Unfit> {
+        let type = mediaType.lowercased()
+        guard type.hasPrefix("image/") else { return .failure(.notAnImage) }
+        guard !dataBase64.isEmpty else { return .failure(.empty) }
+        return .success(Attachment(id: id, mediaType: type, dataBase64: dataBase64))
+    }
+
     /// The decoded size in bytes (the base64 text itself is not part of the state JSON).
     public var byteCount: Int {
         let padding = dataBase64.utf8.reversed().prefix(while: { $0 == UInt8(ascii: "=") }).count

@@ -101,9 +101,18 @@ public struct ServerAddress: Equatable, Sendable {
     public static func parsePort(_ raw: String) -> Int? {
         let text = raw.trimmingSpaces()
         guard !text.isEmpty, text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let port = Int(text), port >= 1, port <= 65535
+              let port = Int(text), IntegerRange.port.contains(Int64(port))
         else { return nil }
         return port
+    }
+
+    /// Whether `host` is a host as pairing saves one: what `parseHost`
+    /// makes of what was typed (no scheme, port, path or spaces; lowercase;
+    /// an IPv6 address in brackets). A saved server read back from a
+    /// snapshot must have one, so nothing else reaches `websocket_connect`.
+    public static func isSavedHost(_ host: String) -> Bool {
+        guard case .success(let parsed) = parseHost(host) else { return false }
+        return parsed.host == host && parsed.port == nil && !parsed.useTLS
     }
 }
 

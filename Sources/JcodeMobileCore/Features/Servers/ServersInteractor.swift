@@ -56,18 +56,34 @@ public struct ServersInteractor: Interactor {
     private func save(_ state: inout ServersState, _ paired: PairedServer, _ facts: Facts) -> Emission {
         var server = SavedServer(
             address: paired.address, name: paired.name, serverVersion: paired.serverVersion, workingDir: paired.workingDir)
+        var emission = Emission.none
         if let i = state.list.firstIndex(where: { $0.id == server.id }) {
             // Paired again: the same server, so the same last session.
             server.lastSessionID = state.list[i].id == state.selectedID ? facts.sessionID : state.list[i].lastSessionID
             state.list[i] = server
         } else {
+            if state.list.count >= ServersState.limit { emission = forgetOldest(&state) }
             state.list.append(server)
         }
         state.credentials[server.id] = paired.token
-        var emission = Emission.effect(.secureStore(.write(key: server.tokenKey, value: paired.token)))
+        emission.append(.effect(.secureStore(.write(key: server.tokenKey, value: paired.token))))
         emission.append(choose(&state, server, facts))
         emission.append(.tell(.serverSelected(ServerSelection(server: server, reason: .paired(serverVersion: paired.serverVersion)))))
         return emission
+    }
+
+    /// Makes room for one more server: the oldest saved one not in use
+    /// goes, with its token (as `forget_server` would), and the person is told.
+    private func forgetOldest(_ state: inout ServersState) -> Emission {
+        guard let i = state.list.firstIndex(where: { $0.id != state.selectedID }) else { return .none }
+        let oldest = state.list.remove(at: i)
+        state.credentials[oldest.id] = nil
+        return .effect(.secureStore(.delete(key: oldest.tokenKey)))
+            + .note("more than \(ServersState.limit) saved servers: forgot the oldest, \(oldest.id)", .dropped)
+            + .internal(
+                .notice(
+                    .info,
+                    "This device keeps at most \(ServersState.limit) servers: it forgot the oldest, \(oldest.name) (\(oldest.address.display)). Pair with it again to use it."))
     }
 
     private func select(_ state: inout ServersState, serverID: String, _ facts: Facts) -> Emission {

@@ -8,6 +8,11 @@ public struct ServersState: Equatable, Sendable {
 
     public init() {}
 
+    /// At most this many servers are saved: pairing with one more forgets
+    /// the oldest not in use (its token too), and a snapshot holding more
+    /// is restored with the newest (and the one in use).
+    public static let limit = 64
+
     public var selected: SavedServer? {
         guard let id = selectedID else { return nil }
         return list.first(where: { $0.id == id })

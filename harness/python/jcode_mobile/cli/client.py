@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -16,6 +17,43 @@ ENV_SOCKET = "JCODE_MOBILE_SOCKET"
 
 class NoSimulator(Exception):
     """Nothing answers at the socket path."""
+
+
+class UnsafeDirectory(NoSimulator):
+    """The socket's directory is not private to this user: refused, nothing is opened there."""
+
+
+def private_dir(directory: Path, *, create: bool) -> None:
+    """Checks that ``directory`` (where the socket, the log and the saved
+    state live) is this user's alone: a directory, not a symbolic link,
+    owned by this user, mode 0700 or narrower. With ``create``, a missing one
+    is made with mode 0700 first. Raises :class:`UnsafeDirectory` otherwise:
+    another local user who made it (``/tmp/jcode-mobile-<uid>`` before this
+    user did) could read the saved state, or swap the socket and receive
+    what the person types, a pairing code included."""
+    if create:
+        try:
+            directory.mkdir(mode=0o700, parents=True)
+        except FileExistsError:
+            pass
+        except OSError as problem:
+            raise UnsafeDirectory(f"cannot create {directory}: {problem.strerror or problem}") from None
+    try:
+        info = os.lstat(directory)
+    except FileNotFoundError:
+        return  # nothing there, so nothing to trust (and no simulator to reach)
+    way_out = ("set XDG_RUNTIME_DIR (or JCODE_MOBILE_SOCKET, or --socket) to a directory only you can use, "
+               f"or remove {directory} if it is yours to remove")
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        why = "it is a symbolic link" if stat.S_ISLNK(info.st_mode) else "it is not a directory"
+        raise UnsafeDirectory(f"refusing to use {directory}: {why}; {way_out}")
+    if info.st_uid != os.getuid():
+        raise UnsafeDirectory(f"refusing to use {directory}: it belongs to uid {info.st_uid}, not to you "
+                              f"(uid {os.getuid()}), who could read the saved state and take over the socket; {way_out}")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        raise UnsafeDirectory(f"refusing to use {directory}: its permissions {mode:04o} let other users in "
+                              f"(it must be 0700); `chmod 700 {directory}`, or {way_out}")
 
 
 def default_socket() -> Path:
@@ -40,6 +78,7 @@ def state_file(path: Path, kind: str) -> Path:
 def request(path: Path, command: str, args: Optional[Dict[str, Any]] = None, *, timeout: float = 60.0) -> dict:
     """Send one command; returns the simulator's answer (``{"ok", …}``)."""
     payload = json.dumps({"command": command, "args": args or {}}).encode() + b"\n"
+    private_dir(path.parent, create=False)  # a socket someone else could have put there is not talked to
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(timeout)
@@ -71,17 +110,17 @@ def is_running(path: Path) -> bool:
 
 
 def spawn(path: Path, options: dict, extra: List[str], *, wait: float = 15.0) -> dict:
-    """Start a detached simulator at ``path``; returns its status once it answers."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.exists():
-        path.unlink()  # a stale socket left by a simulator that died
+    """Start a detached simulator at ``path``; returns its status once it
+    answers. Its directory is made private first (:func:`private_dir`)."""
+    private_dir(path.parent, create=True)
+    path.unlink(missing_ok=True)  # a stale socket left by a simulator that died
     log_path = path.with_suffix(".log")
     command = [sys.executable, "-m", "jcode_mobile.cli.simulator", "--socket", str(path),
                "--options", json.dumps(options)] + extra
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    with open(log_path, "ab") as log:
+    with open_log(log_path) as log:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                    start_new_session=True, env=env)
     deadline = time.monotonic() + wait
@@ -99,3 +138,22 @@ def spawn(path: Path, options: dict, extra: List[str], *, wait: float = 15.0) ->
         time.sleep(0.05)
     process.kill()
     raise NoSimulator(f"the simulator did not start within {wait:g} s (log: {log_path})")
+
+
+def open_log(path: Path):
+    """The simulator's log, opened for appending: created with mode 0600,
+    never through a symbolic link (``O_NOFOLLOW``), and only a regular
+    file of this user's (an older log is narrowed to 0600)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as problem:
+        if os.path.islink(path):
+            raise UnsafeDirectory(f"refusing to write the log {path}: it is a symbolic link") from None
+        raise UnsafeDirectory(f"cannot open the log {path}: {problem.strerror or problem}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        os.close(fd)
+        raise UnsafeDirectory(f"refusing to write the log {path}: not a regular file of yours")
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "ab")

@@ -285,6 +285,8 @@ def build_parser(*, list_scenarios: bool = False) -> argparse.ArgumentParser:
 def _call(path: Path, command: str, args: Optional[Dict[str, Any]] = None) -> Any:
     try:
         answer = client.request(path, command, args)
+    except client.UnsafeDirectory as problem:
+        raise CLIError(EXIT_REFUSED, str(problem)) from None
     except client.NoSimulator as problem:
         raise CLIError(EXIT_NO_SIMULATOR, str(problem)) from None
     except ValueError:

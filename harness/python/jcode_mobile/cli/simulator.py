@@ -4,7 +4,9 @@
 detached process. It owns one :class:`~jcode_mobile.App`, executes its
 effects over real sockets (:class:`~jcode_mobile.host.RealHost`), records
 every call into the core for ``export-replay``, and answers commands on a
-Unix socket (mode 0600, in a 0700 directory).
+Unix socket (mode 0600, in a 0700 directory of this user's: another one is
+refused). Every file it writes is 0600 and opened without following a
+symbolic link: the log, the saved state, the secure store, an exported trace.
 
 Wire format: the client writes one JSON object and a newline,
 ``{"command": NAME, "args": {...}}``; the simulator answers one line,
@@ -35,9 +37,11 @@ from typing import Any, Awaitable, Callable, Dict, Optional
 from ..binding import App, JcodeMobileError, find_node
 from ..host import (SNAPSHOT_KEY, DeviceScript, FileSecureStore, FileStorage, MemorySecureStore, MemoryStorage, RealHost,
                     restore_options)
+from ..host.storage import write_private
 from ..render import render_screen
 from ..trace import Recorder
 from . import checks
+from .client import UnsafeDirectory, private_dir
 
 #: Longest request line the simulator reads (an event JSON can be large).
 MAX_REQUEST = 64 * 1024 * 1024
@@ -334,7 +338,10 @@ class Simulator:
         path = Path(_text(args, "path"))
         recorder = self.host.recorder
         recorder.finish(self.app)
-        recorder.save(path)
+        try:
+            write_private(path, recorder.trace.to_json().encode("utf-8"))  # 0600, no symbolic link followed
+        except OSError as problem:
+            raise CommandError("refused", f"cannot write {path}: {problem.strerror or problem}") from None
         return {"path": str(path), "steps": len(recorder.steps)}
 
     async def shutdown(self, args: dict) -> dict:
@@ -422,6 +429,11 @@ def main(argv: Optional[list] = None) -> int:
     options = json.loads(args.options)
     device = DeviceScript(qr_payload=args.qr_payload, speech_text=args.speech_text, push_token=args.push_token)
     socket_path = Path(args.socket)
+    try:
+        private_dir(socket_path.parent, create=True)  # as `jcode-mobile start` checks it
+    except UnsafeDirectory as problem:
+        print(f"jcode-mobile simulator: {problem}", file=sys.stderr)
+        return 2
 
     async def run() -> None:
         simulator = Simulator(options, socket_path,

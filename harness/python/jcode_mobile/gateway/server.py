@@ -9,8 +9,8 @@ this module only carries bytes, the way the gateway does:
 
 - HTTP: ``GET /health``, ``POST /pair``, ``OPTIONS`` → 204, anything else 404
   ``{"error":"Not found"}``; JSON bodies are compact, with
-  ``Content-Type: application/json``, ``Access-Control-Allow-Origin: *`` and
-  ``Connection: close`` (jcode: gateway.rs, http_response, handle_http).
+  ``Content-Type: application/json`` and ``Connection: close`` (jcode:
+  gateway.rs, http_response, handle_http).
 - WebSocket upgrade: only at ``/ws`` (404), authenticated by
   ``Authorization: Bearer <token>`` or ``?token=`` (401), refused as plain
   HTTP before the upgrade completes, with the reason as a ``text/plain``
@@ -33,6 +33,15 @@ Fake-only extensions (absent from real jcode): the faults of
 ``POST /_fake/control`` (JSON ``{"command": …}`` → JSON; see
 :meth:`GatewayServer.control`), which lets another process drive the fake.
 
+Where the fake is stricter than jcode, on purpose: it listens on loopback,
+and a web page the person has open must not drive it. Real jcode answers
+every HTTP request with ``Access-Control-Allow-Origin: *`` (its preflight
+too) and checks neither ``Host`` nor ``Origin``; the fake sends no CORS
+header at all, and answers ``POST /pair`` and the control endpoint only for
+a loopback ``Host`` with its port (``127.0.0.1``, ``localhost``, ``[::1]``;
+with ``allow_remote``, an IP address too: no name a page could rebind) and a
+loopback ``Origin`` or none. Anything else is 403 ``{"error": …}``.
+
 All access to the FakeJcodeServer happens on the event loop that runs the
 server. :class:`RunningGateway` runs one on its own loop in a daemon thread
 for synchronous code and hops onto that loop for every call.
@@ -48,7 +57,7 @@ import secrets
 import socket
 import threading
 from http import HTTPStatus
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from aiohttp import WSMsgType, web
 
@@ -56,7 +65,7 @@ from ..fake_gateway import FakeJcodeServer, FakeSocket, HTTPResponse, SocketReje
 from .faults import OPCODE_CONTINUATION, OPCODE_TEXT, Faults, garbage, ws_frame
 from .script import reply_from_dict
 
-__all__ = ["GatewayServer", "RunningGateway", "is_loopback", "CONTROL_PATH", "KEEPALIVE_INTERVAL_SECS"]
+__all__ = ["GatewayServer", "RunningGateway", "is_loopback", "origin_problem", "CONTROL_PATH", "KEEPALIVE_INTERVAL_SECS"]
 
 T = TypeVar("T")
 
@@ -82,6 +91,65 @@ def is_loopback(host: str) -> bool:
     except OSError:
         return False
     return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+
+
+#: The host names a request to ``/pair`` or the control endpoint may name in
+#: its ``Host`` (with the gateway's port) and its ``Origin``.
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+#: The paths a web page must not reach (a pairing code, the fake's controls).
+GUARDED_PATHS = frozenset({"/pair", CONTROL_PATH})
+
+
+def _authority(text: str) -> Optional[Tuple[str, Optional[int]]]:
+    """``host[:port]`` split into the lowercased host (an IPv6 address keeps
+    its brackets) and the port (None when absent); None when it is neither."""
+    text = text.lower()
+    if text.startswith("["):
+        close = text.find("]")
+        if close < 0:
+            return None
+        name, rest = text[:close + 1], text[close + 1:]
+    else:
+        name, colon, port = text.partition(":")
+        rest = colon + port
+    if not name:
+        return None
+    if not rest:
+        return name, None
+    digits = rest[1:]
+    if not rest.startswith(":") or not digits.isascii() or not digits.isdigit() or len(digits) > 5:
+        return None
+    return name, int(digits)
+
+
+def _is_ip_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name[1:-1] if name.startswith("[") and name.endswith("]") else name)
+    except ValueError:
+        return False
+    return True
+
+
+def origin_problem(host: Optional[str], origin: Optional[str], port: int, *, allow_remote: bool = False) -> Optional[str]:
+    """Why a request to ``/pair`` or the control endpoint is refused (None: it
+    is not): its ``Host`` must be a loopback name with the gateway's ``port``
+    (with ``allow_remote``, an IP address too), its ``Origin`` absent or a
+    loopback page's. A web page reaching the fake by another name (DNS
+    rebinding) or from another site gets nothing."""
+    found = _authority(host.strip()) if host else None
+    if found is None:
+        return "Forbidden: the request names no host"
+    name, named_port = found
+    if not (name in LOOPBACK_NAMES or (allow_remote and _is_ip_literal(name))) or (named_port or 80) != port:
+        return f"Forbidden: host {host!r} is not this loopback gateway"
+    if origin is None:
+        return None
+    scheme, sep, rest = origin.strip().partition("://")
+    found = _authority(rest) if sep and scheme.lower() in ("http", "https") else None
+    if found is None or found[0] not in LOOPBACK_NAMES:
+        return f"Forbidden: origin {origin!r} is not a loopback page"
+    return None
 
 
 def _bearer_argument(header: Optional[str]) -> Optional[str]:
@@ -330,6 +398,7 @@ class GatewayServer:
         self.faults = faults if faults is not None else Faults()
         self.ping_interval = ping_interval
         self.control_enabled = control
+        self.allow_remote = allow_remote
         self.log = log
         self._connections: Set[_Connection] = set()
         self._opened = 0
@@ -627,6 +696,12 @@ class GatewayServer:
         # "Upgrade: websocket" header goes to the WebSocket side whatever its path
         if "websocket" in request.headers.get("Upgrade", "").lower():
             return await self._websocket(request)
+        if request.path in GUARDED_PATHS:
+            problem = origin_problem(request.headers.get("Host"), request.headers.get("Origin"), self.port,
+                                     allow_remote=self.allow_remote)
+            if problem is not None:
+                self._log(f"HTTP {request.method} {request.path} -> 403 ({problem})")
+                return self._json_response(HTTPResponse(403, {"error": problem}))
         if self.control_enabled and request.method == "POST" and request.path == CONTROL_PATH:
             return await self._control(request)
         return await self._http(request)
@@ -669,20 +744,14 @@ class GatewayServer:
 
     @staticmethod
     def _json_response(answer: HTTPResponse) -> web.Response:
+        # jcode: crates/jcode-base/src/gateway.rs (http_response; handle_http's CORS preflight).
+        # jcode adds Access-Control-Allow-Origin: * (and grants the preflight); the fake grants
+        # no other origin anything (see the module's docstring).
         if answer.status == 204:
-            # jcode: crates/jcode-base/src/gateway.rs (handle_http, CORS preflight)
-            response = web.Response(status=204, headers={
-                "Access-Control-Allow-Origin": "*",
-                "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-                "Access-Control-Allow-Headers": "Content-Type, Authorization",
-                "Access-Control-Max-Age": "86400",
-            })
+            response = web.Response(status=204)
         else:
-            # jcode: crates/jcode-base/src/gateway.rs (http_response)
             response = web.Response(status=answer.status, body=_json_line(answer.body).encode("utf-8"), headers={
                 "Content-Type": "application/json",
-                "Access-Control-Allow-Origin": "*",
-                "Access-Control-Allow-Headers": "Content-Type",
             })
         response.force_close()  # "Connection: close": one request per connection
         return response

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import stat
 import threading
 from pathlib import Path
@@ -125,6 +126,39 @@ class MemoryStorage:
 
 # -- in a file ----------------------------------------------------------------------
 
+#: Flags that keep an open from following a symbolic link someone planted.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def write_private(path: PathLike, data: bytes, mode: int = 0o600) -> None:
+    """Replace the file at ``path`` with ``data``, atomically and privately.
+
+    The bytes go to a new temporary file beside it, created with ``mode``
+    (0600: only the owner reads it), never an existing file nor through a
+    symbolic link (``O_CREAT | O_EXCL | O_NOFOLLOW``, a random name), synced,
+    then renamed over ``path``: a symbolic link planted at ``path`` is
+    replaced, never followed. Raises OSError."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode)
+    try:
+        try:
+            os.fchmod(fd, mode)  # what the umask took off is not put back wider than mode
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 
 class _JSONFile:
     """One JSON object in one file, rewritten atomically (temporary file, then rename)."""
@@ -167,28 +201,13 @@ class _JSONFile:
         return data
 
     def save(self, data: Dict[str, Any]) -> None:
-        """Write ``data`` to a temporary file created with ``mode``, then rename it over the file."""
+        """Write ``data`` with :func:`write_private` (a new temporary file
+        created with ``mode``, never through a symbolic link, renamed over the file)."""
         text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, self.mode)
-            try:
-                os.fchmod(fd, self.mode)  # a leftover temporary file keeps its old mode otherwise
-                with os.fdopen(fd, "wb") as handle:
-                    fd = -1
-                    handle.write(text.encode("utf-8"))
-                    handle.flush()
-                    os.fsync(handle.fileno())
-            finally:
-                if fd >= 0:
-                    os.close(fd)
-            os.replace(tmp, self.path)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write_private(self.path, text.encode("utf-8"), self.mode)
         except OSError as problem:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
             raise StoreError(f"{self.path}: cannot write ({problem.strerror})") from None
 
     def update(self, key: str, value: Any, *, remove: bool = False) -> None:
@@ -244,10 +263,13 @@ class FileSecureStore:
 
 
 class FileStorage:
-    """Non-secret JSON values in one JSON file, rewritten atomically (mode 0644)."""
+    """Non-secret JSON values in one JSON file, rewritten atomically (mode
+    0600: the snapshot holds what the person wrote, the draft and unsent
+    messages, so only its owner reads it). It is opened without following a
+    symbolic link."""
 
     def __init__(self, path: PathLike) -> None:
-        self._file = _JSONFile(path, mode=0o644, private=False)
+        self._file = _JSONFile(path, mode=0o600, private=False)
 
     @property
     def path(self) -> Path:
