@@ -67,10 +67,12 @@
 **   table of live apps and never dereferences it. NULL is null_argument.
 **   invalid_handle is the answer for every other value that is not a live
 **   handle of this copy of the library:
-**     - a freed handle: handle values are never reused within the process,
-**       so a stale handle can never reach a newer app;
-**     - an integer near a live handle: any two handles differ by at least
-**       4096, so handle+1, handle-16 and the like are never handles;
+**     - a freed handle: a handle's value is issued again only after at
+**       least 16.7 million other handles were freed (a freed slot waits
+**       behind 65 536 others, then comes back with the next of 256
+**       generations), so a stale handle cannot reach a newer app before;
+**     - an integer near a live handle: any two live handles differ by more
+**       than 2048, so handle+1, handle-16 and the like are never handles;
 **     - a handle of another copy of the library loaded in the same process
 **       (two plugins that each bundle it): every copy issues its handles
 **       from address space it has reserved for itself, so the copies never
@@ -78,6 +80,8 @@
 **     - any other value (a real pointer, garbage).
 **   The reserved address space is inaccessible and costs no memory; a host
 **   that reads through a handle as if it were a pointer faults at once.
+**   Handles that come and go take no more of it than the handles alive at
+**   once plus the quarantine (256 MiB on a 64-bit process).
 **
 **   Threads.  A handle may be used from any thread. Calls on one handle are
 **   serialised by the library (a call waits for the one before it); calls on
@@ -249,9 +253,9 @@ JCODE_MOBILE_API char *jcode_mobile_schema(void);
 **     invalid_field     an option has the wrong type or range
 **     invalid_snapshot  the snapshot is not an object or has no integer version
 **     unsupported_snapshot  the snapshot is of another (newer) version
-**     internal          the system refused the address space handles are
-**                       issued from (a very tight `ulimit -v`)
-**     out_of_memory     the argument's tokens could not be allocated
+**     out_of_memory     the argument's tokens could not be allocated, or no
+**                       address space is left to issue a handle from (a
+**                       very tight `ulimit -v`; before 0.5.0: internal)
 ** Ownership: release the handle with jcode_mobile_app_free().
 ** Threads: safe from any thread; handles are independent of each other.
 ** Since ABI 1.
@@ -645,9 +649,11 @@ typedef void (*jcode_mobile_event_callback)(void *user_data, const char *event_j
 **                     subscription handle, or not a handle)
 **     invalid_utf8, invalid_json, too_large, too_deep  options_json is malformed
 **     invalid_field   options_json is not an object, has an unknown member,
-**                     a capacity outside 1…65536, or a "kinds" that is not an
-**                     array of "state", "effects", "app"
-**     internal        no address space left for a new handle
+**                     a capacity outside 1…65536, a capacity_bytes outside
+**                     65536…1073741824, or a "kinds" that is not an
+**                     array of "state", "effects", "app", "tree"
+**     out_of_memory   no address space left for a new handle (before
+**                     0.5.0: internal)
 ** Ownership: release the handle with jcode_mobile_unsubscribe(), also after
 **   the app was freed.
 ** Threads: safe from any thread; serialised with every other call on `app`.

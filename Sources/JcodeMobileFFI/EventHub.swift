@@ -414,7 +414,7 @@ enum EventHub {
             // The app may have been freed after it was looked up.
             if slot.subscribers.appFreed { return .failure(ErrorBoundary.invalidHandle(app)) }
             guard let handle = handles.withLock({ $0.insert(subscription) }) else {
-                return .failure(CoreError(.internal, "no address space left to reserve for a new handle"))
+                return .failure(CoreError(.outOfMemory, "no address space left for a new handle"))
             }
             subscription.start(QueuedEvent(marker: StreamEvent.subscribed(
                 revision: instance.store.state.revision, nextSeq: instance.nextEventSeq)))
