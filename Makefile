@@ -101,6 +101,16 @@ $(C_BUILD)/oom: harness/c/oom.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/oom.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
+# Handles that come and go under RLIMIT_AS (not under the sanitizers either).
+$(C_BUILD)/handles: harness/c/handles.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/handles.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
+
+# What large drafts cost in resident memory (figures for docs/LIMITS.md; not a test).
+$(C_BUILD)/memory_probe: harness/c/memory_probe.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/memory_probe.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
+
 # The event stream (subscriptions, waiters, callbacks) from many threads.
 $(C_BUILD)/events: harness/c/events.c harness/c/json_mini.h include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/events.c \
@@ -108,11 +118,12 @@ $(C_BUILD)/events: harness/c/events.c harness/c/json_mini.h include/jcode_mobile
 
 # The harness and the event-stream test record every answer they read; each
 # must match the runtime schema the library publishes (jcode_mobile.schema).
-test-c: header-check $(C_BUILD)/harness $(C_BUILD)/events $(C_BUILD)/two_copies $(C_BUILD)/oom $(LIB) deps
+test-c: header-check $(C_BUILD)/harness $(C_BUILD)/events $(C_BUILD)/two_copies $(C_BUILD)/oom $(C_BUILD)/handles $(LIB) deps
 	JCODE_MOBILE_ANSWERS=$(C_BUILD)/harness-answers.jsonl ./$(C_BUILD)/harness
 	JCODE_MOBILE_ANSWERS=$(C_BUILD)/events-answers.jsonl ./$(C_BUILD)/events
 	./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
 	./$(C_BUILD)/oom
+	./$(C_BUILD)/handles
 	cd harness/python && $(PYTHON) -m jcode_mobile.schema $(CURDIR)/$(C_BUILD)/harness-answers.jsonl \
 		$(CURDIR)/$(C_BUILD)/events-answers.jsonl
 	rm -f $(C_BUILD)/harness-answers.jsonl $(C_BUILD)/events-answers.jsonl

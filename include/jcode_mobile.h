@@ -67,10 +67,12 @@
 **   table of live apps and never dereferences it. NULL is null_argument.
 **   invalid_handle is the answer for every other value that is not a live
 **   handle of this copy of the library:
-**     - a freed handle: handle values are never reused within the process,
-**       so a stale handle can never reach a newer app;
-**     - an integer near a live handle: any two handles differ by at least
-**       4096, so handle+1, handle-16 and the like are never handles;
+**     - a freed handle: a handle's value is issued again only after at
+**       least 16.7 million other handles were freed (a freed slot waits
+**       behind 65 536 others, then comes back with the next of 256
+**       generations), so a stale handle cannot reach a newer app before;
+**     - an integer near a live handle: any two live handles differ by more
+**       than 2048, so handle+1, handle-16 and the like are never handles;
 **     - a handle of another copy of the library loaded in the same process
 **       (two plugins that each bundle it): every copy issues its handles
 **       from address space it has reserved for itself, so the copies never
@@ -78,6 +80,8 @@
 **     - any other value (a real pointer, garbage).
 **   The reserved address space is inaccessible and costs no memory; a host
 **   that reads through a handle as if it were a pointer faults at once.
+**   Handles that come and go take no more of it than the handles alive at
+**   once plus the quarantine (256 MiB on a 64-bit process).
 **
 **   Threads.  A handle may be used from any thread. Calls on one handle are
 **   serialised by the library (a call waits for the one before it); calls on
@@ -249,9 +253,9 @@ JCODE_MOBILE_API char *jcode_mobile_schema(void);
 **     invalid_field     an option has the wrong type or range
 **     invalid_snapshot  the snapshot is not an object or has no integer version
 **     unsupported_snapshot  the snapshot is of another (newer) version
-**     internal          the system refused the address space handles are
-**                       issued from (a very tight `ulimit -v`)
-**     out_of_memory     the argument's tokens could not be allocated
+**     out_of_memory     the argument's tokens could not be allocated, or no
+**                       address space is left to issue a handle from (a
+**                       very tight `ulimit -v`; before 0.5.0: internal)
 ** Ownership: release the handle with jcode_mobile_app_free().
 ** Threads: safe from any thread; handles are independent of each other.
 ** Since ABI 1.
@@ -395,7 +399,9 @@ JCODE_MOBILE_API char *jcode_mobile_tree(void *app);
 **     {"ok":true,"capacity":256,"next_seq":42,"entries":[{"seq","revision","kind","type","payload","effects","notes"}…]}
 **   oldest first. kind is "action", "event" or "rejected" (an input the ABI
 **   refused, with its "error" code). Payloads and effects are redacted:
-**   secrets read "[redacted]"; inputs over 4 KiB are summarised.
+**   secrets read "[redacted]"; inputs over 4 KiB are summarised, and so
+**   are effects over 4 KiB ({"effect_id","type","summary"}). The log holds
+**   the last log_capacity entries within 8 MiB (the newest always).
 ** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
 **   fit in memory; nothing changed). NULL: not even that could be allocated.
 ** Threads: serialised with every other call on `app`.
@@ -589,7 +595,9 @@ JCODE_MOBILE_API char *jcode_mobile_screenshot_svg(void *app);
 **   report: a UI thread should subscribe with {"kinds":["state","app"]}.
 **
 ** Queue.  Each subscription keeps at most `capacity` undelivered events
-**   (subscribed counts as one). When it is full, later events are dropped
+**   (subscribed counts as one) and at most `capacity_bytes` bytes of them
+**   (an event larger than that still goes into an empty queue). When it is
+**   full, in events or in bytes, later events are dropped
 **   and counted until there is room again; at the place of the gap the
 **   subscriber then receives one events_lost (which may take one slot
 **   beyond capacity) before any later event, and catches up with
@@ -607,6 +615,8 @@ JCODE_MOBILE_API char *jcode_mobile_screenshot_svg(void *app);
 ** Options (options_json of both subscribe functions): NULL, "" or "{}" for
 ** the defaults, or an object with any of
 **     "capacity": events kept until taken, 1…65536 (default 1024)
+**     "capacity_bytes": bytes of events kept until taken, 65536…1073741824
+**                 (default 16 MiB; since 0.5.0)
 **     "kinds":    which events to receive, an array of "state" (state_changed),
 **                 "effects" (effects_requested), "app" (the app events),
 **                 "tree" (tree_changed: the operations of
@@ -645,9 +655,11 @@ typedef void (*jcode_mobile_event_callback)(void *user_data, const char *event_j
 **                     subscription handle, or not a handle)
 **     invalid_utf8, invalid_json, too_large, too_deep  options_json is malformed
 **     invalid_field   options_json is not an object, has an unknown member,
-**                     a capacity outside 1…65536, or a "kinds" that is not an
-**                     array of "state", "effects", "app"
-**     internal        no address space left for a new handle
+**                     a capacity outside 1…65536, a capacity_bytes outside
+**                     65536…1073741824, or a "kinds" that is not an
+**                     array of "state", "effects", "app", "tree"
+**     out_of_memory   no address space left for a new handle (before
+**                     0.5.0: internal)
 ** Ownership: release the handle with jcode_mobile_unsubscribe(), also after
 **   the app was freed.
 ** Threads: safe from any thread; serialised with every other call on `app`.
@@ -663,19 +675,23 @@ JCODE_MOBILE_API void *jcode_mobile_subscribe(void *app, const char *options_jso
 ** Role: method of the app handle; constructor of a subscription handle.
 **
 ** app, options_json: as for jcode_mobile_subscribe; the events are queued
-**   the same way (capacity, events_lost, closed).
+**   the same way (capacity, capacity_bytes, events_lost, closed).
 ** callback:  called once per event, in order, never twice at once for one
 **   subscription. It runs on a thread that called into the library: after
 **   each dispatch / platform_event (and this subscribe) has released the
-**   app's lock, that thread delivers what the app's callback subscriptions
-**   hold, unless a delivery of the same subscription is already running (on
-**   another thread, or further up the same thread's stack), which then
-**   delivers them. No library lock is held while it runs: it may call any
-**   jcode_mobile_* function, dispatch on the same app included (the events
-**   of that call are delivered after the callback returns) and unsubscribe
-**   of its own subscription. Keep it short: it runs on the caller's time.
-**   The first call, with the subscribed event, may happen before
-**   jcode_mobile_subscribe_callback returns.
+**   app's lock, that thread delivers the events it queued in callback
+**   subscriptions, and those queued before them, never those queued after:
+**   the call returns once they are delivered. When another thread is
+**   running the same subscription's callback, the call waits for it to
+**   return (so do not dispatch while holding a lock the callback takes).
+**   No library lock is held while it runs: it may call any jcode_mobile_*
+**   function, dispatch on the same app included; a call made from inside a
+**   callback only queues its events, and the delivery running on that
+**   thread delivers them after the callback returns (callbacks never nest),
+**   and unsubscribe of its own subscription. Keep it short: it runs on the
+**   caller's time. The first call, with the subscribed event, happens
+**   before jcode_mobile_subscribe_callback returns (from inside a
+**   callback: after that callback returns).
 ** user_data: passed to callback as is; the library never reads it.
 ** Returns: a new subscription handle, or NULL on failure (the errors of
 **   jcode_mobile_subscribe, and null_argument with field "callback" when
@@ -683,8 +699,9 @@ JCODE_MOBILE_API void *jcode_mobile_subscribe(void *app, const char *options_jso
 **   saying why. The handle cannot be passed to jcode_mobile_next_event
 **   (invalid_handle).
 ** On jcode_mobile_app_free the callback receives what was still queued,
-**   then {"type":"closed","reason":"app_freed"}, delivered by the freeing
-**   thread (or by the thread delivering at that moment); then no more.
+**   then {"type":"closed","reason":"app_freed"} once, delivered by the
+**   freeing thread (another thread may deliver some of the queued events
+**   first); then no more.
 ** Ownership: release the handle with jcode_mobile_unsubscribe(). After
 **   jcode_mobile_unsubscribe returns the callback is never called again
 **   (see there).

@@ -6,10 +6,10 @@ import Darwin
 import JcodeMobileCore
 
 // The event stream of include/jcode_mobile.h (jcode_mobile_subscribe …):
-// a bounded queue per subscription, filled by the calls on the app while
-// they hold the app's lock, emptied by jcode_mobile_next_event or, for a
-// callback subscription, by the thread that made the call once it has
-// released the app's lock.
+// a bounded queue per subscription (in events and in bytes), filled by the
+// calls on the app while they hold the app's lock, emptied by
+// jcode_mobile_next_event or, for a callback subscription, by the threads
+// that made the calls once they have released the app's lock (`Delivery`).
 //
 // Locks, always taken in this order and never the other way round:
 //   the handle table's lock (only to look up, insert or remove a handle)
@@ -36,18 +36,25 @@ struct QueuedEvent {
     init(marker json: [UInt8]) { self.init(kind: nil, seq: 0, json: json) }
 }
 
-/// A first-in first-out queue that never moves its elements on removal.
+/// A first-in first-out queue that never moves its elements on removal,
+/// and counts the bytes of the events it holds.
 struct EventQueue {
     private var items: [QueuedEvent] = []
     private var head = 0
+    /// The bytes of the events held, their NULs included.
+    private(set) var bytes = 0
 
     var count: Int { items.count - head }
     var isEmpty: Bool { head == items.count }
     var first: QueuedEvent? { isEmpty ? nil : items[head] }
 
-    mutating func append(_ e: QueuedEvent) { items.append(e) }
+    mutating func append(_ e: QueuedEvent) {
+        items.append(e)
+        bytes += e.bytes.count
+    }
 
     mutating func removeFirst() {
+        bytes -= items[head].bytes.count
         head += 1
         if head == items.count {
             items.removeAll(keepingCapacity: items.count <= 64)
@@ -61,6 +68,7 @@ struct EventQueue {
     mutating func removeAll() {
         items = []
         head = 0
+        bytes = 0
     }
 }
 
@@ -100,6 +108,7 @@ typealias EventCallback = @convention(c) (UnsafeMutableRawPointer?, UnsafePointe
 /// weakly, so neither keeps the other alive.
 final class Subscription: @unchecked Sendable {
     let capacity: Int
+    let capacityBytes: Int
     let kinds: Set<StreamEvent.Kind>
     let callback: EventCallback?
     let userData: UnsafeMutableRawPointer?
@@ -118,12 +127,19 @@ final class Subscription: @unchecked Sendable {
     private var closedDelivered = false
     /// Set by `unsubscribe`: nothing more is queued or delivered.
     private var unsubscribed = false
-    /// A callback subscription: a thread is running its delivery loop.
-    private var delivering = false
-    private var deliverer = pthread_t()
+    /// What the subscriber will be given, counted since the subscription
+    /// began: each queued event, and each `events_lost` marker (counted when
+    /// its gap opens). `closed` is not counted.
+    private var scheduled = 0
+    /// How many of those it was given.
+    private var delivered = 0
+    /// A callback subscription: a thread is running its callback.
+    private var invoking = false
+    private var invoker = pthread_t()
 
     init(options: SubscribeOptions, callback: EventCallback?, userData: UnsafeMutableRawPointer?, slot: AppSlot) {
         capacity = options.capacity
+        capacityBytes = options.capacityBytes
         kinds = options.kinds
         self.callback = callback
         self.userData = userData
@@ -161,37 +177,54 @@ final class Subscription: @unchecked Sendable {
 
     // MARK: - Filling (the app's lock is held)
 
-    /// Queues the stream's first event.
-    func start(_ subscribed: QueuedEvent) {
-        locked { queue.append(subscribed) }
+    /// Queues the stream's first event; returns what a delivery must reach to have delivered it.
+    func start(_ subscribed: QueuedEvent) -> Int {
+        locked {
+            queue.append(subscribed)
+            scheduled += 1
+            return scheduled
+        }
     }
 
-    /// Queues the events this subscription asked for; true when it took any.
-    func push(_ events: [QueuedEvent]) -> Bool {
+    /// Whether `e` may join the queue: under `capacity` events and
+    /// `capacityBytes` bytes, or the queue is empty (a larger event still goes).
+    private func fits(_ e: QueuedEvent) -> Bool {
+        queue.isEmpty || (queue.count < capacity && queue.bytes + e.bytes.count <= capacityBytes)
+    }
+
+    /// Queues the events this subscription asked for. Returns nil when it
+    /// took none, else what a delivery must reach to have delivered them
+    /// (their `events_lost` marker, for those dropped).
+    func push(_ events: [QueuedEvent]) -> Int? {
         locked {
-            guard !unsubscribed, !appFreed else { return false }
+            guard !unsubscribed, !appFreed else { return nil }
             var took = false
             for e in events {
                 guard let kind = e.kind, kinds.contains(kind) else { continue }
                 took = true
                 if lost.count > 0 {
                     // The gap's marker goes where the gap is, before any later
-                    // event; it may take one slot beyond the capacity.
-                    if queue.count < capacity {
+                    // event (it was counted in `scheduled` when the gap opened);
+                    // it may take one slot beyond the capacity.
+                    if fits(e) {
                         queue.append(lost.marker)
                         lost = LostRun()
                         queue.append(e)
+                        scheduled += 1
                     } else {
                         lost.add(e)
                     }
-                } else if queue.count < capacity {
+                } else if fits(e) {
                     queue.append(e)
+                    scheduled += 1
                 } else {
                     lost.add(e)
+                    scheduled += 1  // the marker of the gap this opens
                 }
             }
-            if took { pthread_cond_broadcast(cond) }
-            return took
+            guard took else { return nil }
+            pthread_cond_broadcast(cond)
+            return scheduled
         }
     }
 
@@ -210,6 +243,12 @@ final class Subscription: @unchecked Sendable {
         case queued(QueuedEvent)
         case lost(QueuedEvent)
         case closed(QueuedEvent)
+
+        var event: QueuedEvent {
+            switch self {
+            case .queued(let e), .lost(let e), .closed(let e): e
+            }
+        }
     }
 
     /// Call with `mutex` held.
@@ -224,8 +263,12 @@ final class Subscription: @unchecked Sendable {
     /// Call with `mutex` held, after delivering what `peek` returned.
     private func commit(_ next: Next) {
         switch next {
-        case .queued: queue.removeFirst()
-        case .lost: lost = LostRun()
+        case .queued:
+            queue.removeFirst()
+            delivered += 1
+        case .lost:
+            lost = LostRun()
+            delivered += 1
         case .closed: break  // answered again at every later call
         }
     }
@@ -238,13 +281,9 @@ final class Subscription: @unchecked Sendable {
         var timedOut = timeoutMs == 0
         while true {
             if let next = peek() {
-                let e: QueuedEvent
-                switch next {
-                case .queued(let q), .lost(let q), .closed(let q): e = q
-                }
                 // The event is taken only once its answer exists: out of
                 // memory leaves it queued for the next call.
-                guard let answer = Subscription.answer(e) else { return ErrorBoundary.copyOutOfMemory() }
+                guard let answer = Subscription.answer(next.event) else { return ErrorBoundary.copyOutOfMemory() }
                 commit(next)
                 return answer
             }
@@ -281,63 +320,176 @@ final class Subscription: @unchecked Sendable {
         return UnsafeMutableRawPointer(out).assumingMemoryBound(to: CChar.self)
     }
 
-    /// A callback subscription: delivers what is queued, in order, on the
-    /// calling thread — unless another thread (or this one, further up its
-    /// stack) is delivering already, in which case that delivery loop will
-    /// find the events. Call with no library lock held.
+    /// What one step of a delivery did (`Delivery`).
+    enum Step {
+        /// Delivered one event (the callback ran and returned).
+        case delivered
+        /// Another thread's callback of this subscription is running.
+        case busy
+        /// Nothing is left to deliver up to `target`.
+        case done
+    }
+
+    /// A callback subscription: delivers its next event, when the
+    /// subscription has not yet delivered what `target` counts (the
+    /// `scheduled` a call's events reached; `Int.max`: up to and including
+    /// `closed {app_freed}`) and no other thread is running its callback.
+    /// Call with no library lock held.
     ///
-    /// The lost-wakeup race (a thread ends its loop while another queues an
-    /// event and sees the flag still set) cannot happen: the loop looks at
-    /// the queue and clears `delivering` in one critical section, and events
-    /// are queued under the same lock, so an event queued before that
-    /// section is delivered by the loop and one queued after it finds the
-    /// flag clear and is delivered by the thread that queued it.
-    func deliver() {
-        guard let callback else { return }
+    /// Events are taken in queue order under the lock and one callback runs
+    /// at a time, so the callback sees them in seq order, never overlapping.
+    func deliverNext(upTo target: Int) -> Step {
+        guard let callback else { return .done }
         pthread_mutex_lock(mutex)
-        if delivering {
+        if unsubscribed || closedDelivered || delivered >= target {
             pthread_mutex_unlock(mutex)
-            return
+            return .done
         }
-        delivering = true
-        deliverer = pthread_self()
-        while true {
-            var next = unsubscribed ? nil : peek()
-            if case .closed = next {
-                if closedDelivered { next = nil } else { closedDelivered = true }
+        if invoking {
+            pthread_mutex_unlock(mutex)
+            return .busy
+        }
+        guard let next = peek() else {
+            pthread_mutex_unlock(mutex)
+            return .done
+        }
+        if case .closed = next {
+            // Only `app_free`'s delivery counts up to `closed`.
+            guard target == Int.max else {
+                pthread_mutex_unlock(mutex)
+                return .done
             }
-            guard let next else { break }
+            closedDelivered = true
+        } else {
             commit(next)
-            let e: QueuedEvent
-            switch next {
-            case .queued(let q), .lost(let q), .closed(let q): e = q
-            }
-            pthread_mutex_unlock(mutex)
-            e.bytes.withUnsafeBufferPointer { b in
-                b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { callback(userData, $0) }
-            }
-            pthread_mutex_lock(mutex)
         }
-        delivering = false
+        invoking = true
+        invoker = pthread_self()
+        pthread_mutex_unlock(mutex)
+        next.event.bytes.withUnsafeBufferPointer { b in
+            b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { callback(userData, $0) }
+        }
+        pthread_mutex_lock(mutex)
+        invoking = false
         pthread_cond_broadcast(cond)
+        pthread_mutex_unlock(mutex)
+        return .delivered
+    }
+
+    /// Waits while another thread runs this subscription's callback.
+    func waitWhileInvoking() {
+        pthread_mutex_lock(mutex)
+        while invoking && pthread_equal(invoker, pthread_self()) == 0 {
+            pthread_cond_wait(cond, mutex)
+        }
         pthread_mutex_unlock(mutex)
     }
 
     /// `unsubscribe`: nothing more is queued or delivered; waiters wake with
-    /// `closed {unsubscribed}`. For a callback subscription, waits for a
-    /// delivery running on another thread to finish its current call (from
-    /// inside the callback itself it returns at once: that invocation is the
-    /// last). Call with no library lock held.
+    /// `closed {unsubscribed}`. For a callback subscription, waits for an
+    /// invocation running on another thread to return (from inside the
+    /// callback itself it returns at once: that invocation is the last).
+    /// Call with no library lock held.
     func cancel() {
         pthread_mutex_lock(mutex)
         unsubscribed = true
         queue.removeAll()
         lost = LostRun()
         pthread_cond_broadcast(cond)
-        while delivering && pthread_equal(deliverer, pthread_self()) == 0 {
+        while invoking && pthread_equal(invoker, pthread_self()) == 0 {
             pthread_cond_wait(cond, mutex)
         }
         pthread_mutex_unlock(mutex)
+    }
+}
+
+/// Who runs callbacks, and how far.
+///
+/// A call that queued events in callback subscriptions (a dispatch, a
+/// platform event, a subscribe, an app_free) delivers them itself once it
+/// has released the app's lock, and returns when each of those
+/// subscriptions has delivered what it had queued when the call queued its
+/// own (`Subscription.push`'s target): never more, so no call is held by
+/// other threads' events. When another thread is running a subscription's
+/// callback, the call delivers to its other subscriptions meanwhile, and
+/// waits only when nothing else is left; that thread's own target is
+/// bounded too.
+///
+/// A call made from inside a callback (on the thread running it) only adds
+/// its targets to that thread's delivery and returns: the loop further up
+/// the stack delivers them after the callback returns. So the stack never
+/// grows with the number of subscriptions, and a callback is never entered
+/// again from within itself.
+final class Delivery {
+    /// The subscriptions with something to deliver, each with the highest target asked for.
+    private var pending: [(subscription: Subscription, target: Int)] = []
+    private var index: [ObjectIdentifier: Int] = [:]
+
+    /// The delivery running on this thread, if any (`pthread_getspecific`).
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    private func add(_ subscription: Subscription, _ target: Int) {
+        let id = ObjectIdentifier(subscription)
+        if let i = index[id] {
+            if target > pending[i].target { pending[i].target = target }
+        } else {
+            index[id] = pending.count
+            pending.append((subscription, target))
+        }
+    }
+
+    private func remove(at i: Int) {
+        index[ObjectIdentifier(pending[i].subscription)] = nil
+        let last = pending.count - 1
+        if i != last {
+            pending[i] = pending[last]
+            index[ObjectIdentifier(pending[i].subscription)] = i
+        }
+        pending.removeLast()
+    }
+
+    /// Delivers up to each target (see the type). Call with no library lock held.
+    static func run(_ targets: [(Subscription, Int)]) {
+        guard !targets.isEmpty else { return }
+        if let running = pthread_getspecific(key) {
+            // Inside a callback on this thread: the running loop delivers them.
+            let delivery = Unmanaged<Delivery>.fromOpaque(running).takeUnretainedValue()
+            for (s, t) in targets { delivery.add(s, t) }
+            return
+        }
+        let delivery = Delivery()
+        for (s, t) in targets { delivery.add(s, t) }
+        pthread_setspecific(key, Unmanaged.passUnretained(delivery).toOpaque())
+        delivery.drain()
+        pthread_setspecific(key, nil)
+    }
+
+    /// One event per subscription per round, until every target is reached.
+    private func drain() {
+        while !pending.isEmpty {
+            var progressed = false
+            var i = 0
+            // `pending` may grow during a callback (a call made from inside it).
+            while i < pending.count {
+                switch pending[i].subscription.deliverNext(upTo: pending[i].target) {
+                case .delivered:
+                    progressed = true
+                    i += 1
+                case .busy:
+                    i += 1
+                case .done:
+                    remove(at: i)
+                }
+            }
+            // Every subscription left is running a callback on another
+            // thread: wait for one to return (each returns, or the host's
+            // callback is blocked on something else).
+            if !progressed, let first = pending.first { first.subscription.waitWhileInvoking() }
+        }
     }
 }
 
@@ -352,8 +504,8 @@ final class Subscribers: @unchecked Sendable {
 enum EventHub {
     /// Runs an input (`dispatch`, `platform_event`) on the app behind
     /// `handle` with its lock held, hands the events it produced to the
-    /// app's subscriptions before releasing the lock, then delivers to the
-    /// callback subscriptions that received some.
+    /// app's subscriptions before releasing the lock, then delivers them to
+    /// the callback subscriptions that took some (`Delivery`).
     static func input(
         _ handle: UnsafeMutableRawPointer?, _ body: (JcodeMobileApp) -> JSONWriter
     ) -> UnsafeMutablePointer<CChar>? {
@@ -362,25 +514,25 @@ enum EventHub {
         guard let slot = handles.withLock({ $0.slot(key) }) else {
             return ErrorBoundary.cString(ErrorBoundary.invalidHandle(handle))
         }
-        var callbacks: [Subscription] = []
+        var callbacks: [(Subscription, Int)] = []
         let answer = slot.app.withLock { app -> UnsafeMutablePointer<CChar>? in
             let answer = ErrorBoundary.answer(body(app))
             if app.isCollectingEvents { callbacks = publish(app.takeEvents(), to: slot.subscribers) }
             return answer
         }
-        for subscription in callbacks { subscription.deliver() }
+        Delivery.run(callbacks)
         return answer
     }
 
     /// Queues the events in every subscription that wants them (the app's
     /// lock is held, so every subscriber sees them in seq order); returns
-    /// the callback subscriptions that took any.
-    private static func publish(_ events: [StreamEvent], to subscribers: Subscribers) -> [Subscription] {
+    /// the callback subscriptions that took any, with their targets.
+    private static func publish(_ events: [StreamEvent], to subscribers: Subscribers) -> [(Subscription, Int)] {
         guard !events.isEmpty else { return [] }
         let queued = events.map { QueuedEvent(kind: $0.kind, seq: $0.seq, json: $0.bytes) }
-        var callbacks: [Subscription] = []
-        for subscription in subscribers.list where subscription.push(queued) && subscription.isCallback {
-            callbacks.append(subscription)
+        var callbacks: [(Subscription, Int)] = []
+        for subscription in subscribers.list {
+            if let target = subscription.push(queued), subscription.isCallback { callbacks.append((subscription, target)) }
         }
         return callbacks
     }
@@ -410,20 +562,21 @@ enum EventHub {
             return .failure(error)
         }
         let subscription = Subscription(options: options, callback: callback, userData: userData, slot: slot)
+        var target = 0
         let result: Result<UInt, CoreError> = slot.app.withLock { instance in
             // The app may have been freed after it was looked up.
             if slot.subscribers.appFreed { return .failure(ErrorBoundary.invalidHandle(app)) }
             guard let handle = handles.withLock({ $0.insert(subscription) }) else {
-                return .failure(CoreError(.internal, "no address space left to reserve for a new handle"))
+                return .failure(CoreError(.outOfMemory, "no address space left for a new handle"))
             }
-            subscription.start(QueuedEvent(marker: StreamEvent.subscribed(
+            target = subscription.start(QueuedEvent(marker: StreamEvent.subscribed(
                 revision: instance.store.state.revision, nextSeq: instance.nextEventSeq)))
             slot.subscribers.list.append(subscription)
             instance.collectsEvents = true
             if options.kinds.contains(.tree) { instance.collectsTreeEvents = true }
             return .success(handle)
         }
-        if case .success = result, subscription.isCallback { subscription.deliver() }
+        if case .success = result, subscription.isCallback { Delivery.run([(subscription, target)]) }
         return result
     }
 
@@ -444,7 +597,7 @@ enum EventHub {
 
     /// `app_free`, after the handle left the table: closes every
     /// subscription of the app, then delivers what the callback ones still
-    /// hold and their `closed {app_freed}`.
+    /// hold and their `closed {app_freed}` (from inside a callback: once it returns).
     static func appFreed(_ slot: AppSlot) {
         let closed: [Subscription] = slot.app.withLock { instance in
             slot.subscribers.appFreed = true
@@ -455,7 +608,7 @@ enum EventHub {
             for subscription in list { subscription.closeForAppFree() }
             return list
         }
-        for subscription in closed where subscription.isCallback { subscription.deliver() }
+        Delivery.run(closed.filter(\.isCallback).map { ($0, Int.max) })
     }
 
     /// What `next_event` answers for a handle that is not a pull subscription.

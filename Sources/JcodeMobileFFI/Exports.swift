@@ -42,7 +42,7 @@ public func jcode_mobile_app_new(_ optionsJSON: UnsafePointer<CChar>?) -> Unsafe
     let slot = AppSlot(options: options)
     guard let handle = handles.withLock({ $0.insert(slot) }) else {
         LastError.set(JcodeMobileApp.errorBytes(
-            CoreError(.internal, "no address space left to reserve for a new handle")))
+            CoreError(.outOfMemory, "no address space left for a new handle")))
         return nil
     }
     LastError.set(nil)

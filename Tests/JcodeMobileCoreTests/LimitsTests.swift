@@ -169,4 +169,78 @@ final class LimitsTests: XCTestCase {
         XCTAssertLessThanOrEqual(transcript.count, 1000)
         XCTAssertGreaterThan(transcript.trimmedEntries, 9000)
     }
+
+    // MARK: - The log
+
+    private func app(_ options: String) -> JcodeMobileApp {
+        var text = options
+        return text.withUTF8 { bytes in
+            do throws(CoreError) {
+                return try JcodeMobileApp(optionsJSON: bytes)
+            } catch {
+                XCTFail(error.message)
+                return JcodeMobileApp(options: AppOptions())
+            }
+        }
+    }
+
+    /// A `set_draft` of `bytes` letters `letter`, as the host sends it.
+    private func draft(_ letter: Character, _ bytes: Int) -> String {
+        #"{"type":"set_draft","value":""# + String(repeating: letter, count: bytes) + #""}"#
+    }
+
+    func testTheSnapshotWriteOfAOneMebibyteDraftIsLoggedAsASummaryAndReportedWhole() throws {
+        let app = app(#"{"scenario":"connected_empty_chat"}"#)
+        let report = json(String(decoding: app.dispatch(json: draft("x", 1 << 20)), as: UTF8.self))
+        let reported = try XCTUnwrap(report["effects"]?.arrayValue?.last)
+        XCTAssertEqual(reported["type"], "storage_write")
+        XCTAssertEqual(reported["value"]?["composer"]?["draft"]?.stringValue?.utf8.count, 1 << 20, "the host gets the whole snapshot")
+        let entry = try XCTUnwrap(json(app.logsJSON(limit: 1).string)["entries"]?.arrayValue?.first)
+        let logged = try XCTUnwrap(entry["effects"]?.arrayValue)
+        XCTAssertEqual(logged.count, 1)
+        XCTAssertEqual(logged.first?.objectValue?.keys, ["effect_id", "type", "summary"])
+        XCTAssertEqual(logged.first?["effect_id"]?.int64Value, reported["effect_id"]?.int64Value)
+        XCTAssertEqual(logged.first?["type"], "storage_write")
+        let size = JSONValue.array([reported]).jsonString.utf8.count - 2
+        XCTAssertEqual(logged.first?["summary"]?.stringValue, "\(size) bytes, not kept in the log")
+    }
+
+    func testSixtyEditsOfAOneMebibyteDraftKeepLessThanHalfAMebibyteInALogOfSixtyFour() throws {
+        let app = app(#"{"scenario":"connected_empty_chat","log_capacity":64}"#)
+        for i in 0..<60 { _ = app.dispatch(json: draft(Character(UnicodeScalar(UInt8(97 + i % 26))), 1 << 20)) }
+        XCTAssertEqual(app.store.log.count, 60)
+        // Each entry: its summarised input and effect, 256 for itself, 4 KiB for a JSON payload.
+        XCTAssertLessThan(app.store.log.bytes, 512 << 10, "60 MiB of drafts, not 120 MiB of log")
+    }
+
+    func testAMessageOfEightThousandLettersIsLoggedAsSummariesAndTheLogHoldsNoneOfIt() throws {
+        let app = app(#"{"scenario":"connected_chat"}"#)
+        _ = app.dispatch(json: draft("y", 8000))
+        _ = app.dispatch(json: #"{"type":"send_message"}"#)
+        let logs = app.logsJSON(limit: 2).string
+        XCTAssertFalse(logs.contains("yyyyyyyy"), "neither the input nor its effects are kept")
+        let entry = try XCTUnwrap(json(logs)["entries"]?.arrayValue?.last)
+        XCTAssertEqual(entry["type"], "send_message")
+        let logged = try XCTUnwrap(entry["effects"]?.arrayValue)
+        XCTAssertEqual(logged.map { $0["type"]?.stringValue ?? "" }, ["websocket_send", "storage_write"])
+        XCTAssertEqual(logged.map { $0.objectValue?.keys ?? [] }, [["effect_id", "type", "summary"], ["effect_id", "type", "summary"]])
+    }
+
+    func testPastItsByteBudgetTheLogDropsItsOldestEntriesAndKeepsTheNewestEvenAlone() {
+        func entry(_ seq: Int, noteBytes: Int) -> LogEntry {
+            LogEntry(
+                seq: seq, revision: 0, kind: .action, type: "t", payload: nil, effectsJSON: LogEntry.noEffects,
+                notes: [String(repeating: "n", count: noteBytes)], followUps: [], errorCode: nil)
+        }
+        var log = TransitionLog(capacity: 10, byteBudget: 4000)
+        for _ in 0..<5 { log.append { entry($0, noteBytes: 1000) } }
+        // Each entry costs 256 + 2 ("[]") + 1 ("t") + 64 + 1000 = 1 323: three fit in 4 000.
+        XCTAssertEqual(log.recent(10).map(\.seq), [3, 4, 5])
+        XCTAssertEqual(log.bytes, 3 * 1323)
+        log.append { entry($0, noteBytes: 10_000) }
+        XCTAssertEqual(log.recent(10).map(\.seq), [6], "the newest stays, alone, over the budget")
+        for _ in 0..<12 { log.append { entry($0, noteBytes: 10) } }
+        XCTAssertEqual(log.recent(20).map(\.seq), Array(9...18), "then the capacity bounds it again")
+        XCTAssertEqual(log.bytes, 10 * 333)
+    }
 }

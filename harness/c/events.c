@@ -246,6 +246,10 @@ static void test_bad_input(void) {
                            "capacity 70000");
     EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe(app, "{\"capacity\":2.5}"), "invalid_field", "capacity",
                            "capacity 2.5");
+    EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe(app, "{\"capacity_bytes\":65535}"), "invalid_field",
+                           "capacity_bytes", "capacity_bytes under 64 KiB");
+    EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe(app, "{\"capacity_bytes\":1073741825}"), "invalid_field",
+                           "capacity_bytes", "capacity_bytes over 1 GiB");
     EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe(app, "{\"capacity\":8,\"colour\":1}"), "invalid_field", "colour",
                            "unknown member");
     EXPECT_SUBSCRIBE_ERROR(jcode_mobile_subscribe(app, "{\"kinds\":\"state\"}"), "invalid_field", "kinds",
@@ -590,6 +594,58 @@ static void test_slow_subscriber(void) {
     CHECK(m.catch_ups == 2, "two catch-ups, got %lld", m.catch_ups);
     CHECK(m.mirror == state_revision(app), "the mirror's revision %lld equals the state's %lld", m.mirror,
           state_revision(app));
+    jcode_mobile_unsubscribe(sub);
+    jcode_mobile_app_free(app);
+    end();
+}
+
+/* A set_draft of `n` letters `letter`. */
+static void set_long_draft(void *app, char letter, size_t n) {
+    const char *prefix = "{\"type\":\"set_draft\",\"value\":\"";
+    size_t p = strlen(prefix);
+    char *action = malloc(p + n + 3);
+    if (!CHECK(action != NULL, "malloc")) return;
+    memcpy(action, prefix, p);
+    memset(action + p, letter, n);
+    memcpy(action + p + n, "\"}", 3);
+    dispatch_ok(app, action, "set_draft (long)");
+    free(action);
+}
+
+static void test_byte_budget(void) {
+    void *app = new_chat_app(), *sub;
+    long long rev0, s;
+    mirror m;
+    jv *doc;
+    int i;
+    begin("byte_budget");
+    /* Room for 65 536 events, but 64 KiB: each set_draft of 20 000 letters
+    ** makes a state_changed of about 20 100 bytes and an effects_requested
+    ** (the snapshot with the draft) of about 20 800. subscribed and three
+    ** events fit (61 000 bytes); the fourth would pass 64 KiB. */
+    sub = jcode_mobile_subscribe(app, "{\"capacity\":65536,\"capacity_bytes\":65536}");
+    CHECK(sub != NULL, "subscribe capacity_bytes 65536 failed");
+    for (i = 0; i < 6; i++) set_long_draft(app, (char)('a' + i), 20000);
+    m.app = app;
+    m.catch_ups = 0;
+    doc = next_event(sub, 0, "bytes subscribed");
+    CHECK(doc && type_is(doc, "subscribed"), "bytes: first event is subscribed");
+    rev0 = int_at(doc, "event.revision");
+    s = int_at(doc, "event.next_seq");
+    m.mirror = rev0;
+    if (doc) jfree(doc);
+    expect_event(sub, "state_changed", s, &m, "bytes 1");
+    expect_event(sub, "effects_requested", s + 1, &m, "bytes 2");
+    expect_event(sub, "state_changed", s + 2, &m, "bytes 3");
+    expect_lost(sub, 9, s + 3, s + 11, 5, &m, "bytes gap");
+    CHECK(m.mirror == rev0 + 6, "after catching up the mirror is at %lld, expected %lld", m.mirror, rev0 + 6);
+    doc = next_event(sub, 0, "bytes drained");
+    CHECK(doc && event_is_null(doc), "bytes: nothing after the gap");
+    if (doc) jfree(doc);
+    /* An event larger than the budget still goes into an empty queue. */
+    set_long_draft(app, 'z', 100000);
+    expect_event(sub, "state_changed", s + 12, &m, "bytes: a 100 000-letter draft into the empty queue");
+    expect_lost(sub, 1, s + 13, s + 13, 1, &m, "bytes: its effects did not fit beside it");
     jcode_mobile_unsubscribe(sub);
     jcode_mobile_app_free(app);
     end();
@@ -1362,6 +1418,184 @@ static void test_callback_frees_app(void) {
     end();
 }
 
+/* ---------------------------------------------------------------- bounded delivery */
+
+/* A dispatch returns after delivering what it produced: the first thread's
+** callback holds its delivery until a second thread has dispatched; the
+** second then dispatches again and again until the first has returned. The
+** first delivers its own two events at most, never the second's. */
+typedef struct {
+    pthread_mutex_t lock;
+    void *app;
+    pthread_t first;
+    long long target_revision; /* the second thread's first dispatch applied */
+    int inside_first, held, first_returned;
+    long long on_first, on_second, last_seq, out_of_order, second_dispatches;
+} hold_state;
+
+static void hold_callback(void *user_data, const char *event_json) {
+    hold_state *h = (hold_state *)user_data;
+    const char *err = NULL;
+    size_t pos = 0;
+    jv *e = jparse(event_json, strlen(event_json), &err, &pos);
+    int hold = 0;
+    if (e && jstr(e, "type") && strcmp(jstr(e, "type"), "subscribed") != 0) {
+        pthread_mutex_lock(&h->lock);
+        if (int_at(e, "seq") <= h->last_seq) h->out_of_order++;
+        h->last_seq = int_at(e, "seq");
+        if (pthread_equal(pthread_self(), h->first)) {
+            h->on_first++;
+            if (!h->held) hold = h->held = h->inside_first = 1;
+        } else {
+            h->on_second++;
+        }
+        pthread_mutex_unlock(&h->lock);
+    }
+    /* Held until the second thread's dispatch is applied (its events are queued). */
+    while (hold && state_revision(h->app) < h->target_revision) sleep_ms(1);
+    if (e) jfree(e);
+}
+
+static void *hold_first_main(void *arg) {
+    hold_state *h = (hold_state *)arg;
+    set_draft(h->app, "first");
+    pthread_mutex_lock(&h->lock);
+    h->first_returned = 1;
+    pthread_mutex_unlock(&h->lock);
+    return NULL;
+}
+
+static void *hold_second_main(void *arg) {
+    hold_state *h = (hold_state *)arg;
+    char value[48];
+    int inside = 0, done = 0;
+    long long n = 0;
+    while (!inside) {
+        pthread_mutex_lock(&h->lock);
+        inside = h->inside_first;
+        pthread_mutex_unlock(&h->lock);
+        if (!inside) sleep_ms(1);
+    }
+    /* Dispatches until the first thread's set_draft has returned (1 000 at most). */
+    while (!done && n < 1000) {
+        snprintf(value, sizeof value, "second-%lld", n);
+        set_draft(h->app, value);
+        n++;
+        pthread_mutex_lock(&h->lock);
+        done = h->first_returned;
+        pthread_mutex_unlock(&h->lock);
+    }
+    pthread_mutex_lock(&h->lock);
+    h->second_dispatches = n;
+    pthread_mutex_unlock(&h->lock);
+    return NULL;
+}
+
+static void test_callback_dispatch_is_bounded(void) {
+    hold_state h;
+    void *sub;
+    pthread_t first, second;
+    begin("callback_dispatch_is_bounded");
+    memset(&h, 0, sizeof h);
+    pthread_mutex_init(&h.lock, NULL);
+    h.app = new_chat_app();
+    h.target_revision = state_revision(h.app) + 2;
+    sub = jcode_mobile_subscribe_callback(h.app, "{\"capacity\":65536}", hold_callback, &h);
+    pthread_mutex_lock(&h.lock);
+    pthread_create(&first, NULL, hold_first_main, &h);
+    h.first = first;
+    pthread_mutex_unlock(&h.lock);
+    pthread_create(&second, NULL, hold_second_main, &h);
+    pthread_join(first, NULL);
+    pthread_join(second, NULL);
+    pthread_mutex_lock(&h.lock);
+    CHECK(h.on_first <= 2, "the first set_draft delivered %lld events: at most its own 2, none of the second thread's",
+          h.on_first);
+    CHECK(h.second_dispatches >= 1, "the second thread dispatched while the first was held");
+    CHECK(h.on_first + h.on_second == 2 + 2 * h.second_dispatches,
+          "every event delivered once: %lld + %lld, expected %lld", h.on_first, h.on_second,
+          2 + 2 * h.second_dispatches);
+    CHECK(h.out_of_order == 0, "in seq order (%lld out of order)", h.out_of_order);
+    pthread_mutex_unlock(&h.lock);
+    jcode_mobile_unsubscribe(sub);
+    jcode_mobile_app_free(h.app);
+    pthread_mutex_destroy(&h.lock);
+    end();
+}
+
+/* ---------------------------------------------------------------- no nesting per subscription */
+
+/* 2 000 callback subscriptions of one app, each dispatching on the app the
+** first time it sees a state_changed, on a thread of 512 KiB of stack (the
+** default of an iOS secondary thread): a dispatch from a callback only
+** queues, so the stack does not grow with the subscriptions. */
+#define NEST_SUBS 2000
+#define NEST_STACK (512 * 1024)
+
+typedef struct {
+    void *app;
+    int index, dispatched;
+    long long calls;
+} nest_cb;
+
+typedef struct {
+    nest_cb cbs[NEST_SUBS];
+    void *subs[NEST_SUBS];
+    long long revision_before, revision_after;
+    int subscribed;
+} nest_run;
+
+static void nest_callback(void *user_data, const char *event_json) {
+    nest_cb *n = (nest_cb *)user_data;
+    n->calls++;
+    if (!n->dispatched && strstr(event_json, "\"type\":\"state_changed\"")) {
+        char value[32];
+        n->dispatched = 1;
+        snprintf(value, sizeof value, "from-callback-%d", n->index);
+        set_draft(n->app, value);
+    }
+}
+
+static void *nest_main(void *arg) {
+    nest_run *r = (nest_run *)arg;
+    void *app = new_chat_app();
+    int i;
+    r->revision_before = state_revision(app);
+    for (i = 0; i < NEST_SUBS; i++) {
+        r->cbs[i].app = app;
+        r->cbs[i].index = i;
+        r->subs[i] = jcode_mobile_subscribe_callback(app, "{\"kinds\":[\"state\"],\"capacity\":4}", nest_callback,
+                                                     &r->cbs[i]);
+        if (r->subs[i]) r->subscribed++;
+    }
+    set_draft(app, "start");
+    r->revision_after = state_revision(app);
+    for (i = 0; i < NEST_SUBS; i++) jcode_mobile_unsubscribe(r->subs[i]);
+    jcode_mobile_app_free(app);
+    return NULL;
+}
+
+static void test_callback_no_nesting(void) {
+    nest_run *r = calloc(1, sizeof *r);
+    pthread_attr_t attr;
+    pthread_t t;
+    int i, dispatched = 0;
+    begin("callback_no_nesting");
+    if (!CHECK(r != NULL, "calloc")) return;
+    pthread_attr_init(&attr);
+    CHECK(pthread_attr_setstacksize(&attr, NEST_STACK) == 0, "a thread of 512 KiB of stack");
+    CHECK(pthread_create(&t, &attr, nest_main, r) == 0, "pthread_create");
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&attr);
+    for (i = 0; i < NEST_SUBS; i++) dispatched += r->cbs[i].dispatched;
+    CHECK(r->subscribed == NEST_SUBS, "%d subscriptions, expected 2000", r->subscribed);
+    CHECK(dispatched == NEST_SUBS, "%d callbacks dispatched, expected 2000", dispatched);
+    CHECK(r->revision_after == r->revision_before + 1 + NEST_SUBS, "revision %lld, expected %lld", r->revision_after,
+          r->revision_before + 1 + NEST_SUBS);
+    free(r);
+    end();
+}
+
 /* ================================================================ main */
 
 int main(void) {
@@ -1372,6 +1606,7 @@ int main(void) {
     test_timeouts();
     test_fan_out();
     test_slow_subscriber();
+    test_byte_budget();
     test_kinds();
     test_tree_kind();
     test_unsubscribe_wakes();
@@ -1384,6 +1619,8 @@ int main(void) {
     test_callback_no_call_after_unsubscribe();
     test_callback_app_freed();
     test_callback_frees_app();
+    test_callback_dispatch_is_bounded();
+    test_callback_no_nesting();
     if (g_answers) fclose(g_answers);
     printf("events: %ld passed, %ld failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

@@ -46,7 +46,7 @@ public final class JcodeMobileApp {
     @exclusivity(unchecked) var usesShortcuts = true
 
     /// Inputs larger than this are logged as a summary instead of in full.
-    static let loggedPayloadLimit = 4096
+    static let loggedPayloadLimit = TransitionLog.keptLimit
 
     public init(options: AppOptions) {
         self.options = options
@@ -192,7 +192,7 @@ public final class JcodeMobileApp {
     /// summarised above `loggedPayloadLimit`.
     private static func logPayload(of bytes: UnsafeBufferPointer<UInt8>, type: String) -> LoggedInput {
         if bytes.count > loggedPayloadLimit {
-            return .payload(.json(["type": .string(type), "summary": .string("\(bytes.count) bytes, not kept in the log")]))
+            return .payload(.json(["type": .string(type), "summary": .string(TransitionLog.summary(bytes: bytes.count))]))
         }
         return .bytes(bytes)
     }

@@ -206,11 +206,12 @@ public struct Store: Sendable {
         let revision = state.revision
         // The effects as the log keeps them, encoded once; without a secret
         // among them, the same bytes are what the host receives.
+        // Past `TransitionLog.keptLimit`, the log keeps a summary of each large effect.
         var loggedEffects = LogEntry.noEffects
         var effectsJSON: [UInt8]? = loggedEffects
         if !effects.isEmpty {
-            let (bytes, secret) = encode(effects, wroteSnapshot: wroteSnapshot)
-            loggedEffects = bytes
+            let (bytes, secret, logged) = encode(effects, wroteSnapshot: wroteSnapshot)
+            loggedEffects = logged ?? bytes
             effectsJSON = secret ? nil : bytes
         }
         log.append(logged) { seq, payload in
@@ -241,33 +242,69 @@ public struct Store: Sendable {
 
     /// The effects as a JSON array with secrets replaced, and whether any
     /// held one. The snapshot's `storage_write` (the last effect, when the
-    /// call wrote it) is written from the snapshot's kept members.
-    private func encode(_ effects: [(id: EffectID, effect: Effect)], wroteSnapshot: Bool) -> (bytes: [UInt8], secret: Bool) {
-        // Written on the stack (more moves to the heap), then kept as an array.
-        withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { scratch in
-            var w = JSONWriter(startingIn: scratch)
-            var secret = false
-            w.arrayStart()
-            effects.withUnsafeBufferPointer { effects in
-                for i in effects.indices {
-                    if wroteSnapshot && i == effects.count &- 1 {
-                        // What `Effect.write` writes for it, from fixed pieces and the kept members.
-                        w.beginFragment()
-                        w.fragment(#"{"effect_id":"#)
-                        w.fragment(integer: effects[i].id.rawValue)
-                        w.fragment(#","type":"storage_write","key":"snapshot","value":"#)
-                        w.valueFollows()
-                        written.write(to: &w)
-                        w.fragment("}")
-                        w.endFragment()
-                    } else if effects[i].effect.write(id: effects[i].id, redacted: true, to: &w) {
-                        secret = true
+    /// call wrote it) is written from the snapshot's kept members. When the
+    /// array passes `TransitionLog.keptLimit` bytes, `logged` is what the log
+    /// keeps instead: each effect over the limit as `{"effect_id","type","summary"}`.
+    private func encode(
+        _ effects: [(id: EffectID, effect: Effect)], wroteSnapshot: Bool
+    ) -> (bytes: [UInt8], secret: Bool, logged: [UInt8]?) {
+        // Where each effect starts in the array (its comma included), then where the last ends.
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: effects.count &+ 1) { starts in
+            // Written on the stack (more moves to the heap), then kept as an array.
+            withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { scratch in
+                var w = JSONWriter(startingIn: scratch)
+                var secret = false
+                w.arrayStart()
+                effects.withUnsafeBufferPointer { effects in
+                    for i in effects.indices {
+                        starts[i] = w.count
+                        if wroteSnapshot && i == effects.count &- 1 {
+                            // What `Effect.write` writes for it, from fixed pieces and the kept members.
+                            w.beginFragment()
+                            w.fragment(#"{"effect_id":"#)
+                            w.fragment(integer: effects[i].id.rawValue)
+                            w.fragment(#","type":"storage_write","key":"snapshot","value":"#)
+                            w.valueFollows()
+                            written.write(to: &w)
+                            w.fragment("}")
+                            w.endFragment()
+                        } else if effects[i].effect.write(id: effects[i].id, redacted: true, to: &w) {
+                            secret = true
+                        }
                     }
                 }
+                starts[effects.count] = w.count
+                w.arrayEnd()
+                let bytes = w.bytes
+                guard bytes.count > TransitionLog.keptLimit else { return (bytes, secret, nil) }
+                return (bytes, secret, Self.summarised(effects, bytes, starts: starts))
             }
-            w.arrayEnd()
-            return (w.bytes, secret)
         }
+    }
+
+    /// The effects array `bytes` as the log keeps it: each effect whose JSON
+    /// (from `starts[i]`, its comma excepted, to `starts[i + 1]`) passes
+    /// `TransitionLog.keptLimit` bytes becomes `{"effect_id","type","summary"}`.
+    private static func summarised(
+        _ effects: [(id: EffectID, effect: Effect)], _ bytes: [UInt8], starts: UnsafeMutableBufferPointer<Int>
+    ) -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        w.arrayStart()
+        for i in effects.indices {
+            let from = starts[i] &+ (i == 0 ? 0 : 1)
+            let length = starts[i &+ 1] &- from
+            if length <= TransitionLog.keptLimit {
+                w.raw(Array(bytes[from..<starts[i &+ 1]]))
+            } else {
+                w.objectStart()
+                w.key("effect_id"); w.int(effects[i].id.rawValue)
+                w.key("type"); w.string(effects[i].effect.type)
+                w.key("summary"); w.string(TransitionLog.summary(bytes: length))
+                w.objectEnd()
+            }
+        }
+        w.arrayEnd()
+        return w.bytes
     }
 
     /// Writes the snapshot when this call changed it: at most once per call,

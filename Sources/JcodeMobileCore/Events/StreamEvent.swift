@@ -140,15 +140,23 @@ public struct StreamEvent: Sendable {
 public struct SubscribeOptions: Sendable, Equatable {
     /// Events kept for a subscriber that has not taken them yet.
     public var capacity = SubscribeOptions.defaultCapacity
+    /// Bytes of events kept for a subscriber that has not taken them yet
+    /// (an event larger than this still fits an empty queue).
+    public var capacityBytes = SubscribeOptions.defaultCapacityBytes
     public var kinds: Set<StreamEvent.Kind> = StreamEvent.Kind.defaults
 
     public static let defaultCapacity = 1024
     public static let capacityRange = IntegerRange(1...65_536)
+    /// 16 MiB: one input at its largest.
+    public static let defaultCapacityBytes = 16 << 20
+    public static let capacityBytesRange = IntegerRange(65_536...(1 << 30))
 
     public init() {}
 
     public static let fields: [FieldSpec] = [
         .optional("capacity", .integer(capacityRange), doc: "events kept until taken (default 1024); past it they are dropped and `events_lost` says so"),
+        .optional("capacity_bytes", .integer(capacityBytesRange),
+                  doc: "bytes of events kept until taken, 64 KiB to 1 GiB (default 16 MiB); past it events are dropped as past `capacity` (an event larger than this still fits an empty queue)"),
         .optional("kinds", .array(.enumeration(StreamEvent.Kind.allCases.map(\.rawValue))),
                   doc: "which events to receive: `state`, `effects`, `app`, `tree` (default `state`, `effects` and `app`)"),
     ]
@@ -173,10 +181,11 @@ public struct SubscribeOptions: Sendable, Equatable {
             throw CoreError.invalidField("$", "expected the options to be a JSON object, got \(tape.typeName(at: 0))")
         }
         for key in tape.keys(of: 0) where !fields.contains(where: { $0.name == key }) {
-            throw CoreError.invalidField(key, "unknown option \"\(key)\" (known: capacity, kinds)")
+            throw CoreError.invalidField(key, "unknown option \"\(key)\" (known: capacity, capacity_bytes, kinds)")
         }
         var reader = FieldReader(tape: tape, object: 0, path: "", declared: fields)
         if let capacity = try reader.optionalInt("capacity") { options.capacity = capacity }
+        if let bytes = try reader.optionalInt("capacity_bytes") { options.capacityBytes = bytes }
         if let kinds = tape.member("kinds", of: 0) {
             guard tape.kind(at: kinds) == .array else {
                 throw CoreError.invalidField("kinds", "field \"kinds\" must be an array, got \(tape.typeName(at: kinds))")

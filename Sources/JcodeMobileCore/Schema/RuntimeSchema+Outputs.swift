@@ -129,7 +129,16 @@ extension RuntimeSchema {
                 ("kind", B.enumeration(LogEntry.Kind.allCases.map(\.rawValue))),
                 ("type", B.described(B.string, "the input's type (empty when it could not be read)")),
                 ("payload", B.described(B.any, "the input with secrets replaced by \"[redacted]\", {\"type\",\"summary\"} for an input over 4 KiB, null when none")),
-                ("effects", B.described(B.array(B.ref("effect")), "the effects requested, secrets replaced by \"[redacted]\"")),
+                ("effects", B.described(
+                    B.array(B.oneOf([
+                        B.ref("effect"),
+                        B.described(B.strictObject([
+                            ("effect_id", B.integer(.id)),
+                            ("type", B.enumeration(EffectKind.allCases.map(\.rawValue))),
+                            ("summary", B.string),
+                        ]), "an effect whose JSON passed 4 KiB: its size, \"N bytes, not kept in the log\""),
+                    ])),
+                    "the effects requested, secrets replaced by \"[redacted]\"; an effect over 4 KiB is {\"effect_id\",\"type\",\"summary\"}")),
                 ("notes", B.array(B.string)),
                 ("follow_ups", B.described(B.array(B.string), "the internal inputs the store ran; only when there were some")),
                 ("error", B.described(B.enumeration(ErrorCode.allCases.map(\.rawValue)), "the code an input was rejected with (kind rejected)")),
