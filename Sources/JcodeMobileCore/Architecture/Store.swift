@@ -199,8 +199,10 @@ public struct Store: Sendable {
             feed.record(revision: state.revision, encoded)
             inPlace = sectionsUnchanged && !reset ? InPlaceChanges.extending(inPlace, to: state.revision, drained) : nil
         }
-        // Emptied for the next call, its storage kept (a delta's record keeps the one change, not the array).
-        drained.removeAll(keepingCapacity: true)
+        // Emptied for the next call, its storage kept (a delta's record keeps
+        // the one change, not the array). One change, the common case, is
+        // taken off the end: cheaper than the general removal.
+        if drained.count == 1 { drained.removeLast() } else { drained.removeAll(keepingCapacity: true) }
         for path in scrubs { feed.scrub(path) }
 
         let revision = state.revision
