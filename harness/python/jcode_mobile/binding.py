@@ -500,13 +500,15 @@ class App:
     # -- the event stream (library 0.3.0) ----------------------------------
 
     def subscribe(self, *, kinds: Optional[list] = None, capacity: Optional[int] = None,
+                  capacity_bytes: Optional[int] = None,
                   options: JSONInput = None, timeout: Optional[float] = 1.0) -> "Subscription":
         """A new subscription to this app's event stream (``jcode_mobile_subscribe``).
 
         ``kinds`` (any of ``"state"``, ``"effects"``, ``"app"`` and, library
         0.5.0, ``"tree"``: ``tree_changed`` with the tree's operations; default
         ``["state", "effects", "app"]``: ``"tree"`` is asked for by name) and
-        ``capacity`` (events kept until taken, default 1024) build the options;
+        ``capacity`` (events kept until taken, default 1024) and, library 0.5.0,
+        ``capacity_bytes`` (bytes of them kept, default 16 MiB) build the options;
         ``options`` passes them as is instead (for tests of bad options).
         ``timeout`` is how long iterating waits for the next event (None: no limit).
         Raises :class:`JcodeMobileError` when the library refuses."""
@@ -516,6 +518,8 @@ class App:
                 options["kinds"] = list(kinds)
             if capacity is not None:
                 options["capacity"] = capacity
+            if capacity_bytes is not None:
+                options["capacity_bytes"] = capacity_bytes
         return Subscription(self, options, timeout=timeout)
 
     def events(self, timeout: Optional[float] = 1.0, *, kinds: Optional[list] = None,

@@ -112,6 +112,18 @@ def test_a_slow_subscriber_is_told_what_it_lost_and_catches_up_from_the_change_f
         assert caught_up["revision"] == app.revision
 
 
+def test_a_subscriber_that_keeps_at_most_64_kib_of_events_is_told_what_it_lost_past_them():
+    with App({"scenario": "connected_empty_chat"}) as app:
+        with app.subscribe(kinds=["state"], capacity_bytes=65536, timeout=0.2) as slow:
+            start = slow.next(timeout=1.0)["revision"]
+            # Each draft's state_changed carries its 30 000-letter value: two fit, the third does not.
+            for k in range(5):
+                app.dispatch({"type": "set_draft", "value": "abcde"[k] * 30_000})
+            events = list(slow)
+        assert [e["type"] for e in events] == ["state_changed", "state_changed", "events_lost"]
+        assert [e["revision"] for e in events[:2]] == [start + 1, start + 2]
+        assert events[2]["count"] == 3
+
 def test_a_subscriber_chooses_the_kinds_it_hears():
     with App({"scenario": "connected_empty_chat"}) as app:
         with app.events(timeout=0.2, kinds=["effects"]) as effects, app.events(timeout=0.2, kinds=["app"]) as app_events:
