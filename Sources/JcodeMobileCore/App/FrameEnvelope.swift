@@ -131,18 +131,7 @@ struct FrameEnvelope {
             var escaped = false
             let raw = UnsafeRawPointer(base)
             while true {
-                while pos &+ 8 <= end {
-                    let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self))
-                    let quote = w ^ 0x2222_2222_2222_2222
-                    let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
-                    let hits = ((quote &- 0x0101_0101_0101_0101) & ~quote | (slash &- 0x0101_0101_0101_0101) & ~slash
-                        | (w &- 0x2020_2020_2020_2020) & ~w) & 0x8080_8080_8080_8080
-                    if hits != 0 {
-                        pos &+= hits.trailingZeroBitCount &>> 3
-                        break
-                    }
-                    pos &+= 8
-                }
+                pos = StringScan.skipPlainWords(raw, from: pos, end: end)
                 guard pos < end else { return nil }
                 let c = base[pos]
                 if c == UInt8(ascii: "\"") {

@@ -259,23 +259,8 @@ struct Tokenizer {
         var escaped = false
         let raw = UnsafeRawPointer(base)
         while true {
-            // Eight bytes at a time: jump to the first '"', '\\' or control
-            // character. (The lowest flagged byte is always a real match:
-            // false flags only ever follow a true one.)
-            while pos &+ 8 <= end {
-                let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: pos, as: UInt64.self))
-                let quote = w ^ 0x2222_2222_2222_2222
-                let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
-                let hasQuote = (quote &- 0x0101_0101_0101_0101) & ~quote
-                let hasSlash = (slash &- 0x0101_0101_0101_0101) & ~slash
-                let hasControl = (w &- 0x2020_2020_2020_2020) & ~w
-                let hits = (hasQuote | hasSlash | hasControl) & 0x8080_8080_8080_8080
-                if hits != 0 {
-                    pos &+= hits.trailingZeroBitCount &>> 3
-                    break
-                }
-                pos &+= 8
-            }
+            // Eight bytes at a time: jump to the first '"', '\\' or control character.
+            pos = StringScan.skipPlainWords(raw, from: pos, end: end)
             guard pos < end else { throw error("unexpected end of input inside a string") }
             let c = base[pos]
             if c == UInt8(ascii: "\"") {

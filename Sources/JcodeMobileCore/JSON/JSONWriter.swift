@@ -458,19 +458,7 @@ public struct JSONWriter: ~Copyable {
         var i = 0
         while i < n {
             // Skip eight bytes at a time while none needs escaping.
-            while i &+ 8 <= n {
-                let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                let quote = w ^ 0x2222_2222_2222_2222
-                let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
-                let hit = (((quote &- 0x0101_0101_0101_0101) & ~quote)
-                    | ((slash &- 0x0101_0101_0101_0101) & ~slash)
-                    | ((w &- 0x2020_2020_2020_2020) & ~w)) & 0x8080_8080_8080_8080
-                if hit != 0 {
-                    i &+= hit.trailingZeroBitCount &>> 3  // the first byte to escape
-                    break
-                }
-                i &+= 8
-            }
+            i = StringScan.skipPlainWords(raw, from: i, end: n)
             guard i < n else { break }
             let c = source[i]
             if c >= 0x20 && c != 0x22 && c != 0x5C {

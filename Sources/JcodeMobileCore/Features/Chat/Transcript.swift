@@ -486,12 +486,9 @@ public struct Transcript: Sendable {
     /// Returns and forgets the changes recorded since the last call. After
     /// a reset only the reset is reported (the whole transcript is resent).
     public mutating func drainChanges() -> (changes: [TranscriptChange], reset: Bool) {
-        let reset = wasReset
-        wasReset = false
-        guard !changes.isEmpty else { return ([], reset) }
-        let drained = changes
-        changes = []
-        return (reset ? [] : drained, reset)
+        var drained: [TranscriptChange] = []
+        let reset = drainChanges(into: &drained)
+        return (drained, reset)
     }
 
     // MARK: - Row weights

@@ -181,16 +181,8 @@ public enum ServerEvent: Equatable, Sendable {
             guard let base = bytes.baseAddress else { return true }
             let raw = UnsafeRawPointer(base)
             let n = bytes.count
-            var i = 0
-            while i &+ 8 <= n {
-                let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                let quote = w ^ 0x2222_2222_2222_2222
-                let slash = w ^ 0x5C5C_5C5C_5C5C_5C5C
-                let hits = ((quote &- 0x0101_0101_0101_0101) & ~quote | (slash &- 0x0101_0101_0101_0101) & ~slash
-                    | (w &- 0x2020_2020_2020_2020) & ~w) & 0x8080_8080_8080_8080
-                if hits != 0 { return false }
-                i &+= 8
-            }
+            // Eight bytes at a time, then the rest (and the flagged byte) one by one.
+            var i = StringScan.skipPlainWords(raw, from: 0, end: n)
             while i < n {
                 let c = base[i]
                 if c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return false }
