@@ -7,11 +7,16 @@
 ///       Pairing code: (123456)
 ///       [Pair] (disabled)
 ///
-/// Marks: `# title` a screen, `## text` a heading, `[Label]` a button
+/// Marks: `# title` a screen, `## text` a heading (`#` per level of a
+/// message's heading), `[Label]` a button
 /// (`(disabled)` when it cannot be tapped), `Label: value` a field (its
 /// placeholder in parentheses when empty, `*` when focused), `Speaker: text`
 /// a message, `tool name [status]` a tool card, `! text` an error, `~ text` a
-/// status line, `* text` a notice, `>> title` a sheet. Hidden nodes and
+/// status line, `* text` a notice, `>> title` a sheet; a message's markdown:
+/// its paragraphs as they read, `- text` / `1. text` / `[x] text` list
+/// items, `> ` a quote, ```` ```lang ```` then the code for a code block,
+/// `| a | b |` a table row, `---` a divider; a diff `diff path +n −m` with
+/// `+ `, `- ` and `  ` lines; reasoning `(thought) title`. Hidden nodes and
 /// their children are left out; a node with nothing to say (an unlabelled
 /// group) adds no line and no indentation.
 public enum ScreenText {
@@ -48,7 +53,32 @@ public enum ScreenText {
         switch node.role {
         case .screen: return label.isEmpty ? nil : "# \(label)"
         case .group, .list: return label.isEmpty ? nil : label
-        case .heading: return "## \(label)"
+        case .heading:
+            guard let level = node.level else { return "## \(label)" }
+            return String(repeating: "#", count: max(1, min(level, 6))) + " " + value
+        case .paragraph: return value
+        case .listItem:
+            let mark = node.checked.map { $0 ? "[x]" : "[ ]" } ?? label
+            return value.isEmpty ? mark : "\(mark) \(value)"
+        case .quote: return ">"
+        case .codeBlock:
+            let fence = "```" + (node.language ?? "")
+            return node.variant == "open" ? "\(fence)\n\(value)" : "\(fence)\n\(value)\n```"
+        case .table: return nil
+        case .tableRow: return "| " + node.children.map { $0.value ?? "" }.joined(separator: " | ") + " |"
+        case .tableCell: return nil
+        case .divider: return "---"
+        case .diff:
+            let counts = node.counts.map { " +\($0.added) −\($0.removed)" } ?? ""
+            return "diff \(label)\(counts)"
+        case .diffHunk: return label.isEmpty ? nil : label
+        case .diffLine:
+            switch node.variant {
+            case "added": return "+ " + value
+            case "removed": return "- " + value
+            default: return "  " + value
+            }
+        case .reasoning: return "(thought) " + joined(label, node.expanded == true ? value : "", ": ")
         case .header: return joined(label, value, " — ")
         case .button:
             var text = "[\(label)]"
@@ -59,7 +89,10 @@ public enum ScreenText {
             let shown = value.isEmpty ? "(\(node.placeholder ?? ""))" : value
             let text = label.isEmpty ? shown : joined(label, shown, ": ")
             return node.focused ? text + " *" : text
-        case .message: return value.isEmpty ? label : "\(label): \(value)"
+        case .message:
+            // A message written in markdown shows it as its children.
+            if value.isEmpty || node.children.contains(where: { ScreenText.isMarkdown($0.role) }) { return label }
+            return "\(label): \(value)"
         case .toolCall: return value.isEmpty ? "tool \(label)" : "tool \(label) [\(value)]"
         case .banner, .errorText: return "! " + joined(label, value, ": ")
         case .status: return "~ " + joined(label, value, " · ")
@@ -67,6 +100,14 @@ public enum ScreenText {
         case .sheet: return ">> " + label
         case .image: return "[image] " + joined(label, value, ": ")
         case .text: return joined(label, value, ": ")
+        }
+    }
+
+    /// The roles of a message's markdown blocks.
+    static func isMarkdown(_ role: SemanticNode.Role) -> Bool {
+        switch role {
+        case .paragraph, .heading, .list, .quote, .codeBlock, .table, .divider: return true
+        default: return false
         }
     }
 

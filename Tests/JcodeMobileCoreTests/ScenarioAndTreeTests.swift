@@ -103,7 +103,7 @@ final class ScenarioTests: XCTestCase {
             // The whole first-launch state; only the device id is kept.
             $0.json = json(
                 #"""
-                {"revision":0,"screen":"onboarding","focused_node_id":null,"messages_scroll":null,
+                {"revision":0,"screen":"onboarding","focused_node_id":null,"messages_scroll":null,"expanded_nodes":[],
                  "connection":{"phase":"disconnected","attempt":0,"reason":null,"socket_open":false,"reconnect_delay_ms":null},
                  "pairing":{"host":"","port":"","pair_code":"","has_held_code":false,"device_name":"","working_dir":"","is_submitting":false,"awaiting_identity":false,"can_submit":false,
                             "errors":{"host":null,"port":null,"pair_code":null,"device_name":null,"working_dir":null},"health":null},
@@ -186,7 +186,10 @@ final class SemanticTreeTests: XCTestCase {
         XCTAssertEqual(streaming?.label, "jcode (typing)")
         XCTAssertEqual(streaming?.value, "The build has two stages. First, `swift build` compiles")
         XCTAssertEqual(streaming?.find("message.m5.reasoning")?.label, "Thought for 1.4 s")
-        XCTAssertEqual(streaming?.find("message.m5.reasoning")?.value, "The user wants an overview of the build.")
+        XCTAssertEqual(streaming?.find("message.m5.reasoning")?.role, .reasoning)
+        XCTAssertEqual(streaming?.find("message.m5.reasoning")?.expanded, false, "done thinking: closed")
+        XCTAssertNil(streaming?.find("message.m5.reasoning")?.value)
+        XCTAssertEqual(streaming?.find("message.m5.reasoning")?.supportedActions, ["tap"])
         XCTAssertEqual(tree.find("chat.interrupt")?.visible, true)
         XCTAssertEqual(tree.find("chat.send")?.enabled, false, "nothing typed")
         XCTAssertEqual(tree.find("chat.draft")?.placeholder, "Queue a message…")

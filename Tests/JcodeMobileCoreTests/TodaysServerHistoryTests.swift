@@ -27,7 +27,9 @@ final class TodaysServerHistoryTests: XCTestCase {
                 entryJSON("m3", "assistant", text: "One sleep, and one failing test."),
             ]
         }
-        XCTAssertEqual(store.node("message.m2")?.children.count, 2, "two tool cards, no placeholders left")
+        XCTAssertEqual(
+            store.node("message.m2")?.children.map(\.id), ["message.m2.md.0", "tool.m2.call_grep", "tool.m2.call_bash"],
+            "its text, then two tool cards, no placeholders left")
     }
 
     func testBackgroundTaskRowsAreEntriesAndRowsOfUnknownRolesAreSkippedWithADroppedNote() {

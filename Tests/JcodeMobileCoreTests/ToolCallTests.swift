@@ -157,7 +157,7 @@ final class ToolCallTests: XCTestCase {
     }
 
     func testAFailedToolKeepsItsErrorAndOutputAndTheCardSaysFailed() {
-        let store = SpecStore(.toolFailed)
+        var store = SpecStore(.toolFailed)
         XCTAssertEqual(
             store["/transcript/4/tool_calls"],
             [toolCallJSON("call_test", "bash", input: #"{"command":"cargo test"}"#, output: "error[E0425]: cannot find value `x`", status: "failed", error: "exit status 101")])
@@ -165,8 +165,21 @@ final class ToolCallTests: XCTestCase {
         XCTAssertEqual(card?.label, "bash")
         XCTAssertEqual(card?.value, "Failed")
         XCTAssertEqual(card?.accessibilityValue, "Failed: exit status 101")
-        XCTAssertEqual(card?.children.map(\.id), ["tool.m5.call_test.input", "tool.m5.call_test.output", "tool.m5.call_test.error"])
-        XCTAssertEqual(card?.find("tool.m5.call_test.input")?.value, #"{"command":"cargo test"}"#)
+        // Closed, the card shows its command and its error.
+        XCTAssertEqual(card?.expanded, false)
+        XCTAssertEqual(card?.children.map(\.id), ["tool.m5.call_test.summary", "tool.m5.call_test.error"])
+        XCTAssertEqual(card?.find("tool.m5.call_test.summary")?.value, "cargo test")
+        // Opened, its input and output too.
+        store.send(.tapNode(id: "tool.m5.call_test"), followUps: ["set_expanded"]) {
+            $0["/expanded_nodes"] = [["node_id": "tool.m5.call_test", "expanded": true]]
+        }
+        let opened = store.node("tool.m5.call_test")
+        XCTAssertEqual(opened?.expanded, true)
+        XCTAssertEqual(
+            opened?.children.map(\.id),
+            ["tool.m5.call_test.summary", "tool.m5.call_test.input", "tool.m5.call_test.output", "tool.m5.call_test.error"])
+        XCTAssertEqual(opened?.find("tool.m5.call_test.input")?.value, #"{"command":"cargo test"}"#)
+        XCTAssertEqual(opened?.find("tool.m5.call_test.output")?.value, "error[E0425]: cannot find value `x`")
     }
 
     func testADoneForACallInAnEarlierEntryUpdatesItInPlace() {
@@ -214,7 +227,7 @@ final class ToolCallTests: XCTestCase {
             $0["/transcript/4/tool_calls/0/input"] = #"{"command":"cargo test"}"#
         }
         XCTAssertEqual(store.node("tool.m5.call_bash")?.value, "Preparing")
-        XCTAssertEqual(store.node("tool.m5.call_bash.input")?.value, #"{"command":"cargo test"}"#)
+        XCTAssertEqual(store.node("tool.m5.call_bash.summary")?.value, "cargo test")
         store.server(#"{"type":"tool_exec","id":"call_bash","name":"bash"}"#) { $0["/transcript/4/tool_calls/0/status"] = "running" }
         XCTAssertEqual(store.node("tool.m5.call_bash")?.label, "bash")
         XCTAssertEqual(store.node("tool.m5.call_bash")?.value, "Running")
@@ -224,7 +237,14 @@ final class ToolCallTests: XCTestCase {
             $0["/transcript/4/tool_calls/0/output"] = "2 passed"
         }
         XCTAssertEqual(store.node("tool.m5.call_bash")?.value, "Done")
-        XCTAssertEqual(store.node("tool.m5.call_bash")?.children.map(\.id), ["tool.m5.call_bash.input", "tool.m5.call_bash.output"])
+        XCTAssertEqual(store.node("tool.m5.call_bash")?.children.map(\.id), ["tool.m5.call_bash.summary"], "closed until tapped")
+        store.dispatch(#"{"type":"set_expanded","node_id":"tool.m5.call_bash","expanded":true}"#) {
+            $0["/expanded_nodes"] = [["node_id": "tool.m5.call_bash", "expanded": true]]
+        }
+        XCTAssertEqual(
+            store.node("tool.m5.call_bash")?.children.map(\.id),
+            ["tool.m5.call_bash.summary", "tool.m5.call_bash.input", "tool.m5.call_bash.output"])
+        XCTAssertEqual(store.node("tool.m5.call_bash.output")?.value, "2 passed")
     }
 
     func testAToolDoneWithoutOutputOrErrorSucceedsWithEmptyOutput() {

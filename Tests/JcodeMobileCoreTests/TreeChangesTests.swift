@@ -138,7 +138,7 @@ final class TreeChangesTests: XCTestCase {
 
     // MARK: - Tree changes
 
-    func testAStreamedDeltaIsTwoAppendsToItsMessage() {
+    func testAStreamedDeltaIsAppendedToItsMessagesTextAndToItsLastParagraph() {
         let app = app()
         history(app, count: 1_000)
         act(app, #"{"type":"send_message","text":"go"}"#)
@@ -151,7 +151,8 @@ final class TreeChangesTests: XCTestCase {
         let appends = ops.filter { if case .append = $0 { return true } else { return false } }
         XCTAssertEqual(appends, [
             .append(id: "message.m1002", field: .value, text: " world"),
-            .append(id: "message.m1002", field: .accessibilityValue, text: " world"),
+            .append(id: "message.m1002.md.0", field: .value, text: " world"),
+            .append(id: "message.m1002.md.0", field: .accessibilityValue, text: " world"),
         ])
         var w = JSONWriter(capacity: 256)
         JcodeMobileApp.write(ops, to: &w)
@@ -202,7 +203,8 @@ final class TreeChangesTests: XCTestCase {
             tree["ops"]?.arrayValue?.filter { $0["op"] == "append" },
             [
                 ["op": "append", "id": "message.m302", "field": "value", "text": " there"],
-                ["op": "append", "id": "message.m302", "field": "accessibility_value", "text": " there"],
+                ["op": "append", "id": "message.m302.md.0", "field": "value", "text": " there"],
+                ["op": "append", "id": "message.m302.md.0", "field": "accessibility_value", "text": " there"],
             ])
         app.collectsTreeEvents = false
         server(app, #"{"type":"text_delta","text":"!"}"#)

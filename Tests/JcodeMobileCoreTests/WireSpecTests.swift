@@ -198,6 +198,7 @@ final class WireSpecTests: XCTestCase {
         .device(.registerPushNotifications), .device(.requestCameraQRScan), .device(.requestSpeechTranscript),
         .device(.requestImagePicker), .device(.createDeviceID), .device(.haptic(style: .success)),
         .device(.showLocalNotification(title: "t", body: "b", sessionID: "s")),
+        .device(.copyToClipboard(text: "let x = 1")),
     ]
 
     func testEveryEffectEncodesExactlyItsDeclaredFields() {

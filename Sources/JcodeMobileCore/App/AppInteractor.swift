@@ -16,6 +16,8 @@ public struct AppInteractor: Sendable {
         case tapXY(x: Double, y: Double)
         case scrollMessages(offset: Int)
         case scrollToMessage(index: Int)
+        /// `copy`: the node's text, resolved against the tree.
+        case copy(nodeID: String)
         /// Older messages now come first (`entriesAbove` entries before the
         /// ones shown before): the list keeps the same entries in view.
         case keepReadingPlace(entriesAbove: Int)
@@ -88,6 +90,11 @@ public struct AppInteractor: Sendable {
             return scrollMessages(to: offset, in: state)
         case .scrollToMessage(let index):
             return scrollToMessage(index, in: state)
+        case .copy(let id):
+            guard let text = SemanticTree.copyText(of: id, in: state) else {
+                return .note("copy: no node \"\(id)\" with copy on this screen")
+            }
+            return .effect(.device(.copyToClipboard(text: text)))
         case .keepReadingPlace(let count):
             return keepReadingPlace(entriesAbove: count, in: state)
         case .loadScenario(let name):

@@ -172,6 +172,8 @@ public enum AppRouter {
         case .tapXY(let x, let y): return .one(.app(.tapXY(x: x, y: y)))
         case .scrollMessages(let offset): return .one(.app(.scrollMessages(offset: offset)))
         case .scrollToMessage(let index): return .one(.app(.scrollToMessage(index: index)))
+        case .setExpanded(let id, let expanded): return .one(.navigation(.setExpanded(nodeID: id, expanded: expanded)))
+        case .copy(let id): return .one(.app(.copy(nodeID: id)))
         case .loadScenario(let name): return .one(.app(.loadScenario(name)))
         case .reset: return .one(.app(.reset))
         }

@@ -155,6 +155,22 @@ extension StateSection {
             json: { $0.pointee.navigation.messagesScroll.map { .int(Int64($0)) } ?? .null },
             changed: { $0.pointee.navigation.messagesScroll != $1.pointee.navigation.messagesScroll }),
         StateSection(
+            "expanded_nodes", owner: .navigation,
+            schema: {
+                B.described(
+                    B.array(B.strictObject([("node_id", B.string), ("expanded", B.boolean)])),
+                    "collapsible nodes opened or closed with set_expanded, the latest last (at most 256); the others show as their role's default")
+            },
+            json: { state in
+                .array(state.pointee.navigation.expansions.map { e in
+                    var o = JSONObject(capacity: 2)
+                    o.append("node_id", .string(e.nodeID))
+                    o.append("expanded", .bool(e.expanded))
+                    return .object(o)
+                })
+            },
+            changed: { $0.pointee.navigation.expansions != $1.pointee.navigation.expansions }),
+        StateSection(
             "connection", owner: .connection,
             schema: {
                 B.strictObject([

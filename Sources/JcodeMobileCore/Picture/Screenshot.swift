@@ -27,7 +27,10 @@ public enum Screenshot {
         case .screen, .list, .group: return Style(fill: nil, stroke: nil)
         case .header: return Style(fill: "#f3f4f6", stroke: nil, bold: true, radius: 0)
         case .heading: return Style(fill: nil, stroke: nil, bold: true)
-        case .text: return Style(fill: nil, stroke: nil)
+        case .text, .paragraph, .listItem, .tableRow, .tableCell, .divider, .diffHunk, .diffLine, .reasoning:
+            return Style(fill: nil, stroke: nil)
+        case .quote, .table: return Style(fill: nil, stroke: "#d1d5db")
+        case .codeBlock, .diff: return Style(fill: "#f3f4f6", stroke: "#d1d5db")
         case .message:
             let mine = node.id.hasPrefix("outbox.") || node.label.hasPrefix("You")
             return Style(fill: mine ? "#dbeafe" : "#f3f4f6", stroke: nil, text: "#111827", secondary: mine ? "#1e40af" : "#374151", bold: false, radius: 10)

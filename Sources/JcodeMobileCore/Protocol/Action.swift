@@ -59,6 +59,10 @@ public enum Action: Equatable, Sendable {
     case scrollMessages(offset: Int)
     /// Scroll the message list so its row `index` is at the list's top.
     case scrollToMessage(index: Int)
+    /// Open or close a collapsible node (a tool card, reasoning, a long output or diff).
+    case setExpanded(nodeID: String, expanded: Bool)
+    /// Copy a node's text (a code block's code, a message): `copy_to_clipboard`.
+    case copy(nodeID: String)
     // Whole-app
     case loadScenario(String)
     case reset
@@ -253,6 +257,20 @@ public enum Action: Equatable, Sendable {
             fields: [FieldSpec("index", .integer(.count))]
         ) { r throws(CoreError) in
             .scrollToMessage(index: try r.int("index"))
+        },
+        MessageSpec(
+            "set_expanded",
+            doc: "Open (expanded true) or close a collapsible node of the transcript: a tool card, reasoning, a long output or diff (nodes with an expanded field; tapping one toggles it).",
+            fields: [FieldSpec("node_id", .string), FieldSpec("expanded", .boolean)]
+        ) { r throws(CoreError) in
+            .setExpanded(nodeID: try r.string("node_id"), expanded: try r.bool("expanded"))
+        },
+        MessageSpec(
+            "copy",
+            doc: "Copy a node's text to the clipboard (nodes whose supported_actions has copy: a code block gives its code, a message its text): the core answers with copy_to_clipboard.",
+            fields: [FieldSpec("node_id", .string)]
+        ) { r throws(CoreError) in
+            .copy(nodeID: try r.string("node_id"))
         },
         MessageSpec(
             "load_scenario", doc: "Replace the whole state with a named fixture.",

@@ -164,8 +164,31 @@ extension RuntimeSchema {
                 ("bounds", B.described(B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)]), "points, origin top-left of the viewport, scrolling applied")),
                 ("scroll", B.described(scroll, "the message list only: its scroll position")),
                 ("window", B.described(window, "the message list only: which of its rows are its children")),
+            ] + detailFields.map { ($0.0, $0.1) } + [
                 ("children", B.array(B.ref("tree_node"))),
-            ], optional: ["scroll", "window"], description: "One node of the semantic UI tree (SemanticNode.write).")
+            ], optional: Set(["scroll", "window"] + detailFields.map(\.0)),
+            description: "One node of the semantic UI tree (SemanticNode.write).")
+        }
+
+        /// The fields only some roles carry (present only there).
+        static var detailFields: [(String, JSONValue)] {
+            [
+                ("level", B.described(B.integer(IntegerRange(1 ... 6)), "a heading of a message: 1 (largest) to 6")),
+                ("spans", B.described(B.array(span), "a text with styles or links: its runs, in order; their texts make up the value")),
+                ("language", B.described(B.string, "a code block: the language named after its fence")),
+                ("checked", B.described(B.boolean, "a task list item: its check box")),
+                ("variant", B.described(B.string, "which kind of its role: a button primary, secondary or destructive; a list ordered or bullet; a table row header; a table cell left, center or right; a diff line added, removed or context; a code block still streaming open")),
+                ("expanded", B.described(B.boolean, "a collapsible node (tool card, reasoning, long output or diff): open or not; set_expanded (or a tap) toggles it")),
+                ("counts", B.described(B.strictObject([("added", B.integer(.count)), ("removed", B.integer(.count))]), "a diff: its lines added and removed")),
+            ]
+        }
+
+        static var span: JSONValue {
+            B.strictObject([
+                ("text", B.string),
+                ("styles", B.array(B.enumeration(TextSpan.Style.named.map { $0.1.description }))),
+                ("url", B.described(B.string, "a link's target")),
+            ], optional: ["url"])
         }
 
         static var scroll: JSONValue {
@@ -193,7 +216,7 @@ extension RuntimeSchema {
                 ("accessibility_label", B.string), ("accessibility_value", B.nullableString), ("supported_actions", B.array(B.string)),
                 ("bounds", B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)])),
                 ("scroll", B.orNull(scroll)), ("window", B.orNull(window)),
-            ]
+            ] + detailFields.map { ($0.0, B.orNull($0.1)) }
         }
 
         static var treeOp: JSONValue {

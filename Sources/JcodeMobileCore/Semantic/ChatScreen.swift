@@ -134,20 +134,33 @@ enum ChatScreen {
             accessibilityLabel: image.label.map { "Image: \($0)" } ?? "Image")
     }
 
-    static func message(_ entry: TranscriptEntry, images: ImagePlaces? = nil, prompt: Int? = nil, all: [HistoryImage] = []) -> SemanticNode {
+    /// A transcript entry's row. An assistant's text shows as markdown
+    /// blocks (parsed through `markdown` when given: a streamed reply then
+    /// parses only its open block); the message's value keeps the text as
+    /// written (what `copy` copies). Order: reasoning, images, the text's
+    /// blocks, tool cards, why the reply stopped.
+    static func message(
+        _ entry: TranscriptEntry, images: ImagePlaces? = nil, prompt: Int? = nil, all: [HistoryImage] = [],
+        navigation: NavigationState = NavigationState(), markdown: MarkdownCache? = nil
+    ) -> SemanticNode {
         let who = speaker(entry.role)
         var label = entry.isQueued ? "\(who) (queued)" : who
         if entry.isStreaming { label += " (typing)" }
         var children: [SemanticNode] = []
-        if !entry.reasoning.isEmpty {
-            let title = entry.reasoningSecs.map { "Thought for \(formatSeconds($0))" } ?? "Thinking…"
-            children.append(.text("message.\(entry.id).reasoning", title, value: entry.reasoning))
-        }
-        if entry.imageCount > 0 {
+        if !entry.reasoning.isEmpty { children.append(reasoning(entry, navigation: navigation)) }
+        let anchored = prompt.flatMap { images?.byPrompt[$0] } ?? []
+        if entry.imageCount > 0 && anchored.isEmpty {
             children.append(.text("message.\(entry.id).images", entry.imageCount == 1 ? "1 image" : "\(entry.imageCount) images", role: .image))
         }
-        if let prompt, let places = images?.byPrompt[prompt] {
-            for k in places { children.append(image("message.\(entry.id).image.\(k)", all[k])) }
+        for k in anchored { children.append(image("message.\(entry.id).image.\(k)", all[k])) }
+        let markdownShown = (entry.role == .assistant || entry.role == .backgroundTask) && !entry.text.isEmpty
+        if markdownShown {
+            let prefix = "message.\(entry.id).md"
+            if let markdown {
+                children.append(contentsOf: markdown.nodes(of: entry.text, prefix: prefix))
+            } else {
+                children.append(contentsOf: MarkdownNodes.nodes(Markdown.parse(entry.text), prefix: prefix))
+            }
         }
         var cardIDs: [String] = []
         for call in entry.toolCalls {
@@ -160,16 +173,19 @@ enum ChatScreen {
                 cardID = "\(cardID)~\(n)"
             }
             cardIDs.append(cardID)
-            children.append(toolCard(call, id: cardID, images: images?.byToolCall[call.id] ?? [], all: all))
+            children.append(toolCard(call, id: cardID, images: images?.byToolCall[call.id] ?? [], all: all, navigation: navigation))
         }
         if let stop = stopNote(entry.stopReason) {
             children.append(.text("message.\(entry.id).stop_reason", stop, value: entry.stopReason.wireName, role: .status))
         }
-        let a11yValue = entry.isQueued ? "Queued: \(entry.text)" : entry.text
-        return SemanticNode(
+        var node = SemanticNode(
             "message.\(entry.id)", .message, label: label, value: entry.text,
-            accessibilityLabel: entry.role == .user ? "You said" : "\(who) said", accessibilityValue: a11yValue,
-            children: children)
+            accessibilityLabel: entry.role == .user ? "You said" : "\(who) said",
+            accessibilityValue: entry.isQueued ? "Queued: \(entry.text)" : entry.text,
+            actions: entry.text.isEmpty ? [] : ["copy"], children: children)
+        // Written in markdown: a screen reader reads the blocks, not the markers.
+        if markdownShown { node.accessibilityValue = nil }
+        return node
     }
 
     static func toolStatus(_ call: ToolCall) -> String {
@@ -180,19 +196,6 @@ enum ChatScreen {
         case .failed: return "Failed"
         case .interrupted: return "Interrupted"
         }
-    }
-
-    static func toolCard(_ call: ToolCall, id: String, images: [Int] = [], all: [HistoryImage] = []) -> SemanticNode {
-        let status = toolStatus(call)
-        var children: [SemanticNode] = []
-        if !call.input.isEmpty { children.append(.text("\(id).input", "Input", value: call.input)) }
-        if !call.output.isEmpty { children.append(.text("\(id).output", "Output", value: call.output)) }
-        if let error = call.error { children.append(.text("\(id).error", "Error", value: error, role: .errorText)) }
-        for k in images { children.append(image("\(id).image.\(k)", all[k])) }
-        return SemanticNode(
-            id, .toolCall, label: call.name, value: status,
-            accessibilityLabel: "Tool \(call.name)",
-            accessibilityValue: call.error.map { "\(status): \($0)" } ?? status, children: children)
     }
 
     static func outboxMessage(_ message: OutboxMessage) -> SemanticNode {

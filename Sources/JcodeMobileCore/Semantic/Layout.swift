@@ -94,6 +94,10 @@ public enum Layout {
         y += ownHeight(node, width: width, memo: memo)
         let inset = holdsItsChildren(node.role) ? indent : 0
         var i = node.children.startIndex
+        if node.role == .tableRow {
+            placeCells(&node.children, x: x + inset, y: &y, width: max(0, width - 2 * inset), memo: memo)
+            i = node.children.endIndex
+        }
         while i < node.children.endIndex {
             let run = rowLength(node, from: i)
             if run >= 2 {
@@ -108,7 +112,7 @@ public enum Layout {
         node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
         // Boxes are set apart; a list or group is only what it holds.
         switch node.role {
-        case .list, .group, .screen: break
+        case .list, .group, .screen, .tableRow: break
         default: y += gap
         }
     }
@@ -116,7 +120,7 @@ public enum Layout {
     /// The boxes drawn around their children, which sit indented inside.
     static func holdsItsChildren(_ role: SemanticNode.Role) -> Bool {
         switch role {
-        case .message, .toolCall, .sheet, .banner, .notice, .status: return true
+        case .message, .toolCall, .sheet, .banner, .notice, .status, .quote, .listItem, .codeBlock, .diff: return true
         default: return false
         }
     }
@@ -126,6 +130,8 @@ public enum Layout {
     /// ("Risk: medium" / "medium").
     public static func shownValue(_ node: SemanticNode) -> String? {
         guard node.role != .sheet, let value = node.value, !value.isEmpty else { return nil }
+        // A message written in markdown shows its text as its blocks.
+        if node.role == .message && node.children.contains(where: { MarkdownNodes.isBlock($0.role) }) { return nil }
         // A value much longer than the label cannot be in it (canonical
         // equivalence grows a text at most 3x in UTF-8, UAX #15): no search,
         // which would first prepare the whole value as its pattern (a
@@ -166,6 +172,22 @@ public enum Layout {
         y += buttonHeight + gap
     }
 
+    /// A table row's cells side by side, equal widths; the row is as tall as its tallest cell.
+    private static func placeCells(_ cells: inout [SemanticNode], x: Int, y: inout Int, width: Int, memo: LineMemo?) {
+        let shown = cells.reduce(0) { $0 + ($1.visible ? 1 : 0) }
+        guard shown > 0 else { return }
+        let each = max(0, (width - gap * (shown - 1)) / shown)
+        var left = x
+        var bottom = y
+        for i in cells.indices {
+            var cellY = y
+            place(&cells[i], x: left, y: &cellY, width: cells[i].visible ? each : 0, memo: memo)
+            bottom = max(bottom, cellY)
+            if cells[i].visible { left += each + gap }
+        }
+        y = bottom
+    }
+
     static func shift(_ node: inout SemanticNode, by dy: Int) {
         node.bounds.y += dy
         for i in node.children.indices { shift(&node.children[i], by: dy) }
@@ -183,8 +205,9 @@ public enum Layout {
         switch node.role {
         case .button: return buttonHeight
         case .textField, .secureField: return (node.label.isEmpty ? 0 : lineHeight) + fieldBoxHeight
-        case .list, .group, .screen:
+        case .list, .group, .screen, .quote, .table, .tableRow:
             return node.label.isEmpty ? 0 : lineHeight + padding
+        case .divider: return gap
         default:
             let perLine = charactersPerLine(width)
             let value = shownValue(node) ?? ""

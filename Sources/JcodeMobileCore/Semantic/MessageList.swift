@@ -18,6 +18,8 @@ struct MessageRows {
     }
 
     let chat: ChatState
+    /// Which collapsible nodes the person opened or closed.
+    let navigation: NavigationState
     let images: ChatScreen.ImagePlaces
     /// The outbox messages not yet in the transcript, in order.
     let waiting: [Int]
@@ -28,6 +30,7 @@ struct MessageRows {
 
     init(_ state: AppState, width: Int) {
         chat = state.chat
+        navigation = state.navigation
         images = ChatScreen.ImagePlaces(state.chat.images)
         var waiting: [Int] = []
         for (k, message) in state.chat.outbox.enumerated() where !message.isInTranscript { waiting.append(k) }
@@ -93,13 +96,14 @@ struct MessageRows {
 
     /// The node of row `r`, not laid out. `prompt`: the entry's prompt
     /// ordinal, when it is a prompt.
-    func node(_ r: Row, prompt: Int?) -> SemanticNode {
+    func node(_ r: Row, prompt: Int?, markdown: MarkdownCache? = nil) -> SemanticNode {
         switch r {
         case .older:
             guard let older = chat.olderHistory else { return ChatScreen.message(TranscriptEntry(serial: 0, role: .system)) }
             return ChatScreen.loadOlder(older, processing: chat.turn.isProcessing)
         case .entry(let i):
-            return ChatScreen.message(chat.transcript.entries[i], images: images, prompt: prompt, all: chat.images)
+            return ChatScreen.message(
+                chat.transcript.entries[i], images: images, prompt: prompt, all: chat.images, navigation: navigation, markdown: markdown)
         case .image(let k):
             return ChatScreen.image("image.\(k)", chat.images[k])
         case .outbox(let k):
@@ -137,7 +141,10 @@ public final class RowCache {
     private var slots: [Int: Slot] = [:]
     /// Line counts of the rows' long texts.
     let lines = LineMemo()
+    /// The rows' markdown, parsed on as replies stream.
+    let markdown = MarkdownCache()
     private var images: [HistoryImage] = []
+    private var expansions: [NavigationState.Expansion] = []
     private var x = 0
     private var width = 0
     /// The rows the running build used.
@@ -151,11 +158,12 @@ public final class RowCache {
     public init() {}
 
     /// Before a build: rows built at another place or width, or with other
-    /// images, are not reused.
-    func begin(images: [HistoryImage], x: Int, width: Int) {
-        if images != self.images || x != self.x || width != self.width {
+    /// images or other nodes opened, are not reused.
+    func begin(images: [HistoryImage], expansions: [NavigationState.Expansion], x: Int, width: Int) {
+        if images != self.images || expansions != self.expansions || x != self.x || width != self.width {
             slots.removeAll()
             self.images = images
+            self.expansions = expansions
             self.x = x
             self.width = width
         }
@@ -193,6 +201,7 @@ public final class RowCache {
             slots = slots.filter { kept.contains($0.key) }
         }
         lines.sweep()
+        markdown.sweep()
     }
 }
 
@@ -289,7 +298,7 @@ extension Layout {
             node.window = SemanticNode.Window(start: 0, end: 0, total: rows.count)
             return
         }
-        cache?.begin(images: rows.chat.images, x: frame.x, width: frame.width)
+        cache?.begin(images: rows.chat.images, expansions: rows.navigation.expansions, x: frame.x, width: frame.width)
         defer { cache?.end() }
         var measurer = RowMeasurer(rows: rows, x: frame.x, width: frame.width, cache: cache)
         let total = rows.count
@@ -562,7 +571,7 @@ extension Layout {
             let entry = rows.chat.transcript.entries[i]
             let prompt = MessageRows.isPrompt(entry) ? ordinal(of: i) : nil
             if !changed, let cached = cache?.lookup(serial: entry.serial, entry: entry, prompt: prompt) { return cached }
-            let built = layOut(rows.node(row, prompt: prompt))
+            let built = layOut(rows.node(row, prompt: prompt, markdown: cache?.markdown))
             cache?.store(serial: entry.serial, entry: entry, prompt: prompt, node: built.node, height: built.height)
             return built
         }

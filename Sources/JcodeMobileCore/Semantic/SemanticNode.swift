@@ -5,6 +5,13 @@ public struct SemanticNode: Equatable, Sendable {
         case screen, header, text, heading, textField = "text_field", secureField = "secure_field", button, list
         case message, toolCall = "tool_call", banner, status, notice, sheet, image, group
         case errorText = "error_text"
+        // A message's markdown (docs/ABI.md, "The transcript's nodes"):
+        case paragraph, listItem = "list_item", quote, codeBlock = "code_block", table, tableRow = "table_row"
+        case tableCell = "table_cell", divider
+        // A tool call's edit:
+        case diff, diffHunk = "diff_hunk", diffLine = "diff_line"
+        /// The model's reasoning before a reply (collapsible).
+        case reasoning
     }
 
     public struct Bounds: Equatable, Sendable {
@@ -57,6 +64,14 @@ public struct SemanticNode: Equatable, Sendable {
     public var window: Window?
     public var children: [SemanticNode] = []
     public var tap: Tap?
+    /// The fields only some roles carry (a heading's level, a text's spans,
+    /// a code block's language …), kept out of line: most nodes have none,
+    /// and a node is copied often.
+    public var detail: Detail {
+        get { detailStorage?.detail ?? Detail() }
+        set { detailStorage = newValue.isEmpty ? nil : DetailStorage(newValue) }
+    }
+    var detailStorage: DetailStorage?
 
     public init(
         _ id: String, _ role: Role, label: String = "", value: String? = nil, placeholder: String? = nil,
@@ -82,9 +97,25 @@ public struct SemanticNode: Equatable, Sendable {
         _ id: String, _ label: String, _ action: Action, enabled: Bool = true, visible: Bool = true,
         accessibilityLabel: String? = nil, value: String? = nil
     ) -> SemanticNode {
-        SemanticNode(
+        var node = SemanticNode(
             id, .button, label: label, value: value, visible: visible, enabled: enabled,
             accessibilityLabel: accessibilityLabel, tap: .action(action))
+        node.variant = buttonVariant(action)
+        return node
+    }
+
+    /// A button's role, from what it does: `primary` for the step the
+    /// screen is for (pair, send, approve once, retry), `destructive` for
+    /// what refuses, stops or loses something (deny, stop, forget, discard,
+    /// clear, disconnect), `secondary` for the rest — so Deny never looks
+    /// like Approve.
+    static func buttonVariant(_ action: Action) -> String {
+        switch action {
+        case .submitPairing, .sendMessage, .retryMessage, .retryConnection: return "primary"
+        case .respondPermission(_, let approved, let remember): return approved ? (remember ? "secondary" : "primary") : "destructive"
+        case .forgetServer, .discardMessage, .clearConversation, .interrupt, .disconnect, .cancelQueuedInterrupts: return "destructive"
+        default: return "secondary"
+        }
     }
 
     /// A text field edited with `editAction` (`set_host`, `set_draft`).
@@ -106,6 +137,45 @@ public struct SemanticNode: Equatable, Sendable {
 
     static func text(_ id: String, _ label: String, value: String? = nil, visible: Bool = true, role: Role = .text) -> SemanticNode {
         SemanticNode(id, role, label: label, value: value, visible: visible)
+    }
+
+    /// A heading's level (1 … 6).
+    public var level: Int? {
+        get { detailStorage?.detail.level }
+        set { detail.level = newValue }
+    }
+    /// The inline runs of a text with styles or links (their texts make up `value`).
+    public var spans: [TextSpan]? {
+        get { detailStorage?.detail.spans }
+        set { detail.spans = newValue }
+    }
+    /// A code block's language (the word after its fence).
+    public var language: String? {
+        get { detailStorage?.detail.language }
+        set { detail.language = newValue }
+    }
+    /// A task list item's check box.
+    public var checked: Bool? {
+        get { detailStorage?.detail.checked }
+        set { detail.checked = newValue }
+    }
+    /// Which kind of its role the node is: a button's `primary`,
+    /// `secondary` or `destructive`; a list's `ordered` or `bullet`; a table
+    /// cell's alignment; a diff line's `added`, `removed` or `context`; a
+    /// code block still streaming `open`.
+    public var variant: String? {
+        get { detailStorage?.detail.variant }
+        set { detail.variant = newValue }
+    }
+    /// A collapsible node's state (a tool card, reasoning, a long output).
+    public var expanded: Bool? {
+        get { detailStorage?.detail.expanded }
+        set { detail.expanded = newValue }
+    }
+    /// A diff's added and removed line counts.
+    public var counts: Counts? {
+        get { detailStorage?.detail.counts }
+        set { detail.counts = newValue }
     }
 
     /// The node with `id` in this subtree (depth-first).
@@ -139,8 +209,8 @@ public struct SemanticNode: Equatable, Sendable {
         w.objectEnd()
     }
 
-    /// Every own field the JSON carries.
-    static let jsonFields: Fields = Fields(rawValue: (1 << 13) - 1)
+    /// Every own field the JSON carries (all but `tap`).
+    static let jsonFields: Fields = Fields(rawValue: (1 << 21) - 1).subtracting(.tap)
 
     /// Writes the members of `fields`, in the node's order. An absent
     /// `scroll` or `window` is null, or left out when `omittingAbsent`.
@@ -193,5 +263,123 @@ public struct SemanticNode: Equatable, Sendable {
                 w.key("window"); w.null()
             }
         }
+        guard fields.rawValue >= Fields.level.rawValue else { return }
+        let d = detail
+        if fields.contains(.level) {
+            if let level = d.level { w.key("level"); w.int(level) } else if !omittingAbsent { w.key("level"); w.null() }
+        }
+        if fields.contains(.spans) {
+            if let spans = d.spans {
+                w.key("spans")
+                w.arrayStart()
+                for span in spans { span.write(to: &w) }
+                w.arrayEnd()
+            } else if !omittingAbsent {
+                w.key("spans"); w.null()
+            }
+        }
+        if fields.contains(.language) {
+            if let language = d.language { w.key("language"); w.string(language) } else if !omittingAbsent { w.key("language"); w.null() }
+        }
+        if fields.contains(.checked) {
+            if let checked = d.checked { w.key("checked"); w.bool(checked) } else if !omittingAbsent { w.key("checked"); w.null() }
+        }
+        if fields.contains(.variant) {
+            if let variant = d.variant { w.key("variant"); w.string(variant) } else if !omittingAbsent { w.key("variant"); w.null() }
+        }
+        if fields.contains(.expanded) {
+            if let expanded = d.expanded { w.key("expanded"); w.bool(expanded) } else if !omittingAbsent { w.key("expanded"); w.null() }
+        }
+        if fields.contains(.counts) {
+            if let counts = d.counts {
+                w.key("counts")
+                w.objectStart()
+                w.key("added"); w.int(counts.added)
+                w.key("removed"); w.int(counts.removed)
+                w.objectEnd()
+            } else if !omittingAbsent {
+                w.key("counts"); w.null()
+            }
+        }
+    }
+}
+
+// MARK: - The fields only some roles carry
+
+extension SemanticNode {
+    /// A diff's line counts.
+    public struct Counts: Equatable, Sendable {
+        public var added: Int
+        public var removed: Int
+        public init(added: Int, removed: Int) {
+            self.added = added
+            self.removed = removed
+        }
+    }
+
+    /// The optional fields of `detail`.
+    public struct Detail: Equatable, Sendable {
+        public var level: Int?
+        public var spans: [TextSpan]?
+        public var language: String?
+        public var checked: Bool?
+        public var variant: String?
+        public var expanded: Bool?
+        public var counts: Counts?
+
+        public init() {}
+
+        var isEmpty: Bool {
+            level == nil && spans == nil && language == nil && checked == nil && variant == nil && expanded == nil && counts == nil
+        }
+    }
+
+    /// Immutable: a node's copies share it until one of them sets a field.
+    final class DetailStorage: Sendable, Equatable {
+        let detail: Detail
+        init(_ detail: Detail) { self.detail = detail }
+        static func == (a: DetailStorage, b: DetailStorage) -> Bool { a === b || a.detail == b.detail }
+    }
+}
+
+/// A run of a text node's value with one set of styles: a message's
+/// `**bold**` arrives as a run with the style `bold` and no asterisks.
+public struct TextSpan: Equatable, Sendable {
+    public struct Style: OptionSet, Hashable, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let bold = Style(rawValue: 1 << 0)
+        public static let italic = Style(rawValue: 1 << 1)
+        public static let code = Style(rawValue: 1 << 2)
+        public static let strikethrough = Style(rawValue: 1 << 3)
+        public static let link = Style(rawValue: 1 << 4)
+
+        /// Each style with its JSON name, in the order they are written.
+        public static let named: [(Style, StaticString)] = [
+            (.bold, "bold"), (.italic, "italic"), (.code, "code"), (.strikethrough, "strikethrough"), (.link, "link"),
+        ]
+    }
+
+    public var text: String
+    public var styles: Style
+    /// A link's target (`link` style).
+    public var url: String?
+
+    public init(_ text: String, _ styles: Style = [], url: String? = nil) {
+        self.text = text
+        self.styles = styles
+        self.url = url
+    }
+
+    /// `{"text":…,"styles":["bold",…],"url":…}` (`url` only on a link).
+    func write(to w: inout JSONWriter) {
+        w.objectStart()
+        w.key("text"); w.string(text)
+        w.key("styles")
+        w.arrayStart()
+        for (style, name) in Style.named where styles.contains(style) { w.staticString(name) }
+        w.arrayEnd()
+        if let url { w.key("url"); w.string(url) }
+        w.objectEnd()
     }
 }

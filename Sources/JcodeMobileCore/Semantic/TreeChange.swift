@@ -24,8 +24,8 @@ public enum TreeChange: Equatable, Sendable {
 extension SemanticNode {
     /// A node's own fields (not its children), as a set.
     public struct Fields: OptionSet, Hashable, Sendable {
-        public let rawValue: UInt16
-        public init(rawValue: UInt16) { self.rawValue = rawValue }
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
 
         public static let role = Fields(rawValue: 1 << 0)
         public static let label = Fields(rawValue: 1 << 1)
@@ -42,14 +42,25 @@ extension SemanticNode {
         public static let window = Fields(rawValue: 1 << 12)
         /// What a tap does: not in the JSON (`supported_actions` says it).
         public static let tap = Fields(rawValue: 1 << 13)
+        public static let level = Fields(rawValue: 1 << 14)
+        public static let spans = Fields(rawValue: 1 << 15)
+        public static let language = Fields(rawValue: 1 << 16)
+        public static let checked = Fields(rawValue: 1 << 17)
+        public static let variant = Fields(rawValue: 1 << 18)
+        public static let expanded = Fields(rawValue: 1 << 19)
+        public static let counts = Fields(rawValue: 1 << 20)
 
         /// Each field with its JSON name, in the order a node is written.
         static let named: [(Fields, StaticString)] = [
             (.role, "role"), (.label, "label"), (.value, "value"), (.placeholder, "placeholder"), (.visible, "visible"),
             (.enabled, "enabled"), (.focused, "focused"), (.accessibilityLabel, "accessibility_label"),
             (.accessibilityValue, "accessibility_value"), (.supportedActions, "supported_actions"), (.bounds, "bounds"),
-            (.scroll, "scroll"), (.window, "window"),
+            (.scroll, "scroll"), (.window, "window"), (.level, "level"), (.spans, "spans"), (.language, "language"),
+            (.checked, "checked"), (.variant, "variant"), (.expanded, "expanded"), (.counts, "counts"),
         ]
+
+        /// The fields kept in `detail`.
+        static let detailFields: Fields = [.level, .spans, .language, .checked, .variant, .expanded, .counts]
 
         /// The field of a JSON name (nil for one that is not a node's own field).
         public init?(jsonName: String) {
@@ -80,6 +91,7 @@ extension SemanticNode {
         if scroll != other.scroll { f.insert(.scroll) }
         if window != other.window { f.insert(.window) }
         if tap != other.tap { f.insert(.tap) }
+        if detailStorage !== other.detailStorage { f.formUnion(detail.differingFields(from: other.detail)) }
         return f
     }
 
@@ -99,6 +111,18 @@ extension SemanticNode {
         if fields.contains(.scroll) { scroll = source.scroll }
         if fields.contains(.window) { window = source.window }
         if fields.contains(.tap) { tap = source.tap }
+        if !fields.isDisjoint(with: Fields.detailFields) {
+            var d = detail
+            let s = source.detail
+            if fields.contains(.level) { d.level = s.level }
+            if fields.contains(.spans) { d.spans = s.spans }
+            if fields.contains(.language) { d.language = s.language }
+            if fields.contains(.checked) { d.checked = s.checked }
+            if fields.contains(.variant) { d.variant = s.variant }
+            if fields.contains(.expanded) { d.expanded = s.expanded }
+            if fields.contains(.counts) { d.counts = s.counts }
+            detail = d
+        }
     }
 
     /// Appends `text` to the string field `field` (label, value or an
@@ -241,6 +265,20 @@ extension TreeChange {
             diffNode(moved, new[j], into: &changes)
             j &+= 1
         }
+    }
+}
+
+extension SemanticNode.Detail {
+    func differingFields(from other: Self) -> SemanticNode.Fields {
+        var f: SemanticNode.Fields = []
+        if level != other.level { f.insert(.level) }
+        if spans != other.spans { f.insert(.spans) }
+        if language != other.language { f.insert(.language) }
+        if checked != other.checked { f.insert(.checked) }
+        if variant != other.variant { f.insert(.variant) }
+        if expanded != other.expanded { f.insert(.expanded) }
+        if counts != other.counts { f.insert(.counts) }
+        return f
     }
 }
 

@@ -18,7 +18,8 @@ The operations (see ``jcode_mobile_tree_changes`` in include/jcode_mobile.h):
 
 - ``{"op":"splice","parent","index","remove":[ids],"insert":[nodes]}``
 - ``{"op":"move","id","parent","index"}``
-- ``{"op":"update","id","set":{field: value}}`` (``scroll``/``window`` null: gone)
+- ``{"op":"update","id","set":{field: value}}`` (null for ``scroll``, ``window``
+  or a field only some roles carry, such as ``spans`` or ``expanded``: gone)
 - ``{"op":"append","id","field","text"}`` (a null field counts as ``""``)
 
 An operation that does not fit the copy (an unknown id, a removed id that is

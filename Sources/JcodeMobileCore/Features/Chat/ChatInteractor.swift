@@ -615,9 +615,12 @@ public struct ChatInteractor: Interactor {
                 }
             }
             if message.content.isEmpty && calls.isEmpty { continue }
-            let (text, wasCut) = Transcript.limited(message.content)
-            if wasCut { cutRows &+= 1 }
-            entries.append(TranscriptEntry(serial: 0, role: role, text: text, toolCalls: calls))
+            // An assistant row may start with its reasoning, shown apart.
+            let (thought, answer) = role == .assistant ? HistoryReasoning.split(message.content) : ("", message.content)
+            let (text, wasCut) = Transcript.limited(answer)
+            let (reasoning, reasoningCut) = Transcript.limited(thought)
+            if wasCut || reasoningCut { cutRows &+= 1 }
+            entries.append(TranscriptEntry(serial: 0, role: role, text: text, reasoning: reasoning, toolCalls: calls))
         }
         return (entries, skipped, cutRows)
     }

@@ -11,6 +11,7 @@ public struct NavigationInteractor: Interactor {
         // The app root's outputs (resolved taps and scrolls)
         case focus(nodeID: String)
         case scrollMessages(offset: Int?)
+        case setExpanded(nodeID: String, expanded: Bool)
         // Other features' outputs
         /// A message left the composer (chat) or another session opened
         /// (session): the list shows the newest message.
@@ -34,6 +35,12 @@ public struct NavigationInteractor: Interactor {
             return .none
         case .scrollMessages(let offset):
             state.messagesScroll = offset
+            return .none
+        case .setExpanded(let id, let expanded):
+            guard id.utf8.count <= 512 else { return .note("set_expanded: a node id of \(id.utf8.count) bytes is no node's") }
+            state.expansions.removeAll { $0.nodeID == id }
+            state.expansions.append(.init(nodeID: id, expanded: expanded))
+            if state.expansions.count > NavigationState.expansionLimit { state.expansions.removeFirst() }
             return .none
         case .followNewest:
             // What the person just sent, or another conversation, shows from its end.

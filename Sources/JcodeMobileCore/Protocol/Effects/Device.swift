@@ -11,6 +11,9 @@ public enum DeviceEffect: Equatable, Sendable {
     /// Tell the person, while the app is in the background, that the agent
     /// finished, stopped or waits for them (docs/LIFECYCLE.md).
     case showLocalNotification(title: String, body: String, sessionID: String?)
+    /// Put text on the clipboard: a code block's code or a message's text
+    /// the person chose to copy (`copy`).
+    case copyToClipboard(text: String)
 
     public enum HapticStyle: String, Sendable, CaseIterable {
         case success, warning, error, light
@@ -26,6 +29,7 @@ public enum DeviceEffect: Equatable, Sendable {
         case .haptic(let style): return EncodedMessage(.haptic, [.string(style.rawValue)])
         case .showLocalNotification(let title, let body, let sessionID):
             return EncodedMessage(.showLocalNotification, [.string(title), .string(body), .optional(sessionID)])
+        case .copyToClipboard(let text): return EncodedMessage(.copyToClipboard, [.string(text)])
         }
     }
 
@@ -57,6 +61,10 @@ public enum DeviceEffect: Equatable, Sendable {
                 FieldSpec("body", .string, doc: "what happened, in one short line (never an answer the person typed)"),
                 FieldSpec.optional("session_id", .string, doc: "the session it is about; absent when no session is known yet"),
             ]),
+        EffectSpec(
+            .copyToClipboard,
+            doc: "Put text on the system clipboard (the person asked to copy a code block or a message; nothing answers it).",
+            fields: [FieldSpec("text", .string, doc: "the text, as the person sees it (a code block's code, a message's markdown)")]),
     ]
 }
 

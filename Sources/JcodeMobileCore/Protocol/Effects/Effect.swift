@@ -54,6 +54,7 @@ public enum Effect: Equatable, Sendable {
         case .device(.requestImagePicker): return .requestImagePicker
         case .device(.haptic): return .haptic
         case .device(.showLocalNotification): return .showLocalNotification
+        case .device(.copyToClipboard): return .copyToClipboard
         }
     }
 
@@ -141,6 +142,7 @@ public enum EffectKind: String, CaseIterable, Sendable {
     case requestImagePicker = "request_image_picker"
     case haptic
     case showLocalNotification = "show_local_notification"
+    case copyToClipboard = "copy_to_clipboard"
 
     /// The declaration of this kind (every kind has exactly one; a test checks).
     public var spec: EffectSpec { EffectKind.table[position] }
@@ -166,6 +168,7 @@ public enum EffectKind: String, CaseIterable, Sendable {
         case .requestImagePicker: return 15
         case .haptic: return 16
         case .showLocalNotification: return 17
+        case .copyToClipboard: return 18
         }
     }
 

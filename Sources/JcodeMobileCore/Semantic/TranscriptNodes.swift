@@ -1,0 +1,324 @@
+/// What a transcript entry shows beyond its bubble: its markdown as
+/// semantic blocks, its reasoning, and its tool cards (a summary line, a
+/// diff for an edit, a folded output). docs/ABI.md, "The transcript's nodes".
+///
+/// Ids are the message's, then the block's place: `message.m12.md.3` is the
+/// fourth top-level block of entry 12, `message.m12.md.3.0` its first child.
+/// A block's index does not change while a reply streams (blocks are only
+/// added after it), so a closed block keeps its id and its node.
+enum MarkdownNodes {
+    /// The nodes of top-level `blocks[from...]`, ids `prefix.k`.
+    static func nodes(_ blocks: [MarkdownBlock], prefix: String, from start: Int = 0) -> [SemanticNode] {
+        var nodes: [SemanticNode] = []
+        nodes.reserveCapacity(max(0, blocks.count &- start))
+        var k = start
+        while k < blocks.count {
+            nodes.append(node(blocks[k], id: prefix + "." + String(k)))
+            k &+= 1
+        }
+        return nodes
+    }
+
+    /// One block's node and its children's (the parser caps nesting, so
+    /// this recursion is bounded).
+    static func node(_ block: MarkdownBlock, id: String) -> SemanticNode {
+        switch block.kind {
+        case .paragraph, .html:
+            return textNode(id, .paragraph, block)
+        case .heading(let level):
+            var node = textNode(id, .heading, block)
+            node.level = level
+            node.accessibilityLabel = "Heading level \(level)"
+            return node
+        case .list(let ordered, let start, _):
+            var node = SemanticNode(id, .list, label: "", accessibilityLabel: ordered ? "Numbered list" : "List")
+            node.variant = ordered ? "ordered" : "bullet"
+            node.children.reserveCapacity(block.children.count)
+            for (k, item) in block.children.enumerated() {
+                let marker = ordered ? String(start &+ k) + "." : "•"
+                node.children.append(listItem(item, id: id + "." + String(k), marker: marker))
+            }
+            return node
+        case .listItem:
+            return listItem(block, id: id, marker: "•")
+        case .quote:
+            return container(id, .quote, block, accessibilityLabel: "Quote")
+        case .codeBlock(let language, let open):
+            var node = SemanticNode(
+                id, .codeBlock, label: "", value: block.text,
+                accessibilityLabel: language.map { "Code, \($0)" } ?? "Code", actions: ["copy"],
+                children: [.button(id + ".copy", "Copy", .copy(nodeID: id), accessibilityLabel: "Copy the code")])
+            node.language = language
+            if open { node.variant = "open" }
+            return node
+        case .table:
+            var node = SemanticNode(id, .table, label: "", accessibilityLabel: "Table")
+            node.children.reserveCapacity(block.children.count)
+            for (r, row) in block.children.enumerated() {
+                let rowID = id + "." + String(r)
+                var header = false
+                if case .tableRow(let h) = row.kind { header = h }
+                var rowNode = SemanticNode(rowID, .tableRow, label: "")
+                if header { rowNode.variant = "header" }
+                rowNode.children.reserveCapacity(row.children.count)
+                for (c, cell) in row.children.enumerated() {
+                    var cellNode = textNode(rowID + "." + String(c), .tableCell, cell)
+                    if case .tableCell(let alignment) = cell.kind, alignment != .none { cellNode.variant = alignment.rawValue }
+                    rowNode.children.append(cellNode)
+                }
+                node.children.append(rowNode)
+            }
+            return node
+        case .tableRow, .tableCell:
+            return container(id, .group, block, accessibilityLabel: nil)
+        case .thematicBreak:
+            return SemanticNode(id, .divider, label: "", accessibilityLabel: "Divider")
+        }
+    }
+
+    /// A block of inline text: its text as the value, its runs as spans.
+    private static func textNode(_ id: String, _ role: SemanticNode.Role, _ block: MarkdownBlock) -> SemanticNode {
+        var node = SemanticNode(id, role, label: "", value: block.text)
+        if !block.spans.isEmpty { node.spans = spans(block.spans) }
+        return node
+    }
+
+    private static func container(_ id: String, _ role: SemanticNode.Role, _ block: MarkdownBlock, accessibilityLabel: String?) -> SemanticNode {
+        var node = SemanticNode(id, role, label: "", accessibilityLabel: accessibilityLabel)
+        node.children = children(of: block, id: id)
+        return node
+    }
+
+    private static func children(of block: MarkdownBlock, id: String, from start: Int = 0) -> [SemanticNode] {
+        var nodes: [SemanticNode] = []
+        nodes.reserveCapacity(max(0, block.children.count &- start))
+        var k = start
+        while k < block.children.count {
+            nodes.append(node(block.children[k], id: id + "." + String(k)))
+            k &+= 1
+        }
+        return nodes
+    }
+
+    /// A list item: its marker as the label; a first paragraph's text (the
+    /// item's line) as its own value, the blocks after it as children.
+    private static func listItem(_ item: MarkdownBlock, id: String, marker: String) -> SemanticNode {
+        var node = SemanticNode(id, .listItem, label: marker, accessibilityLabel: "List item")
+        if case .listItem(let checked) = item.kind, let checked {
+            node.checked = checked
+            node.accessibilityLabel = checked ? "Done" : "To do"
+        }
+        var first = 0
+        if let lead = item.children.first, case .paragraph = lead.kind {
+            node.value = lead.text
+            node.accessibilityValue = lead.text
+            if !lead.spans.isEmpty { node.spans = spans(lead.spans) }
+            first = 1
+        }
+        node.children = children(of: item, id: id, from: first)
+        return node
+    }
+
+    static func spans(_ runs: [MarkdownSpan]) -> [TextSpan] {
+        runs.map { TextSpan($0.text, TextSpan.Style(rawValue: $0.styles.rawValue), url: $0.url) }
+    }
+
+    /// Whether a node is one of a message's markdown blocks (its text then
+    /// shows as them, not as the message's value).
+    static func isBlock(_ role: SemanticNode.Role) -> Bool {
+        switch role {
+        case .paragraph, .heading, .list, .quote, .codeBlock, .table, .divider: return true
+        default: return false
+        }
+    }
+}
+
+/// The markdown of the rows last built, parsed incrementally: a streamed
+/// reply's delta parses its open last block again (`MarkdownStream`), and
+/// the closed blocks keep their nodes. Kept by the `RowCache`, per message
+/// id, for the rows of the last build. An optimisation: the nodes equal
+/// those of a parse from scratch.
+public final class MarkdownCache {
+    final class Entry {
+        var text: String
+        var stream: MarkdownStream
+        var nodes: [SemanticNode]
+        var generation: Int
+
+        init(text: String, stream: MarkdownStream, nodes: [SemanticNode], generation: Int) {
+            self.text = text
+            self.stream = stream
+            self.nodes = nodes
+            self.generation = generation
+        }
+    }
+
+    private var entries: [String: Entry] = [:]
+    private var generation = 0
+    private var used = 0
+
+    /// The block nodes of `text`, ids `prefix.k`.
+    func nodes(of text: String, prefix: String) -> [SemanticNode] {
+        used &+= 1
+        if let entry = entries[prefix] {
+            entry.generation = generation
+            let old = entry.text.utf8.count
+            // Parsed on from where it was only when the text grew at its end.
+            if text.utf8.count >= old && LineMemo.hasPrefix(text, entry.text, count: old) {
+                guard text.utf8.count > old else { return entry.nodes }
+                let first = entry.stream.update(text, appendedOnly: true)
+                let kept = min(first, entry.nodes.count)
+                entry.nodes.removeSubrange(kept...)
+                entry.nodes.append(contentsOf: MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix, from: kept))
+                entry.text = text
+                return entry.nodes
+            }
+        }
+        var stream = MarkdownStream()
+        stream.update(text, appendedOnly: false)
+        let nodes = MarkdownNodes.nodes(stream.blocks, prefix: prefix)
+        entries[prefix] = Entry(text: text, stream: stream, nodes: nodes, generation: generation)
+        return nodes
+    }
+
+    /// After a build: forgets the messages it did not show (once they are many).
+    func sweep() {
+        if entries.count > 2 &* used &+ 8 { entries = entries.filter { $0.value.generation == generation } }
+        generation &+= 1
+        used = 0
+    }
+}
+
+extension ChatScreen {
+    /// Lines of a tool's output shown before "Show all".
+    static let foldedOutputLines = 12
+    /// Lines of a diff shown before "Show all".
+    static let foldedDiffLines = 40
+
+    /// The model's reasoning, before the answer: open while it streams,
+    /// closed once the answer came (tap to toggle).
+    static func reasoning(_ entry: TranscriptEntry, navigation: NavigationState) -> SemanticNode {
+        let id = "message.\(entry.id).reasoning"
+        let live = entry.isStreaming && entry.reasoningSecs == nil
+        let title = entry.reasoningSecs.map { "Thought for \(formatSeconds($0))" } ?? (live ? "Thinking…" : "Thought")
+        let open = navigation.isExpanded(id, default: live)
+        var node = SemanticNode(
+            id, .reasoning, label: title, value: open ? entry.reasoning : nil,
+            accessibilityLabel: title, accessibilityValue: open ? entry.reasoning : "collapsed",
+            tap: .action(.setExpanded(nodeID: id, expanded: !open)))
+        node.expanded = open
+        return node
+    }
+
+    /// A tool call as a card: its name and status, a one-line summary, and,
+    /// opened, what it did (a diff for an edit, else its input) and its
+    /// output, long output folded. An error and the call's images always show.
+    static func toolCard(
+        _ call: ToolCall, id: String, images: [Int] = [], all: [HistoryImage] = [], navigation: NavigationState = NavigationState()
+    ) -> SemanticNode {
+        let status = toolStatus(call)
+        let open = navigation.isExpanded(id, default: false)
+        let diffs = ToolDiff.diffs(name: call.name, input: call.input)
+        var summary = ToolSummary.summary(name: call.name, input: call.input)
+        if let diffs, !diffs.isEmpty {
+            let added = diffs.reduce(0) { $0 &+ $1.added }, removed = diffs.reduce(0) { $0 &+ $1.removed }
+            summary += (summary.isEmpty ? "" : " ") + "+\(added) −\(removed)"
+        }
+        var children: [SemanticNode] = []
+        if !summary.isEmpty { children.append(SemanticNode("\(id).summary", .text, label: "", value: summary)) }
+        if open {
+            if let diffs, !diffs.isEmpty {
+                for (k, diff) in diffs.enumerated() { children.append(diffNode(diff, id: "\(id).diff.\(k)", navigation: navigation)) }
+            } else if !call.input.isEmpty {
+                children.append(.text("\(id).input", "Input", value: call.input))
+            }
+            if !call.output.isEmpty { children.append(output(call.output, id: "\(id).output", navigation: navigation)) }
+        }
+        if let error = call.error { children.append(.text("\(id).error", "Error", value: error, role: .errorText)) }
+        for k in images { children.append(image("\(id).image.\(k)", all[k])) }
+        var node = SemanticNode(
+            id, .toolCall, label: call.name, value: status,
+            accessibilityLabel: summary.isEmpty ? "Tool \(call.name)" : "Tool \(call.name): \(summary)",
+            accessibilityValue: call.error.map { "\(status): \($0)" } ?? status,
+            tap: .action(.setExpanded(nodeID: id, expanded: !open)), children: children)
+        node.expanded = open
+        return node
+    }
+
+    /// A tool's output: its first lines and "Show all" when long.
+    static func output(_ text: String, id: String, navigation: NavigationState) -> SemanticNode {
+        let (shown, total) = firstLines(text, foldedOutputLines)
+        guard shown.utf8.count < text.utf8.count else { return .text(id, "Output", value: text) }
+        let open = navigation.isExpanded(id, default: false)
+        var node = SemanticNode(
+            id, .text, label: "Output", value: open ? text : shown,
+            children: [
+                .button(
+                    id + ".more", open ? "Show less" : "Show all \(total) lines", .setExpanded(nodeID: id, expanded: !open),
+                    accessibilityLabel: open ? "Show less output" : "Show all \(total) lines of output")
+            ])
+        node.expanded = open
+        return node
+    }
+
+    /// A file's diff: its hunks' lines marked added, removed or context;
+    /// past `foldedDiffLines` lines, folded until opened.
+    static func diffNode(_ diff: FileDiff, id: String, navigation: NavigationState) -> SemanticNode {
+        let kept = diff.hunks.reduce(0) { $0 &+ $1.lines.count }
+        let long = kept > foldedDiffLines
+        let open = !long || navigation.isExpanded(id, default: false)
+        var budget = open ? Int.max : foldedDiffLines
+        var children: [SemanticNode] = []
+        for (h, hunk) in diff.hunks.enumerated() where budget > 0 {
+            let hunkID = "\(id).\(h)"
+            var header = "@@ -\(hunk.oldStart) +\(hunk.newStart) @@"
+            if let text = hunk.header, !text.isEmpty { header += " " + text }
+            var hunkNode = SemanticNode(hunkID, .diffHunk, label: header)
+            hunkNode.children.reserveCapacity(min(hunk.lines.count, budget))
+            for (n, line) in hunk.lines.enumerated() {
+                guard budget > 0 else { break }
+                budget &-= 1
+                var lineNode = SemanticNode(
+                    "\(hunkID).\(n)", .diffLine, label: "", value: line.text,
+                    accessibilityLabel: line.kind == .added ? "Added" : (line.kind == .removed ? "Removed" : "Unchanged"))
+                lineNode.variant = line.kind.rawValue
+                hunkNode.children.append(lineNode)
+            }
+            children.append(hunkNode)
+        }
+        if long {
+            children.append(
+                .button(
+                    id + ".more", open ? "Show less" : "Show all \(kept) lines", .setExpanded(nodeID: id, expanded: !open),
+                    accessibilityLabel: open ? "Show less of the diff" : "Show all \(kept) lines of the diff"))
+        }
+        if diff.omittedLines > 0 {
+            children.append(.text(id + ".omitted", "\(diff.omittedLines) more lines not shown", role: .status))
+        }
+        var node = SemanticNode(
+            id, .diff, label: diff.path, value: "+\(diff.added) −\(diff.removed)",
+            accessibilityLabel: diff.isNewFile ? "New file \(diff.path)" : (diff.isDeletion ? "Deleted file \(diff.path)" : "Changes to \(diff.path)"),
+            accessibilityValue: "\(diff.added) lines added, \(diff.removed) removed", children: children)
+        node.counts = SemanticNode.Counts(added: diff.added, removed: diff.removed)
+        if long { node.expanded = open }
+        return node
+    }
+
+    /// The first `limit` lines of `text` (without the newline after them) and how many lines it has.
+    static func firstLines(_ text: String, _ limit: Int) -> (String, Int) {
+        var lines = 1
+        var cut: String.Index?
+        var i = text.utf8.startIndex
+        let end = text.utf8.endIndex
+        while i < end {
+            if text.utf8[i] == UInt8(ascii: "\n") {
+                if lines == limit { cut = i }
+                lines &+= 1
+            }
+            i = text.utf8.index(after: i)
+        }
+        if text.utf8.last == UInt8(ascii: "\n") { lines &-= 1 }
+        guard let cut, lines > limit else { return (text, lines) }
+        return (String(text[..<cut]), lines)
+    }
+}
