@@ -18,6 +18,8 @@ public enum Scenario: String, Sendable, CaseIterable {
     case stdinRequestPending = "stdin_request_pending"
     case modelSwitchFailed = "model_switch_failed"
     case pushToolApprovalOpened = "push_tool_approval_opened"
+    case markdownReply = "markdown_reply"
+    case codeEditReview = "code_edit_review"
 
     /// What the fixture shows, for docs and the demo.
     public var summary: String {
@@ -37,6 +39,8 @@ public enum Scenario: String, Sendable, CaseIterable {
         case .stdinRequestPending: return "A tool asks for a password (masked input)."
         case .modelSwitchFailed: return "Switching model failed: error banner, old model kept."
         case .pushToolApprovalOpened: return "The app was opened from a push about a tool approval."
+        case .markdownReply: return "A finished reply in markdown: a heading, styled text, a task list, a code block and a table."
+        case .codeEditReview: return "A turn that read, edited and tested code: the edit's card opened on its diff, the others closed."
         }
     }
 
@@ -121,6 +125,26 @@ public enum Scenario: String, Sendable, CaseIterable {
             script.connectedChat()
             script.act(.setModel("gpt-5"))
             script.server(#"{"type":"model_changed","id":3,"model":"gpt-5","error":"unknown model"}"#)
+        case .markdownReply:
+            script.connectedChat()
+            script.act(.sendMessage(text: "How do I retry the connection?"))
+            for delta in ScenarioScript.markdownReply { script.server(#"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#) }
+            script.server(#"{"type":"message_end"}"#)
+            script.server(#"{"type":"done","id":3}"#)
+        case .codeEditReview:
+            script.connectedChat()
+            script.act(.sendMessage(text: "Make the retry delay configurable"))
+            script.server(#"{"type":"text_delta","text":"I'll read the connection code, then change the delay."}"#)
+            script.tool("call_read", "read", input: #"{"file_path":"src/connection.rs"}"#, output: "1\tpub fn connect() {\n2\t    retry(500);\n3\t}")
+            script.tool(
+                "call_edit", "edit",
+                input: #"{"file_path":"src/connection.rs","old_string":"pub fn connect() {\n    retry(500);\n}","new_string":"pub fn connect(delay_ms: u64) {\n    retry(delay_ms);\n}"}"#,
+                output: "Edited src/connection.rs")
+            script.tool("call_test", "bash", input: #"{"command":"cargo test -p connection"}"#, output: "test result: ok. 12 passed")
+            script.server(#"{"type":"message_end"}"#)
+            script.server(#"{"type":"text_delta","text":"Done: `connect` takes the delay, and the **12 tests** pass."}"#)
+            script.server(#"{"type":"done","id":3}"#)
+            script.act(.setExpanded(nodeID: "tool.m6.call_edit", expanded: true))
         case .pushToolApprovalOpened:
             script.toolApproval()
             script.platform(#"{"type":"app_background"}"#)
@@ -227,6 +251,24 @@ struct ScenarioScript {
         server(#"{"type":"tool_input","delta":"{\"command\":\"cargo test -p jcode-mobile-core\"}"}"#)
         server(#"{"type":"permission_request","request_id":"perm-1","session_id":"session-fox","action":"bash","detail":"cargo test -p jcode-mobile-core","tier":"medium"}"#)
     }
+
+    /// A tool call that streams its input, runs and succeeds.
+    mutating func tool(_ id: String, _ name: String, input: String, output: String) {
+        server(#"{"type":"tool_start","id":"\#(id)","name":"\#(name)"}"#)
+        server(#"{"type":"tool_input","delta":\#(JSONValue.string(input).jsonString)}"#)
+        server(#"{"type":"tool_exec","id":"\#(id)","name":"\#(name)"}"#)
+        server(#"{"type":"tool_done","id":"\#(id)","name":"\#(name)","output":\#(JSONValue.string(output).jsonString)}"#)
+    }
+
+    /// A reply in markdown, as the agent streams it (deltas cut mid-construct).
+    static let markdownReply = [
+        "## Retrying the connection\n\nThe client retries **on its own** with _exponential_ backoff; see ",
+        "[the lifecycle notes](https://example.com/lifecycle). To retry now:\n\n",
+        "- [x] check the server is up\n- [ ] tap **Retry**\n- or call `retry_connection`\n\n",
+        "```swift\napp.dispatch([\"type\": \"retry_connection\"])\n",
+        "```\n\n| Attempt | Delay |\n|:--|--:|\n| 1 | 1 s |\n| 2 | 2 s |\n\n",
+        "> The delay never passes ~~60 s~~ 30 s.",
+    ]
 
     mutating func closeSocket() {
         guard let id = store.state.connection.socketEffectID else {
