@@ -133,8 +133,24 @@ final class TranscriptNodesTests: XCTestCase {
     /// The tree built as a reply streams (parsed on from where it was)
     /// equals the tree built from scratch, after every delta of every size.
     func testTheStreamedTreeEqualsATreeBuiltFromScratchAfterEveryDelta() {
-        let reply = ScenarioScript.markdownReply.joined()
-        for size in [1, 2, 3, 7, 16, 64] {
+        let replies = [
+            ScenarioScript.markdownReply.joined(),
+            // Words that turn the line into a block, a link, an entity, a break, a closed fence.
+            "Some words here\n# then a heading\nand words  \nthen www.example.com and http://a.b/c and a@b.co done",
+            "para one  \n  indented lazy\n1. item\n   more\n\n```\ncode line one\n  indented code\n~~~ not a close\n```\ntail &amp words &copy",
+            "[a] (b) and [a](http://x.y) then `code` then *em* and **strong** words   \n\n\tcode by indent\nend",
+            "Text\n===\nMore text\n---\nLast words with trailing blanks   ",
+            "| a | b |\n|---|---|\n| c | d |\nplain after table",
+        ]
+        for (n, reply) in replies.enumerated() {
+            for size in [1, 2, 3, 7, 16, 64] {
+                streamAndCompare(reply, chunk: size, label: "reply \(n)")
+            }
+        }
+    }
+
+    private func streamAndCompare(_ reply: String, chunk size: Int, label: String) {
+        do {
             let app = replying()
             var rest = Substring(reply)
             while !rest.isEmpty {
@@ -142,7 +158,8 @@ final class TranscriptNodesTests: XCTestCase {
                 rest = rest.dropFirst(size)
                 let streamed = app.tree()
                 let fresh = SemanticTree.build(app.state)
-                XCTAssertEqual(streamed.find("message.m2"), fresh.find("message.m2"), "chunks of \(size), at \(reply.count - rest.count)")
+                XCTAssertEqual(
+                    streamed.find("message.m2"), fresh.find("message.m2"), "\(label), chunks of \(size), at \(reply.count - rest.count)")
             }
         }
     }
