@@ -373,6 +373,8 @@ struct InlineParser {
         else if hasPrefix("http://") { prefixLength = 7; scheme = "" }
         else if hasPrefix("https://") { prefixLength = 8; scheme = "" }
         else { return false }
+        // The domain first: a failed attempt costs only its length, not the rest of the line.
+        guard isValidDomain(position + (scheme.isEmpty ? prefixLength : 0), s.count) else { return false }
         var end = position + prefixLength
         while end < s.count && s[end] > 32 && s[end] != UInt8(ascii: "<") { end += 1 }
         end = trimAutolinkEnd(position, end)
@@ -395,14 +397,15 @@ struct InlineParser {
     /// The end of an extended autolink without its trailing punctuation, unbalanced ")" and entity-like tail.
     private func trimAutolinkEnd(_ start: Int, _ end: Int) -> Int {
         var end = end
+        let opens = s[start..<end].filter { $0 == UInt8(ascii: "(") }.count
+        var closes = s[start..<end].filter { $0 == UInt8(ascii: ")") }.count
         while end > start {
             let c = s[end - 1]
             if "?!.,:*_~'\"".utf8.contains(c) {
                 end -= 1
             } else if c == UInt8(ascii: ")") {
-                let opens = s[start..<end].filter { $0 == UInt8(ascii: "(") }.count
-                let closes = s[start..<end].filter { $0 == UInt8(ascii: ")") }.count
                 guard closes > opens else { break }
+                closes -= 1
                 end -= 1
             } else if c == UInt8(ascii: ";") {
                 var j = end - 1
