@@ -12,6 +12,7 @@
 //                        frame, with colliding or fresh ids, in any order; the
 //                        lists stay within their caps, a frame buzzes at most
 //                        once per style, and the mirror equals the state
+//   FUZZ_TOOLDIFF        tool-card summaries and diffs of any tool call input
 //
 // Every answer must be one JSON object with "ok"; an error must carry a
 // known code. A violated invariant traps, which libFuzzer reports as a crash.
@@ -346,6 +347,35 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition((state["notices"]?.arrayValue?.count ?? 0) <= 50, "notices past their cap")
     }
     inspect(app)
+    return 0
+}
+#endif
+
+#if FUZZ_TOOLDIFF
+// Tool cards: the input's first line is a tool name, the rest its input
+// JSON (complete, streaming or broken). The summary stays one short line;
+// the diffs keep within the line limit and, when nothing was left out,
+// count exactly the lines they hold.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let name = String(text.prefix { $0 != "\n" && $0 != "\r\n" })
+    let input = String(text.dropFirst(name.count).drop { $0 == "\n" || $0 == "\r\n" })
+    let summary = ToolSummary.summary(name: name, input: input)
+    precondition(summary.count <= ToolSummary.maxLength, "summary of \(summary.count) characters")
+    precondition(!summary.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\t" }, "summary breaks the line")
+    guard let files = ToolDiff.diffs(name: name, input: input) else { return 0 }
+    var kept = 0
+    for file in files {
+        let lines = file.hunks.flatMap(\.lines)
+        precondition(file.hunks.allSatisfy { !$0.lines.isEmpty }, "an empty hunk")
+        kept += lines.count
+        if file.omittedLines == 0 {
+            precondition(lines.filter { $0.kind == .added }.count == file.added, "added count")
+            precondition(lines.filter { $0.kind == .removed }.count == file.removed, "removed count")
+        }
+    }
+    precondition(kept <= ToolDiff.lineLimit, "\(kept) lines kept")
     return 0
 }
 #endif
