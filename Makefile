@@ -269,7 +269,7 @@ demo: lib deps
 SWIFTC       ?= swiftc
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := .build-fuzz
-FUZZ_TARGETS := json app_new dispatch platform_event session server markdown
+FUZZ_TARGETS := json app_new dispatch platform_event session server markdown tooldiff
 CORE_SOURCES := $(shell find Sources/JcodeMobileCore -name '*.swift')
 FFI_SOURCES  := $(wildcard Sources/JcodeMobileFFI/*.swift)
 FUZZ_FLAGS   := -sanitize=fuzzer,address -parse-as-library -O -g

@@ -15,6 +15,7 @@
 //   FUZZ_MARKDOWN        the markdown parser: depth within the cap, and the
 //                        input streamed in chunks (sized by its first byte)
 //                        equals a whole parse after every step
+//   FUZZ_TOOLDIFF        tool-card summaries and diffs of any tool call input
 //
 // Every answer must be one JSON object with "ok"; an error must carry a
 // known code. A violated invariant traps, which libFuzzer reports as a crash.
@@ -382,6 +383,35 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         previousStable = stream.stableCount
     }
     precondition(stream.blocks == whole, "the streamed end differs from the whole parse")
+    return 0
+}
+#endif
+
+#if FUZZ_TOOLDIFF
+// Tool cards: the input's first line is a tool name, the rest its input
+// JSON (complete, streaming or broken). The summary stays one short line;
+// the diffs keep within the line limit and, when nothing was left out,
+// count exactly the lines they hold.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let name = String(text.prefix { $0 != "\n" && $0 != "\r\n" })
+    let input = String(text.dropFirst(name.count).drop { $0 == "\n" || $0 == "\r\n" })
+    let summary = ToolSummary.summary(name: name, input: input)
+    precondition(summary.count <= ToolSummary.maxLength, "summary of \(summary.count) characters")
+    precondition(!summary.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\t" }, "summary breaks the line")
+    guard let files = ToolDiff.diffs(name: name, input: input) else { return 0 }
+    var kept = 0
+    for file in files {
+        let lines = file.hunks.flatMap(\.lines)
+        precondition(file.hunks.allSatisfy { !$0.lines.isEmpty }, "an empty hunk")
+        kept += lines.count
+        if file.omittedLines == 0 {
+            precondition(lines.filter { $0.kind == .added }.count == file.added, "added count")
+            precondition(lines.filter { $0.kind == .removed }.count == file.removed, "removed count")
+        }
+    }
+    precondition(kept <= ToolDiff.lineLimit, "\(kept) lines kept")
     return 0
 }
 #endif
