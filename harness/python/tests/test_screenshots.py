@@ -40,7 +40,9 @@ UPDATE_GOLDENS = os.environ.get("JCODE_UPDATE_GOLDENS") == "1"
 UPDATE_HINT = "JCODE_UPDATE_GOLDENS=1 python3 -m pytest tests/test_screenshots.py"
 
 #: The golden screens: onboarding, a reply streaming in, a tool approval,
-#: a stdin request, and two errors (a chat banner, a refused pairing).
+#: a stdin request, two errors (a chat banner, a refused pairing), a reply
+#: in markdown, and a turn's tool cards (the edit's opened, the others
+#: closed; then every card closed).
 SCREENS = [
     "onboarding",
     "chat_streaming",
@@ -48,13 +50,29 @@ SCREENS = [
     "stdin_request_pending",
     "model_switch_failed",
     "pairing_invalid_code",
+    "markdown_reply",
+    "code_edit_review",
+    "tool_cards_collapsed",
 ]
+#: Screens that are a scenario after some taps: name → (scenario, what to do to the app).
+DERIVED_SCREENS = {
+    "tool_cards_collapsed": ("code_edit_review", lambda app: close_every_tool_card(app)),
+}
 #: Pixels per point of the golden PNGs.
 SCALE = 1
 
 
-def screenshot(scenario: str, **options) -> str:
+def close_every_tool_card(app):
+    for node in iter_nodes(app.tree()):
+        if node["role"] == "tool_call" and node.get("expanded"):
+            app.actions.set_expanded(node_id=node["id"], expanded=False)
+
+
+def screenshot(name: str, **options) -> str:
+    scenario, prepare = DERIVED_SCREENS.get(name, (name, None))
     with App({"scenario": scenario, **options}) as app:
+        if prepare is not None:
+            prepare(app)
         return app.screenshot_svg()
 
 
