@@ -334,6 +334,7 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         let svg = picture([p]).svg
         XCTAssertTrue(svg.contains(
             ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22">See </tspan><tspan x="54" fill="#2563eb" text-decoration="underline">the docs</tspan><tspan x="118"> </tspan><tspan x="126" font-weight="bold">now</tspan></text>"##
+                + "\n" + ##"<line x1="54" y1="70" x2="117" y2="70" stroke="#2563eb"/>"##
         ))
     }
 
@@ -348,7 +349,8 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
             ##"<rect x="45" y="55" width="18" height="16" rx="3" fill="#eef0f3"/>"## + "\n"
                 + ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22" font-style="italic">aa </tspan><tspan x="46" fill="#9d174d">bb</tspan></text>"##))
         XCTAssertTrue(svg.contains(
-            ##"<text x="22" y="88" fill="#111827" xml:space="preserve"><tspan x="22" text-decoration="line-through">cc</tspan></text>"##))
+            ##"<text x="22" y="88" fill="#111827" xml:space="preserve"><tspan x="22" text-decoration="line-through">cc</tspan></text>"##
+                + "\n" + ##"<line x1="22" y1="84" x2="37" y2="84" stroke="#111827"/>"##))
     }
 
     func testAListItemHasItsMarkerInAGutterAndATaskItemACheckBox() {

@@ -379,7 +379,8 @@ extension Screenshot {
 
         /// One line of the value (`range`, as the layout broke it) as a
         /// `<text>` with a `<tspan>` per piece of a run, each at its column
-        /// on the grid; a code run over a light box.
+        /// on the grid; a code run over a light box; a link's underline and
+        /// a struck run's line as lines after it.
         func draw(
             _ value: String, _ range: Range<String.Index>, cursor: inout Cursor, x: Int, y: Int, top: Int, grid: Layout.TextGrid,
             color: String, font: String, into out: inout Screenshot.Output
@@ -391,6 +392,7 @@ extension Screenshot {
             var span = 0
             while span < ends.count - 1 && ends[span] <= offset { span += 1 }
             var boxes = ""
+            var lines = ""
             var text = "<text x=\"\(x)\" y=\"\(y)\" fill=\"\(color)\"\(font) xml:space=\"preserve\">"
             var column = 0
             var i = range.lowerBound
@@ -416,8 +418,17 @@ extension Screenshot {
                     boxes += "<rect x=\"\(px - 1)\" y=\"\(top + 2)\" width=\"\((column - start) * grid.charWidth + 2)\" height=\"\(grid.lineHeight - 4)\" rx=\"3\" fill=\"#eef0f3\"/>\n"
                 }
                 text += "<tspan x=\"\(px)\"\(Self.attributes(styles))>\(Screenshot.escaped(String(piece)))</tspan>"
+                // The lines drawn too: cairo (the PNGs) ignores text-decoration.
+                let end = px + (column - start) * grid.charWidth - 1
+                if styles.contains(.link) {
+                    lines += "<line x1=\"\(px)\" y1=\"\(y + 2)\" x2=\"\(end)\" y2=\"\(y + 2)\" stroke=\"#2563eb\"/>\n"
+                }
+                if styles.contains(.strikethrough) {
+                    let color = styles.contains(.link) ? "#2563eb" : (styles.contains(.code) ? "#9d174d" : color)
+                    lines += "<line x1=\"\(px)\" y1=\"\(y - 4)\" x2=\"\(end)\" y2=\"\(y - 4)\" stroke=\"\(color)\"/>\n"
+                }
             }
-            out.append(boxes + text + "</text>\n")
+            out.append(boxes + text + "</text>\n" + lines)
         }
 
         /// A run's look: bold, italic, code (its own colour, over a box),

@@ -337,6 +337,7 @@ def test_hit_test_in_a_message_finds_the_message_and_nothing_to_tap():
 
 def test_hit_test_finds_the_deepest_node_a_tool_card_holds():
     with App({"scenario": "connected_chat"}) as app:
+        app.actions.set_expanded(node_id="tool.m2.call_grep", expanded=True)  # closed until opened
         hit = app.hit_test(*center(find_node(app.tree(), "tool.m2.call_grep.output")))
     assert hit["path"] == ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.output"]
 
@@ -427,7 +428,8 @@ def long_chat():
 
 
 def message_ids(svg: str):
-    return [node_id for node_id in svg_nodes(svg) if node_id.startswith("message.")]
+    """The message rows drawn (not the blocks of their markdown, ``message.m3.md.0``)."""
+    return [node_id for node_id in svg_nodes(svg) if re.fullmatch(r"message\.m\d+", node_id)]
 
 
 def list_frame(app):
