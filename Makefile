@@ -2,6 +2,7 @@
 #
 #   make            release library: lib/libjcode_mobile.so (Swift stdlib linked statically)
 #   make test       every test: swift test, the Swift example host, the C harness, the installed library, the Python suite, sanitizers
+#   make goldens    rewrite the golden screens and traces (after a change to the layout or the pictures)
 #   make demo       a whole session over real sockets against the fake jcode gateway
 #   make install PREFIX=/usr/local
 #   make clean
@@ -25,7 +26,7 @@ SOURCES     := $(shell find Sources/JcodeMobileCore Sources/JcodeMobileFFI -name
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib goldens test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -257,6 +258,15 @@ bench-swift:
 # The hostile-server tests count instructions with callgrind (harness/c/instructions.c).
 test-python: lib deps $(C_BUILD)/instructions
 	cd harness/python && $(PYTHON) -m pytest -q tests
+
+# Rewrite the golden pictures (tests/golden/screens: SVG, PNG, RENDERER.json)
+# and the golden traces (tests/golden/traces, whose trees carry bounds) from
+# the library built now, then check them; look at the new PNGs before
+# committing (docs/SCREENSHOTS.md).
+goldens: lib deps
+	cd harness/python && JCODE_UPDATE_GOLDENS=1 $(PYTHON) -m pytest -q tests/test_screenshots.py tests/test_trace.py \
+		-k "(golden and not replaying) or recording"
+	cd harness/python && $(PYTHON) -m pytest -q tests/test_screenshots.py tests/test_trace.py
 
 demo: lib deps
 	cd harness/python && $(PYTHON) -m jcode_mobile.demo

@@ -34,33 +34,36 @@ final class LayoutAndHitTestTests: XCTestCase {
     func testTheChatScreenHasItsHeaderOnTopTheComposerAtTheBottomAndTheMessagesBetween() {
         let tree = chat().tree()
         XCTAssertEqual(tree.bounds, bounds(0, 0, 390, 844))
-        XCTAssertEqual(tree.find("chat.header")?.bounds, bounds(16, 0, 358, 104))
-        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 112, 358, 616))
+        // Below the top safe area.
+        XCTAssertEqual(tree.find("chat.header")?.bounds, bounds(16, 47, 358, 104))
+        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 569))
         XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 728, 358, 116))
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 412, maxOffset: 0))
+        // The grep card closed: its name and status.
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 332, maxOffset: 0))
     }
 
-    func testAHeadersButtonsAndTheComposersButtonsShareARow() {
+    func testAHeadersButtonsShareARowByTheirLabelsLengthAndTheComposersEqually() {
         let tree = chat().tree()
-        XCTAssertEqual(tree.find("nav.sessions")?.bounds, bounds(16, 52, 114, 44))
-        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, bounds(138, 52, 114, 44))
-        XCTAssertEqual(tree.find("nav.settings")?.bounds, bounds(260, 52, 114, 44))
+        // "Sessions", "claude-sonnet-4", "Settings": 76, 132 and 76 points, and 19 more each.
+        XCTAssertEqual(tree.find("nav.sessions")?.bounds, bounds(16, 99, 95, 44))
+        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, bounds(119, 99, 151, 44))
+        XCTAssertEqual(tree.find("nav.settings")?.bounds, bounds(278, 99, 95, 44))
         XCTAssertEqual(tree.find("chat.send")?.bounds, bounds(260, 792, 114, 44))
         XCTAssertEqual(tree.find("chat.interrupt")?.bounds.width, 0, "hidden: no room taken")
     }
 
     func testAToolCardIsIndentedInsideItsMessage() {
         let tree = chat().tree()
-        XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 172, 358, 244))
-        XCTAssertEqual(tree.find("tool.m2.call_grep")?.bounds, bounds(24, 224, 342, 178))
+        XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 219, 358, 138))
+        XCTAssertEqual(tree.find("tool.m2.call_grep")?.bounds, bounds(24, 291, 342, 52))
     }
 
     func testAConversationTallerThanItsFrameShowsItsEndAndPutsEarlierMessagesAboveTheFrame() {
         let tree = chat(height: 480).tree()
-        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 112, 358, 252))
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 160, contentHeight: 412, maxOffset: 160))
-        XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, -48, 358, 52))
-        XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 264, 358, 92))
+        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 205))
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 127, contentHeight: 332, maxOffset: 127))
+        XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, 32, 358, 52))
+        XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 238, 358, 118))
         XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 364, 358, 116))
     }
 
@@ -83,10 +86,13 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(answer["tap_target"], "chat.send")
     }
 
-    func testAPointOnAToolsOutputHitsTheOutputInsideItsCardAndMessageAndNothingTappable() {
-        let answer = hit(chat(), 100, 350)
+    func testAPointOnAnOpenToolsOutputHitsTheOutputInsideItsCardAndMessageAndATapThereClosesTheCard() {
+        let app = chat()
+        _ = report(app, #"{"type":"set_expanded","node_id":"tool.m2.call_grep","expanded":true}"#)
+        let output = app.tree().find("tool.m2.call_grep.output")?.bounds ?? SemanticNode.Bounds()
+        let answer = hit(app, Double(output.x + 10), Double(output.y + 10))
         XCTAssertEqual(answer["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.output"])
-        XCTAssertEqual(answer["tap_target"], .null)
+        XCTAssertEqual(answer["tap_target"], "tool.m2.call_grep")
     }
 
     func testAPointOutsideTheViewportHitsNothingAndANonFiniteOneIsRefused() {
@@ -99,15 +105,16 @@ final class LayoutAndHitTestTests: XCTestCase {
     }
 
     func testWhatScrolledAboveTheMessageListIsNotHitTheHeaderIs() {
-        // message.m1 spans y -48…4 at this size, behind the header.
-        XCTAssertEqual(hit(chat(height: 480), 20, 10)["path"], ["root", "chat.header"])
+        // message.m1 spans y 32…84 at this size, behind the header (47…151).
+        XCTAssertEqual(hit(chat(height: 480), 20, 60)["path"], ["root", "chat.header"])
+        XCTAssertEqual(hit(chat(height: 480), 20, 40)["path"], ["root"], "the top safe area")
     }
 
     // MARK: - tap_xy
 
     func testTapXYOnTheSettingsButtonOpensSettings() {
         let app = chat()
-        _ = report(app, #"{"type":"tap_xy","x":300,"y":70}"#)
+        _ = report(app, #"{"type":"tap_xy","x":320,"y":120}"#)
         XCTAssertEqual(app.state.navigation.screen, .settings)
     }
 
@@ -119,9 +126,9 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testTapXYOnAMessageOrADisabledButtonDoesNothingAndSaysWhy() {
         let app = chat()
-        _ = report(app, #"{"type":"tap_xy","x":100,"y":130}"#)
+        _ = report(app, #"{"type":"tap_xy","x":100,"y":180}"#)
         // (a message is not tappable: the tap names the deepest node there)
-        XCTAssertEqual(notes(app), ["tap_xy: nothing tappable at (100.0, 130.0): message.m1"])
+        XCTAssertEqual(notes(app), ["tap_xy: nothing tappable at (100.0, 180.0): message.m1"])
         _ = report(app, #"{"type":"tap_xy","x":300,"y":810}"#)
         XCTAssertEqual(notes(app), [#"tap_node: "chat.send" is disabled"#])
         _ = report(app, #"{"type":"tap_xy","x":500,"y":10}"#)
@@ -141,9 +148,9 @@ final class LayoutAndHitTestTests: XCTestCase {
         let app = chat(height: 480)
         _ = report(app, #"{"type":"scroll_messages","offset":0}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, 0)
-        XCTAssertEqual(app.tree().find("message.m1")?.bounds, bounds(16, 112, 358, 52))
-        XCTAssertEqual(hit(app, 100, 120)["node"]?["id"], "message.m1")
-        XCTAssertEqual(hit(app, 100, 300)["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.input"])
+        XCTAssertEqual(app.tree().find("message.m1")?.bounds, bounds(16, 159, 358, 52))
+        XCTAssertEqual(hit(app, 100, 170)["node"]?["id"], "message.m1")
+        XCTAssertEqual(hit(app, 100, 300)["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep"])
     }
 
     func testAnOffsetAtOrPastTheEndFollowsNewMessages() {
@@ -164,7 +171,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(app.state.navigation.messagesScroll, nil)
         let scroll = app.tree().find("chat.messages")?.scroll
         XCTAssertEqual(scroll?.offset, scroll?.maxOffset, "the list shows its end")
-        XCTAssertEqual(scroll?.contentHeight, 472)
+        XCTAssertEqual(scroll?.contentHeight, 392)
     }
 
     func testScrollingAwayFromTheChatIsANote() {
@@ -206,7 +213,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertTrue(picture.hasPrefix(#"<svg xmlns="http://www.w3.org/2000/svg" width="390" height="844" viewBox="0 0 390 844""#))
         XCTAssertTrue(picture.contains(#"<g data-id="chat.send" data-role="button">"#))
         XCTAssertTrue(picture.contains(#">Why does test_reconnect fail on CI?</text>"#))
-        XCTAssertTrue(picture.contains(#">{&quot;pattern&quot;:&quot;sleep&quot;,&quot;path&quot;:&quot;tests/&quot;}</text>"#))
+        XCTAssertTrue(picture.contains(#">claude-sonnet-4</text>"#), "the model's name whole")
         XCTAssertFalse(picture.contains(#"data-id="chat.interrupt""#), "hidden nodes are not drawn")
     }
 
@@ -224,5 +231,179 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(Screenshot.escaped("a\tb\u{1}c\u{FFFF}"), "a b\u{FFFD}c\u{FFFD}")
         XCTAssertEqual(Screenshot.fitted("claude-sonnet-4", 8), "claude-…")
         XCTAssertEqual(Screenshot.tail("/home/you/project", 8), "…project")
+    }
+}
+
+/// The pictures of the transcript's nodes, buttons by variant and the top
+/// safe area, on hand-built trees laid out by the core's layout.
+final class PictureOfTranscriptNodesTests: XCTestCase {
+    /// A screen of `nodes` (no message list), laid out and drawn.
+    private func picture(_ nodes: [SemanticNode]) -> (tree: SemanticNode, svg: String) {
+        var root = SemanticNode("root", .screen, label: "", children: nodes)
+        Layout.apply(to: &root, viewport: SemanticTree.Viewport(width: 390, height: 844), messagesScroll: nil)
+        return (root, Screenshot.svg(root))
+    }
+
+    private func bounds(_ x: Int, _ y: Int, _ width: Int, _ height: Int) -> SemanticNode.Bounds {
+        SemanticNode.Bounds(x: x, y: y, width: width, height: height)
+    }
+
+    func testTheFirstNodeOfAScreenStartsBelowTheTopSafeArea() {
+        let (tree, svg) = picture([.text("t", "Hello")])
+        XCTAssertEqual(Layout.safeAreaTop, 47)
+        XCTAssertEqual(tree.find("t")?.bounds, bounds(16, 47, 358, 32))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#111827" xml:space="preserve">Hello</text>"##))
+    }
+
+    func testACodeBlockIsAFilledBorderedBoxWithItsLanguageAboveAndItsCodeLineByLine() {
+        var code = SemanticNode("c", .codeBlock, label: "", value: "let x = 1\nprint(x)")
+        code.language = "swift"
+        let (tree, svg) = picture([code])
+        // A caption line and two lines of code, padded.
+        XCTAssertEqual(tree.find("c")?.bounds, bounds(16, 47, 358, 72))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="358" height="72" rx="6" fill="#f6f8fa" stroke="#d1d5db"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="67" fill="#6b7280" font-size="11" xml:space="preserve">swift</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="88" fill="#1f2937" xml:space="preserve">let x = 1</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="108" fill="#1f2937" xml:space="preserve">print(x)</text>"##))
+        XCTAssertEqual(Screenshot.fontFamily, "DejaVu Sans Mono, monospace", "the whole picture is in the monospace font")
+    }
+
+    func testACodeBlockStillStreamingLooksLikeAClosedOne() {
+        var closed = SemanticNode("c", .codeBlock, label: "", value: "make lib")
+        closed.language = "sh"
+        var open = closed
+        open.variant = "open"
+        XCTAssertEqual(picture([open]).svg, picture([closed]).svg)
+    }
+
+    func testADiffShowsItsPathAndCountsAndEachLineAsABandColouredByItsKindWithItsSign() {
+        func line(_ id: String, _ kind: String, _ text: String) -> SemanticNode {
+            var node = SemanticNode(id, .diffLine, label: "", value: text)
+            node.variant = kind
+            return node
+        }
+        let hunk = SemanticNode(
+            "d.0", .diffHunk, label: "@@ -1 +1 @@",
+            children: [line("d.0.0", "context", "a"), line("d.0.1", "removed", "b"), line("d.0.2", "added", "c")])
+        var diff = SemanticNode("d", .diff, label: "main.swift", value: "+1 −1", children: [hunk])
+        diff.counts = SemanticNode.Counts(added: 1, removed: 1)
+        let (tree, svg) = picture([diff])
+        XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#374151" font-weight="bold" xml:space="preserve">main.swift</text>"##))
+        XCTAssertTrue(svg.contains(##"<tspan fill="#16a34a">+1</tspan> <tspan fill="#dc2626">−1</tspan>"##))
+        XCTAssertTrue(svg.contains(##"<text x="30" y="120" fill="#6b7280" xml:space="preserve">@@ -1 +1 @@</text>"##), "the hunk's header dim")
+        // Under the path, the counts and the hunk's header, the lines touch: a band of 20 points each, no gap.
+        XCTAssertEqual(tree.find("d.0.0")?.bounds, bounds(24, 131, 342, 20))
+        XCTAssertEqual(tree.find("d.0.1")?.bounds, bounds(24, 151, 342, 20))
+        XCTAssertEqual(tree.find("d.0.2")?.bounds, bounds(24, 171, 342, 20))
+        XCTAssertTrue(svg.contains(##"<rect x="24" y="151" width="342" height="20" fill="#fee2e2"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="30" y="166" fill="#dc2626">-</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="46" y="166" fill="#991b1b" xml:space="preserve">b</text>"##))
+        XCTAssertTrue(svg.contains(##"<rect x="24" y="171" width="342" height="20" fill="#dcfce7"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="30" y="186" fill="#16a34a">+</text>"##))
+        XCTAssertFalse(svg.contains(##"<rect x="24" y="131""##), "a context line has no band")
+        XCTAssertTrue(svg.contains(##"<text x="46" y="146" fill="#374151" xml:space="preserve">a</text>"##))
+    }
+
+    func testAHeadingIsBoldAndLargerOnTallerLinesInsideItsBox() {
+        var h1 = SemanticNode("h1", .heading, label: "", value: "Plan")
+        h1.level = 1
+        var h2 = SemanticNode("h2", .heading, label: "", value: "Steps")
+        h2.level = 2
+        var h3 = SemanticNode("h3", .heading, label: "", value: "Notes")
+        h3.level = 3
+        let (tree, svg) = picture([h1, h2, h3])
+        XCTAssertEqual(tree.find("h1")?.bounds, bounds(16, 47, 358, 40), "a 28-point line, padded")
+        XCTAssertEqual(tree.find("h2")?.bounds, bounds(16, 95, 358, 36), "a 24-point line, padded")
+        XCTAssertEqual(tree.find("h3")?.bounds, bounds(16, 139, 358, 32))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="74" fill="#111827" font-size="19" font-weight="bold" xml:space="preserve">Plan</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="119" fill="#111827" font-size="16" font-weight="bold" xml:space="preserve">Steps</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="160" fill="#111827" font-weight="bold" xml:space="preserve">Notes</text>"##))
+    }
+
+    func testALongHeadingWrapsOnItsOwnGridSoItStaysInsideItsBox() {
+        var h1 = SemanticNode("h1", .heading, label: "", value: String(repeating: "word ", count: 12))
+        h1.level = 1
+        // 346 points of text at 12 per character: 28 characters a line.
+        XCTAssertEqual(Layout.valueCharactersPerLine(h1, width: 358), 28)
+        XCTAssertEqual(picture([h1]).tree.find("h1")?.bounds, bounds(16, 47, 358, 3 * 28 + 12))
+    }
+
+    func testALinkIsBlueAndUnderlinedABoldRunBoldAndEachRunAtItsColumn() {
+        var p = SemanticNode("p", .paragraph, label: "", value: "See the docs now")
+        p.spans = [TextSpan("See "), TextSpan("the docs", .link, url: "https://x.dev"), TextSpan(" "), TextSpan("now", .bold)]
+        let svg = picture([p]).svg
+        XCTAssertTrue(svg.contains(
+            ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22">See </tspan><tspan x="54" fill="#2563eb" text-decoration="underline">the docs</tspan><tspan x="118"> </tspan><tspan x="126" font-weight="bold">now</tspan></text>"##
+                + "\n" + ##"<line x1="54" y1="70" x2="117" y2="70" stroke="#2563eb"/>"##
+        ))
+    }
+
+    func testItalicStruckAndCodeRunsAndRunsFollowTheLayoutsLineBreaks() {
+        var p = SemanticNode("p", .paragraph, label: "", value: "aa bb cc")
+        p.spans = [TextSpan("aa ", .italic), TextSpan("bb", .code), TextSpan(" cc", .strikethrough)]
+        var root = SemanticNode("root", .screen, label: "", children: [p])
+        // 5 characters a line: "aa bb" / "cc" (the space at the break is not drawn).
+        Layout.apply(to: &root, viewport: SemanticTree.Viewport(width: 32 + 12 + 40, height: 400), messagesScroll: nil)
+        let svg = Screenshot.svg(root)
+        XCTAssertTrue(svg.contains(
+            ##"<rect x="45" y="55" width="18" height="16" rx="3" fill="#eef0f3"/>"## + "\n"
+                + ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22" font-style="italic">aa </tspan><tspan x="46" fill="#9d174d">bb</tspan></text>"##))
+        XCTAssertTrue(svg.contains(
+            ##"<text x="22" y="88" fill="#111827" xml:space="preserve"><tspan x="22" text-decoration="line-through">cc</tspan></text>"##
+                + "\n" + ##"<line x1="22" y1="84" x2="37" y2="84" stroke="#111827"/>"##))
+    }
+
+    func testAListItemHasItsMarkerInAGutterAndATaskItemACheckBox() {
+        let bullet = SemanticNode("b", .listItem, label: "•", value: "milk")
+        var task = SemanticNode("t", .listItem, label: "2.", value: "eggs")
+        task.checked = true
+        let (tree, svg) = picture([bullet, task])
+        XCTAssertEqual(tree.find("b")?.bounds, bounds(16, 47, 358, 32), "the marker shares the item's first line")
+        XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#6b7280" xml:space="preserve">•</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="38" y="68" fill="#111827" xml:space="preserve">milk</text>"##))
+        XCTAssertTrue(svg.contains(##"<rect data-check="true" x="46" y="97" width="12" height="12" rx="2" fill="#2563eb" stroke="#2563eb"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="62" y="108" fill="#111827" xml:space="preserve">eggs</text>"##))
+    }
+
+    func testAQuoteHasABarATableCellsBordersAndItsHeaderRowBoldADividerALine() {
+        let quote = SemanticNode("q", .quote, label: "", children: [SemanticNode("q.0", .paragraph, label: "", value: "said")])
+        var header = SemanticNode("t.0", .tableRow, label: "", children: [SemanticNode("t.0.0", .tableCell, label: "", value: "Name")])
+        header.variant = "header"
+        let body = SemanticNode("t.1", .tableRow, label: "", children: [SemanticNode("t.1.0", .tableCell, label: "", value: "jcode")])
+        let table = SemanticNode("t", .table, label: "", children: [header, body])
+        let (tree, svg) = picture([quote, table, SemanticNode("hr", .divider, label: "")])
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="3" height="46" fill="#d1d5db"/>"##))
+        XCTAssertEqual(tree.find("t.0.0")?.bounds, bounds(16, 101, 358, 32))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="101" width="358" height="32" fill="none" stroke="#d1d5db"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="122" fill="#111827" font-weight="bold" xml:space="preserve">Name</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="162" fill="#111827" xml:space="preserve">jcode</text>"##))
+        XCTAssertTrue(svg.contains(##"<line x1="16" y1="193" x2="374" y2="193" stroke="#d1d5db"/>"##))
+    }
+
+    func testButtonsAreDrawnByTheirVariantSoDenyDoesNotLookLikeApprove() {
+        let approve = SemanticNode.button("a", "Approve", .respondPermission(requestID: "r", approved: true, remember: false))
+        let deny = SemanticNode.button("d", "Deny", .respondPermission(requestID: "r", approved: false, remember: false))
+        let always = SemanticNode.button("s", "Always", .respondPermission(requestID: "r", approved: true, remember: true))
+        let off = SemanticNode.button("o", "Send", .sendMessage(text: "x"), enabled: false)
+        let (tree, svg) = picture([approve, deny, always, off])
+        XCTAssertEqual([approve, deny, always].map(\.variant), ["primary", "destructive", "secondary"])
+        XCTAssertEqual(tree.find("a")?.bounds, bounds(16, 47, 358, 44))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="358" height="44" rx="8" fill="#2563eb"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="195" y="74" fill="#ffffff" text-anchor="middle" xml:space="preserve">Approve</text>"##))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="99" width="358" height="44" rx="8" fill="#fef2f2" stroke="#dc2626"/>"##))
+        XCTAssertTrue(svg.contains(##"fill="#b91c1c" text-anchor="middle" xml:space="preserve">Deny</text>"##))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="151" width="358" height="44" rx="8" fill="#ffffff" stroke="#9ca3af"/>"##))
+        XCTAssertTrue(svg.contains(##"fill="#111827" text-anchor="middle" xml:space="preserve">Always</text>"##))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="203" width="358" height="44" rx="8" fill="#e5e7eb"/>"##), "disabled: grey")
+    }
+
+    func testAToolCardShowsWhetherItIsOpenAtItsTopRight() {
+        var closed = SemanticNode("tc", .toolCall, label: "edit", value: "Done")
+        closed.expanded = false
+        var open = SemanticNode("to", .toolCall, label: "bash", value: "Done")
+        open.expanded = true
+        let svg = picture([closed, open]).svg
+        XCTAssertTrue(svg.contains(##"<text x="360" y="68" fill="#92400e">▸</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="360" y="128" fill="#92400e">▾</text>"##))
     }
 }

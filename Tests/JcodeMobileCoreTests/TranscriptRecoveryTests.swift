@@ -227,13 +227,14 @@ final class TranscriptRecoveryTests: XCTestCase {
             $0["/transcript"] = .array((1...40).map { entryJSON("m\($0)", "user", text: "Live \($0)") })
             $0["/older_history"] = ["total": 120, "visible": 0, "remaining": 120, "requested": nil]
         }
-        // The list starts at y 112 (under the header). Following the newest
-        // message, its top shows a message, not the button far above.
-        store.send(.tapXY(x: 100, y: 130), notes: ["tap_xy: nothing tappable at (100.0, 130.0): message.m31"])
+        // The list starts at y 159 (under the top safe area and the header).
+        // Following the newest message, its top shows a message, not the
+        // button far above.
+        store.send(.tapXY(x: 100, y: 177), notes: ["tap_xy: nothing tappable at (100.0, 177.0): message.m31"])
         // Scrolled to the top, the same point is the button.
         store.send(.scrollMessages(offset: 0), followUps: ["scroll_messages"]) { $0["/messages_scroll"] = 0 }
         store.send(
-            .tapXY(x: 100, y: 130), effects: [.webSocket(.send(#"{"id":3,"type":"get_compacted_history","visible_messages":64}"#))],
+            .tapXY(x: 100, y: 177), effects: [.webSocket(.send(#"{"id":3,"type":"get_compacted_history","visible_messages":64}"#))],
             followUps: ["load_older_messages", "send"]
         ) { $0["/older_history/requested"] = 64 }
     }

@@ -7,11 +7,11 @@ import Testing
 @Suite struct PictureTests {
     @Test func aHitTestFindsTheButtonUnderThePointAndTappingThereOpensItsScreen() {
         let harness = ViewModelTestHarness(scenario: .connectedChat)
-        let hit = harness.viewModel.hitTest(x: 300, y: 70)
+        let hit = harness.viewModel.hitTest(x: 320, y: 120)
         #expect(hit?.path.map(\.id) == ["root", "chat.header", "nav.settings"])
         #expect(hit?.tappable?.id == "nav.settings")
 
-        harness.send(.tapXY(x: 300, y: 70))
+        harness.send(.tapXY(x: 320, y: 120))
 
         #expect(harness.screen == .settings)
     }
@@ -21,11 +21,11 @@ import Testing
         options.scenario = .connectedChat
         options.viewport = SemanticTree.Viewport(width: 390, height: 480)
         let harness = ViewModelTestHarness(options: options)
-        #expect(harness.viewModel.hitTest(x: 20, y: 120)?.node.id == "message.m2")
+        #expect(harness.viewModel.hitTest(x: 20, y: 167)?.node.id == "message.m2")
 
         harness.send(.scrollMessages(offset: 0))
 
-        #expect(harness.viewModel.hitTest(x: 20, y: 120)?.node.id == "message.m1")
+        #expect(harness.viewModel.hitTest(x: 20, y: 167)?.node.id == "message.m1")
         #expect(harness.state.navigation.messagesScroll == 0)
     }
 

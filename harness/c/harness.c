@@ -2054,10 +2054,10 @@ static void test_hit_test_and_screenshot(void) {
     EXPECT_ERROR(jcode_mobile_hit_test(s.app, 0.0 / 0.0, 10), "invalid_field", "x", OFF_IGNORE, 0, "hit_test(NaN, 10)");
     EXPECT_ERROR(jcode_mobile_hit_test(s.app, 10, 1e308 * 10), "invalid_field", "y", OFF_IGNORE, 0, "hit_test(10, inf)");
 
-    /* tap_xy taps what is there: the Settings button of the header. */
-    drop(TAKE(jcode_mobile_dispatch(s.app, "{\"type\":\"tap_xy\",\"x\":300,\"y\":70}"), "tap_xy(300, 70)"));
+    /* tap_xy taps what is there: the Settings button of the header (below the 47-point safe area). */
+    drop(TAKE(jcode_mobile_dispatch(s.app, "{\"type\":\"tap_xy\",\"x\":320,\"y\":120}"), "tap_xy(320, 120)"));
     r = TAKE(jcode_mobile_state(s.app), "state after tap_xy");
-    EXPECT_STR(r.doc, "state.screen", "settings", "tap_xy(300, 70) opens settings");
+    EXPECT_STR(r.doc, "state.screen", "settings", "tap_xy(320, 120) opens settings");
     reply_free(&r);
 
     g_section = "screenshot";

@@ -9,9 +9,9 @@
 public enum Screenshot {
     /// The font the text grid assumes (8 points per character at 13 points).
     public static let fontFamily = "DejaVu Sans Mono, monospace"
-    static let fontSize = 13
+    static let fontSize = Layout.bodyGrid.fontSize
     /// From a line's top to its baseline.
-    static let baseline = 15
+    static let baseline = Layout.bodyGrid.baseline
 
     struct Style {
         var fill: String?
@@ -20,17 +20,29 @@ public enum Screenshot {
         var secondary = "#4b5563"
         var bold = false
         var radius = 6
+        /// The value's text bold too (a heading, a table's header cell).
+        var valueBold = false
     }
 
     static func style(of node: SemanticNode) -> Style {
         switch node.role {
         case .screen, .list, .group: return Style(fill: nil, stroke: nil)
         case .header: return Style(fill: "#f3f4f6", stroke: nil, bold: true, radius: 0)
-        case .heading: return Style(fill: nil, stroke: nil, bold: true)
-        case .text, .paragraph, .listItem, .tableRow, .tableCell, .divider, .diffHunk, .diffLine, .reasoning:
-            return Style(fill: nil, stroke: nil)
-        case .quote, .table: return Style(fill: nil, stroke: "#d1d5db")
-        case .codeBlock, .diff: return Style(fill: "#f3f4f6", stroke: "#d1d5db")
+        case .heading: return Style(fill: nil, stroke: nil, bold: true, valueBold: true)
+        case .text, .paragraph, .listItem, .tableRow, .divider: return Style(fill: nil, stroke: nil)
+        case .tableCell: return Style(fill: nil, stroke: "#d1d5db", radius: 0)
+        case .diffHunk: return Style(fill: nil, stroke: nil, text: "#6b7280", secondary: "#6b7280")
+        case .diffLine:
+            switch node.variant {
+            case "added": return Style(fill: "#dcfce7", stroke: nil, text: "#166534", secondary: "#16a34a", radius: 0)
+            case "removed": return Style(fill: "#fee2e2", stroke: nil, text: "#991b1b", secondary: "#dc2626", radius: 0)
+            default: return Style(fill: nil, stroke: nil, text: "#374151", secondary: "#9ca3af", radius: 0)
+            }
+        case .reasoning: return Style(fill: nil, stroke: nil, text: "#4b5563", secondary: "#6b7280")
+        case .quote: return Style(fill: nil, stroke: nil, text: "#4b5563")
+        case .table: return Style(fill: nil, stroke: nil)
+        case .codeBlock: return Style(fill: "#f6f8fa", stroke: "#d1d5db", text: "#1f2937", secondary: "#6b7280")
+        case .diff: return Style(fill: "#ffffff", stroke: "#d1d5db", secondary: "#374151")
         case .message:
             let mine = node.id.hasPrefix("outbox.") || node.label.hasPrefix("You")
             return Style(fill: mine ? "#dbeafe" : "#f3f4f6", stroke: nil, text: "#111827", secondary: mine ? "#1e40af" : "#374151", bold: false, radius: 10)
@@ -41,11 +53,20 @@ public enum Screenshot {
         case .sheet: return Style(fill: "#f9fafb", stroke: "#6b7280", bold: true, radius: 12)
         case .image: return Style(fill: "#e5e7eb", stroke: "#9ca3af")
         case .errorText: return Style(fill: nil, stroke: nil, text: "#dc2626", secondary: "#dc2626")
-        case .button:
-            return node.enabled
-                ? Style(fill: "#2563eb", stroke: nil, text: "#ffffff", secondary: "#ffffff", radius: 8)
-                : Style(fill: "#e5e7eb", stroke: nil, text: "#9ca3af", secondary: "#9ca3af", radius: 8)
+        case .button: return buttonStyle(node)
         case .textField, .secureField: return Style(fill: "#ffffff", stroke: node.focused ? "#2563eb" : "#9ca3af")
+        }
+    }
+
+    /// A button by its variant: `primary` filled blue, `secondary` white
+    /// with a grey border, `destructive` outlined in red (Deny never looks
+    /// like Approve); a disabled one grey whatever its variant.
+    static func buttonStyle(_ node: SemanticNode) -> Style {
+        guard node.enabled else { return Style(fill: "#e5e7eb", stroke: nil, text: "#9ca3af", secondary: "#9ca3af", radius: 8) }
+        switch node.variant {
+        case "secondary": return Style(fill: "#ffffff", stroke: "#9ca3af", text: "#111827", secondary: "#111827", radius: 8)
+        case "destructive": return Style(fill: "#fef2f2", stroke: "#dc2626", text: "#b91c1c", secondary: "#b91c1c", radius: 8)
+        default: return Style(fill: "#2563eb", stroke: nil, text: "#ffffff", secondary: "#ffffff", radius: 8)
         }
     }
 
@@ -72,21 +93,39 @@ public enum Screenshot {
         a.width > 0 && a.height > 0 && a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
     }
 
-    private static func draw(_ node: SemanticNode, clip: SemanticNode.Bounds, into out: inout Output) {
+    /// `header`: the node is in a table's header row (its text bold).
+    private static func draw(_ node: SemanticNode, clip: SemanticNode.Bounds, header: Bool = false, into out: inout Output) {
         guard node.visible, intersects(node.bounds, clip) else { return }
         out.append("<g data-id=\"\(escaped(node.id))\" data-role=\"\(node.role.rawValue)\">\n")
-        let style = style(of: node)
+        var style = style(of: node)
+        if header { style.valueBold = true }
         let b = node.bounds
         switch node.role {
-        case .button: drawButton(node, style, into: &out)
+        case .button: drawButton(node, style, clip: clip, into: &out)
         case .textField, .secureField: drawField(node, style, clip: clip, into: &out)
-        case .screen: break  // its label is the title the header shows
+        case .screen, .table, .tableRow: break  // a screen's label is the title the header shows; a table is its cells
         case .list, .group:
             if !node.label.isEmpty { drawLine(node.label, x: b.x, y: b.y, style.secondary, bold: true, clip: clip, into: &out) }
+        case .divider:
+            let y = b.y + b.height / 2
+            out.append("<line x1=\"\(b.x)\" y1=\"\(y)\" x2=\"\(b.x + b.width)\" y2=\"\(y)\" stroke=\"#d1d5db\"/>\n")
+        case .quote:
+            out.append("<rect x=\"\(b.x)\" y=\"\(b.y)\" width=\"3\" height=\"\(b.height)\" fill=\"#d1d5db\"/>\n")
+            drawText(node, style, clip: clip, into: &out)
+        case .reasoning:
+            out.append("<rect x=\"\(b.x)\" y=\"\(b.y)\" width=\"2\" height=\"\(b.height)\" fill=\"#d1d5db\"/>\n")
+            drawText(node, style, italic: true, clip: clip, into: &out)
+            drawChevron(node, style, clip: clip, into: &out)
         default:
             if style.fill != nil || style.stroke != nil { rect(b, style, into: &out) }
+            if node.role == .header {
+                // The header's bottom edge: what scrolls under it stops there.
+                out.append("<line x1=\"0\" y1=\"\(b.y + b.height)\" x2=\"\(b.x * 2 + b.width)\" y2=\"\(b.y + b.height)\" stroke=\"#d1d5db\"/>\n")
+            }
             drawText(node, style, clip: clip, into: &out)
+            if node.role == .toolCall { drawChevron(node, style, clip: clip, into: &out) }
         }
+        let inHeader = header || (node.role == .tableRow && node.variant == "header")
         if let scroll = node.scroll {
             // The list's children are clipped to its frame.
             out.clips += 1
@@ -97,10 +136,10 @@ public enum Screenshot {
                 "<clipPath id=\"\(id)\"><rect x=\"\(b.x)\" y=\"\(b.y)\" width=\"\(b.width)\" height=\"\(b.height)\"/></clipPath>\n<g clip-path=\"url(#\(id))\" data-scroll-offset=\"\(scroll.offset)\">\n<g transform=\"translate(0 \(dy))\">\n")
             var inner = intersection(clip, b)
             inner.y -= dy
-            for child in node.children { draw(child, clip: inner, into: &out) }
+            for child in node.children { draw(child, clip: inner, header: inHeader, into: &out) }
             out.append("</g>\n</g>\n")
         } else {
-            for child in node.children { draw(child, clip: clip, into: &out) }
+            for child in node.children { draw(child, clip: clip, header: inHeader, into: &out) }
         }
         out.append("</g>\n")
     }
@@ -119,43 +158,129 @@ public enum Screenshot {
         out.append(s + "/>\n")
     }
 
+    /// Whether a text line from `y` is wholly inside `clip`: a line cut by
+    /// the list's edge (under the header, above the composer) is not drawn
+    /// at all rather than half.
+    static func fits(_ y: Int, _ height: Int, _ clip: SemanticNode.Bounds) -> Bool {
+        y >= clip.y && y + height <= clip.y + clip.height
+    }
+
     /// The label's lines, then the value's, from the top of the box (the
-    /// same lines the layout counted).
-    private static func drawText(_ node: SemanticNode, _ style: Style, clip: SemanticNode.Bounds, into out: inout Output) {
-        let perLine = Layout.charactersPerLine(node.bounds.width)
-        var top = node.bounds.y + Layout.padding
+    /// same lines the layout counted): a code block's language above its
+    /// code, a list item's marker and a diff line's sign in its gutter, a
+    /// heading larger, styled runs (`spans`) as they are styled.
+    private static func drawText(_ node: SemanticNode, _ style: Style, italic: Bool = false, clip: SemanticNode.Bounds, into out: inout Output) {
+        let b = node.bounds
+        let perLine = Layout.charactersPerLine(b.width)
+        var top = b.y + (node.role == .diffLine ? 0 : Layout.padding)
         let shown = Layout.shownValue(node)
         let hasValue = shown != nil
-        // With a value, the label is its caption (a speaker, a tool's name).
+        // With a value, the label is its caption (a speaker, a tool's name),
+        // but for a list item, whose label is its marker.
         let labelColor = hasValue ? style.secondary : style.text
         let labelBold = style.bold || (hasValue && node.role != .text)
-        for line in Layout.lines(node.label, perLine: perLine) where !node.label.isEmpty {
-            drawLine(line, x: node.bounds.x, y: top, labelColor, bold: labelBold, clip: clip, into: &out)
+        if node.role != .listItem && !node.label.isEmpty {
+            for line in Layout.lines(node.label, perLine: perLine) {
+                drawLine(line, x: b.x, y: top, labelColor, bold: labelBold, italic: italic, clip: clip, into: &out)
+                top += Layout.lineHeight
+            }
+        }
+        if Layout.captionLines(node) > 0, let language = node.language {
+            if fits(top, Layout.lineHeight, clip) {
+                out.append("<text x=\"\(b.x + Layout.padding)\" y=\"\(top + 14)\" fill=\"\(style.secondary)\" font-size=\"11\" xml:space=\"preserve\">\(escaped(fitted(language, perLine)))</text>\n")
+            }
             top += Layout.lineHeight
         }
-        if let value = shown {
-            for line in Layout.lines(value, perLine: perLine) {
-                if top >= clip.y + clip.height { break }
-                drawLine(line, x: node.bounds.x, y: top, style.text, bold: false, clip: clip, into: &out)
-                top += Layout.lineHeight
+        let grid = Layout.grid(node)
+        let gutter = Layout.gutter(node)
+        let x = b.x + gutter
+        if node.role == .listItem { drawMarker(node, style, y: top, clip: clip, into: &out) }
+        guard let value = shown else { return }
+        if node.role == .diff {
+            drawCounts(value, x: x, y: top, clip: clip, into: &out)
+            return
+        }
+        let valuePerLine = Layout.valueCharactersPerLine(node, width: b.width)
+        let runs = Runs(node.spans, value: value)
+        var font = ""
+        if grid.fontSize != fontSize { font += " font-size=\"\(grid.fontSize)\"" }
+        if style.valueBold { font += " font-weight=\"bold\"" }
+        if italic { font += " font-style=\"italic\"" }
+        let sign: String? = node.role == .diffLine ? (node.variant == "added" ? "+" : (node.variant == "removed" ? "-" : " ")) : nil
+        var first = true
+        var scan = Runs.Cursor()
+        Layout.forEachLine(value, perLine: valuePerLine) { range in
+            defer { top += grid.lineHeight; first = false }
+            guard top < clip.y + clip.height, fits(top, grid.lineHeight, clip) else { return }
+            if let sign, first, sign != " " {
+                out.append("<text x=\"\(b.x + Layout.padding)\" y=\"\(top + grid.baseline)\" fill=\"\(style.secondary)\">\(sign)</text>\n")
+            }
+            let line = value[range]
+            guard !line.isEmpty else { return }
+            let left = x + Layout.padding
+            let baseline = top + grid.baseline
+            if let runs {
+                runs.draw(value, range, cursor: &scan, x: left, y: baseline, top: top, grid: grid, color: style.text, font: font, into: &out)
+            } else {
+                out.append("<text x=\"\(left)\" y=\"\(baseline)\" fill=\"\(style.text)\"\(font) xml:space=\"preserve\">\(escaped(line))</text>\n")
             }
         }
     }
 
+    /// A list item's marker, and a task item's check box after it.
+    private static func drawMarker(_ node: SemanticNode, _ style: Style, y: Int, clip: SemanticNode.Bounds, into out: inout Output) {
+        guard fits(y, Layout.lineHeight, clip) else { return }
+        let x = node.bounds.x + Layout.padding
+        out.append("<text x=\"\(x)\" y=\"\(y + baseline)\" fill=\"#6b7280\" xml:space=\"preserve\">\(escaped(node.label))</text>\n")
+        guard let checked = node.checked else { return }
+        let boxX = x + (node.label.unicodeScalars.count + 1) * Layout.charWidth
+        out.append(
+            "<rect data-check=\"\(checked)\" x=\"\(boxX)\" y=\"\(y + 4)\" width=\"12\" height=\"12\" rx=\"2\" fill=\"\(checked ? "#2563eb" : "#ffffff")\" stroke=\"\(checked ? "#2563eb" : "#6b7280")\"/>\n")
+        if checked {
+            out.append("<path d=\"M\(boxX + 3) \(y + 10) l3 3 l6 -6\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"2\"/>\n")
+        }
+    }
+
+    /// A diff's "+3 −1": the added count green, the removed red.
+    private static func drawCounts(_ value: String, x: Int, y: Int, clip: SemanticNode.Bounds, into out: inout Output) {
+        guard fits(y, Layout.lineHeight, clip) else { return }
+        var s = "<text x=\"\(x + Layout.padding)\" y=\"\(y + baseline)\" fill=\"#374151\" xml:space=\"preserve\">"
+        var firstWord = true
+        for word in value.split(separator: " ", omittingEmptySubsequences: false) {
+            if !firstWord { s += " " }
+            firstWord = false
+            let color = word.hasPrefix("+") ? "#16a34a" : (word.hasPrefix("−") || word.hasPrefix("-") ? "#dc2626" : nil)
+            if let color { s += "<tspan fill=\"\(color)\">\(escaped(word))</tspan>" } else { s += escaped(word) }
+        }
+        out.append(s + "</text>\n")
+    }
+
+    /// A collapsible node's state, at its top right: ▸ closed, ▾ open.
+    private static func drawChevron(_ node: SemanticNode, _ style: Style, clip: SemanticNode.Bounds, into out: inout Output) {
+        guard let expanded = node.expanded else { return }
+        let b = node.bounds
+        let y = b.y + Layout.padding
+        guard fits(y, Layout.lineHeight, clip) else { return }
+        out.append(
+            "<text x=\"\(b.x + b.width - Layout.padding - Layout.charWidth)\" y=\"\(y + baseline)\" fill=\"\(style.secondary)\">\(expanded ? "▾" : "▸")</text>\n")
+    }
+
     private static func drawLine<S: StringProtocol>(
-        _ line: S, x: Int, y: Int, _ color: String, bold: Bool, clip: SemanticNode.Bounds, into out: inout Output
+        _ line: S, x: Int, y: Int, _ color: String, bold: Bool, italic: Bool = false, clip: SemanticNode.Bounds, into out: inout Output
     ) {
-        guard !line.isEmpty, y + Layout.lineHeight > clip.y, y < clip.y + clip.height else { return }
-        let weight = bold ? " font-weight=\"bold\"" : ""
+        guard !line.isEmpty, fits(y, Layout.lineHeight, clip) else { return }
+        let weight = (bold ? " font-weight=\"bold\"" : "") + (italic ? " font-style=\"italic\"" : "")
         out.append("<text x=\"\(x + Layout.padding)\" y=\"\(y + baseline)\" fill=\"\(color)\"\(weight) xml:space=\"preserve\">\(escaped(line))</text>\n")
     }
 
-    private static func drawButton(_ node: SemanticNode, _ style: Style, into out: inout Output) {
+    private static func drawButton(_ node: SemanticNode, _ style: Style, clip: SemanticNode.Bounds, into out: inout Output) {
         let b = node.bounds
         rect(b, style, into: &out)
+        let top = b.y + (b.height - Layout.lineHeight) / 2
+        guard fits(top, Layout.lineHeight, clip) else { return }
         let text = fitted(node.label, Layout.charactersPerLine(b.width))
         out.append(
-            "<text x=\"\(b.x + b.width / 2)\" y=\"\(b.y + (b.height - Layout.lineHeight) / 2 + baseline)\" fill=\"\(style.text)\" text-anchor=\"middle\" xml:space=\"preserve\">\(escaped(text))</text>\n")
+            "<text x=\"\(b.x + b.width / 2)\" y=\"\(top + baseline)\" fill=\"\(style.text)\" text-anchor=\"middle\" xml:space=\"preserve\">\(escaped(text))</text>\n")
     }
 
     private static func drawField(_ node: SemanticNode, _ style: Style, clip: SemanticNode.Bounds, into out: inout Output) {
@@ -220,5 +345,109 @@ public enum Screenshot {
             }
         }
         return String(result)
+    }
+}
+
+extension Screenshot {
+    /// A text's styled runs, by where they start and end in its value
+    /// (counted in Unicode scalars, as the layout counts characters).
+    struct Runs {
+        let spans: [TextSpan]
+        /// The scalar offset after each span.
+        let ends: [Int]
+
+        /// Nil without spans, or when their texts are not the value (drawn plain then).
+        init?(_ spans: [TextSpan]?, value: String) {
+            guard let spans, !spans.isEmpty else { return nil }
+            var ends: [Int] = []
+            ends.reserveCapacity(spans.count)
+            var total = 0
+            var joined = ""
+            for span in spans {
+                total &+= span.text.unicodeScalars.count
+                ends.append(total)
+                joined += span.text
+            }
+            guard joined == value else { return nil }
+            self.spans = spans
+            self.ends = ends
+        }
+
+        /// Where the last line drawn started: lines come in order, so each
+        /// offset is counted on from the last.
+        struct Cursor {
+            var index: String.Index?
+            var offset = 0
+        }
+
+        /// One line of the value (`range`, as the layout broke it) as a
+        /// `<text>` with a `<tspan>` per piece of a run, each at its column
+        /// on the grid; a code run over a light box; a link's underline and
+        /// a struck run's line as lines after it.
+        func draw(
+            _ value: String, _ range: Range<String.Index>, cursor: inout Cursor, x: Int, y: Int, top: Int, grid: Layout.TextGrid,
+            color: String, font: String, into out: inout Screenshot.Output
+        ) {
+            let scalars = value.unicodeScalars
+            var offset = cursor.offset + scalars.distance(from: cursor.index ?? scalars.startIndex, to: range.lowerBound)
+            cursor.index = range.lowerBound
+            cursor.offset = offset
+            var span = 0
+            while span < ends.count - 1 && ends[span] <= offset { span += 1 }
+            var boxes = ""
+            var lines = ""
+            var text = "<text x=\"\(x)\" y=\"\(y)\" fill=\"\(color)\"\(font) xml:space=\"preserve\">"
+            var column = 0
+            var i = range.lowerBound
+            while i < range.upperBound {
+                while span < ends.count - 1 && ends[span] <= offset { span += 1 }
+                // The piece of this span on this line.
+                var piece = String.UnicodeScalarView()
+                let start = column
+                while i < range.upperBound && offset < ends[span] {
+                    piece.append(scalars[i])
+                    i = scalars.index(after: i)
+                    offset += 1
+                    column += 1
+                }
+                if piece.isEmpty {  // an empty span (cannot take the line's characters)
+                    if span == ends.count - 1 { break }
+                    span += 1
+                    continue
+                }
+                let styles = spans[span].styles
+                let px = x + start * grid.charWidth
+                if styles.contains(.code) {
+                    boxes += "<rect x=\"\(px - 1)\" y=\"\(top + 2)\" width=\"\((column - start) * grid.charWidth + 2)\" height=\"\(grid.lineHeight - 4)\" rx=\"3\" fill=\"#eef0f3\"/>\n"
+                }
+                text += "<tspan x=\"\(px)\"\(Self.attributes(styles))>\(Screenshot.escaped(String(piece)))</tspan>"
+                // The lines drawn too: cairo (the PNGs) ignores text-decoration.
+                let end = px + (column - start) * grid.charWidth - 1
+                if styles.contains(.link) {
+                    lines += "<line x1=\"\(px)\" y1=\"\(y + 2)\" x2=\"\(end)\" y2=\"\(y + 2)\" stroke=\"#2563eb\"/>\n"
+                }
+                if styles.contains(.strikethrough) {
+                    let color = styles.contains(.link) ? "#2563eb" : (styles.contains(.code) ? "#9d174d" : color)
+                    lines += "<line x1=\"\(px)\" y1=\"\(y - 4)\" x2=\"\(end)\" y2=\"\(y - 4)\" stroke=\"\(color)\"/>\n"
+                }
+            }
+            out.append(boxes + text + "</text>\n" + lines)
+        }
+
+        /// A run's look: bold, italic, code (its own colour, over a box),
+        /// struck through, a link blue and underlined.
+        static func attributes(_ styles: TextSpan.Style) -> String {
+            var s = ""
+            if styles.contains(.bold) { s += " font-weight=\"bold\"" }
+            if styles.contains(.italic) { s += " font-style=\"italic\"" }
+            if styles.contains(.link) {
+                s += " fill=\"#2563eb\""
+            } else if styles.contains(.code) {
+                s += " fill=\"#9d174d\""
+            }
+            let lines = (styles.contains(.link) ? ["underline"] : []) + (styles.contains(.strikethrough) ? ["line-through"] : [])
+            if !lines.isEmpty { s += " text-decoration=\"\(lines.joined(separator: " "))\"" }
+            return s
+        }
     }
 }

@@ -33,6 +33,50 @@ public enum Layout {
     public static let indent = 8
     /// The id of the one scrolling list.
     public static let messagesID = "chat.messages"
+    /// The top safe area: a phone's status bar (and notch) covers the top
+    /// of the screen, so every screen's content starts this far down (the
+    /// 47 points of a 390 × 844 iPhone). Hit-testing and the pictures share it.
+    public static let safeAreaTop = 47
+
+    /// A text's grid: points per character and per line, the font size
+    /// drawn in it and the baseline's offset from a line's top. A heading of
+    /// level 1 or 2 is drawn larger on a coarser grid (the layout wraps and
+    /// measures it on that grid, so it stays inside its box); every other
+    /// text is on the 8 × 20 grid at 13 points.
+    public struct TextGrid: Equatable, Sendable {
+        public var charWidth: Int
+        public var lineHeight: Int
+        public var fontSize: Int
+        public var baseline: Int
+    }
+
+    public static let bodyGrid = TextGrid(charWidth: charWidth, lineHeight: lineHeight, fontSize: 13, baseline: 15)
+
+    /// The grid of a node's value: a heading's by its level, else the body's.
+    public static func grid(_ node: SemanticNode) -> TextGrid {
+        guard node.role == .heading else { return bodyGrid }
+        switch node.level ?? 1 {
+        case ...1: return TextGrid(charWidth: 12, lineHeight: 28, fontSize: 19, baseline: 21)
+        case 2: return TextGrid(charWidth: 10, lineHeight: 24, fontSize: 16, baseline: 18)
+        default: return bodyGrid
+        }
+    }
+
+    /// The column left of a node's text, in points: a list item's marker
+    /// (its label, and a check box for a task item), a diff line's "+", "-"
+    /// or " "; its text wraps in the rest of its box.
+    public static func gutter(_ node: SemanticNode) -> Int {
+        switch node.role {
+        case .listItem: return (node.label.unicodeScalars.count + 1 + (node.checked != nil ? 2 : 0)) * charWidth
+        case .diffLine: return 2 * charWidth
+        default: return 0
+        }
+    }
+
+    /// A code block with a language has a caption line above its code.
+    static func captionLines(_ node: SemanticNode) -> Int {
+        node.role == .codeBlock && !(node.language ?? "").isEmpty ? 1 : 0
+    }
 
     static func apply(
         to root: inout SemanticNode, viewport: SemanticTree.Viewport, messagesScroll: Int?, rows: MessageRows? = nil, cache: RowCache? = nil
@@ -52,11 +96,11 @@ public enum Layout {
         root.bounds = SemanticNode.Bounds(x: 0, y: 0, width: viewport.width, height: viewport.height)
         let width = max(0, viewport.width - 2 * margin)
         guard let list = root.children.firstIndex(where: { $0.id == messagesID }) else {
-            var y = 0
+            var y = safeAreaTop
             for i in root.children.indices { place(&root.children[i], x: margin, y: &y, width: width) }
             return nil
         }
-        var top = 0
+        var top = safeAreaTop
         for i in 0..<list { place(&root.children[i], x: margin, y: &top, width: width) }
         // The bottom region is measured from 0, then moved to the bottom edge.
         var bottomHeight = 0
@@ -101,7 +145,8 @@ public enum Layout {
         while i < node.children.endIndex {
             let run = rowLength(node, from: i)
             if run >= 2 {
-                placeRow(&node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset))
+                placeRow(
+                    &node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset), byLabel: node.role == .header)
                 i += run
             } else {
                 place(&node.children[i], x: x + inset, y: &y, width: max(0, width - 2 * inset), memo: memo)
@@ -110,9 +155,10 @@ public enum Layout {
         }
         if inset > 0 && node.children.contains(where: \.visible) { y += padding }
         node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
-        // Boxes are set apart; a list or group is only what it holds.
+        // Boxes are set apart; a list or group is only what it holds; a
+        // diff's lines touch (one coloured band).
         switch node.role {
-        case .list, .group, .screen, .tableRow: break
+        case .list, .group, .screen, .tableRow, .diffLine: break
         default: y += gap
         }
     }
@@ -153,18 +199,39 @@ public enum Layout {
         return end - start
     }
 
-    private static func placeRow(_ row: inout ArraySlice<SemanticNode>, x: Int, y: inout Int, width: Int) {
+    /// A row of buttons, equal widths; `byLabel` (the header's: a model's
+    /// name is longer than "Settings"), each as wide as its label needs and
+    /// the room left shared equally, or, when the labels do not all fit, the
+    /// short ones as wide as they need and the longest one the rest.
+    private static func placeRow(_ row: inout ArraySlice<SemanticNode>, x: Int, y: inout Int, width: Int, byLabel: Bool = false) {
         let shown = row.filter(\.visible).count
         guard shown > 0 else {
             for i in row.indices { row[i].bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0) }
             return
         }
-        let each = max(0, (width - gap * (shown - 1)) / shown)
+        let room = max(0, width - gap * (shown - 1))
+        let each = room / shown
+        var widths = row.map { $0.visible ? each : 0 }
+        if byLabel {
+            let needs = row.map { $0.visible ? $0.label.unicodeScalars.count * charWidth + 2 * padding : 0 }
+            let total = needs.reduce(0, +)
+            if total <= room {
+                let extra = (room - total) / shown
+                widths = needs.enumerated().map { row[row.startIndex + $0.offset].visible ? $0.element + extra : 0 }
+            } else if let longest = needs.indices.max(by: { needs[$0] < needs[$1] }) {
+                let others = total - needs[longest]
+                if others < room {
+                    widths = needs
+                    widths[longest] = room - others
+                }
+            }
+        }
         var left = x
         for i in row.indices {
             if row[i].visible {
-                row[i].bounds = SemanticNode.Bounds(x: left, y: y, width: each, height: buttonHeight)
-                left += each + gap
+                let w = widths[i - row.startIndex]
+                row[i].bounds = SemanticNode.Bounds(x: left, y: y, width: w, height: buttonHeight)
+                left += w + gap
             } else {
                 row[i].bounds = SemanticNode.Bounds(x: left, y: y, width: 0, height: 0)
             }
@@ -209,21 +276,33 @@ public enum Layout {
             return node.label.isEmpty ? 0 : lineHeight + padding
         case .divider: return gap
         default:
-            let perLine = charactersPerLine(width)
+            let grid = grid(node)
             let value = shownValue(node) ?? ""
+            let valuePerLine = valueCharactersPerLine(node, width: width)
             let valueLines: Int
             if let memo, value.utf8.count > LineMemo.threshold {
-                valueLines = memo.lineCount(of: value, id: node.id, perLine: perLine)
+                valueLines = memo.lineCount(of: value, id: node.id, perLine: valuePerLine)
             } else {
-                valueLines = lineCount(value, perLine: perLine)
+                valueLines = lineCount(value, perLine: valuePerLine)
             }
-            let lines = lineCount(node.label, perLine: perLine) + valueLines
-            return max(1, lines) * lineHeight + 2 * padding
+            // A list item's label is its marker, in the gutter of its first line.
+            let labelLines = node.role == .listItem ? 0 : lineCount(node.label, perLine: charactersPerLine(width))
+            let lines = labelLines + captionLines(node)
+            // A diff's line is a band of its text, no padding.
+            if node.role == .diffLine { return max(1, lines + valueLines) * lineHeight }
+            if lines + valueLines == 0 { return lineHeight + 2 * padding }
+            return lines * lineHeight + valueLines * grid.lineHeight + 2 * padding
         }
     }
 
     /// How many characters fit on a line of a box `width` points wide.
     public static func charactersPerLine(_ width: Int) -> Int { max(1, (width - 2 * padding) / charWidth) }
+
+    /// How many characters of a node's value fit on a line: on its grid
+    /// (a heading's may be coarser), after its gutter (a list item's).
+    public static func valueCharactersPerLine(_ node: SemanticNode, width: Int) -> Int {
+        max(1, (width - 2 * padding - gutter(node)) / grid(node).charWidth)
+    }
 
     // MARK: - Text wrapping (the layout counts lines, the screenshot draws them)
 

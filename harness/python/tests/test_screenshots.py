@@ -40,7 +40,9 @@ UPDATE_GOLDENS = os.environ.get("JCODE_UPDATE_GOLDENS") == "1"
 UPDATE_HINT = "JCODE_UPDATE_GOLDENS=1 python3 -m pytest tests/test_screenshots.py"
 
 #: The golden screens: onboarding, a reply streaming in, a tool approval,
-#: a stdin request, and two errors (a chat banner, a refused pairing).
+#: a stdin request, two errors (a chat banner, a refused pairing), a reply
+#: in markdown, and a turn's tool cards (the edit's opened, the others
+#: closed; then every card closed).
 SCREENS = [
     "onboarding",
     "chat_streaming",
@@ -48,13 +50,29 @@ SCREENS = [
     "stdin_request_pending",
     "model_switch_failed",
     "pairing_invalid_code",
+    "markdown_reply",
+    "code_edit_review",
+    "tool_cards_collapsed",
 ]
+#: Screens that are a scenario after some taps: name → (scenario, what to do to the app).
+DERIVED_SCREENS = {
+    "tool_cards_collapsed": ("code_edit_review", lambda app: close_every_tool_card(app)),
+}
 #: Pixels per point of the golden PNGs.
 SCALE = 1
 
 
-def screenshot(scenario: str, **options) -> str:
+def close_every_tool_card(app):
+    for node in iter_nodes(app.tree()):
+        if node["role"] == "tool_call" and node.get("expanded"):
+            app.actions.set_expanded(node_id=node["id"], expanded=False)
+
+
+def screenshot(name: str, **options) -> str:
+    scenario, prepare = DERIVED_SCREENS.get(name, (name, None))
     with App({"scenario": scenario, **options}) as app:
+        if prepare is not None:
+            prepare(app)
         return app.screenshot_svg()
 
 
@@ -319,6 +337,7 @@ def test_hit_test_in_a_message_finds_the_message_and_nothing_to_tap():
 
 def test_hit_test_finds_the_deepest_node_a_tool_card_holds():
     with App({"scenario": "connected_chat"}) as app:
+        app.actions.set_expanded(node_id="tool.m2.call_grep", expanded=True)  # closed until opened
         hit = app.hit_test(*center(find_node(app.tree(), "tool.m2.call_grep.output")))
     assert hit["path"] == ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.output"]
 
@@ -409,7 +428,8 @@ def long_chat():
 
 
 def message_ids(svg: str):
-    return [node_id for node_id in svg_nodes(svg) if node_id.startswith("message.")]
+    """The message rows drawn (not the blocks of their markdown, ``message.m3.md.0``)."""
+    return [node_id for node_id in svg_nodes(svg) if re.fullmatch(r"message\.m\d+", node_id)]
 
 
 def list_frame(app):

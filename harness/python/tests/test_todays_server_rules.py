@@ -386,7 +386,7 @@ def load_older_from_the_top(gateways, host) -> Tuple[dict, dict]:
         ("chat.load_older", "Load earlier messages", "136 hidden", True),
         (rows[1]["id"], "You", "Old question 69 about the release", True)]
     reading = rows[1]["bounds"]
-    assert reading == {"x": 16, "y": 164, "width": 358, "height": 52}
+    assert reading == {"x": 16, "y": 211, "width": 358, "height": 52}  # under the 47-point safe area and the header
 
     since = mark(gateway)
 
