@@ -148,6 +148,10 @@ public enum Layout {
                 placeRow(
                     &node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset), byLabel: node.role == .header)
                 i += run
+            } else if let memo, node.role == .message, MarkdownNodes.isBlock(node.children[i].role) {
+                // A message's closed blocks are placed as they were (a reply streams into its last one).
+                memo.placeBlock(&node.children[i], x: x + inset, y: &y, width: max(0, width - 2 * inset))
+                i += 1
             } else {
                 place(&node.children[i], x: x + inset, y: &y, width: max(0, width - 2 * inset), memo: memo)
                 i += 1
@@ -388,6 +392,50 @@ public final class LineMemo {
     private var generation = 0
     private var measured = 0
 
+    /// A message's markdown block as last placed: reused, moved, when the
+    /// same block comes at the same place and width (the blocks before a
+    /// streamed reply's last one do not change).
+    final class PlacedBlock {
+        let node: SemanticNode
+        var placed: SemanticNode
+        let x: Int
+        var y: Int
+        let width: Int
+        let height: Int
+        var generation: Int
+
+        init(node: SemanticNode, placed: SemanticNode, x: Int, y: Int, width: Int, height: Int, generation: Int) {
+            self.node = node
+            self.placed = placed
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+            self.generation = generation
+        }
+    }
+
+    private var blocks: [String: PlacedBlock] = [:]
+    private var blocksPlaced = 0
+
+    func placeBlock(_ node: inout SemanticNode, x: Int, y: inout Int, width: Int) {
+        blocksPlaced &+= 1
+        if let kept = blocks[node.id], kept.x == x, kept.width == width, kept.node == node {
+            if kept.y != y {
+                Layout.shift(&kept.placed, by: y &- kept.y)
+                kept.y = y
+            }
+            kept.generation = generation
+            node = kept.placed
+            y &+= kept.height
+            return
+        }
+        let unplaced = node
+        let top = y
+        Layout.place(&node, x: x, y: &y, width: width, memo: self)
+        blocks[node.id] = PlacedBlock(node: unplaced, placed: node, x: x, y: top, width: width, height: y &- top, generation: generation)
+    }
+
     func lineCount(of text: String, id: String, perLine: Int) -> Int {
         var from = 0
         var before = 0
@@ -421,7 +469,9 @@ public final class LineMemo {
     /// After a build: forgets the texts it did not measure (once they are many).
     func sweep() {
         if entries.count > 2 &* measured &+ 8 { entries = entries.filter { $0.value.generation == generation } }
+        if blocks.count > 2 &* blocksPlaced &+ 8 { blocks = blocks.filter { $0.value.generation == generation } }
         generation &+= 1
         measured = 0
+        blocksPlaced = 0
     }
 }

@@ -122,8 +122,9 @@ public final class RowCache {
     final class Slot {
         let entry: TranscriptEntry
         let prompt: Int?
-        /// Laid out at y = 0, the height including the gap after it.
-        let node: SemanticNode
+        /// Laid out at y = 0 (made from `placed` when first asked for, for a
+        /// row laid out where it is placed), the height including the gap after it.
+        private var atZero: SemanticNode?
         let height: Int
         /// The node as last placed, moved down by `placedBy` (reused as is
         /// when the row has not moved: the tree diff then skips it whole).
@@ -133,8 +134,25 @@ public final class RowCache {
         init(entry: TranscriptEntry, prompt: Int?, node: SemanticNode, height: Int) {
             self.entry = entry
             self.prompt = prompt
-            self.node = node
+            self.atZero = node
             self.height = height
+        }
+
+        /// A row laid out where it is placed, `by` down.
+        init(entry: TranscriptEntry, prompt: Int?, placed: SemanticNode, by: Int, height: Int) {
+            self.entry = entry
+            self.prompt = prompt
+            self.placed = placed
+            self.placedBy = by
+            self.height = height
+        }
+
+        var node: SemanticNode {
+            if let atZero { return atZero }
+            var node = placed!
+            Layout.shift(&node, by: -placedBy)
+            atZero = node
+            return node
         }
     }
 
@@ -180,6 +198,12 @@ public final class RowCache {
     func store(serial: Int, entry: TranscriptEntry, prompt: Int?, node: SemanticNode, height: Int) {
         if building { used.append(serial) }
         slots[serial] = Slot(entry: entry, prompt: prompt, node: node, height: height)
+    }
+
+    /// Keeps a row laid out where it is placed, `by` down.
+    func store(serial: Int, entry: TranscriptEntry, prompt: Int?, placed node: SemanticNode, by: Int, height: Int) {
+        if building { used.append(serial) }
+        slots[serial] = Slot(entry: entry, prompt: prompt, placed: node, by: by, height: height)
     }
 
     /// The row `serial` placed `dy` down: the one placed before when it moved the same.
@@ -445,7 +469,7 @@ extension Layout {
             let r = entry &+ (rows.hasOlder ? 1 : 0)
             let k = r &- plan.start
             guard plan.keeps(r), let serial = plan.rows[k].serial, serial == measurer.serial(r) else { return nil }
-            let (_, height) = measurer.measure(r, changed: true)
+            let height = measurer.measureChanged(r, at: plan.rows[k].by)
             if height != plan.rows[k].height {
                 if heights == nil { heights = plan.rows.map(\.height) }
                 heights![k] = height
@@ -577,6 +601,22 @@ extension Layout {
             let built = layOut(rows.node(row, prompt: prompt, markdown: cache?.markdown))
             cache?.store(serial: entry.serial, entry: entry, prompt: prompt, node: built.node, height: built.height)
             return built
+        }
+
+        /// The height of row `r`, an entry's, built again and laid out
+        /// where it is placed, `by` down (kept so: `RowCache.placed` then
+        /// finds it there, moving nothing, and the blocks a streamed reply
+        /// did not change are the nodes placed before).
+        mutating func measureChanged(_ r: Int, at by: Int) -> Int {
+            let row = rows.row(r)
+            guard case .entry(let i) = row, let cache else { return measure(r, changed: true).height }
+            let entry = rows.chat.transcript.entries[i]
+            let prompt = MessageRows.isPrompt(entry) ? ordinal(of: i) : nil
+            var node = rows.node(row, prompt: prompt, markdown: cache.markdown)
+            var y = by
+            Layout.place(&node, x: x, y: &y, width: width, memo: cache.lines)
+            cache.store(serial: entry.serial, entry: entry, prompt: prompt, placed: node, by: by, height: y &- by)
+            return y &- by
         }
 
         /// The transcript entry's serial of row `r` (nil for the other rows).
