@@ -38,8 +38,8 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(tree.find("chat.header")?.bounds, bounds(16, 47, 358, 104))
         XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 569))
         XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 728, 358, 116))
-        // The grep card closed: its name and status.
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 332, maxOffset: 0))
+        // The grep card closed: its name, status and summary.
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 378, maxOffset: 0))
     }
 
     func testAHeadersButtonsShareARowByTheirLabelsLengthAndTheComposersEqually() {
@@ -54,16 +54,19 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testAToolCardIsIndentedInsideItsMessage() {
         let tree = chat().tree()
-        XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 219, 358, 138))
-        XCTAssertEqual(tree.find("tool.m2.call_grep")?.bounds, bounds(24, 291, 342, 52))
+        // In the list's content coordinates (the list is not scrolled: on the screen, 159 lower).
+        XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 60, 358, 184))
+        XCTAssertEqual(tree.find("tool.m2.call_grep")?.bounds, bounds(24, 132, 342, 98))
     }
 
     func testAConversationTallerThanItsFrameShowsItsEndAndPutsEarlierMessagesAboveTheFrame() {
         let tree = chat(height: 480).tree()
         XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 205))
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 127, contentHeight: 332, maxOffset: 127))
-        XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, 32, 358, 52))
-        XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 238, 358, 118))
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 173, contentHeight: 378, maxOffset: 173))
+        // Content coordinates: the first message at the content's top, on the screen 173 above the list's (159 - 173 = -14).
+        XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, 0, 358, 52))
+        XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 252, 358, 118))
+        XCTAssertEqual(hit(chat(height: 480), 100, 159 - 173 + 252 + 10)["node"]?["id"], "message.m3")
         XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 364, 358, 116))
     }
 
@@ -90,7 +93,9 @@ final class LayoutAndHitTestTests: XCTestCase {
         let app = chat()
         _ = report(app, #"{"type":"set_expanded","node_id":"tool.m2.call_grep","expanded":true}"#)
         let output = app.tree().find("tool.m2.call_grep.output")?.bounds ?? SemanticNode.Bounds()
-        let answer = hit(app, Double(output.x + 10), Double(output.y + 10))
+        // The list (at y 159, not scrolled) holds it in its content coordinates.
+        let answer = hit(app, Double(output.x + 10), Double(159 + output.y + 10))
+        XCTAssertEqual(answer["node"]?["bounds"]?["y"], .int(Int64(159 + output.y)), "hit_test answers screen bounds")
         XCTAssertEqual(answer["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.output"])
         XCTAssertEqual(answer["tap_target"], "tool.m2.call_grep")
     }
@@ -148,7 +153,8 @@ final class LayoutAndHitTestTests: XCTestCase {
         let app = chat(height: 480)
         _ = report(app, #"{"type":"scroll_messages","offset":0}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, 0)
-        XCTAssertEqual(app.tree().find("message.m1")?.bounds, bounds(16, 159, 358, 52))
+        XCTAssertEqual(app.tree().find("message.m1")?.bounds, bounds(16, 0, 358, 52), "at the content's top")
+        XCTAssertEqual(hit(app, 100, 170)["node"]?["bounds"], ["x": 16, "y": 159, "width": 358, "height": 52], "at the list's top on the screen")
         XCTAssertEqual(hit(app, 100, 170)["node"]?["id"], "message.m1")
         XCTAssertEqual(hit(app, 100, 300)["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep"])
     }
@@ -157,8 +163,8 @@ final class LayoutAndHitTestTests: XCTestCase {
         let app = chat(height: 480)
         _ = report(app, #"{"type":"scroll_messages","offset":40}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, 40)
-        _ = report(app, #"{"type":"scroll_messages","offset":160}"#)
-        XCTAssertEqual(app.state.navigation.messagesScroll, nil, "160 is the end")
+        _ = report(app, #"{"type":"scroll_messages","offset":173}"#)
+        XCTAssertEqual(app.state.navigation.messagesScroll, nil, "173 is the end")
         _ = report(app, #"{"type":"scroll_messages","offset":1000000}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, nil)
     }
@@ -171,7 +177,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(app.state.navigation.messagesScroll, nil)
         let scroll = app.tree().find("chat.messages")?.scroll
         XCTAssertEqual(scroll?.offset, scroll?.maxOffset, "the list shows its end")
-        XCTAssertEqual(scroll?.contentHeight, 392)
+        XCTAssertEqual(scroll?.contentHeight, 438)
     }
 
     func testScrollingAwayFromTheChatIsANote() {

@@ -183,7 +183,7 @@ final class SchemaTests: XCTestCase {
             XCTAssertEqual(changes["changes"]?.arrayValue?.count, 1, name)
             assertValid(changes, "changes_answer", "\(name): changes")
         }
-        XCTAssertEqual(Scenario.allCases.count, 15)
+        XCTAssertEqual(Scenario.allCases.count, 17)
     }
 
     func testTheAppOptionsOfEveryScenarioValidate() {

@@ -31,6 +31,13 @@ final class TreeChangesTests: XCTestCase {
 
     private func messages(_ tree: SemanticNode) -> SemanticNode? { tree.find("chat.messages") }
 
+    /// Where a row of the list is on the screen: the list's rows are in its
+    /// content coordinates (the list's y minus its offset, plus theirs).
+    private func screenY(_ id: String, in list: SemanticNode?) -> Int? {
+        guard let list, let scroll = list.scroll, let row = list.children.first(where: { $0.id == id }) else { return nil }
+        return list.bounds.y - scroll.offset + row.bounds.y
+    }
+
     /// A host's copy: starts from `tree()`, follows `treeChanges`.
     private struct Mirror {
         var tree: SemanticNode
@@ -80,19 +87,19 @@ final class TreeChangesTests: XCTestCase {
         var list = messages(app.tree())
         XCTAssertEqual(list?.window?.start, 0)
         XCTAssertEqual(list?.children.first?.id, "message.m1")
-        XCTAssertEqual(list?.children.first?.bounds.y, list?.bounds.y, "the first message at the list's top")
+        XCTAssertEqual(list?.children.first?.bounds.y, 0, "the first message at the top of the content")
+        XCTAssertEqual(screenY("message.m1", in: list), list?.bounds.y, "and at the list's top on the screen")
 
         act(app, #"{"type":"scroll_to_message","index":1000}"#)
         list = messages(app.tree())
-        let row = list?.children.first(where: { $0.id == "message.m1001" })
-        XCTAssertEqual(row?.bounds.y, list?.bounds.y, "row 1000 at the list's top")
+        XCTAssertEqual(screenY("message.m1001", in: list), list?.bounds.y, "row 1000 at the list's top")
         XCTAssertLessThanOrEqual(list?.window?.start ?? .max, 1000)
         XCTAssertGreaterThan(list?.window?.end ?? 0, 1000)
 
         for index in [3, 12, 1999 - 40] {
             act(app, #"{"type":"scroll_to_message","index":\#(index)}"#)
             let list = messages(app.tree())
-            XCTAssertEqual(list?.children.first { $0.id == "message.m\(index + 1)" }?.bounds.y, list?.bounds.y, "row \(index) at the list's top")
+            XCTAssertEqual(screenY("message.m\(index + 1)", in: list), list?.bounds.y, "row \(index) at the list's top")
         }
 
         act(app, #"{"type":"scroll_to_message","index":5000}"#)
@@ -107,7 +114,7 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertEqual(list?.window, SemanticNode.Window(start: 0, end: 30, total: 30))
         act(app, #"{"type":"scroll_to_message","index":3}"#)
         let scrolled = messages(app.tree())
-        XCTAssertEqual(scrolled?.children[3].bounds.y, scrolled?.bounds.y)
+        XCTAssertEqual(screenY("message.m4", in: scrolled), scrolled?.bounds.y)
     }
 
     /// A compacted conversation of 100 live rows, scrolled to `offset`, then
@@ -118,13 +125,18 @@ final class TreeChangesTests: XCTestCase {
         let app = app()
         server(app, #"{"type":"history","id":2,"session_id":"s","messages":[{"role":"system","content":"\#(marker)"},\#(live)]}"#)
         act(app, #"{"type":"scroll_messages","offset":\#(offset)}"#)
-        let before = messages(app.tree())?.children.first { $0.value == reading }?.bounds
+        func place() -> Int? {
+            let list = messages(app.tree())
+            guard let id = list?.children.first(where: { $0.value == reading })?.id else { return nil }
+            return screenY(id, in: list)
+        }
+        let before = place()
         XCTAssertNotNil(before, "\(reading) in view")
         act(app, #"{"type":"load_older_messages"}"#)
         let older = (1...64).map { #"{"role":"user","content":"Old \#($0) with a longer text that wraps onto a second line of the box"}"# }
         server(app, #"{"type":"compacted_history","id":3,"session_id":"s","messages":[{"role":"system","content":"Earlier conversation compacted - 136 older historical messages hidden. Showing 64 of 200 compacted messages. Scroll to the top to load more."},\#(older.joined(separator: ",")),\#(live)],"compacted_total":200,"compacted_visible":64,"compacted_remaining":136}"#)
         XCTAssertEqual(messages(app.tree())?.window?.total, 1 + 64 + 100)
-        XCTAssertEqual(messages(app.tree())?.children.first { $0.value == reading }?.bounds, before, "\(reading) stays where it was")
+        XCTAssertEqual(place(), before, "\(reading) stays where it was on the screen")
     }
 
     func testLoadingOlderMessagesAtTheTopKeepsTheRowBeingReadInPlace() {
