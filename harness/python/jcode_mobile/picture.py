@@ -36,6 +36,7 @@ import io
 import os
 import shutil
 import subprocess
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -284,7 +285,11 @@ def svg_picture(svg: Picture) -> SvgPicture:
     root = _read_svg(svg)
     nodes: Dict[str, SvgNode] = {}
 
-    def visit(element: ET.Element, owner: Optional[SvgNode]) -> None:
+    def visit(element: ET.Element, owner: Optional[SvgNode], dy: int = 0) -> None:
+        """``dy``: how far down the screen the coordinates inside lie (the
+        message list draws its rows in its content coordinates, in a group
+        moved by ``transform="translate(0 dy)"``): positions are read as on
+        the screen."""
         for child in element:
             tag = _tag(child)
             node_id = child.get("data-id")
@@ -298,30 +303,36 @@ def svg_picture(svg: Picture) -> SvgPicture:
                 if owner is not None:
                     owner.children.append(node_id)
                 if tag == "rect":
-                    _take_rect(node, child)
-                visit(child, node)
+                    _take_rect(node, child, dy)
+                visit(child, node, dy)
             elif tag == "clipPath":
                 continue  # the list's clip rectangle is not a shape of its own
             elif tag == "rect":
                 if owner is not None and owner.rect is None:
-                    _take_rect(owner, child)
+                    _take_rect(owner, child, dy)
             elif tag == "text":
                 if owner is not None:
                     owner.texts.append(SvgText(
-                        x=_int(child.get("x")), y=_int(child.get("y")), text="".join(child.itertext()),
+                        x=_int(child.get("x")), y=_int(child.get("y")) + dy, text="".join(child.itertext()),
                         anchor=child.get("text-anchor", "start"), fill=child.get("fill"),
                         bold=child.get("font-weight") == "bold"))
             else:  # a wrapper such as the list's clipped group: its content belongs to the owner
                 if owner is not None and child.get("data-scroll-offset") is not None:
                     owner.scroll_offset = child.get("data-scroll-offset")
-                visit(child, owner)
+                visit(child, owner, dy + _translate_y(child.get("transform")))
 
     visit(root, None)
     return SvgPicture(width=root.get("width"), height=root.get("height"), nodes=nodes)
 
 
-def _take_rect(node: SvgNode, element: ET.Element) -> None:
-    node.rect = (_int(element.get("x")), _int(element.get("y")), _int(element.get("width")), _int(element.get("height")))
+def _translate_y(transform: Optional[str]) -> int:
+    """The y of ``translate(0 dy)`` (the only transform the core writes), else 0."""
+    match = re.fullmatch(r"translate\(\s*-?\d+[ ,]+(-?\d+)\s*\)", transform or "")
+    return int(match.group(1)) if match else 0
+
+
+def _take_rect(node: SvgNode, element: ET.Element, dy: int = 0) -> None:
+    node.rect = (_int(element.get("x")), _int(element.get("y")) + dy, _int(element.get("width")), _int(element.get("height")))
     node.rect_style = {k: element.get(k) for k in ("fill", "stroke", "stroke-width", "rx") if element.get(k) is not None}
 
 

@@ -24,6 +24,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from typing import Optional
 
 from jcode_mobile import App, JcodeMobileError, find_node, iter_nodes
 from jcode_mobile.fake_gateway import Host, Reply
@@ -76,9 +77,16 @@ def screenshot(name: str, **options) -> str:
         return app.screenshot_svg()
 
 
-def center(node: dict):
+def center(node: dict, tree: Optional[dict] = None):
+    """The node's centre on the screen: a node in the message list is in the
+    list's content coordinates (on the screen at the list's y minus its
+    scroll offset, plus its own)."""
     b = node["bounds"]
-    return b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+    y = b["y"] + b["height"] / 2
+    if tree is not None and node["id"].startswith(("message.", "tool.")):
+        messages = find_node(tree, "chat.messages")
+        y += messages["bounds"]["y"] - messages["scroll"]["offset"]
+    return b["x"] + b["width"] / 2, y
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +227,7 @@ def test_nodes_pushed_down_together_are_told_in_one_line():
     assert re.fullmatch(r"~ chat\.header moved by \(0,\+\d+\): .* \(and 3 node\(s\) inside it, by the same offset\)",
                         lines[2]), lines[2]
     assert re.fullmatch(r"~ message\.m1, message\.m2, message\.m3 moved by \(0,\+\d+\) "
-                        r"\(and 3 node\(s\) inside them, by the same offset\)", lines[3]), lines[3]
+                        r"\(and 4 node\(s\) inside them, by the same offset\)", lines[3]), lines[3]
     assert len(lines) == 4
 
 
@@ -329,7 +337,8 @@ def test_hit_test_inside_the_send_button_finds_it_its_path_and_tap_target():
 
 def test_hit_test_in_a_message_finds_the_message_and_nothing_to_tap():
     with App({"scenario": "connected_chat"}) as app:
-        hit = app.hit_test(*center(find_node(app.tree(), "message.m1")))
+        tree = app.tree()
+        hit = app.hit_test(*center(find_node(tree, "message.m1"), tree))
     assert hit["node"]["id"] == "message.m1"
     assert hit["path"] == ["root", "chat.messages", "message.m1"]
     assert hit["tap_target"] is None
@@ -338,7 +347,8 @@ def test_hit_test_in_a_message_finds_the_message_and_nothing_to_tap():
 def test_hit_test_finds_the_deepest_node_a_tool_card_holds():
     with App({"scenario": "connected_chat"}) as app:
         app.actions.set_expanded(node_id="tool.m2.call_grep", expanded=True)  # closed until opened
-        hit = app.hit_test(*center(find_node(app.tree(), "tool.m2.call_grep.output")))
+        tree = app.tree()
+        hit = app.hit_test(*center(find_node(tree, "tool.m2.call_grep.output"), tree))
     assert hit["path"] == ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.output"]
 
 
@@ -481,9 +491,11 @@ def test_a_screenshot_of_a_long_conversation_draws_only_the_visible_messages(lon
     top = long_chat.screenshot_svg()
     long_chat.actions.scroll_messages(offset=10**9)
     end = long_chat.screenshot_svg()
-    frame, _ = list_frame(long_chat)
+    frame, scroll = list_frame(long_chat)
+    # The rows are in the list's content coordinates: the viewport shows offset … offset + height.
+    shown_from, shown_to = scroll["offset"], scroll["offset"] + frame["height"]
     on_screen = [m["id"] for m in find_node(long_chat.tree(), "chat.messages")["children"]
-                 if m["bounds"]["y"] < frame["y"] + frame["height"] and m["bounds"]["y"] + m["bounds"]["height"] > frame["y"]]
+                 if m["bounds"]["y"] < shown_to and m["bounds"]["y"] + m["bounds"]["height"] > shown_from]
     assert message_ids(end) == on_screen
     assert "message.m1" in message_ids(top) and "message.m24" not in message_ids(top)
     assert "message.m24" in message_ids(end) and "message.m1" not in message_ids(end)
