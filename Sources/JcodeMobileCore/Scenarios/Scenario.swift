@@ -144,7 +144,7 @@ public enum Scenario: String, Sendable, CaseIterable {
             script.server(#"{"type":"message_end"}"#)
             script.server(#"{"type":"text_delta","text":"Done: `connect` takes the delay, and the **12 tests** pass."}"#)
             script.server(#"{"type":"done","id":3}"#)
-            script.act(.setExpanded(nodeID: "tool.m6.call_edit", expanded: true))
+            script.act(.setExpanded(nodeID: "tool.m5.call_edit", expanded: true))
         case .pushToolApprovalOpened:
             script.toolApproval()
             script.platform(#"{"type":"app_background"}"#)
