@@ -17,7 +17,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 import pytest
 
 from jcode_mobile import App, find_node, iter_nodes
-from jcode_mobile.fake_gateway import FakeJcodeServer, Reply
+from jcode_mobile.fake_gateway import FakeJcodeServer, Host, Reply
 from jcode_mobile.gateway import RunningGateway
 from jcode_mobile.host import BackgroundHost, VirtualClock
 from jcode_mobile.schema import validator
@@ -213,6 +213,13 @@ def test_copy_on_a_message_gives_its_text_and_an_unknown_node_is_a_note():
             assert report["effects"] == [], node_id
             assert app.revision == revision
             assert last_notes(app) == [f'copy: no node "{node_id}" with copy on this screen']
+
+
+def test_the_in_memory_host_puts_what_is_copied_on_its_clipboard():
+    host = Host(App({"scenario": "code_edit_review"}))
+    host.dispatch({"type": "copy", "node_id": "message.m4"})
+    host.dispatch({"type": "copy", "node_id": "message.m99"})
+    assert host.clipboard == ["Make the retry delay configurable"]
 
 
 def test_copy_on_a_code_block_gives_its_code_and_its_button_does_the_same():
