@@ -11,7 +11,7 @@ SWIFT       ?= swift
 CC          ?= cc
 CXX         ?= c++
 PYTHON      ?= python3
-VERSION     := 0.5.0
+VERSION     := 0.6.0
 SOVERSION   := 1
 
 LIB_DIR     := lib
@@ -223,6 +223,8 @@ $(C_BUILD)/instructions: harness/c/instructions.c include/jcode_mobile.h $(LIB) 
 INSTRUCTION_KINDS ?= text_delta text_delta_raw text_delta_subscribed set_draft tokens session_renamed_call tap_node permission_request stdin_request session_renamed tool_start outbox queue_interrupt \
 	tree hit_test screenshot_svg tap_xy scroll_messages delta_tree_changes history first_tree restore
 INSTRUCTION_SIZES ?= 1000 10000 100000
+# A delta into a reply in markdown of this many bytes (its cost must not grow with the reply).
+REPLY_SIZES ?= 4096 262144
 bench-instructions: $(C_BUILD)/instructions
 	@for kind in $(INSTRUCTION_KINDS); do for size in $(INSTRUCTION_SIZES); do \
 		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
@@ -231,6 +233,13 @@ bench-instructions: $(C_BUILD)/instructions
 		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
 		printf '%-20s %7s items: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
 	done; done
+	@for size in $(REPLY_SIZES); do \
+		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
+			./$(C_BUILD)/instructions reply_delta_tree_changes $$size 2>&1) || { echo "$$out"; exit 1; }; \
+		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
+		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
+		printf '%-24s %7s bytes: %9s instructions per input\n' reply_delta_tree_changes $$size $$((ir / n)); \
+	done
 
 # Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead,
 # then a streamed delta through the Swift ViewModel.
@@ -260,7 +269,7 @@ demo: lib deps
 SWIFTC       ?= swiftc
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := .build-fuzz
-FUZZ_TARGETS := json app_new dispatch platform_event session server
+FUZZ_TARGETS := json app_new dispatch platform_event session server markdown tooldiff
 CORE_SOURCES := $(shell find Sources/JcodeMobileCore -name '*.swift')
 FFI_SOURCES  := $(wildcard Sources/JcodeMobileFFI/*.swift)
 FUZZ_FLAGS   := -sanitize=fuzzer,address -parse-as-library -O -g

@@ -155,9 +155,9 @@ extern "C" {
 ** you loaded) to detect a mismatch.
 */
 #define JCODE_MOBILE_VERSION_MAJOR 0
-#define JCODE_MOBILE_VERSION_MINOR 5
+#define JCODE_MOBILE_VERSION_MINOR 6
 #define JCODE_MOBILE_VERSION_PATCH 0
-#define JCODE_MOBILE_VERSION "0.5.0"
+#define JCODE_MOBILE_VERSION "0.6.0"
 #define JCODE_MOBILE_VERSION_NUMBER \
     (JCODE_MOBILE_VERSION_MAJOR * 1000000 + JCODE_MOBILE_VERSION_MINOR * 1000 + JCODE_MOBILE_VERSION_PATCH)
 #define JCODE_MOBILE_VERSION_CHECK(major, minor, patch) \
@@ -381,16 +381,25 @@ JCODE_MOBILE_API char *jcode_mobile_state(void *app);
 **   "scroll" {offset,content_height,max_offset} where the viewport is
 **   (content_height estimates the rows not laid out). So the answer's size
 **   and cost follow the screen, not the length of the conversation; the
-**   actions scroll_messages and scroll_to_message move the window.
-**   Some roles carry optional fields, present only there (docs/ABI.md,
-**   "The transcript's nodes"): level (a heading), spans (a text's styled
-**   runs [{text,styles,url?}]), language (a code block), checked (a task
-**   list item), variant (a button's primary/secondary/destructive, a list's
-**   ordered/bullet, a diff line's added/removed/context, a code block still
-**   streaming "open", …), expanded (a collapsible node: a tool card,
-**   reasoning, a long output or diff) and counts {added,removed} (a diff).
-**   The action {"type":"set_expanded","node_id":…,"expanded":…} opens or
-**   closes a collapsible node (a tap toggles it); {"type":"copy",
+**   actions scroll_messages and scroll_to_message move the window. Bounds
+**   are points, origin top-left of the viewport, except inside the message
+**   list: its rows and their nodes are in the list's content coordinates
+**   (since library 0.6.0): x as on the screen, y from the top of the
+**   content, so a node sits on the screen at list.y - scroll.offset + y.
+**   Scrolling, or a reply growing at its end, moves no row.
+**   A message in markdown has its blocks as children (roles paragraph,
+**   heading, list, list_item, quote, code_block, table, table_row,
+**   table_cell, divider), a tool card its summary, diff and output, and
+**   some nodes carry fields only their roles have: level, spans, language,
+**   checked, variant, expanded, counts (docs/ABI.md, "The transcript's
+**   nodes"); a node without one leaves it out: level (a heading), spans
+**   (a text's styled runs [{text,styles,url?}]), language (a code block),
+**   checked (a task list item), variant (a button's primary/secondary/
+**   destructive, a list's ordered/bullet, a diff line's added/removed/
+**   context, a code block still streaming "open", …), expanded (a tool
+**   card, reasoning, a long output or diff) and counts {added,removed} (a
+**   diff). The action {"type":"set_expanded","node_id":…,"expanded":…}
+**   opens or closes a collapsible node (a tap toggles it); {"type":"copy",
 **   "node_id":…} on a node whose supported_actions has "copy" answers the
 **   effect copy_to_clipboard {text}.
 ** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
@@ -541,6 +550,9 @@ JCODE_MOBILE_API char *jcode_mobile_snapshot(void *app);
 **      "tap_target":"chat.send"}
 **   "node" is null (and "path" empty) for a point outside the viewport;
 **   "tap_target" is the deepest node on the path a tap acts on, or null.
+**   The node's "bounds" here are on the screen, also for a node in the
+**   message list (whose bounds in the tree are the list's content
+**   coordinates: see jcode_mobile_tree).
 ** Errors: null_argument, invalid_handle, invalid_field (x or y is NaN or
 **   infinite; "field" names it), out_of_memory. NULL: not even the error
 **   could be allocated.

@@ -20,8 +20,10 @@ public final class MessageRow: Identifiable {
     @ObservationIgnored private var stored: SemanticNode
 
     /// The row's node and its subtree, as the core laid them out (bounds in
-    /// screen points). A view reading it is told of every change of the row,
-    /// including the core's layout moving it (when the reply above grows a line).
+    /// the message list's content coordinates: on the screen at the list's
+    /// top minus its scroll offset). A view reading it is told of every
+    /// change of the row, including the core's layout moving it (when a row
+    /// above it changes height).
     public var node: SemanticNode {
         access(keyPath: \.node)
         return stored

@@ -38,6 +38,11 @@
 **                       before it (1 000 pairs, counted together: what a
 **                       host that mirrors the tree pays per delta); prints
 **                       the largest tree_changes answer
+**   reply_delta_tree_changes
+**                       the same pairs (delta, then tree_changes) into a reply
+**                       in markdown that already holds SIZE bytes (headings,
+**                       paragraphs with styles, lists, fenced code, tables):
+**                       what a delta costs as the reply grows
 **   history, first_tree a history of SIZE entries arriving (one call), and
 **                       the first jcode_mobile_tree after it (one call)
 **   restore             jcode_mobile_app_new of a snapshot holding SIZE saved
@@ -257,12 +262,23 @@ int main(int argc, char **argv) {
         CALLGRIND_STOP_INSTRUMENTATION;
         free(history);
         measured = 1;
-    } else if (!strcmp(kind, "delta_tree_changes")) {
-        char *history = history_of(size);
+    } else if (!strcmp(kind, "delta_tree_changes") || !strcmp(kind, "reply_delta_tree_changes")) {
+        int reply = !strcmp(kind, "reply_delta_tree_changes");
+        char *history = history_of(reply ? 100 : size);
         check("history", jcode_mobile_platform_event(app, history));
         free(history);
         check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
         const char *event = "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"hello \"}}";
+        if (reply) {
+            /* SIZE bytes of markdown, streamed in sections, ending in an open paragraph. */
+            static const char *section =
+                "## Section\\n\\nThe **core** parses `markdown` as it _streams_; see [docs](https://example.com).\\n\\n"
+                "- one item\\n- [x] a task\\n\\n```swift\\nlet x = 1\\nprint(x)\\n```\\n\\n| a | b |\\n|---|--:|\\n| 1 | 2 |\\n\\n";
+            size_t section_bytes = 220; /* about what one section adds, unescaped */
+            char line[1024];
+            snprintf(line, sizeof line, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"%s\"}}", section);
+            for (size_t added = 0; added < (size_t)size; added += section_bytes) check("section", jcode_mobile_platform_event(app, line));
+        }
         check("text_delta", jcode_mobile_platform_event(app, event));
         char *tree = jcode_mobile_tree(app);
         if (!tree) return 1;

@@ -12,6 +12,10 @@
 //                        frame, with colliding or fresh ids, in any order; the
 //                        lists stay within their caps, a frame buzzes at most
 //                        once per style, and the mirror equals the state
+//   FUZZ_MARKDOWN        the markdown parser: depth within the cap, and the
+//                        input streamed in chunks (sized by its first byte)
+//                        equals a whole parse after every step
+//   FUZZ_TOOLDIFF        tool-card summaries and diffs of any tool call input
 //
 // Every answer must be one JSON object with "ok"; an error must carry a
 // known code. A violated invariant traps, which libFuzzer reports as a crash.
@@ -346,6 +350,68 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition((state["notices"]?.arrayValue?.count ?? 0) <= 50, "notices past their cap")
     }
     inspect(app)
+    return 0
+}
+#endif
+
+#if FUZZ_MARKDOWN
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let whole = Markdown.parse(text)
+    for block in whole {
+        precondition(block.depth <= Markdown.maxDepth, "a block deeper than the cap")
+    }
+    let bytes = Array(text.utf8)
+    let chunk = Int(bytes.first ?? 0) % 64 + 1
+    var stream = MarkdownStream()
+    var previous: [MarkdownBlock] = []
+    var previousStable = 0
+    var end = 0
+    while end < bytes.count {
+        end = min(bytes.count, end + chunk)
+        while end < bytes.count && bytes[end] & 0xC0 == 0x80 { end += 1 }  // whole characters
+        let prefix = String(decoding: bytes[0..<end], as: UTF8.self)
+        let first = stream.update(prefix, appendedOnly: true)
+        precondition(stream.blocks == Markdown.parse(prefix), "streamed blocks differ from a whole parse")
+        precondition(first <= previous.count && stream.blocks.prefix(first) == previous.prefix(first),
+                     "a block before the returned index changed")
+        precondition(stream.stableCount >= previousStable && stream.stableCount <= stream.blocks.count,
+                     "stableCount went back")
+        precondition(stream.blocks.prefix(previousStable) == previous.prefix(previousStable), "a stable block changed")
+        previous = stream.blocks
+        previousStable = stream.stableCount
+    }
+    precondition(stream.blocks == whole, "the streamed end differs from the whole parse")
+    return 0
+}
+#endif
+
+#if FUZZ_TOOLDIFF
+// Tool cards: the input's first line is a tool name, the rest its input
+// JSON (complete, streaming or broken). The summary stays one short line;
+// the diffs keep within the line limit and, when nothing was left out,
+// count exactly the lines they hold.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let name = String(text.prefix { $0 != "\n" && $0 != "\r\n" })
+    let input = String(text.dropFirst(name.count).drop { $0 == "\n" || $0 == "\r\n" })
+    let summary = ToolSummary.summary(name: name, input: input)
+    precondition(summary.count <= ToolSummary.maxLength, "summary of \(summary.count) characters")
+    precondition(!summary.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\t" }, "summary breaks the line")
+    guard let files = ToolDiff.diffs(name: name, input: input) else { return 0 }
+    var kept = 0
+    for file in files {
+        let lines = file.hunks.flatMap(\.lines)
+        precondition(file.hunks.allSatisfy { !$0.lines.isEmpty }, "an empty hunk")
+        kept += lines.count
+        if file.omittedLines == 0 {
+            precondition(lines.filter { $0.kind == .added }.count == file.added, "added count")
+            precondition(lines.filter { $0.kind == .removed }.count == file.removed, "removed count")
+        }
+    }
+    precondition(kept <= ToolDiff.lineLimit, "\(kept) lines kept")
     return 0
 }
 #endif

@@ -31,6 +31,15 @@ def sections():
     return result
 
 
+MARKDOWN_SEEDS = [
+    "# Plan\n\nI'll do **three** things:\n\n1. read `main.swift`\n2. fix the [bug][b]\n3. test\n\n"
+    "```swift\nlet x = 1\n```\n\n> note: *careful* ~~old~~\n\n[b]: https://bugs/1 \"t\"\n",
+    "| a | b |\n|:--|--:|\n| 1 \\| x | `2` |\n\n- [x] done\n- [ ] todo\n  - nested\n    > q\n\n---\n"
+    "www.example.com <https://a.b> &amp; &#x1F600; ![i](/s.png)\n",
+    "Setext\n===\n\n    indented\n\n<div>\nhtml\n</div>\n\n*a **b** c* _d_ ***e*** a\\\nb  \nc\n~~~\nopen",
+]
+
+
 def write(target: str, data: bytes) -> None:
     folder = HERE / "corpus" / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -75,6 +84,9 @@ def main() -> None:
     write("session", step(5, b"draft") + step(6, b"chat.send") + step(11) + step(0, b'{"type":"reset"}'))
     for s in server[:12]:
         write("session", step(2, s.encode()[:255]))
+    # Markdown replies: the first byte also sets the streaming chunk size.
+    for md in MARKDOWN_SEEDS:
+        write("markdown", md.encode())
     # The dictionary: every type name and field name of the ABI.
     tokens = set()
     for e in actions + platform + server:

@@ -489,12 +489,14 @@ public final class JcodeMobileApp {
             w.arrayStart()
             for action in node.supportedActions { w.string(action) }
             w.arrayEnd()
+            // On the screen (a message's bounds in the tree are the list's content coordinates).
+            let bounds = hit!.screenBounds
             w.key("bounds")
             w.objectStart()
-            w.key("x"); w.int(node.bounds.x)
-            w.key("y"); w.int(node.bounds.y)
-            w.key("width"); w.int(node.bounds.width)
-            w.key("height"); w.int(node.bounds.height)
+            w.key("x"); w.int(bounds.x)
+            w.key("y"); w.int(bounds.y)
+            w.key("width"); w.int(bounds.width)
+            w.key("height"); w.int(bounds.height)
             w.objectEnd()
             w.objectEnd()
         } else {

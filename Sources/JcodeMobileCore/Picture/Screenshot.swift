@@ -91,11 +91,14 @@ public enum Screenshot {
             // The list's children are clipped to its frame.
             out.clips += 1
             let id = "clip\(out.clips)"
+            // Its children are in its content coordinates: moved by its top and its offset.
+            let dy = b.y - scroll.offset
             out.append(
-                "<clipPath id=\"\(id)\"><rect x=\"\(b.x)\" y=\"\(b.y)\" width=\"\(b.width)\" height=\"\(b.height)\"/></clipPath>\n<g clip-path=\"url(#\(id))\" data-scroll-offset=\"\(scroll.offset)\">\n")
-            let inner = intersection(clip, b)
+                "<clipPath id=\"\(id)\"><rect x=\"\(b.x)\" y=\"\(b.y)\" width=\"\(b.width)\" height=\"\(b.height)\"/></clipPath>\n<g clip-path=\"url(#\(id))\" data-scroll-offset=\"\(scroll.offset)\">\n<g transform=\"translate(0 \(dy))\">\n")
+            var inner = intersection(clip, b)
+            inner.y -= dy
             for child in node.children { draw(child, clip: inner, into: &out) }
-            out.append("</g>\n")
+            out.append("</g>\n</g>\n")
         } else {
             for child in node.children { draw(child, clip: clip, into: &out) }
         }

@@ -161,7 +161,7 @@ extension RuntimeSchema {
                 ("accessibility_label", B.string),
                 ("accessibility_value", B.nullableString),
                 ("supported_actions", B.described(B.array(B.string), "\"tap\" (tap_node) and the actions that edit the node")),
-                ("bounds", B.described(B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)]), "points, origin top-left of the viewport, scrolling applied")),
+                ("bounds", B.described(B.strictObject([("x", int), ("y", int), ("width", int), ("height", int)]), "points, origin top-left of the viewport; inside the message list, its content coordinates (on the screen at the list's y minus its scroll offset)")),
                 ("scroll", B.described(scroll, "the message list only: its scroll position")),
                 ("window", B.described(window, "the message list only: which of its rows are its children")),
             ] + detailFields.map { ($0.0, $0.1) } + [

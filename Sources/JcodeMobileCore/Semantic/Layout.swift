@@ -12,9 +12,11 @@
 /// - The chat screen has three regions: what comes before the message list
 ///   (banners, header, notices) from the top, what comes after it (activity,
 ///   sheets, composer) anchored to the bottom, and the message list filling
-///   the space between, scrolled by `scroll_messages`. Its children carry
-///   screen coordinates (they may lie outside the list's frame); the list
-///   carries a `scroll` record.
+///   the space between, scrolled by `scroll_messages`. The list carries a
+///   `scroll` record; its rows and everything in them are in the list's
+///   content coordinates: x as on the screen, y from the top of the
+///   content, so a row sits on the screen at `list.y - scroll.offset + y`.
+///   Scrolling, or a reply growing at the end, moves no row.
 /// - A hidden node has zero size where it would have been.
 public enum Layout {
     public static let margin = 16
@@ -78,9 +80,7 @@ public enum Layout {
         for i in node.children.indices { place(&node.children[i], x: frame.x, y: &contentHeight, width: frame.width) }
         let maxOffset = max(0, contentHeight - frame.height)
         let offset = min(max(0, requested ?? maxOffset), maxOffset)
-        if frame.y - offset != 0 {
-            for i in node.children.indices { shift(&node.children[i], by: frame.y - offset) }
-        }
+        // The children stay in the list's content coordinates.
         node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: maxOffset)
     }
 

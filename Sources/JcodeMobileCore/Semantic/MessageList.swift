@@ -285,8 +285,11 @@ extension Layout {
 
     /// Fills the message list with its window of rows and lays them out in
     /// `frame`, scrolled to `requested` (nil: the end, following new
-    /// messages). Rows lie in screen coordinates, some outside the frame
-    /// (the overscan: a frame's height above and below it).
+    /// messages). Rows lie in the list's content coordinates (x as on the
+    /// screen, y from the top of the content: on screen it is
+    /// `frame.y - scroll.offset + y`), so scrolling, or a reply growing at
+    /// the end, moves no row; the window holds the rows in the viewport
+    /// and the overscan (a frame's height above and below it).
     static func placeMessages(
         _ node: inout SemanticNode, frame: SemanticNode.Bounds, offset requested: Int?, rows: MessageRows, cache: RowCache?
     ) {
@@ -398,11 +401,11 @@ extension Layout {
             offset = WindowPlan.offset(.end, requested: nil, contentHeight: contentHeight, frameHeight: height)
             mode = .end
         }
-        let dy = frame.y &- offset
         var plan = WindowPlan(mode: mode, frame: frame, requested: requested, top: top, start: start, total: total, rows: [])
         plan.rows.reserveCapacity(placed.count)
         for k in placed.indices {
-            let by = tops[k] &+ dy
+            // In the list's content coordinates: scrolling moves no row.
+            let by = tops[k]
             let serial = measurer.serial(start &+ k)
             if let cache, let serial, let node = cache.placed(serial: serial, by: by, { shift(&$0, by: by) }) {
                 placed[k] = node
@@ -476,7 +479,7 @@ extension Layout {
         var contentHeight = plan.top
         for h in heights { contentHeight &+= h }
         let offset = WindowPlan.offset(plan.mode, requested: plan.requested, contentHeight: contentHeight, frameHeight: frameHeight)
-        var y = plan.top &+ plan.frame.y &- offset
+        var y = plan.top
         var placed: [SemanticNode] = []
         placed.reserveCapacity(heights.count)
         for k in heights.indices {

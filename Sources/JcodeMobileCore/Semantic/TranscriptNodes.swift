@@ -135,15 +135,20 @@ enum MarkdownNodes {
 
 /// The markdown of the rows last built, parsed incrementally: a streamed
 /// reply's delta parses its open last block again (`MarkdownStream`), and
-/// the closed blocks keep their nodes. Kept by the `RowCache`, per message
-/// id, for the rows of the last build. An optimisation: the nodes equal
-/// those of a parse from scratch.
+/// the closed blocks keep their nodes; a delta that cannot change what the
+/// open block is nor how its text is styled (plain words into a paragraph,
+/// code into an open code block's line) is appended to its node as it is.
+/// Kept by the `RowCache`, per message id, for the rows of the last build.
+/// An optimisation: the nodes equal those of a parse from scratch (the
+/// tests hold them to it after every delta of many replies).
 public final class MarkdownCache {
     final class Entry {
         var text: String
         var stream: MarkdownStream
         var nodes: [SemanticNode]
         var generation: Int
+        /// What a delta needs to know to be appended to the last node as it is (nil: it cannot be).
+        var tail: Tail?
 
         init(text: String, stream: MarkdownStream, nodes: [SemanticNode], generation: Int) {
             self.text = text
@@ -151,6 +156,16 @@ public final class MarkdownCache {
             self.nodes = nodes
             self.generation = generation
         }
+    }
+
+    /// The end of a text whose last block is an open paragraph or code block.
+    struct Tail {
+        /// The open block is a fenced code block (else a paragraph).
+        var code: Bool
+        /// The spaces and tabs that end the text (a paragraph's value leaves them out).
+        var blanks: String
+        /// The last word holds `.`, `:` or `@`: more letters could make it a link (`www.a`, `http://`, `a@b.c`).
+        var wordMayLink: Bool
     }
 
     private var entries: [String: Entry] = [:]
@@ -166,19 +181,142 @@ public final class MarkdownCache {
             // Parsed on from where it was only when the text grew at its end.
             if text.utf8.count >= old && LineMemo.hasPrefix(text, entry.text, count: old) {
                 guard text.utf8.count > old else { return entry.nodes }
+                if appendInPlace(entry, text, from: old) { return entry.nodes }
                 let first = entry.stream.update(text, appendedOnly: true)
                 let kept = min(first, entry.nodes.count)
                 entry.nodes.removeSubrange(kept...)
                 entry.nodes.append(contentsOf: MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix, from: kept))
                 entry.text = text
+                entry.tail = Self.tail(of: text, last: entry.nodes.last)
                 return entry.nodes
             }
         }
         var stream = MarkdownStream()
         stream.update(text, appendedOnly: false)
         let nodes = MarkdownNodes.nodes(stream.blocks, prefix: prefix)
-        entries[prefix] = Entry(text: text, stream: stream, nodes: nodes, generation: generation)
+        let entry = Entry(text: text, stream: stream, nodes: nodes, generation: generation)
+        entry.tail = Self.tail(of: text, last: nodes.last)
+        entries[prefix] = entry
         return nodes
+    }
+
+    /// Appends the delta `text[old...]` to the open last block's node when
+    /// it can change neither the blocks nor the styles: no line ends in it
+    /// and no character that means something inline (`*`, `` ` ``, `[`, `&`,
+    /// `:` …); the line it goes on has begun with a character that starts
+    /// no block; a paragraph's text ends in plain text. The stream is not
+    /// told: it parses its open tail from where it was at the next delta
+    /// that is not appended so.
+    private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
+        guard let tail = entry.tail, var node = entry.nodes.last else { return false }
+        var delta = Substring(text.utf8.dropFirst(old))
+        guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
+        var blankRun = 0
+        var hasBlank = false
+        for byte in delta.utf8 {
+            if Self.isSpecial(byte, code: tail.code) { return false }
+            if byte == 0x20 || byte == 0x09 {
+                blankRun &+= 1
+                hasBlank = true
+            } else {
+                blankRun = 0
+            }
+        }
+        if tail.code {
+            node.value = (node.value ?? "") + delta
+            node.accessibilityValue = node.value
+        } else {
+            if tail.wordMayLink && delta.utf8.first.map({ $0 != 0x20 && $0 != 0x09 }) ?? false { return false }
+            // A paragraph's value ends without its blanks: they come back before more text.
+            let trailing = delta.utf8.suffix(blankRun)
+            let body = delta.utf8.dropLast(blankRun)
+            guard !body.isEmpty else {
+                entry.text = text
+                entry.tail?.blanks += String(delta)
+                entry.tail?.wordMayLink = false
+                return true
+            }
+            delta = Substring(body)
+            let addition = tail.blanks + delta
+            if var spans = node.spans {
+                guard var last = spans.last, last.styles.isEmpty, last.url == nil else { return false }
+                last.text += addition
+                spans[spans.count &- 1] = last
+                node.spans = spans
+            }
+            node.value = (node.value ?? "") + addition
+            node.accessibilityValue = node.value
+            entry.tail?.blanks = String(Substring(trailing))
+            if hasBlank { entry.tail?.wordMayLink = false }
+        }
+        entry.nodes[entry.nodes.count &- 1] = node
+        entry.text = text
+        return true
+    }
+
+    /// A byte a delta appended as it is may not hold.
+    private static func isSpecial(_ byte: UInt8, code: Bool) -> Bool {
+        switch byte {
+        case 0x0A, 0x0D, 0x00: return true
+        case UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "!"),
+             UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), UInt8(ascii: "\\"), UInt8(ascii: "~"), UInt8(ascii: "|"),
+             UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "."), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ";"):
+            return !code
+        default: return false
+        }
+    }
+
+    /// What `appendInPlace` needs of `text`, when its last node is an open
+    /// paragraph or code block whose last line has begun with a character
+    /// that starts no block (nil otherwise).
+    static func tail(of text: String, last: SemanticNode?) -> Tail? {
+        guard let last else { return nil }
+        let code: Bool
+        switch last.role {
+        case .paragraph: code = false
+        case .codeBlock where last.variant == "open": code = true
+        default: return nil
+        }
+        let utf8 = text.utf8
+        guard let end = utf8.last, end != 0x0A, end != 0x0D else { return nil }
+        // The last line's first character that is not a blank.
+        var i = utf8.endIndex
+        var lead: UInt8?
+        while i > utf8.startIndex {
+            let before = utf8.index(before: i)
+            let byte = utf8[before]
+            if byte == 0x0A || byte == 0x0D { break }
+            if byte != 0x20 && byte != 0x09 { lead = byte }
+            i = before
+        }
+        guard let lead else { return nil }
+        if code {
+            guard lead != UInt8(ascii: "`"), lead != UInt8(ascii: "~") else { return nil }
+        } else {
+            guard lead >= 0x80 || (lead | 0x20 >= UInt8(ascii: "a") && lead | 0x20 <= UInt8(ascii: "z")) else { return nil }
+        }
+        // The blanks at the end, and whether the last word may become a link.
+        var blanks = 0
+        var j = utf8.endIndex
+        while j > utf8.startIndex, utf8[utf8.index(before: j)] == 0x20 || utf8[utf8.index(before: j)] == 0x09 {
+            j = utf8.index(before: j)
+            blanks &+= 1
+        }
+        var mayLink = false
+        if blanks == 0 {
+            var k = j
+            while k > utf8.startIndex {
+                let before = utf8.index(before: k)
+                let byte = utf8[before]
+                if byte == 0x20 || byte == 0x09 || byte == 0x0A { break }
+                if byte == UInt8(ascii: ".") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "@") {
+                    mayLink = true
+                    break
+                }
+                k = before
+            }
+        }
+        return Tail(code: code, blanks: String(Substring(utf8[j...])), wordMayLink: mayLink)
     }
 
     /// After a build: forgets the messages it did not show (once they are many).

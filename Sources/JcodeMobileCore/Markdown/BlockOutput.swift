@@ -1,0 +1,98 @@
+// Turns closed block nodes into MarkdownBlock values, running the inline
+// phase on their text. Recursion here follows the block tree, whose depth the
+// block phase caps at Markdown.maxDepth.
+
+struct BlockOutput {
+    let definitions: [String: String]
+
+    /// The value of `node`, nil for a paragraph of definitions only; `sensitive` is set
+    /// when some inline content has a label no definition matched.
+    func block(_ node: BlockNode, sensitive: inout Bool) -> MarkdownBlock? {
+        switch node.kind {
+        case .document:
+            return nil
+        case .paragraph:
+            guard !node.isRemoved else { return nil }
+            return inline(.paragraph, node.content, &sensitive)
+        case .heading:
+            return inline(.heading(level: node.level), node.content, &sensitive)
+        case .fencedCode:
+            return MarkdownBlock(kind: .codeBlock(language: node.language, open: !node.fenceClosed && node.closedAtEnd),
+                                 text: withoutFinalNewline(node.content))
+        case .indentedCode:
+            return MarkdownBlock(kind: .codeBlock(language: nil, open: false), text: withoutFinalNewline(node.content))
+        case .html:
+            return MarkdownBlock(kind: .html, text: withoutFinalNewline(node.content))
+        case .thematicBreak:
+            return MarkdownBlock(kind: .thematicBreak)
+        case .quote:
+            return MarkdownBlock(kind: .quote, children: children(node, &sensitive))
+        case .list:
+            return MarkdownBlock(kind: .list(ordered: node.ordered, start: node.startNumber, tight: isTight(node)),
+                                 children: children(node, &sensitive))
+        case .item:
+            return item(node, &sensitive)
+        case .table:
+            return table(node, &sensitive)
+        }
+    }
+
+    private func children(_ node: BlockNode, _ sensitive: inout Bool) -> [MarkdownBlock] {
+        node.children.compactMap { block($0, sensitive: &sensitive) }
+    }
+
+    private func inline(_ kind: MarkdownBlock.Kind, _ content: [UInt8], _ sensitive: inout Bool) -> MarkdownBlock {
+        let (text, spans, unresolved) = InlineParser.parse(content, definitions: definitions)
+        if unresolved { sensitive = true }
+        return MarkdownBlock(kind: kind, text: text, spans: spans)
+    }
+
+    private func withoutFinalNewline(_ content: [UInt8]) -> String {
+        String(decoding: content.last == 10 ? content.dropLast() : content[...], as: UTF8.self)
+    }
+
+    /// A list is loose when a blank line separates two of its items, or two blocks of one item.
+    private func isTight(_ list: BlockNode) -> Bool {
+        let items = list.children
+        for (index, item) in items.enumerated() {
+            if index + 1 < items.count && item.endLine + 1 < items[index + 1].startLine { return false }
+            let blocks = item.children.filter { !$0.isRemoved }
+            for (k, child) in blocks.enumerated() where k + 1 < blocks.count {
+                if child.endLine + 1 < blocks[k + 1].startLine { return false }
+            }
+        }
+        return true
+    }
+
+    /// GFM task items: a first paragraph starting with "[ ]", "[x]" or "[X]" and a space.
+    private func item(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {
+        var checked: Bool?
+        var blocks = children(node, &sensitive)
+        if let first = node.children.first, first.kind == .paragraph, !first.isRemoved {
+            let c = first.content
+            if c.count >= 4, c[0] == UInt8(ascii: "["), c[2] == UInt8(ascii: "]"), isSpaceOrTab(c[3]) || c[3] == 10,
+               c[1] == 32 || c[1] == UInt8(ascii: "x") || c[1] == UInt8(ascii: "X") {
+                checked = c[1] != 32
+                let rest = trimmed(c[4...])
+                if rest.isEmpty {
+                    blocks.removeFirst()
+                } else {
+                    blocks[0] = inline(.paragraph, rest, &sensitive)
+                }
+            }
+        }
+        return MarkdownBlock(kind: .listItem(checked: checked), children: blocks)
+    }
+
+    private func table(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {
+        let rows = node.rows.enumerated().map { index, row -> MarkdownBlock in
+            let cells = Table.cells(row)
+            let values = node.alignments.enumerated().map { column, alignment -> MarkdownBlock in
+                let content = column < cells.count ? cells[column] : []
+                return inline(.tableCell(alignment: alignment), content, &sensitive)
+            }
+            return MarkdownBlock(kind: .tableRow(header: index == 0), children: values)
+        }
+        return MarkdownBlock(kind: .table(alignments: node.alignments), children: rows)
+    }
+}

@@ -1,0 +1,677 @@
+// The block phase of the markdown parser: CommonMark's line-by-line algorithm
+// (open blocks are matched against each line, new block starts are tried, the
+// rest of the line goes to the innermost open block), on UTF-8 bytes, without
+// recursion. The parse is online: what it decides while reading a line depends
+// on that line and the ones before only, which is what lets MarkdownStream keep
+// the blocks closed by complete lines.
+
+/// A block being built.
+final class BlockNode {
+    enum Kind { case document, quote, list, item, paragraph, heading, fencedCode, indentedCode, html, thematicBreak, table }
+
+    var kind: Kind
+    weak var parent: BlockNode?
+    var children: [BlockNode] = []
+    var isOpen = true
+    /// Source byte offset and line index of the first line.
+    var start: Int
+    let startLine: Int
+    /// Index of the last line of the block (containers: of their last child), set when closed.
+    var endLine: Int
+    /// Container nesting of this node: quotes, lists and items, itself included.
+    let depth: Int
+    /// Lines of a paragraph, heading, code or HTML block, each ending with "\n" (a heading's: its text).
+    var content: [UInt8] = []
+    /// Where the last line begins in `content`, and that line's source offset (a table's header).
+    var lastLineInContent = 0
+    var lastLineSource = 0
+    var level = 0
+    // Lists and items.
+    var ordered = false
+    var marker: UInt8 = 0
+    var startNumber = 1
+    var markerOffset = 0
+    var padding = 0
+    // Fenced code.
+    var fenceChar: UInt8 = 0
+    var fenceLength = 0
+    var fenceOffset = 0
+    var language: String?
+    var fenceClosed = false
+    /// `content.count` before the last line was added, and where that line starts in the source.
+    var contentBeforeLastLine = 0
+    var lastAddedLineStart = -1
+    var htmlType = 0
+    // Tables.
+    var alignments: [MarkdownAlignment] = []
+    var rows: [[UInt8]] = []
+    /// A paragraph made only of link reference definitions: no block.
+    var isRemoved = false
+    var definitions: [(label: String, url: String)] = []
+    // Top-level blocks: the source offset of the line during which the block was
+    // closed (nil: open at the end), and where a parse may start again after it.
+    var closeLine: Int?
+    var resumeAt = 0
+    var closedAtEnd = false
+
+    init(_ kind: Kind, start: Int, line: Int, depth: Int) {
+        self.kind = kind
+        self.start = start
+        self.startLine = line
+        self.endLine = line
+        self.depth = depth
+    }
+
+    var isContainer: Bool { kind == .document || kind == .quote || kind == .list || kind == .item }
+
+    func canContain(_ child: Kind) -> Bool {
+        switch kind {
+        case .document, .quote, .item: return child != .item
+        case .list: return child == .item
+        default: return false
+        }
+    }
+
+    var acceptsLines: Bool { kind == .paragraph || kind == .fencedCode || kind == .indentedCode || kind == .html }
+}
+
+/// What a top-level block became, and what MarkdownStream needs to restart after it.
+struct TopLevelNode {
+    var block: MarkdownBlock?
+    var start: Int
+    var closeLine: Int?
+    var resumeAt: Int
+    var definitions: [(label: String, url: String)]
+    /// Its inline content looked a label up among the definitions: a definition
+    /// appended later could change it.
+    var dependsOnLaterDefinitions: Bool
+}
+
+/// The state of an open top-level fenced code block, to go on reading it from `resumeAt`.
+struct OpenFence: Sendable {
+    var start: Int
+    var fenceChar: UInt8
+    var fenceLength: Int
+    var fenceOffset: Int
+    var language: String?
+    var content: [UInt8]
+    var resumeAt: Int
+}
+
+struct BlockParser {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let from: Int
+    private let document: BlockNode
+    private var tip: BlockNode
+    private var oldTip: BlockNode
+    private var lastMatched: BlockNode
+    private var lineStart = 0
+    private var lineEnd = 0
+    private var nextLineStart = 0
+    private var lineIndex = -1
+    private var offset = 0
+    private var column = 0
+    private var nextNonspace = 0
+    private var nextNonspaceColumn = 0
+    private var indent = 0
+    private var indented = false
+    private var blank = false
+    private var partiallyConsumedTab = false
+    private var allClosed = true
+    /// Set while a block is closed by a line that belongs to it (closing fence, setext underline, HTML end).
+    private var closingLineBelongs = false
+    /// Set when a block start took the whole line (a fence's info string, a table's delimiter row).
+    private var lineTaken = false
+
+    /// A parser of `bytes[from...]`; `from` is the start of a line.
+    init(bytes: UnsafeBufferPointer<UInt8>, from: Int) {
+        self.bytes = bytes
+        self.from = from
+        document = BlockNode(.document, start: from, line: 0, depth: 0)
+        tip = document
+        oldTip = document
+        lastMatched = document
+    }
+
+    /// A parser that goes on reading an open top-level fenced code block at `fence.resumeAt`.
+    init(bytes: UnsafeBufferPointer<UInt8>, resuming fence: OpenFence) {
+        self.init(bytes: bytes, from: fence.resumeAt)
+        let node = BlockNode(.fencedCode, start: fence.start, line: 0, depth: 0)
+        node.fenceChar = fence.fenceChar
+        node.fenceLength = fence.fenceLength
+        node.fenceOffset = fence.fenceOffset
+        node.language = fence.language
+        node.content = fence.content
+        node.parent = document
+        document.children.append(node)
+        tip = node
+        oldTip = node
+    }
+
+    /// Reads every line, closes what is open, and turns the top-level blocks into values;
+    /// inline content is resolved against `definitions` and then the ones found here (first wins).
+    mutating func run(definitions: [String: String]) -> (nodes: [TopLevelNode], openFence: (OpenFence, lastLineStart: Int)?) {
+        var position = from
+        while position < bytes.count {
+            var end = position
+            while end < bytes.count && bytes[end] != 10 { end += 1 }
+            nextLineStart = min(end + 1, bytes.count)
+            lineEnd = end > position && bytes[end - 1] == 13 ? end - 1 : end
+            lineStart = position
+            incorporateLine()
+            position = end + 1
+        }
+        let fence = openFenceState()
+        lineStart = bytes.count
+        lineIndex += 1
+        while tip !== document { finalize(tip, atEnd: true) }
+        var resolved = definitions
+        for node in document.children {
+            for definition in node.definitions where resolved[definition.label] == nil {
+                resolved[definition.label] = definition.url
+            }
+        }
+        let nodes = document.children.map { node -> TopLevelNode in
+            var sensitive = false
+            let block = BlockOutput(definitions: resolved).block(node, sensitive: &sensitive)
+            return TopLevelNode(block: block, start: node.start, closeLine: node.closedAtEnd ? nil : node.closeLine,
+                                resumeAt: node.resumeAt, definitions: node.definitions, dependsOnLaterDefinitions: sensitive)
+        }
+        return (nodes, fence)
+    }
+
+    /// The open top-level fence at the end, if the text ends inside one, with its complete lines.
+    private func openFenceState() -> (OpenFence, lastLineStart: Int)? {
+        guard let last = document.children.last, last.isOpen, last.kind == .fencedCode, tip === last else { return nil }
+        var lastLineStart = bytes.count
+        while lastLineStart > from && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
+        guard last.start < lastLineStart else { return nil }
+        let complete = last.lastAddedLineStart == lastLineStart ? last.contentBeforeLastLine : last.content.count
+        let fence = OpenFence(start: last.start, fenceChar: last.fenceChar, fenceLength: last.fenceLength,
+                              fenceOffset: last.fenceOffset, language: last.language,
+                              content: Array(last.content[0..<complete]), resumeAt: lastLineStart)
+        return (fence, lastLineStart)
+    }
+
+    // MARK: - Lines
+
+    private func peek(_ i: Int) -> UInt8 { i < lineEnd ? bytes[i] : 10 }
+
+    private mutating func findNextNonspace() {
+        var i = offset
+        var cols = column
+        while i < lineEnd {
+            let c = bytes[i]
+            if c == 32 { i += 1; cols += 1 } else if c == 9 { i += 1; cols += 4 - cols % 4 } else { break }
+        }
+        blank = i >= lineEnd
+        nextNonspace = i
+        nextNonspaceColumn = cols
+        indent = cols - column
+        indented = indent >= 4
+    }
+
+    private mutating func advanceNextNonspace() {
+        offset = nextNonspace
+        column = nextNonspaceColumn
+        partiallyConsumedTab = false
+    }
+
+    /// Advances by `count` characters, or by `count` columns when `columns` (a tab may be partly consumed).
+    private mutating func advanceOffset(_ count: Int, columns: Bool) {
+        var count = count
+        while count > 0 && offset < lineEnd {
+            if bytes[offset] == 9 {
+                let toTab = 4 - column % 4
+                if columns {
+                    partiallyConsumedTab = toTab > count
+                    let advance = min(count, toTab)
+                    column += advance
+                    if !partiallyConsumedTab { offset += 1 }
+                    count -= advance
+                } else {
+                    partiallyConsumedTab = false
+                    column += toTab
+                    offset += 1
+                    count -= 1
+                }
+            } else {
+                partiallyConsumedTab = false
+                offset += 1
+                column += 1
+                count -= 1
+            }
+        }
+    }
+
+    private mutating func incorporateLine() {
+        lineIndex += 1
+        offset = lineStart
+        column = 0
+        blank = false
+        partiallyConsumedTab = false
+        oldTip = tip
+        lineTaken = false
+        var container = document
+        allClosed = true
+
+        while let last = container.children.last, last.isOpen {
+            container = last
+            findNextNonspace()
+            switch continues(container) {
+            case .matched: continue
+            case .failed:
+                container = container.parent!
+                allClosed = false
+            case .lineDone:
+                return
+            }
+            break
+        }
+        if allClosed { allClosed = container === oldTip }
+        lastMatched = container
+
+        var matchedLeaf = container.kind != .paragraph && container.acceptsLines
+        while !matchedLeaf {
+            findNextNonspace()
+            if !indented && !mayStartBlock(peek(nextNonspace)) {
+                advanceNextNonspace()
+                break
+            }
+            guard let started = tryBlockStarts(&container) else {
+                advanceNextNonspace()
+                break
+            }
+            if started == .leaf { matchedLeaf = true }
+            if container.kind == .fencedCode && !container.isOpen { return }
+        }
+
+        if !allClosed && !blank && tip.kind == .paragraph {
+            addLine(to: tip)  // lazy continuation
+            return
+        }
+        closeUnmatchedBlocks()
+        if container.acceptsLines {
+            if !lineTaken { addLine(to: container) }
+            if container.kind == .html && htmlBlockEnds(container) {
+                closingLineBelongs = true
+                finalize(container, atEnd: false)
+                closingLineBelongs = false
+            }
+        } else if container.kind == .table && !blank && !lineTaken {
+            container.rows.append(Array(bytes[nextNonspace..<lineEnd]))
+            container.endLine = lineIndex
+        } else if offset < lineEnd && !blank {
+            container = addChild(.paragraph, at: nextNonspace)
+            advanceNextNonspace()
+            addLine(to: container)
+        }
+    }
+
+    private func mayStartBlock(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "#"), UInt8(ascii: "`"), UInt8(ascii: "~"), UInt8(ascii: ">"), UInt8(ascii: "-"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "_"), UInt8(ascii: "="), UInt8(ascii: "<"),
+             UInt8(ascii: "|"), UInt8(ascii: ":"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private mutating func addLine(to node: BlockNode) {
+        node.contentBeforeLastLine = node.content.count
+        node.lastAddedLineStart = lineStart
+        node.lastLineInContent = node.content.count
+        node.lastLineSource = lineStart
+        if partiallyConsumedTab {
+            offset += 1
+            node.content.append(contentsOf: repeatElement(32, count: 4 - column % 4))
+        }
+        if offset < lineEnd { node.content.append(contentsOf: bytes[offset..<lineEnd]) }
+        node.content.append(10)
+        node.endLine = lineIndex
+    }
+
+    private mutating func addChild(_ kind: BlockNode.Kind, at start: Int) -> BlockNode {
+        while !tip.canContain(kind) { finalize(tip, atEnd: false) }
+        let parentDepth = tip.depth
+        let isContainer = kind == .quote || kind == .list || kind == .item
+        let node = BlockNode(kind, start: tip === document ? lineStart : start, line: lineIndex,
+                             depth: parentDepth + (isContainer ? 1 : 0))
+        node.parent = tip
+        tip.children.append(node)
+        tip = node
+        return node
+    }
+
+    private mutating func closeUnmatchedBlocks() {
+        guard !allClosed else { return }
+        while oldTip !== lastMatched {
+            let parent = oldTip.parent!
+            finalize(oldTip, atEnd: false)
+            oldTip = parent
+        }
+        allClosed = true
+    }
+
+    // MARK: - Continuation
+
+    private enum Continuation { case matched, failed, lineDone }
+
+    private mutating func continues(_ node: BlockNode) -> Continuation {
+        switch node.kind {
+        case .document, .list:
+            return .matched
+        case .quote:
+            guard !indented && peek(nextNonspace) == UInt8(ascii: ">") else { return .failed }
+            advanceNextNonspace()
+            advanceOffset(1, columns: false)
+            if isSpaceOrTab(peek(offset)) { advanceOffset(1, columns: true) }
+            return .matched
+        case .item:
+            if blank {
+                if node.children.isEmpty { return .failed }
+                advanceNextNonspace()
+            } else if indent >= node.markerOffset + node.padding {
+                advanceOffset(node.markerOffset + node.padding, columns: true)
+            } else {
+                return .failed
+            }
+            return .matched
+        case .heading, .thematicBreak:
+            return .failed
+        case .fencedCode:
+            if isClosingFence(node) {
+                node.fenceClosed = true
+                node.endLine = lineIndex
+                closingLineBelongs = true
+                finalize(node, atEnd: false)
+                closingLineBelongs = false
+                return .lineDone
+            }
+            var skip = node.fenceOffset
+            while skip > 0 && isSpaceOrTab(peek(offset)) { advanceOffset(1, columns: true); skip -= 1 }
+            return .matched
+        case .indentedCode:
+            if indent >= 4 { advanceOffset(4, columns: true) } else if blank { advanceNextNonspace() } else { return .failed }
+            return .matched
+        case .html:
+            return blank && (node.htmlType == 6 || node.htmlType == 7) ? .failed : .matched
+        case .paragraph, .table:
+            return blank ? .failed : .matched
+        }
+    }
+
+    private func isClosingFence(_ node: BlockNode) -> Bool {
+        guard indent <= 3, peek(nextNonspace) == node.fenceChar else { return false }
+        var i = nextNonspace
+        while i < lineEnd && bytes[i] == node.fenceChar { i += 1 }
+        guard i - nextNonspace >= node.fenceLength else { return false }
+        while i < lineEnd && isSpaceOrTab(bytes[i]) { i += 1 }
+        return i == lineEnd
+    }
+
+    // MARK: - Block starts
+
+    private enum Started { case container, leaf }
+
+    /// Tries each block start in CommonMark's order; nil when none starts here.
+    private mutating func tryBlockStarts(_ container: inout BlockNode) -> Started? {
+        let c = peek(nextNonspace)
+        if !indented {
+            if c == UInt8(ascii: ">") && container.depth < Markdown.maxContainerDepth {
+                advanceNextNonspace()
+                advanceOffset(1, columns: false)
+                if isSpaceOrTab(peek(offset)) { advanceOffset(1, columns: true) }
+                closeUnmatchedBlocks()
+                container = addChild(.quote, at: nextNonspace)
+                return .container
+            }
+            if c == UInt8(ascii: "#"), startATXHeading(&container) { return .leaf }
+            if c == UInt8(ascii: "`") || c == UInt8(ascii: "~"), startFence(&container) { return .leaf }
+            if c == UInt8(ascii: "<"), startHTMLBlock(&container) { return .leaf }
+            if container.kind == .paragraph && (c == UInt8(ascii: "=") || c == UInt8(ascii: "-")), startSetextHeading(&container) {
+                return .leaf
+            }
+            if container.kind == .paragraph && allClosed, startTable(&container) { return .leaf }
+            if isThematicBreak() {
+                closeUnmatchedBlocks()
+                container = addChild(.thematicBreak, at: nextNonspace)
+                advanceOffset(lineEnd - offset, columns: false)
+                return .leaf
+            }
+        }
+        if (!indented || container.kind == .list) && container.depth + 2 <= Markdown.maxContainerDepth,
+           startListItem(&container) {
+            return .container
+        }
+        if indented && tip.kind != .paragraph && !blank {
+            advanceOffset(4, columns: true)
+            closeUnmatchedBlocks()
+            container = addChild(.indentedCode, at: offset)
+            return .leaf
+        }
+        return nil
+    }
+
+    private mutating func startATXHeading(_ container: inout BlockNode) -> Bool {
+        var i = nextNonspace
+        while i < lineEnd && bytes[i] == UInt8(ascii: "#") { i += 1 }
+        let level = i - nextNonspace
+        guard level <= 6, i == lineEnd || isSpaceOrTab(bytes[i]) else { return false }
+        closeUnmatchedBlocks()
+        container = addChild(.heading, at: nextNonspace)
+        container.level = level
+        // The text: trimmed, without a closing sequence of #s preceded by a space.
+        var start = i
+        while start < lineEnd && isSpaceOrTab(bytes[start]) { start += 1 }
+        var end = lineEnd
+        while end > start && isSpaceOrTab(bytes[end - 1]) { end -= 1 }
+        var hashes = end
+        while hashes > start && bytes[hashes - 1] == UInt8(ascii: "#") { hashes -= 1 }
+        if hashes == start || isSpaceOrTab(bytes[hashes - 1]) {
+            end = hashes
+            while end > start && isSpaceOrTab(bytes[end - 1]) { end -= 1 }
+        }
+        container.content = Array(bytes[start..<end])
+        advanceOffset(lineEnd - offset, columns: false)
+        return true
+    }
+
+    private mutating func startFence(_ container: inout BlockNode) -> Bool {
+        let char = bytes[nextNonspace]
+        var i = nextNonspace
+        while i < lineEnd && bytes[i] == char { i += 1 }
+        let length = i - nextNonspace
+        guard length >= 3 else { return false }
+        if char == UInt8(ascii: "`") && bytes[i..<lineEnd].contains(UInt8(ascii: "`")) { return false }
+        closeUnmatchedBlocks()
+        container = addChild(.fencedCode, at: nextNonspace)
+        container.fenceChar = char
+        container.fenceLength = length
+        container.fenceOffset = indent
+        lineTaken = true
+        while i < lineEnd && isSpaceOrTab(bytes[i]) { i += 1 }
+        var wordEnd = i
+        while wordEnd < lineEnd && !isSpaceOrTab(bytes[wordEnd]) { wordEnd += 1 }
+        if wordEnd > i { container.language = InlineParser.unescape(bytes[i..<wordEnd]) }
+        advanceOffset(lineEnd - offset, columns: false)
+        return true
+    }
+
+    private mutating func startHTMLBlock(_ container: inout BlockNode) -> Bool {
+        let lazyParagraph = !allClosed && !blank && tip.kind == .paragraph
+        let canInterrupt = container.kind != .paragraph && !lazyParagraph
+        guard let type = HTMLScanner.blockStart(bytes, nextNonspace, lineEnd, allowType7: canInterrupt) else { return false }
+        closeUnmatchedBlocks()
+        container = addChild(.html, at: offset)
+        container.htmlType = type
+        return true
+    }
+
+    private func htmlBlockEnds(_ node: BlockNode) -> Bool {
+        guard (1...5).contains(node.htmlType) else { return false }
+        return HTMLScanner.blockEnds(type: node.htmlType, bytes, lineStart, lineEnd)
+    }
+
+    private mutating func startSetextHeading(_ container: inout BlockNode) -> Bool {
+        let char = bytes[nextNonspace]
+        var i = nextNonspace
+        while i < lineEnd && bytes[i] == char { i += 1 }
+        while i < lineEnd && isSpaceOrTab(bytes[i]) { i += 1 }
+        guard i == lineEnd else { return false }
+        closeUnmatchedBlocks()
+        let paragraph = container
+        paragraph.content = Definitions.extract(paragraph.content, into: &paragraph.definitions)
+        guard !paragraph.content.isEmpty else { return false }
+        paragraph.kind = .heading
+        paragraph.level = char == UInt8(ascii: "=") ? 1 : 2
+        paragraph.content = trimmed(paragraph.content)
+        paragraph.endLine = lineIndex
+        advanceOffset(lineEnd - offset, columns: false)
+        return true
+    }
+
+    /// GFM: a delimiter row under a paragraph whose last line has as many cells starts a table.
+    private mutating func startTable(_ container: inout BlockNode) -> Bool {
+        let line = bytes[nextNonspace..<lineEnd]
+        guard let alignments = Table.delimiterRow(line) else { return false }
+        let paragraph = container
+        let header = Array(paragraph.content[paragraph.lastLineInContent..<(paragraph.content.count - 1)])
+        guard Table.cells(header).count == alignments.count,
+              line.contains(UInt8(ascii: "|")) || header.contains(UInt8(ascii: "|")) else { return false }
+        closeUnmatchedBlocks()
+        let table: BlockNode
+        if paragraph.lastLineInContent == 0 {
+            table = paragraph
+            table.kind = .table
+            table.content = []
+        } else {
+            paragraph.content.removeSubrange(paragraph.lastLineInContent...)
+            let headerStart = paragraph.lastLineSource
+            finalize(paragraph, atEnd: false, resumeAt: headerStart)
+            table = addChild(.table, at: headerStart)
+            table.start = headerStart
+        }
+        table.alignments = alignments
+        table.rows = [header]
+        table.endLine = lineIndex
+        container = table
+        lineTaken = true
+        advanceOffset(lineEnd - offset, columns: false)
+        return true
+    }
+
+    private func isThematicBreak() -> Bool {
+        let char = peek(nextNonspace)
+        guard char == UInt8(ascii: "*") || char == UInt8(ascii: "-") || char == UInt8(ascii: "_") else { return false }
+        var count = 0
+        for i in nextNonspace..<lineEnd {
+            if bytes[i] == char { count += 1 } else if !isSpaceOrTab(bytes[i]) { return false }
+        }
+        return count >= 3
+    }
+
+    private mutating func startListItem(_ container: inout BlockNode) -> Bool {
+        guard indent < 4 else { return false }
+        var i = nextNonspace
+        let c = peek(i)
+        var ordered = false
+        var number = 1
+        if c == UInt8(ascii: "*") || c == UInt8(ascii: "+") || c == UInt8(ascii: "-") {
+            i += 1
+        } else {
+            var digits = 0
+            number = 0
+            while digits < 10, isDigit(peek(i)) { number = number * 10 + Int(bytes[i] - 48); i += 1; digits += 1 }
+            guard digits >= 1 && digits <= 9, peek(i) == UInt8(ascii: ".") || peek(i) == UInt8(ascii: ")") else { return false }
+            ordered = true
+            i += 1
+        }
+        let marker = bytes[i - 1]
+        guard i >= lineEnd || isSpaceOrTab(bytes[i]) else { return false }
+        if container.kind == .paragraph {
+            var j = i
+            while j < lineEnd && isSpaceOrTab(bytes[j]) { j += 1 }
+            guard j < lineEnd, !ordered || number == 1 else { return false }
+        }
+        let markerOffset = indent
+        let markerLength = i - nextNonspace
+        advanceNextNonspace()
+        advanceOffset(markerLength, columns: true)
+        let spacesStartColumn = column
+        let spacesStartOffset = offset
+        repeat { advanceOffset(1, columns: true) } while column - spacesStartColumn < 5 && isSpaceOrTab(peek(offset))
+        let blankItem = offset >= lineEnd
+        let spacesAfter = column - spacesStartColumn
+        let padding: Int
+        if spacesAfter >= 5 || spacesAfter < 1 || blankItem {
+            padding = markerLength + 1
+            column = spacesStartColumn
+            offset = spacesStartOffset
+            partiallyConsumedTab = false
+            if isSpaceOrTab(peek(offset)) { advanceOffset(1, columns: true) }
+        } else {
+            padding = markerLength + spacesAfter
+        }
+        closeUnmatchedBlocks()
+        if tip.kind != .list || tip.ordered != ordered || tip.marker != marker {
+            let list = addChild(.list, at: nextNonspace)
+            list.ordered = ordered
+            list.marker = marker
+            list.startNumber = number
+        }
+        container = addChild(.item, at: nextNonspace)
+        container.markerOffset = markerOffset
+        container.padding = padding
+        return true
+    }
+
+    // MARK: - Closing
+
+    private mutating func finalize(_ node: BlockNode, atEnd: Bool, resumeAt: Int? = nil) {
+        node.isOpen = false
+        switch node.kind {
+        case .paragraph:
+            node.content = Definitions.extract(node.content, into: &node.definitions)
+            node.isRemoved = node.content.isEmpty
+        case .indentedCode:
+            node.content = withoutTrailingBlankLines(node.content)
+        case .quote, .list, .item:
+            if let last = node.children.last { node.endLine = last.endLine }
+        default:
+            break
+        }
+        if node.parent === document {
+            node.closeLine = lineStart
+            node.closedAtEnd = atEnd
+            node.resumeAt = resumeAt ?? (closingLineBelongs ? nextLineStart : lineStart)
+        }
+        tip = node.parent ?? document
+    }
+
+    /// An indented code block's lines without its trailing blank ones.
+    private func withoutTrailingBlankLines(_ content: [UInt8]) -> [UInt8] {
+        var end = content.count
+        while end > 0 {
+            var start = end - 1  // at the last line's "\n"
+            while start > 0 && content[start - 1] != 10 { start -= 1 }
+            guard content[start..<(end - 1)].allSatisfy(isSpaceOrTab) else { break }
+            end = start
+        }
+        return Array(content[0..<end])
+    }
+}
+
+@inline(__always) func isSpaceOrTab(_ c: UInt8) -> Bool { c == 32 || c == 9 }
+@inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
+
+/// `bytes` without leading and trailing spaces, tabs and newlines.
+func trimmed<C: Collection>(_ bytes: C) -> [UInt8] where C.Element == UInt8, C.Index == Int {
+    var start = bytes.startIndex
+    var end = bytes.endIndex
+    while start < end && (isSpaceOrTab(bytes[start]) || bytes[start] == 10) { start += 1 }
+    while end > start && (isSpaceOrTab(bytes[end - 1]) || bytes[end - 1] == 10) { end -= 1 }
+    return Array(bytes[start..<end])
+}

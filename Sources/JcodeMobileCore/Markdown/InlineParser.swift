@@ -1,0 +1,595 @@
+// The inline phase: one left-to-right scan of a block's bytes into text nodes,
+// delimiter runs and brackets, then CommonMark's "process emphasis" with
+// per-kind openers bottoms (linear), and a last walk that turns the nodes and
+// their style marks into merged spans. Styles are marks on nodes (an opener's
+// mark starts after its node's text, a closer's ends before it), never a tree,
+// so nesting costs no recursion.
+
+/// An inline node: text with intrinsic styles, and the style marks that start and end at it.
+private struct InlineNode {
+    var text: [UInt8]
+    var styles: MarkdownStyle = []
+    var url: String?
+    var opens: [Mark] = []
+    var closes: [Mark] = []
+}
+
+private enum Mark {
+    case style(MarkdownStyle)
+    case link(String)
+}
+
+/// A run of `*`, `_` or `~` that may open or close emphasis.
+private struct Delimiter {
+    var node: Int
+    var char: UInt8
+    var count: Int
+    let originalCount: Int
+    let canOpen: Bool
+    let canClose: Bool
+    var previous: Int
+    var next = -1
+}
+
+private struct Bracket {
+    var node: Int
+    var isImage: Bool
+    var active = true
+    /// The top of the delimiter stack when the bracket was pushed.
+    var previousDelimiter: Int
+    /// The source offset just after "[".
+    var textStart: Int
+}
+
+struct InlineParser {
+    private let s: [UInt8]
+    private let definitions: [String: String]
+    private var position = 0
+    private var nodes: [InlineNode] = []
+    private var pending: [UInt8] = []
+    private var delimiters: [Delimiter] = []
+    private var topDelimiter = -1
+    private var brackets: [Bracket] = []
+    /// A bracketed label was looked up among the definitions (found or not): the block depends on them.
+    private(set) var usesDefinitions = false
+    /// Backtick runs by length: start offsets, and how far each list has been consumed.
+    private var backtickRuns: [Int: [Int]]?
+    private var backtickCursor: [Int: Int] = [:]
+
+    /// Parses `content` (a paragraph's lines, a heading's or a cell's text).
+    static func parse(_ content: [UInt8], definitions: [String: String]) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
+        var parser = InlineParser(s: trimmed(content), definitions: definitions)
+        parser.scan()
+        parser.processEmphasis(bottom: -1)
+        let (text, spans) = parser.spans()
+        return (text, spans, parser.usesDefinitions)
+    }
+
+    private init(s: [UInt8], definitions: [String: String]) {
+        self.s = s
+        self.definitions = definitions
+    }
+
+    // MARK: - Scan
+
+    private mutating func scan() {
+        while position < s.count {
+            let c = s[position]
+            switch c {
+            case 10: newline()
+            case UInt8(ascii: "\\"): backslash()
+            case UInt8(ascii: "`"): codeSpan()
+            case UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "~"): delimiterRun(c)
+            case UInt8(ascii: "["):
+                pushBracket(image: false, length: 1)
+            case UInt8(ascii: "!") where position + 1 < s.count && s[position + 1] == UInt8(ascii: "["):
+                pushBracket(image: true, length: 2)
+            case UInt8(ascii: "]"): closeBracket()
+            case UInt8(ascii: "<"): angle()
+            case UInt8(ascii: "&"): entity()
+            case UInt8(ascii: "h"), UInt8(ascii: "w"):
+                if !extendedAutolink() { pending.append(c); position += 1 }
+            default:
+                pending.append(c)
+                position += 1
+            }
+        }
+        flush()
+    }
+
+    private mutating func flush() {
+        guard !pending.isEmpty else { return }
+        nodes.append(InlineNode(text: pending))
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func append(_ node: InlineNode) {
+        flush()
+        nodes.append(node)
+    }
+
+    /// A soft or hard line break: "\n" without the spaces around it.
+    private mutating func newline() {
+        while let last = pending.last, isSpaceOrTab(last) { pending.removeLast() }
+        pending.append(10)
+        position += 1
+        while position < s.count && isSpaceOrTab(s[position]) { position += 1 }
+    }
+
+    private mutating func backslash() {
+        let next = position + 1 < s.count ? s[position + 1] : 0
+        if next == 10 {
+            position += 1
+            newline()
+        } else if isASCIIPunctuation(next) {
+            pending.append(next)
+            position += 2
+        } else {
+            pending.append(UInt8(ascii: "\\"))
+            position += 1
+        }
+    }
+
+    private mutating func codeSpan() {
+        let start = position
+        while position < s.count && s[position] == UInt8(ascii: "`") { position += 1 }
+        let length = position - start
+        guard let close = nextBacktickRun(length: length, after: position) else {
+            pending.append(contentsOf: repeatElement(UInt8(ascii: "`"), count: length))
+            return
+        }
+        var code = s[position..<close].map { $0 == 10 ? 32 : $0 }
+        if code.count >= 2 && code.first == 32 && code.last == 32 && !code.allSatisfy({ $0 == 32 }) {
+            code = Array(code[1..<(code.count - 1)])
+        }
+        append(InlineNode(text: code, styles: .code))
+        position = close + length
+    }
+
+    /// The start of the first backtick run of exactly `length` at or after `from` (the runs are indexed once).
+    private mutating func nextBacktickRun(length: Int, after from: Int) -> Int? {
+        if backtickRuns == nil {
+            var runs: [Int: [Int]] = [:]
+            var i = 0
+            while i < s.count {
+                guard s[i] == UInt8(ascii: "`") else { i += 1; continue }
+                let start = i
+                while i < s.count && s[i] == UInt8(ascii: "`") { i += 1 }
+                runs[i - start, default: []].append(start)
+            }
+            backtickRuns = runs
+        }
+        guard let runs = backtickRuns?[length] else { return nil }
+        var cursor = backtickCursor[length] ?? 0
+        while cursor < runs.count && runs[cursor] < from { cursor += 1 }
+        backtickCursor[length] = cursor
+        return cursor < runs.count ? runs[cursor] : nil
+    }
+
+    private mutating func delimiterRun(_ c: UInt8) {
+        let start = position
+        while position < s.count && s[position] == c { position += 1 }
+        let count = position - start
+        if c == UInt8(ascii: "~") && count > 2 {
+            pending.append(contentsOf: s[start..<position])
+            return
+        }
+        let before = scalar(before: start)
+        let after = scalar(at: position)
+        let beforeSpace = isUnicodeWhitespace(before), afterSpace = isUnicodeWhitespace(after)
+        let beforePunct = isUnicodePunctuation(before), afterPunct = isUnicodePunctuation(after)
+        let leftFlanking = !afterSpace && (!afterPunct || beforeSpace || beforePunct)
+        let rightFlanking = !beforeSpace && (!beforePunct || afterSpace || afterPunct)
+        let canOpen, canClose: Bool
+        if c == UInt8(ascii: "_") {
+            canOpen = leftFlanking && (!rightFlanking || beforePunct)
+            canClose = rightFlanking && (!leftFlanking || afterPunct)
+        } else {
+            canOpen = leftFlanking
+            canClose = rightFlanking
+        }
+        append(InlineNode(text: Array(s[start..<position])))
+        guard canOpen || canClose else { return }
+        delimiters.append(Delimiter(node: nodes.count - 1, char: c, count: count, originalCount: count,
+                                    canOpen: canOpen, canClose: canClose, previous: topDelimiter))
+        if topDelimiter >= 0 { delimiters[topDelimiter].next = delimiters.count - 1 }
+        topDelimiter = delimiters.count - 1
+    }
+
+    /// The scalar ending just before `i` (a newline at the start).
+    private func scalar(before i: Int) -> Unicode.Scalar {
+        guard i > 0 else { return "\n" }
+        var j = i - 1
+        while j > 0 && i - j < 4 && s[j] & 0xC0 == 0x80 { j -= 1 }
+        return scalar(at: j)
+    }
+
+    /// The scalar starting at `i` (a newline at the end).
+    private func scalar(at i: Int) -> Unicode.Scalar {
+        guard i < s.count else { return "\n" }
+        var iterator = s[i...].makeIterator()
+        var decoder = UTF8()
+        if case .scalarValue(let scalar) = decoder.decode(&iterator) { return scalar }
+        return "\u{FFFD}"
+    }
+
+    private mutating func pushBracket(image: Bool, length: Int) {
+        append(InlineNode(text: Array(s[position..<(position + length)])))
+        position += length
+        brackets.append(Bracket(node: nodes.count - 1, isImage: image, previousDelimiter: topDelimiter, textStart: position))
+    }
+
+    /// "]": a link or image when a bracket is open and a destination or a defined label follows.
+    private mutating func closeBracket() {
+        let closeAt = position
+        position += 1
+        guard let opener = brackets.last, opener.active else {
+            if !brackets.isEmpty { brackets.removeLast() }
+            pending.append(UInt8(ascii: "]"))
+            return
+        }
+        var url: String?
+        var after = position
+        if position < s.count && s[position] == UInt8(ascii: "("), let (destination, end) = inlineLinkTail(position + 1) {
+            url = destination
+            after = end
+        } else {
+            var label = s[opener.textStart..<closeAt]
+            if position < s.count && s[position] == UInt8(ascii: "["), let end = LinkScanner.label(s, position) {
+                if end - position > 2 { label = s[(position + 1)..<(end - 1)] }
+                after = end
+            } else if position + 1 < s.count && s[position] == UInt8(ascii: "[") && s[position + 1] == UInt8(ascii: "]") {
+                after = position + 2
+            }
+            if label.count <= 999, !hasUnescapedBracket(label) {
+                let key = LinkScanner.normalize(label)
+                if !key.isEmpty {
+                    url = definitions[key]
+                    usesDefinitions = true
+                }
+            }
+        }
+        brackets.removeLast()
+        guard let url else {
+            pending.append(UInt8(ascii: "]"))
+            return
+        }
+        nodes[opener.node].text = []
+        nodes[opener.node].opens.append(.link(url))
+        append(InlineNode(text: [], closes: [.link(url)]))
+        processEmphasis(bottom: opener.previousDelimiter)
+        position = after
+        if !opener.isImage {
+            // Links may not contain links: earlier "[" can no longer make one.
+            for i in brackets.indices.reversed() where !brackets[i].isImage {
+                if !brackets[i].active { break }
+                brackets[i].active = false
+            }
+        }
+    }
+
+    private func hasUnescapedBracket(_ label: ArraySlice<UInt8>) -> Bool {
+        var escaped = false
+        for c in label {
+            if !escaped && (c == UInt8(ascii: "[") || c == UInt8(ascii: "]")) { return true }
+            escaped = !escaped && c == UInt8(ascii: "\\")
+        }
+        return false
+    }
+
+    /// `(destination "title")` after "](": the url and the end after ")".
+    private func inlineLinkTail(_ i: Int) -> (String, Int)? {
+        var j = LinkScanner.skipSpaceAndNewline(s, i)
+        if j < s.count && s[j] == UInt8(ascii: ")") { return ("", j + 1) }
+        guard let (url, destinationEnd) = LinkScanner.destination(s, j) else { return nil }
+        j = LinkScanner.skipSpaceAndNewline(s, destinationEnd)
+        if j > destinationEnd, let titleEnd = LinkScanner.title(s, j) {
+            j = LinkScanner.skipSpaceAndNewline(s, titleEnd)
+        }
+        guard j < s.count && s[j] == UInt8(ascii: ")") else { return nil }
+        return (url, j + 1)
+    }
+
+    /// "<": an autolink, raw HTML (kept as text) or a literal "<".
+    private mutating func angle() {
+        if let (end, url) = autolink(position) {
+            append(InlineNode(text: Array(s[(position + 1)..<(end - 1)]), styles: .link, url: url))
+            position = end
+            return
+        }
+        let end = s.withUnsafeBufferPointer { b in
+            HTMLScanner.tag(b, position, s.count) ?? otherHTML(b)
+        }
+        if let end {
+            pending.append(contentsOf: s[position..<end])
+            position = end
+        } else {
+            pending.append(UInt8(ascii: "<"))
+            position += 1
+        }
+    }
+
+    /// A comment, processing instruction, declaration or CDATA section at `position`, within the tag cap.
+    private func otherHTML(_ b: UnsafeBufferPointer<UInt8>) -> Int? {
+        let limit = min(s.count, position + HTMLScanner.maxTagLength)
+        let terminator: String
+        var from = position + 2
+        if HTMLScanner.hasPrefix(b, position, limit, "<!-->") { return position + 5 }
+        if HTMLScanner.hasPrefix(b, position, limit, "<!--->") { return position + 6 }
+        if HTMLScanner.hasPrefix(b, position, limit, "<!--") { terminator = "-->"; from = position + 4 }
+        else if HTMLScanner.hasPrefix(b, position, limit, "<?") { terminator = "?>" }
+        else if HTMLScanner.hasPrefix(b, position, limit, "<![CDATA[") { terminator = "]]>"; from = position + 9 }
+        else if position + 2 < limit && b[position + 1] == UInt8(ascii: "!") && HTMLScanner.isLetter(b[position + 2]) { terminator = ">" }
+        else { return nil }
+        return HTMLScanner.find(b, from, limit, terminator).map { $0 + terminator.utf8.count }
+    }
+
+    /// `<scheme:...>` or `<user@host>` at `i`: its end and url.
+    private func autolink(_ i: Int) -> (Int, String)? {
+        var j = i + 1
+        let schemeStart = j
+        while j < s.count && j - schemeStart <= 32 && (HTMLScanner.isLetter(s[j]) || (j > schemeStart && (isDigit(s[j]) || s[j] == UInt8(ascii: "+") || s[j] == UInt8(ascii: ".") || s[j] == UInt8(ascii: "-")))) {
+            j += 1
+        }
+        if j - schemeStart >= 2 && j - schemeStart <= 32 && j < s.count && s[j] == UInt8(ascii: ":") {
+            while j < s.count && s[j] > 32 && s[j] != UInt8(ascii: "<") && s[j] != UInt8(ascii: ">") { j += 1 }
+            if j < s.count && s[j] == UInt8(ascii: ">") {
+                return (j + 1, String(decoding: s[(i + 1)..<j], as: UTF8.self))
+            }
+            return nil
+        }
+        // An e-mail address.
+        j = i + 1
+        while j < s.count && (HTMLScanner.isLetter(s[j]) || isDigit(s[j]) || ".!#$%&'*+/=?^_`{|}~-".utf8.contains(s[j])) { j += 1 }
+        guard j > i + 1, j < s.count, s[j] == UInt8(ascii: "@") else { return nil }
+        j += 1
+        let domainStart = j
+        while j < s.count && (HTMLScanner.isLetter(s[j]) || isDigit(s[j]) || s[j] == UInt8(ascii: "-") || s[j] == UInt8(ascii: ".")) { j += 1 }
+        guard j > domainStart, j < s.count, s[j] == UInt8(ascii: ">"), s[domainStart] != UInt8(ascii: "."),
+              s[j - 1] != UInt8(ascii: "."), s[j - 1] != UInt8(ascii: "-") else { return nil }
+        let address = String(decoding: s[(i + 1)..<j], as: UTF8.self)
+        return (j + 1, "mailto:" + address)
+    }
+
+    private mutating func entity() {
+        if let (bytes, end) = Entities.decode(s, position) {
+            pending.append(contentsOf: bytes)
+            position = end
+        } else {
+            pending.append(UInt8(ascii: "&"))
+            position += 1
+        }
+    }
+
+    /// GFM: `www.`, `http://` or `https://` after a space, the start, or one of `*_~(`; true when one was taken.
+    private mutating func extendedAutolink() -> Bool {
+        if position > 0 {
+            let before = s[position - 1]
+            guard isSpaceOrTab(before) || before == 10 || "*_~(".utf8.contains(before) else { return false }
+        }
+        let prefixLength: Int
+        let scheme: String
+        if hasPrefix("www.") { prefixLength = 4; scheme = "http://" }
+        else if hasPrefix("http://") { prefixLength = 7; scheme = "" }
+        else if hasPrefix("https://") { prefixLength = 8; scheme = "" }
+        else { return false }
+        // The domain first: a failed attempt costs only its length, not the rest of the line.
+        guard isValidDomain(position + (scheme.isEmpty ? prefixLength : 0), s.count) else { return false }
+        var end = position + prefixLength
+        while end < s.count && s[end] > 32 && s[end] != UInt8(ascii: "<") { end += 1 }
+        end = trimAutolinkEnd(position, end)
+        guard isValidDomain(position + (scheme.isEmpty ? prefixLength : 0), end) else { return false }
+        let text = Array(s[position..<end])
+        append(InlineNode(text: text, styles: .link, url: scheme + String(decoding: text, as: UTF8.self)))
+        position = end
+        return true
+    }
+
+    private func hasPrefix(_ prefix: String) -> Bool {
+        var i = position
+        for p in prefix.utf8 {
+            guard i < s.count, s[i] | (p >= 97 ? 0x20 : 0) == p else { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// The end of an extended autolink without its trailing punctuation, unbalanced ")" and entity-like tail.
+    private func trimAutolinkEnd(_ start: Int, _ end: Int) -> Int {
+        var end = end
+        let opens = s[start..<end].filter { $0 == UInt8(ascii: "(") }.count
+        var closes = s[start..<end].filter { $0 == UInt8(ascii: ")") }.count
+        while end > start {
+            let c = s[end - 1]
+            if "?!.,:*_~'\"".utf8.contains(c) {
+                end -= 1
+            } else if c == UInt8(ascii: ")") {
+                guard closes > opens else { break }
+                closes -= 1
+                end -= 1
+            } else if c == UInt8(ascii: ";") {
+                var j = end - 1
+                while j > start && (HTMLScanner.isLetter(s[j - 1]) || isDigit(s[j - 1])) { j -= 1 }
+                guard j > start, s[j - 1] == UInt8(ascii: "&") else { break }
+                end = j - 1
+            } else {
+                break
+            }
+        }
+        return end
+    }
+
+    /// Segments of letters, digits, "_" and "-" separated by ".", at least one ".", no "_" in the last two.
+    private func isValidDomain(_ start: Int, _ end: Int) -> Bool {
+        var i = start
+        var segments: [Bool] = []  // whether each segment has an underscore
+        var underscore = false
+        var length = 0
+        while i < end {
+            let c = s[i]
+            if c == UInt8(ascii: ".") {
+                guard length > 0 else { return false }
+                segments.append(underscore)
+                underscore = false
+                length = 0
+            } else if HTMLScanner.isLetter(c) || isDigit(c) || c == UInt8(ascii: "-") || c >= 0x80 {
+                length += 1
+            } else if c == UInt8(ascii: "_") {
+                underscore = true
+                length += 1
+            } else {
+                break
+            }
+            i += 1
+        }
+        if length > 0 { segments.append(underscore) }
+        return segments.count >= 2 && !segments.suffix(2).contains(true)
+    }
+
+    // MARK: - Emphasis
+
+    /// CommonMark's process emphasis over the delimiters above `bottom`, then drops them.
+    private mutating func processEmphasis(bottom: Int) {
+        var openersBottom = [Int](repeating: bottom, count: 18)
+        var closer = -1
+        var walk = topDelimiter
+        while walk > bottom {
+            closer = walk
+            walk = delimiters[walk].previous
+        }
+        while closer >= 0 {
+            let d = delimiters[closer]
+            guard d.canClose else { closer = d.next; continue }
+            let key = bottomKey(d)
+            var opener = d.previous
+            var found = false
+            while opener > bottom && opener > openersBottom[key] {
+                let o = delimiters[opener]
+                if o.char == d.char && o.canOpen {
+                    if d.char == UInt8(ascii: "~") {
+                        if o.count == d.count { found = true; break }
+                    } else {
+                        let oddMatch = (d.canOpen || o.canClose) && d.originalCount % 3 != 0
+                            && (o.originalCount + d.originalCount) % 3 == 0
+                        if !oddMatch { found = true; break }
+                    }
+                }
+                opener = o.previous
+            }
+            if !found {
+                openersBottom[key] = d.previous
+                let next = d.next
+                if !d.canOpen { removeDelimiter(closer) }
+                closer = next
+                continue
+            }
+            let o = delimiters[opener]
+            let use = d.char == UInt8(ascii: "~") ? d.count : (d.count >= 2 && o.count >= 2 ? 2 : 1)
+            let style: MarkdownStyle = d.char == UInt8(ascii: "~") ? .strikethrough : use == 2 ? .bold : .italic
+            delimiters[opener].count -= use
+            delimiters[closer].count -= use
+            nodes[o.node].text.removeLast(use)
+            nodes[d.node].text.removeFirst(use)
+            nodes[o.node].opens.append(.style(style))
+            nodes[d.node].closes.append(.style(style))
+            delimiters[opener].next = closer
+            delimiters[closer].previous = opener
+            if delimiters[opener].count == 0 { removeDelimiter(opener) }
+            if delimiters[closer].count == 0 {
+                let next = delimiters[closer].next
+                removeDelimiter(closer)
+                closer = next
+            }
+        }
+        while topDelimiter > bottom { removeDelimiter(topDelimiter) }
+    }
+
+    private func bottomKey(_ d: Delimiter) -> Int {
+        let kind = d.char == UInt8(ascii: "*") ? 0 : d.char == UInt8(ascii: "_") ? 1 : 2
+        return kind * 6 + (d.canOpen ? 3 : 0) + d.originalCount % 3
+    }
+
+    private mutating func removeDelimiter(_ i: Int) {
+        let previous = delimiters[i].previous, next = delimiters[i].next
+        if previous >= 0 { delimiters[previous].next = next }
+        if next >= 0 { delimiters[next].previous = previous }
+        if topDelimiter == i { topDelimiter = previous }
+    }
+
+    // MARK: - Spans
+
+    /// The nodes as merged spans, and their text; no spans when all of it is plain.
+    private func spans() -> (String, [MarkdownSpan]) {
+        var counts = [Int](repeating: 0, count: 3)  // bold, italic, strikethrough
+        var urls: [String] = []
+        var runs: [(bytes: [UInt8], styles: MarkdownStyle, url: String?)] = []
+        for node in nodes {
+            for mark in node.closes { apply(mark, -1, &counts, &urls) }
+            if !node.text.isEmpty {
+                var styles = node.styles
+                if counts[0] > 0 { styles.insert(.bold) }
+                if counts[1] > 0 { styles.insert(.italic) }
+                if counts[2] > 0 { styles.insert(.strikethrough) }
+                if !urls.isEmpty { styles.insert(.link) }
+                let url = node.url ?? urls.last
+                if let last = runs.last, last.styles == styles, last.url == url {
+                    runs[runs.count - 1].bytes.append(contentsOf: node.text)
+                } else {
+                    runs.append((node.text, styles, url))
+                }
+            }
+            for mark in node.opens { apply(mark, 1, &counts, &urls) }
+        }
+        let spans = runs.map { MarkdownSpan(text: String(decoding: $0.bytes, as: UTF8.self), styles: $0.styles, url: $0.url) }
+        let text = spans.map(\.text).joined()
+        let plain = spans.allSatisfy { $0.styles.isEmpty && $0.url == nil }
+        return (text, plain ? [] : spans)
+    }
+
+    private func apply(_ mark: Mark, _ delta: Int, _ counts: inout [Int], _ urls: inout [String]) {
+        switch mark {
+        case .style(let style):
+            let index = style == .bold ? 0 : style == .italic ? 1 : 2
+            counts[index] += delta
+        case .link(let url):
+            if delta > 0 { urls.append(url) } else if !urls.isEmpty { urls.removeLast() }
+        }
+    }
+
+    // MARK: - Unescaping
+
+    /// Backslash escapes and entities resolved (link destinations, info strings).
+    static func unescape<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        let s = Array(bytes)
+        var out: [UInt8] = []
+        var i = 0
+        while i < s.count {
+            if s[i] == UInt8(ascii: "\\") && i + 1 < s.count && isASCIIPunctuation(s[i + 1]) {
+                out.append(s[i + 1])
+                i += 2
+            } else if s[i] == UInt8(ascii: "&"), let (decoded, end) = Entities.decode(s, i) {
+                out.append(contentsOf: decoded)
+                i = end
+            } else {
+                out.append(s[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+func isUnicodeWhitespace(_ c: Unicode.Scalar) -> Bool {
+    c == "\t" || c == "\n" || c == "\u{0C}" || c == "\r" || c.properties.generalCategory == .spaceSeparator
+}
+
+func isUnicodePunctuation(_ c: Unicode.Scalar) -> Bool {
+    if c.isASCII { return isASCIIPunctuation(UInt8(c.value)) }
+    switch c.properties.generalCategory {
+    case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation,
+         .finalPunctuation, .otherPunctuation, .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
+        return true
+    default:
+        return false
+    }
+}

@@ -1,0 +1,117 @@
+// Incremental parsing of a growing text (a streamed reply).
+//
+// Rules:
+// - A top-level block closed while reading a complete line (one ending in
+//   "\n") is final: the parse is online, so no later text changes how those
+//   lines were read. Such blocks form the head; the parse restarts where the
+//   first block that is not final begins (or after the last final one), with
+//   the head's link reference definitions.
+// - A block closed during the last, incomplete line is not final: more of that
+//   line can undo it ("#" closes a paragraph, "#x" continues it).
+// - An open top-level fenced code block is not read again: its complete lines
+//   are kept and the next update goes on from its last, incomplete line.
+// - A long top-level list is parsed again from its start on each append (its
+//   items are not resumed one by one).
+// - Link reference definitions reach back: when the definitions found in the
+//   re-parsed tail change and a head block looked a label up, everything is
+//   parsed again. Such a head block, and every block after it, is not counted
+//   in `stableCount`.
+
+/// Incremental parse of a text that only grows (a streamed reply).
+public struct MarkdownStream: Sendable {
+    /// The top-level blocks of the text as last updated.
+    public private(set) var blocks: [MarkdownBlock] = []
+    /// Blocks 0 ..< stableCount are closed: no later append can change them (they keep their index, hence their node ids).
+    public private(set) var stableCount = 0
+
+    /// Blocks 0 ..< headCount are final (closed by a complete line).
+    private var headCount = 0
+    /// Where the next parse starts (the start of a line).
+    private var restartOffset = 0
+    private var headDefinitions: [String: String] = [:]
+    /// The definitions found in the tail at the last update, in first-wins order.
+    private var tailDefinitions: [String: String] = [:]
+    /// The first head block that looked a label up, if any.
+    private var firstDependentHeadBlock: Int?
+    /// The open top-level fenced code block the tail is, when it is one.
+    private var openFence: OpenFence?
+
+    public init() {}
+
+    /// Brings the parse up to `text`. If `text` starts with the text last given (the caller says so with
+    /// `appendedOnly: true`; the caller guarantees it, the prefix is not compared), only the open tail is
+    /// parsed again; otherwise everything is. Returns the index of the first top-level block that may differ
+    /// from before (blocks before it are unchanged, same values).
+    @discardableResult
+    public mutating func update(_ text: String, appendedOnly: Bool) -> Int {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard appendedOnly, bytes.count >= restartOffset else { return parseAll(bytes, keepStable: false) }
+            let firstChanged = headCount
+            var parser = openFence.map { BlockParser(bytes: bytes, resuming: $0) }
+                ?? BlockParser(bytes: bytes, from: restartOffset)
+            let (nodes, fence) = parser.run(definitions: headDefinitions)
+            let definitions = newDefinitions(nodes)
+            if definitions != tailDefinitions && firstDependentHeadBlock != nil {
+                return parseAll(bytes, keepStable: true)
+            }
+            tailDefinitions = definitions
+            accept(nodes, fence?.0, bytes)
+            return firstChanged
+        }
+    }
+
+    /// Parses everything again; returns the first block that differs from before.
+    private mutating func parseAll(_ bytes: UnsafeBufferPointer<UInt8>, keepStable: Bool) -> Int {
+        let old = blocks
+        let oldStable = stableCount
+        self = MarkdownStream()
+        var parser = BlockParser(bytes: bytes, from: 0)
+        let (nodes, fence) = parser.run(definitions: [:])
+        tailDefinitions = newDefinitions(nodes)
+        accept(nodes, fence?.0, bytes)
+        if keepStable { stableCount = max(stableCount, oldStable) }
+        var first = 0
+        while first < old.count && first < blocks.count && old[first] == blocks[first] { first += 1 }
+        return first
+    }
+
+    /// The definitions of `nodes` not already in the head, first one winning.
+    private func newDefinitions(_ nodes: [TopLevelNode]) -> [String: String] {
+        var found: [String: String] = [:]
+        for node in nodes {
+            for definition in node.definitions where headDefinitions[definition.label] == nil && found[definition.label] == nil {
+                found[definition.label] = definition.url
+            }
+        }
+        return found
+    }
+
+    /// Takes a parse of the tail: moves the final nodes to the head, keeps the rest as the tail.
+    private mutating func accept(_ nodes: [TopLevelNode], _ fence: OpenFence?, _ bytes: UnsafeBufferPointer<UInt8>) {
+        var lastLineStart = bytes.count
+        while lastLineStart > restartOffset && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
+        blocks.removeSubrange(headCount...)
+        var index = 0
+        while index < nodes.count, let closeLine = nodes[index].closeLine, closeLine < lastLineStart {
+            let node = nodes[index]
+            if let block = node.block {
+                if node.dependsOnLaterDefinitions && firstDependentHeadBlock == nil { firstDependentHeadBlock = blocks.count }
+                blocks.append(block)
+            }
+            for definition in node.definitions where headDefinitions[definition.label] == nil {
+                headDefinitions[definition.label] = definition.url
+                tailDefinitions[definition.label] = nil
+            }
+            restartOffset = node.resumeAt
+            index += 1
+        }
+        headCount = blocks.count
+        if index < nodes.count { restartOffset = nodes[index].start }
+        for node in nodes[index...] {
+            if let block = node.block { blocks.append(block) }
+        }
+        openFence = index == nodes.count - 1 ? fence : nil
+        stableCount = max(stableCount, firstDependentHeadBlock ?? headCount)
+    }
+}

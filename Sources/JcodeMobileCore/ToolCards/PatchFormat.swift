@@ -1,0 +1,218 @@
+/// The two patch formats jcode's tools take, both in `patch_text`:
+///
+/// - `apply_patch` takes only the envelope: `*** Begin Patch`, then per file
+///   `*** Add File: p` (its lines each `+`), `*** Delete File: p`, or
+///   `*** Update File: p` (optionally `*** Move to: q`) with chunks opened by
+///   `@@` or `@@ context` holding ` `, `-`, `+` lines (a bare empty line is an
+///   empty context line; `*** End of File` may close a chunk), and
+///   `*** End Patch`. Chunks carry no line numbers.
+/// - `patch` takes only a unified diff: `--- old` then `+++ new` (paths cut at
+///   a tab, `a/` and `b/` taken off, `/dev/null` for a new or deleted file),
+///   then `@@ -l,s +l,s @@ header` hunks of ` `, `-`, `+` lines; other lines
+///   (`diff --git`, `index`, `\ No newline at end of file`) are skipped.
+///
+/// Both are read leniently, as jcode reads them, CRLF or LF.
+enum PatchFormat {
+    // MARK: the envelope (apply_patch)
+
+    /// Collects the envelope's files; false when there is no `*** Begin Patch` or no file.
+    static func collectEnvelope(_ text: String, into collector: inout DiffCollector) -> Bool {
+        let lines = TextLines.split(text)
+        guard let begin = lines.firstIndex(where: { TextLines.trimmed($0) == "*** Begin Patch" }) else { return false }
+        var i = begin + 1
+        var files = 0
+        while i < lines.count {
+            let line = TextLines.trimmedEnd(lines[i])
+            if TextLines.trimmed(line) == "*** End Patch" { break }
+            i += 1
+            if let path = pathAfter("*** Add File: ", in: line) {
+                collector.beginFile(FileDiff(path: path, isNewFile: true))
+                collector.beginHunk(oldStart: 0, newStart: 1)
+                while i < lines.count, !lines[i].hasPrefix("*** ") {
+                    if lines[i].hasPrefix("+") { collector.line(.added, lines[i].dropFirst()) }
+                    i += 1
+                }
+            } else if let path = pathAfter("*** Delete File: ", in: line) {
+                collector.beginFile(FileDiff(path: path, isDeletion: true))
+            } else if let path = pathAfter("*** Update File: ", in: line) {
+                var movedTo: String?
+                if i < lines.count, let target = pathAfter("*** Move to: ", in: TextLines.trimmedEnd(lines[i])) {
+                    movedTo = target
+                    i += 1
+                }
+                collector.beginFile(FileDiff(path: path, movedTo: movedTo, relativeLineNumbers: true))
+                collectChunks(lines, from: &i, into: &collector)
+            } else {
+                continue
+            }
+            files += 1
+        }
+        collector.endFile()
+        return files > 0
+    }
+
+    /// The trimmed, non-empty path after `marker` when the line starts with it.
+    private static func pathAfter(_ marker: String, in line: Substring) -> String? {
+        guard line.hasPrefix(marker) else { return nil }
+        let path = TextLines.trimmed(line.dropFirst(marker.count))
+        return path.isEmpty ? nil : String(path)
+    }
+
+    /// An update's chunks, up to the next `*** ` line or the first line that fits no chunk.
+    private static func collectChunks(_ lines: [Substring], from i: inout Int, into collector: inout DiffCollector) {
+        var isFirst = true
+        while i < lines.count {
+            let line = TextLines.trimmedEnd(lines[i])
+            if line.hasPrefix("*** "), line != "*** End of File" { return }
+            if line.isEmpty {
+                i += 1
+                continue
+            }
+            var header: String?
+            if line == "@@" {
+                i += 1
+            } else if line.hasPrefix("@@ ") {
+                header = String(line.dropFirst(3))
+                i += 1
+            } else if !isFirst {
+                return
+            }
+            isFirst = false
+            collector.beginHunk(oldStart: 1, newStart: 1, header: header)
+            collectChunkLines(lines, from: &i, into: &collector)
+        }
+    }
+
+    /// One chunk's lines, up to `*** End of File` (taken), a `*** ` or `@@`
+    /// line, or after its lines a line that is none of ` `, `-`, `+`.
+    private static func collectChunkLines(_ lines: [Substring], from i: inout Int, into collector: inout DiffCollector) {
+        var hadLines = false
+        while i < lines.count {
+            let line = lines[i]
+            if line == "*** End of File" {
+                i += 1
+                return
+            }
+            if line.hasPrefix("*** ") || line.hasPrefix("@@") { return }
+            if let kind = marker(line) {
+                collector.line(kind, line.isEmpty ? line : line.dropFirst())
+                hadLines = true
+            } else if hadLines {
+                return
+            }
+            i += 1
+        }
+    }
+
+    /// What a chunk line's first character makes it; an empty line is empty context.
+    private static func marker(_ line: Substring) -> DiffLine.Kind? {
+        switch line.utf8.first {
+        case nil, UInt8(ascii: " "): return .context
+        case UInt8(ascii: "+"): return .added
+        case UInt8(ascii: "-"): return .removed
+        default: return nil
+        }
+    }
+
+    // MARK: the unified diff (patch)
+
+    /// Collects the diff's files; false when it names none.
+    static func collectUnified(_ text: String, into collector: inout DiffCollector) -> Bool {
+        let lines = TextLines.split(text)
+        var i = 0
+        var files = 0
+        while i < lines.count {
+            guard lines[i].hasPrefix("---") else {
+                i += 1
+                continue
+            }
+            let oldPath = headerPath(lines[i], "--- ")
+            i += 1
+            guard i < lines.count, lines[i].hasPrefix("+++") else { continue }
+            let newPath = headerPath(lines[i], "+++ ")
+            i += 1
+            let isNew = oldPath == "/dev/null", isDeletion = newPath == "/dev/null"
+            let path = isDeletion ? stripping("a/", from: oldPath) : stripping("b/", from: newPath)
+            collector.beginFile(FileDiff(path: String(path), isNewFile: isNew, isDeletion: isDeletion))
+            while i < lines.count, !lines[i].hasPrefix("---") {
+                if lines[i].hasPrefix("@@") {
+                    collectHunk(lines, from: &i, into: &collector)
+                } else {
+                    i += 1
+                }
+            }
+            collector.endFile(keepEmpty: isNew || isDeletion)
+            files = collector.files.count
+        }
+        return files > 0
+    }
+
+    /// The path of a `---`/`+++` line: after the marker, up to a tab.
+    private static func headerPath(_ line: Substring, _ marker: String) -> Substring {
+        guard line.hasPrefix(marker) else { return "" }
+        let rest = line.dropFirst(marker.count)
+        return rest.prefix { $0 != "\t" }
+    }
+
+    private static func stripping(_ prefix: String, from path: Substring) -> Substring {
+        path.hasPrefix(prefix) ? path.dropFirst(prefix.count) : path
+    }
+
+    /// A hunk from its `@@ -a,b +c,d @@ header` line to the next `@@` or `---`
+    /// line. A header with fewer than three words is skipped, as jcode skips it.
+    private static func collectHunk(_ lines: [Substring], from i: inout Int, into collector: inout DiffCollector) {
+        let headerLine = lines[i]
+        i += 1
+        let words = headerLine.split(whereSeparator: \.isWhitespace)
+        guard words.count >= 3 else { return }
+        let oldStart = rangeStart(words[1], "-") ?? 1
+        let newStart = rangeStart(words[2], "+") ?? oldStart
+        collector.beginHunk(oldStart: oldStart, newStart: newStart, header: hunkTitle(headerLine))
+        while i < lines.count, !lines[i].hasPrefix("@@"), !lines[i].hasPrefix("---") {
+            switch lines[i].utf8.first {
+            case UInt8(ascii: " "): collector.line(.context, lines[i].dropFirst())
+            case UInt8(ascii: "+"): collector.line(.added, lines[i].dropFirst())
+            case UInt8(ascii: "-"): collector.line(.removed, lines[i].dropFirst())
+            default: break
+            }
+            i += 1
+        }
+        collector.endHunk()
+    }
+
+    /// `l` of `-l,s` / `+l,s`.
+    private static func rangeStart(_ word: Substring, _ sign: String) -> Int? {
+        guard word.hasPrefix(sign) else { return nil }
+        return Int(word.dropFirst().prefix { $0 != "," })
+    }
+
+    /// The text after the closing `@@` of a hunk header, if any.
+    private static func hunkTitle(_ line: Substring) -> String? {
+        let afterOpening = line.dropFirst(2)
+        guard let close = afterOpening.firstRange(of: "@@") else { return nil }
+        let title = TextLines.trimmed(afterOpening[close.upperBound...])
+        return title.isEmpty ? nil : String(title)
+    }
+
+    // MARK: paths for the summary
+
+    /// The paths a patch text of either format names, as far as it has
+    /// arrived, in order and each once.
+    static func paths(in text: String) -> [String] {
+        var paths: [String] = []
+        var oldPath: Substring = ""
+        for line in TextLines.split(text) {
+            var path: Substring?
+            for marker in ["*** Add File: ", "*** Update File: ", "*** Delete File: "] where line.hasPrefix(marker) {
+                path = TextLines.trimmed(line.dropFirst(marker.count))
+            }
+            if line.hasPrefix("--- ") { oldPath = stripping("a/", from: headerPath(line, "--- ")) }
+            if line.hasPrefix("+++ ") {
+                let newPath = headerPath(line, "+++ ")
+                path = newPath == "/dev/null" ? oldPath : stripping("b/", from: newPath)
+            }
+            if let path, !path.isEmpty, !paths.contains(String(path)) { paths.append(String(path)) }
+        }
+        return paths
+    }
+}

@@ -1,0 +1,268 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// The transcript as a coding agent writes it: a reply's markdown as
+/// semantic blocks (parsed on as it streams), tool cards a person can read,
+/// diffs, reasoning apart from the answer, and copying.
+final class TranscriptNodesTests: XCTestCase {
+    // MARK: - Support
+
+    private func app(_ scenario: Scenario = .connectedEmptyChat) -> JcodeMobileApp {
+        var options = AppOptions()
+        options.scenario = scenario
+        return JcodeMobileApp(options: options)
+    }
+
+    private func server(_ app: JcodeMobileApp, _ event: String, file: StaticString = #filePath, line: UInt = #line) {
+        let report = app.platformEvent(json: #"{"type":"websocket_event","event":\#(event)}"#).string
+        XCTAssertTrue(report.hasPrefix(#"{"ok":true"#), report, file: file, line: line)
+    }
+
+    @discardableResult
+    private func act(_ app: JcodeMobileApp, _ action: String, file: StaticString = #filePath, line: UInt = #line) -> JSONValue {
+        let report = json(app.dispatch(json: action).string)
+        XCTAssertEqual(report["ok"], true, "\(report)", file: file, line: line)
+        return report
+    }
+
+    private func delta(_ app: JcodeMobileApp, _ text: String) {
+        server(app, #"{"type":"text_delta","text":\#(JSONValue.string(text).jsonString)}"#)
+    }
+
+    /// A reply streaming into a connected chat: the phone's message is m1, the reply m2.
+    private func replying() -> JcodeMobileApp {
+        let app = app()
+        act(app, #"{"type":"send_message","text":"Explain"}"#)
+        return app
+    }
+
+    private func children(_ app: JcodeMobileApp, _ id: String) -> [String] {
+        app.tree().find(id)?.children.map(\.id) ?? []
+    }
+
+    // MARK: - Markdown as blocks
+
+    func testAReplyInMarkdownIsItsBlocksWithStyledRunsAndNoMarkers() {
+        let app = replying()
+        delta(app, "## Plan\n\nFirst **build**, then `test` it: [docs](https://example.com).\n\n- one\n- [x] two\n\n---\n")
+        let message = app.tree().find("message.m2")
+        XCTAssertEqual(message?.children.map(\.id), ["message.m2.md.0", "message.m2.md.1", "message.m2.md.2", "message.m2.md.3"])
+        XCTAssertEqual(message?.children.map(\.role), [.heading, .paragraph, .list, .divider])
+        let heading = message?.find("message.m2.md.0")
+        XCTAssertEqual(heading?.value, "Plan")
+        XCTAssertEqual(heading?.level, 2)
+        let paragraph = message?.find("message.m2.md.1")
+        XCTAssertEqual(paragraph?.value, "First build, then test it: docs.")
+        XCTAssertEqual(paragraph?.spans, [
+            TextSpan("First "), TextSpan("build", .bold), TextSpan(", then "), TextSpan("test", .code), TextSpan(" it: "),
+            TextSpan("docs", .link, url: "https://example.com"), TextSpan("."),
+        ])
+        let list = message?.find("message.m2.md.2")
+        XCTAssertEqual(list?.variant, "bullet")
+        XCTAssertEqual(list?.children.map(\.label), ["•", "•"])
+        XCTAssertEqual(list?.children.map(\.value), ["one", "two"])
+        XCTAssertEqual(list?.children.map(\.checked), [nil, true])
+        // The message keeps the text as written (what copy copies); a screen reader reads the blocks.
+        XCTAssertEqual(message?.value, "## Plan\n\nFirst **build**, then `test` it: [docs](https://example.com).\n\n- one\n- [x] two\n\n---\n")
+        XCTAssertNil(message?.accessibilityValue)
+        XCTAssertEqual(message?.supportedActions, ["copy"])
+    }
+
+    func testAFencedCodeBlockHasItsLanguageItsCodeAndACopyButton() {
+        let app = replying()
+        delta(app, "Run:\n\n```sh\nmake test\nmake bench\n```\n")
+        let code = app.tree().find("message.m2.md.1")
+        XCTAssertEqual(code?.role, .codeBlock)
+        XCTAssertEqual(code?.language, "sh")
+        XCTAssertEqual(code?.value, "make test\nmake bench")
+        XCTAssertNil(code?.variant, "closed")
+        XCTAssertEqual(code?.supportedActions, ["copy"])
+        XCTAssertEqual(code?.children.map(\.id), ["message.m2.md.1.copy"])
+        XCTAssertEqual(code?.children.first?.supportedActions, ["tap"])
+    }
+
+    func testATableIsRowsOfCellsWithTheHeaderRowAndAlignmentsMarked() {
+        let app = replying()
+        delta(app, "| name | runs |\n|:--|--:|\n| core | 12 |\n")
+        let table = app.tree().find("message.m2.md.0")
+        XCTAssertEqual(table?.role, .table)
+        XCTAssertEqual(table?.children.map(\.variant), ["header", nil])
+        XCTAssertEqual(table?.children.map { $0.children.map(\.value) }, [["name", "runs"], ["core", "12"]])
+        XCTAssertEqual(table?.children.last?.children.map(\.variant), ["left", "right"])
+    }
+
+    func testAUsersMessageIsPlainTextNotMarkdown() {
+        let app = app()
+        act(app, #"{"type":"send_message","text":"why is **this** failing?"}"#)
+        let message = app.tree().find("message.m1")
+        XCTAssertEqual(message?.value, "why is **this** failing?")
+        XCTAssertEqual(message?.children.map(\.id), [])
+    }
+
+    // MARK: - Streaming
+
+    func testAnUnclosedFenceStreamsAsAnOpenCodeBlockUntilItCloses() {
+        let app = replying()
+        delta(app, "```swift\nlet a = 1\n")
+        XCTAssertEqual(app.tree().find("message.m2.md.0")?.variant, "open")
+        XCTAssertEqual(app.tree().find("message.m2.md.0")?.value, "let a = 1")
+        delta(app, "let b = 2\n```\n")
+        XCTAssertNil(app.tree().find("message.m2.md.0")?.variant)
+        XCTAssertEqual(app.tree().find("message.m2.md.0")?.value, "let a = 1\nlet b = 2")
+    }
+
+    func testADeltaChangesOnlyTheOpenBlockAndClosedBlocksKeepTheirIds() {
+        let app = replying()
+        delta(app, "# Title\n\nFirst paragraph.\n\nSecond")
+        let revision = app.state.revision
+        _ = app.tree()
+        delta(app, " paragraph grows")
+        guard case .changes(_, let ops)? = app.treeChanges(since: revision) else { return XCTFail("changes expected") }
+        let touched = Set(ops.map { op -> String in
+            switch op {
+            case .append(let id, _, _), .update(let id, _, _), .move(let id, _, _): return id
+            case .splice(let parent, _, _, _): return parent
+            }
+        })
+        XCTAssertFalse(touched.contains("message.m2.md.0"))
+        XCTAssertFalse(touched.contains("message.m2.md.1"))
+        XCTAssertTrue(touched.contains("message.m2.md.2"))
+        XCTAssertEqual(app.tree().find("message.m2.md.2")?.value, "Second paragraph grows")
+    }
+
+    /// The tree built as a reply streams (parsed on from where it was)
+    /// equals the tree built from scratch, after every delta of every size.
+    func testTheStreamedTreeEqualsATreeBuiltFromScratchAfterEveryDelta() {
+        let replies = [
+            ScenarioScript.markdownReply.joined(),
+            // Words that turn the line into a block, a link, an entity, a break, a closed fence.
+            "Some words here\n# then a heading\nand words  \nthen www.example.com and http://a.b/c and a@b.co done",
+            "para one  \n  indented lazy\n1. item\n   more\n\n```\ncode line one\n  indented code\n~~~ not a close\n```\ntail &amp words &copy",
+            "[a] (b) and [a](http://x.y) then `code` then *em* and **strong** words   \n\n\tcode by indent\nend",
+            "Text\n===\nMore text\n---\nLast words with trailing blanks   ",
+            "| a | b |\n|---|---|\n| c | d |\nplain after table",
+        ]
+        for (n, reply) in replies.enumerated() {
+            for size in [1, 2, 3, 7, 16, 64] {
+                streamAndCompare(reply, chunk: size, label: "reply \(n)")
+            }
+        }
+    }
+
+    private func streamAndCompare(_ reply: String, chunk size: Int, label: String) {
+        do {
+            let app = replying()
+            var rest = Substring(reply)
+            while !rest.isEmpty {
+                delta(app, String(rest.prefix(size)))
+                rest = rest.dropFirst(size)
+                let streamed = app.tree()
+                let fresh = SemanticTree.build(app.state)
+                XCTAssertEqual(
+                    streamed.find("message.m2"), fresh.find("message.m2"), "\(label), chunks of \(size), at \(reply.count - rest.count)")
+            }
+        }
+    }
+
+    // MARK: - Copy
+
+    func testCopyingACodeBlockAsksTheHostToPutItsCodeOnTheClipboard() {
+        let app = replying()
+        delta(app, "```\nswift test\n```\n")
+        let report = act(app, #"{"type":"tap_node","node_id":"message.m2.md.0.copy"}"#)
+        XCTAssertEqual(report["effects"]?.arrayValue?.map { $0["type"] }, ["copy_to_clipboard"])
+        XCTAssertEqual(report["effects"]?.arrayValue?.first?["text"], "swift test")
+    }
+
+    func testCopyingAMessageCopiesItsTextAsWritten() {
+        let app = replying()
+        delta(app, "Use **`make`**.")
+        let report = act(app, #"{"type":"copy","node_id":"message.m2"}"#)
+        XCTAssertEqual(report["effects"]?.arrayValue?.first?["text"], "Use **`make`**.")
+    }
+
+    func testCopyingANodeThatOffersNoCopyIsANoteAndNoEffect() {
+        let app = replying()
+        delta(app, "Plain.")
+        let report = act(app, #"{"type":"copy","node_id":"message.m2.md.0"}"#)
+        XCTAssertEqual(report["effects"], [])
+        let unknown = act(app, #"{"type":"copy","node_id":"message.m99"}"#)
+        XCTAssertEqual(unknown["effects"], [])
+        let notes = json(app.logsJSON(limit: 1).string)["entries"]?.arrayValue?.first?["notes"]
+        XCTAssertEqual(notes, [#"copy: no node "message.m99" with copy on this screen"#])
+    }
+
+    func testCopyWithoutANodeIdIsRefusedWithAStableCode() {
+        let app = app()
+        let report = json(app.dispatch(json: #"{"type":"copy"}"#).string)
+        XCTAssertEqual(report["error"]?["code"], "invalid_field")
+        XCTAssertEqual(report["error"]?["field"], "node_id")
+        let wrong = json(app.dispatch(json: #"{"type":"set_expanded","node_id":"x","expanded":"yes"}"#).string)
+        XCTAssertEqual(wrong["error"]?["code"], "invalid_field")
+    }
+
+    // MARK: - Reasoning
+
+    func testReasoningShowsOpenWhileItStreamsAndClosedOnceTheModelAnswers() {
+        let app = replying()
+        server(app, #"{"type":"reasoning_delta","text":"Check the build first."}"#)
+        var reasoning = app.tree().find("message.m2.reasoning")
+        XCTAssertEqual(reasoning?.role, .reasoning)
+        XCTAssertEqual(reasoning?.label, "Thinking…")
+        XCTAssertEqual(reasoning?.expanded, true)
+        XCTAssertEqual(reasoning?.value, "Check the build first.")
+        server(app, #"{"type":"reasoning_done","duration_secs":2.5}"#)
+        reasoning = app.tree().find("message.m2.reasoning")
+        XCTAssertEqual(reasoning?.label, "Thought for 2.5 s")
+        XCTAssertEqual(reasoning?.expanded, false)
+        XCTAssertNil(reasoning?.value)
+        act(app, #"{"type":"tap_node","node_id":"message.m2.reasoning"}"#)
+        reasoning = app.tree().find("message.m2.reasoning")
+        XCTAssertEqual(reasoning?.expanded, true)
+        XCTAssertEqual(reasoning?.value, "Check the build first.")
+        XCTAssertEqual(json(app.stateJSON().string)["state"]?["expanded_nodes"], [["node_id": "message.m2.reasoning", "expanded": true]])
+    }
+
+    func testAHistoryRowsReasoningIsSplitFromItsAnswerAndShownBeforeIt() {
+        let app = app()
+        // jcode writes persisted reasoning as dim italic lines (U+2063 inside
+        // the asterisks, markdown characters escaped, a hard break), a blank
+        // line, then the answer.
+        let content = "*\u{2063}Look at \\*args\u{2063}*  \n\n*\u{2063}then reply\u{2063}*  \n\nThe answer."
+        server(app, #"{"type":"history","id":2,"session_id":"s","messages":[{"role":"assistant","content":\#(JSONValue.string(content).jsonString)}]}"#)
+        let entry = app.state.chat.transcript.entries.first
+        XCTAssertEqual(entry?.reasoning, "Look at *args\n\nthen reply")
+        XCTAssertEqual(entry?.text, "The answer.")
+        let message = app.tree().find("message.m1")
+        XCTAssertEqual(message?.children.map(\.id), ["message.m1.reasoning", "message.m1.md.0"])
+        XCTAssertEqual(message?.find("message.m1.reasoning")?.label, "Thought")
+    }
+
+    func testHistoryContentThatMerelyStartsWithEmphasisIsTheAnswer() {
+        XCTAssertEqual(HistoryReasoning.split("*Note*: read this.").reasoning, "")
+        XCTAssertEqual(HistoryReasoning.split("*Note*: read this.").text, "*Note*: read this.")
+        XCTAssertEqual(HistoryReasoning.split("").text, "")
+    }
+
+    // MARK: - Expanding
+
+    func testOnlyTheLatest256ExpansionsAreKept() {
+        let app = app()
+        for k in 0..<300 { act(app, #"{"type":"set_expanded","node_id":"tool.m1.c\#(k)","expanded":true}"#) }
+        let kept = json(app.stateJSON().string)["state"]?["expanded_nodes"]?.arrayValue
+        XCTAssertEqual(kept?.count, 256)
+        XCTAssertEqual(kept?.first?["node_id"], "tool.m1.c44")
+        XCTAssertEqual(kept?.last?["node_id"], "tool.m1.c299")
+    }
+
+    // MARK: - Buttons
+
+    func testDenyLooksDestructiveApproveLooksPrimaryAndAlwaysAllowSecondary() {
+        let tree = SemanticTree.build(Scenario.toolApprovalRequired.state())
+        XCTAssertEqual(tree.find("permission.perm-1.approve")?.variant, "primary")
+        XCTAssertEqual(tree.find("permission.perm-1.deny")?.variant, "destructive")
+        XCTAssertEqual(tree.find("permission.perm-1.always")?.variant, "secondary")
+        XCTAssertEqual(tree.find("chat.interrupt")?.variant, "destructive")
+        XCTAssertEqual(tree.find("nav.settings")?.variant, "secondary")
+    }
+}
