@@ -392,7 +392,16 @@ JCODE_MOBILE_API char *jcode_mobile_state(void *app);
 **   table_cell, divider), a tool card its summary, diff and output, and
 **   some nodes carry fields only their roles have: level, spans, language,
 **   checked, variant, expanded, counts (docs/ABI.md, "The transcript's
-**   nodes"); a node without one leaves it out.
+**   nodes"); a node without one leaves it out: level (a heading), spans
+**   (a text's styled runs [{text,styles,url?}]), language (a code block),
+**   checked (a task list item), variant (a button's primary/secondary/
+**   destructive, a list's ordered/bullet, a diff line's added/removed/
+**   context, a code block still streaming "open", …), expanded (a tool
+**   card, reasoning, a long output or diff) and counts {added,removed} (a
+**   diff). The action {"type":"set_expanded","node_id":…,"expanded":…}
+**   opens or closes a collapsible node (a tap toggles it); {"type":"copy",
+**   "node_id":…} on a node whose supported_actions has "copy" answers the
+**   effect copy_to_clipboard {text}.
 ** Errors: null_argument, invalid_handle, out_of_memory (the answer did not
 **   fit in memory; nothing changed). NULL: not even that could be allocated.
 ** Threads: serialised with every other call on `app`.

@@ -13,8 +13,9 @@
 /// placeholder in parentheses when empty, `*` when focused), `Speaker: text`
 /// a message, `tool name [status]` a tool card, `! text` an error, `~ text` a
 /// status line, `* text` a notice, `>> title` a sheet; a message's markdown:
-/// its paragraphs as they read, `- text` / `1. text` / `[x] text` list
-/// items, `> ` a quote, ```` ```lang ```` then the code for a code block,
+/// its paragraphs as they read, `• text` / `1. text` / `[x] text` list
+/// items (the item's marker, or its check box), `>` a quote (its blocks
+/// under it), ```` ```lang ```` then the code for a code block,
 /// `| a | b |` a table row, `---` a divider; a diff `diff path +n −m` with
 /// `+ `, `- ` and `  ` lines; reasoning `(thought) title`. Hidden nodes and
 /// their children are left out; a node with nothing to say (an unlabelled

@@ -128,7 +128,8 @@ import Testing
                 [Model]
                 [Settings]
               You: Run the tests
-              jcode: All 42 tests pass.
+              jcode
+                All 42 tests pass.
               Message: (Message jcode)
               [Attach image]
               [Dictate]

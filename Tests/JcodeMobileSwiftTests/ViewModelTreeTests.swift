@@ -218,9 +218,10 @@ final class Fired: Sendable {
         Self.expectMirrors(model, "the delta")
     }
 
-    /// A delta that adds lines moves every row (the list follows its end):
-    /// readers of `node` are told, readers of `content` only for the row
-    /// that grew; the chrome is not touched.
+    /// A delta that adds lines grows the last row only: rows are in the
+    /// list's content coordinates (library 0.6.0), so the rows above it do
+    /// not move and are not told; the list is (its content grew, its scroll
+    /// follows the end); the chrome is not touched.
     @Test func aDeltaThatAddsLinesMovesTheRowsWithoutChangingWhatTheyShow() throws {
         let model = Self.model(.connectedEmptyChat)
         model.receive(try Self.history(30))
@@ -235,7 +236,7 @@ final class Fired: Sendable {
             model.receive(try Self.delta(" and then a long paragraph that takes several lines of the screen to show in full"))
         }
 
-        #expect(fired == ["content message.m32", "messageList"] + ids.map { "node \($0)" }.sorted())
+        #expect(fired == ["content message.m32", "messageList", "node message.m32"])
         #expect(streaming === model.messages.last)
         Self.expectMirrors(model, "the long delta")
     }
@@ -272,6 +273,59 @@ final class Fired: Sendable {
         #expect(fired == ["chrome"])
         #expect(model.chrome.find("chat.draft")?.value == "Hello")
         Self.expectMirrors(model, "set_draft")
+    }
+
+    /// Opening a tool card (a tap, then `set_expanded`) is an `update` of its
+    /// `expanded` and a splice of its children: the row holding the card is
+    /// told its content changed, no other row is (they may only move).
+    @Test func openingAToolCardChangesThatRowAndOnlyThatRow() throws {
+        let model = Self.model(.codeEditReview)
+        Self.expectMirrors(model, "loading")
+        let row = try #require(model.messages.first { $0.node.find("tool.m5.call_read") != nil })
+        #expect(row.node.find("tool.m5.call_read")?.expanded == false)
+        #expect(row.node.find("tool.m5.call_read.output") == nil)
+        let before = model.messages
+
+        let opened = try Self.fired(model) { model.send(.tapNode(id: "tool.m5.call_read")) }
+
+        #expect(opened.filter { $0.hasPrefix("content ") } == ["content \(row.id)"])
+        #expect(!opened.contains("messages"))
+        #expect(row.content.find("tool.m5.call_read")?.expanded == true)
+        #expect(row.content.find("tool.m5.call_read.output")?.value == "1\tpub fn connect() {\n2\t    retry(500);\n3\t}")
+        #expect(model.messages.count == before.count)
+        #expect(zip(model.messages, before).allSatisfy { $0 === $1 })
+        #expect(model.state.navigation.expansions.last?.nodeID == "tool.m5.call_read")
+        #expect(model.state.navigation.expansions.last?.expanded == true)
+        Self.expectMirrors(model, "tap")
+
+        let closed = Self.fired(model) { model.send(.setExpanded(nodeID: "tool.m5.call_read", expanded: false)) }
+
+        #expect(closed.filter { $0.hasPrefix("content ") } == ["content \(row.id)"])
+        #expect(row.content.find("tool.m5.call_read")?.expanded == false)
+        #expect(row.content.find("tool.m5.call_read.output") == nil)
+        Self.expectMirrors(model, "set_expanded false")
+    }
+
+    /// Reasoning closes once the answer comes; opening it again updates its
+    /// `expanded` and `value` in its row only.
+    @Test func openingReasoningUpdatesItsNodeInItsRow() throws {
+        let model = Self.model(.connectedChat)
+        model.send(.sendMessage(text: "Explain the build"))
+        model.receive(try Self.server(#"{"type":"ack","id":3}"#))
+        model.receive(try Self.server(#"{"type":"reasoning_delta","text":"Looking at the Makefile"}"#))
+        model.receive(try Self.server(#"{"type":"reasoning_done","duration_secs":1.5}"#))
+        model.receive(try Self.delta("It builds the library first."))
+        let row = try #require(model.messages.last)
+        let id = row.id + ".reasoning"
+        #expect(row.node.find(id)?.expanded == false)
+        #expect(row.node.find(id)?.value == nil)
+
+        let fired = Self.fired(model) { model.send(.setExpanded(nodeID: id, expanded: true)) }
+
+        #expect(fired.filter { $0.hasPrefix("content ") } == ["content \(row.id)"])
+        #expect(row.content.find(id)?.expanded == true)
+        #expect(row.content.find(id)?.value == "Looking at the Makefile")
+        Self.expectMirrors(model, "set_expanded")
     }
 
     // MARK: - Resync

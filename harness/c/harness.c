@@ -1524,6 +1524,15 @@ static void test_malformed_inputs(void) {
         {0, "{\"value\":\"x\"}", "invalid_field", "type", OFF_IGNORE},
         {0, "[1,2]", "invalid_field", NULL, OFF_IGNORE},
         {0, "{\"type\":\"tap_node\",\"node_id\":null}", "invalid_field", "node_id", OFF_IGNORE},
+        /* the transcript's actions: a missing node, an `expanded` that is not a boolean */
+        {0, "{\"type\":\"set_expanded\",\"expanded\":true}", "invalid_field", "node_id", OFF_IGNORE},
+        {0, "{\"type\":\"set_expanded\",\"node_id\":\"tool.m6.call_edit\",\"expanded\":\"yes\"}", "invalid_field",
+         "expanded", OFF_IGNORE},
+        {0, "{\"type\":\"set_expanded\",\"node_id\":\"tool.m6.call_edit\",\"expanded\":1}", "invalid_field", "expanded",
+         OFF_IGNORE},
+        {0, "{\"type\":\"set_expanded\",\"node_id\":\"tool.m6.call_edit\"}", "invalid_field", "expanded", OFF_IGNORE},
+        {0, "{\"type\":\"copy\"}", "invalid_field", "node_id", OFF_IGNORE},
+        {0, "{\"type\":\"copy\",\"node_id\":7}", "invalid_field", "node_id", OFF_IGNORE},
         {1, "{\"type\":\"pair_finished\",\"effect_id\":\"7\",\"ok\":true}", "invalid_field", "effect_id", OFF_IGNORE},
         {1, "{\"type\":\"websocket_event\",\"effect_id\":1,\"line\":5}", "invalid_field", "line", OFF_IGNORE},
         {1, "{\"type\":\"network_reachability_changed\",\"reachable\":\"yes\"}", "invalid_field", "reachable",
@@ -1987,7 +1996,7 @@ static void test_tree_changes(void) {
     }
     reply_free(&r);
 
-    /* One streamed delta is one append to the streaming message. */
+    /* One streamed delta is an append to the streaming message's text… */
     drop(DISPATCH(&s, "{\"type\":\"send_message\"}", CHANGES, "send_message"));
     drop(EVENT(&s, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}", CHANGES,
                "text_delta Hel"));
@@ -2005,7 +2014,14 @@ static void test_tree_changes(void) {
     EXPECT_STR(r.doc, "ops[0].id", want, "one delta");
     EXPECT_STR(r.doc, "ops[0].field", "value", "one delta");
     EXPECT_STR(r.doc, "ops[0].text", "lo \xc3\xa9", "one delta");
-    CHECK(jlen(r.doc, "ops") <= 2, "one delta: at most the value and its accessibility value: %.300s", r.raw);
+    /* …and to its markdown's last block, the paragraph it grows (value and accessibility value). */
+    snprintf(want, sizeof want, "message.%s.md.0", id);
+    EXPECT_STR(r.doc, "ops[1].op", "append", "one delta");
+    EXPECT_STR(r.doc, "ops[1].id", want, "one delta");
+    EXPECT_STR(r.doc, "ops[1].field", "value", "one delta");
+    EXPECT_STR(r.doc, "ops[1].text", "lo \xc3\xa9", "one delta");
+    CHECK(jlen(r.doc, "ops") <= 3, "one delta: the message's value, its block's value and accessibility value: %.300s",
+          r.raw);
     CHECK(r.raw && strlen(r.raw) < 512, "one delta: the answer is %lu bytes", (unsigned long)(r.raw ? strlen(r.raw) : 0));
     reply_free(&r);
     jcode_mobile_app_free(s.app);
@@ -2411,6 +2427,140 @@ static void test_threads(void) {
 
 /* ================================================================ main */
 
+/* ================================================================ the transcript's nodes */
+
+/* The first node of `role` under `node` (depth-first), or NULL. */
+static const jv *find_role(const jv *node, const char *role) {
+    const char *r;
+    const jv *children;
+    size_t i;
+    if (!node || node->kind != JOBJ) return NULL;
+    r = jstr(node, "role");
+    if (r && strcmp(r, role) == 0) return node;
+    children = jget(node, "children");
+    if (!children || children->kind != JARR) return NULL;
+    for (i = 0; i < children->n; i++) {
+        const jv *hit = find_role(children->items[i], role);
+        if (hit) return hit;
+    }
+    return NULL;
+}
+
+/* The tree's node `id`, checked to be a boolean `expanded` equal to `want`. */
+static void expect_expanded_at(int line, session *s, const char *id, int want, const char *ctx) {
+    reply t = get_tree_at(line, s, ctx);
+    const jv *node = find_node(jget(t.doc, "tree"), id);
+    if (check_at(line, node != NULL, "%s: no node %s in the tree", ctx, id)) {
+        expect_bool_at(line, node, "expanded", want, ctx);
+        check_at(line, node_supports(node, "tap"), "%s: %s does not support tap", ctx, id);
+    }
+    reply_free(&t);
+}
+
+#define EXPECT_EXPANDED(s, id, want, ctx) expect_expanded_at(__LINE__, (s), (id), (want), (ctx))
+
+/* set_expanded and a tap open and close a tool card (state's expanded_nodes
+** says which); copy answers copy_to_clipboard with the text, exactly; a node
+** that is not there, or has no copy, is a note and no effect; a code block
+** carries its code, language and Copy button. */
+static void test_transcript_nodes(void) {
+    session s;
+    reply r, t;
+    const jv *node;
+    char want[512];
+    g_section = "transcript";
+    if (!CHECK(session_open(&s, "{\"scenario\":\"code_edit_review\"}"), "app_new(code_edit_review) returned NULL")) return;
+    r = GET_STATE(&s, "code_edit_review");
+    EXPECT_LEN(r.doc, "state.expanded_nodes", 1, "code_edit_review opens the edit's card");
+    EXPECT_STR(r.doc, "state.expanded_nodes[0].node_id", "tool.m5.call_edit", "code_edit_review");
+    EXPECT_BOOL(r.doc, "state.expanded_nodes[0].expanded", 1, "code_edit_review");
+    reply_free(&r);
+    EXPECT_EXPANDED(&s, "tool.m5.call_edit", 1, "the edit's card, opened by the scenario");
+    EXPECT_EXPANDED(&s, "tool.m5.call_read", 0, "the read's card, closed by default");
+
+    /* Opened: its output shows; the state remembers it, the latest last. */
+    drop(DISPATCH(&s, "{\"type\":\"set_expanded\",\"node_id\":\"tool.m5.call_read\",\"expanded\":true}", CHANGES,
+                  "set_expanded(read, true)"));
+    EXPECT_EXPANDED(&s, "tool.m5.call_read", 1, "after set_expanded(read, true)");
+    t = GET_TREE(&s, "after set_expanded(read, true)");
+    node = find_node(jget(t.doc, "tree"), "tool.m5.call_read.output");
+    CHECK(node != NULL, "the opened card shows its output");
+    EXPECT_STR(node, "value", "1\tpub fn connect() {\n2\t    retry(500);\n3\t}", "the read's output");
+    reply_free(&t);
+    r = GET_STATE(&s, "after set_expanded(read, true)");
+    EXPECT_LEN(r.doc, "state.expanded_nodes", 2, "after set_expanded(read, true)");
+    EXPECT_STR(r.doc, "state.expanded_nodes[1].node_id", "tool.m5.call_read", "after set_expanded(read, true)");
+    EXPECT_BOOL(r.doc, "state.expanded_nodes[1].expanded", 1, "after set_expanded(read, true)");
+    reply_free(&r);
+
+    /* Tapped: it closes again; the choice replaces the earlier one. */
+    drop(DISPATCH(&s, "{\"type\":\"tap_node\",\"node_id\":\"tool.m5.call_read\"}", CHANGES, "tap(read)"));
+    EXPECT_EXPANDED(&s, "tool.m5.call_read", 0, "after tap(read)");
+    t = GET_TREE(&s, "after tap(read)");
+    CHECK(find_node(jget(t.doc, "tree"), "tool.m5.call_read.output") == NULL, "the closed card hides its output");
+    reply_free(&t);
+    r = GET_STATE(&s, "after tap(read)");
+    EXPECT_LEN(r.doc, "state.expanded_nodes", 2, "after tap(read)");
+    EXPECT_STR(r.doc, "state.expanded_nodes[1].node_id", "tool.m5.call_read", "after tap(read)");
+    EXPECT_BOOL(r.doc, "state.expanded_nodes[1].expanded", 0, "after tap(read)");
+    reply_free(&r);
+
+    /* copy: the message's text as written, markdown markers and all. */
+    r = DISPATCH(&s, "{\"type\":\"copy\",\"node_id\":\"message.m6\"}", SAME, "copy(message.m6)");
+    if (CHECK(count_effects(r.doc, "copy_to_clipboard") == 1 && jlen(r.doc, "effects") == 1,
+              "copy(message.m6): expected one copy_to_clipboard effect: %.300s", r.raw ? r.raw : "(null)")) {
+        snprintf(want, sizeof want,
+                 "{\"effect_id\":%lld,\"type\":\"copy_to_clipboard\",\"text\":\"Done: `connect` takes the delay, and the "
+                 "**12 tests** pass.\"}",
+                 effect_id_of(find_effect(r.doc, "copy_to_clipboard", 0)));
+        CHECK(strstr(r.raw, want) != NULL, "copy(message.m6): the effect is not %s: %.300s", want, r.raw);
+    }
+    reply_free(&r);
+
+    /* A node that is not there, or cannot be copied: a note, no effect. */
+    r = DISPATCH(&s, "{\"type\":\"copy\",\"node_id\":\"message.m99\"}", SAME, "copy(message.m99)");
+    EXPECT_LEN(r.doc, "effects", 0, "copy(message.m99)");
+    reply_free(&r);
+    r = DISPATCH(&s, "{\"type\":\"copy\",\"node_id\":\"tool.m5.call_read\"}", SAME, "copy(a tool card)");
+    EXPECT_LEN(r.doc, "effects", 0, "copy(a tool card)");
+    reply_free(&r);
+    r = GET_LOGS(&s, 1, "logs after copy(a tool card)");
+    EXPECT_STR(r.doc, "entries[0].type", "copy", "the log's last entry");
+    EXPECT_STR(r.doc, "entries[0].notes[0]", "copy: no node \"tool.m5.call_read\" with copy on this screen",
+               "the log's last entry");
+    reply_free(&r);
+    jcode_mobile_app_free(s.app);
+
+    /* A code block: its code, language, copy, and a Copy button that copies it. */
+    if (!CHECK(session_open(&s, "{\"scenario\":\"markdown_reply\"}"), "app_new(markdown_reply) returned NULL")) return;
+    t = GET_TREE(&s, "markdown_reply");
+    node = find_role(find_node(jget(t.doc, "tree"), "message.m5"), "code_block");
+    if (CHECK(node != NULL, "markdown_reply: message.m5 has no code_block node")) {
+        const char *id = jstr(node, "id");
+        char action[256];
+        EXPECT_STR(node, "value", "app.dispatch([\"type\": \"retry_connection\"])", "the code block");
+        EXPECT_STR(node, "language", "swift", "the code block");
+        CHECK(jget(node, "variant") == NULL, "a closed code block has no variant");
+        CHECK(node_supports(node, "copy"), "the code block does not support copy");
+        EXPECT_STR(node, "children[0].role", "button", "the code block's Copy button");
+        EXPECT_STR(node, "children[0].label", "Copy", "the code block's Copy button");
+        snprintf(want, sizeof want, "%s.copy", id ? id : "?");
+        EXPECT_STR(node, "children[0].id", want, "the code block's Copy button");
+        snprintf(action, sizeof action, "{\"type\":\"copy\",\"node_id\":\"%s\"}", id ? id : "?");
+        r = DISPATCH(&s, action, SAME, "copy(code block)");
+        EXPECT_STR(find_effect(r.doc, "copy_to_clipboard", 0), "text", "app.dispatch([\"type\": \"retry_connection\"])",
+                   "copy(code block)");
+        reply_free(&r);
+        snprintf(action, sizeof action, "{\"type\":\"tap_node\",\"node_id\":\"%s.copy\"}", id ? id : "?");
+        r = DISPATCH(&s, action, SAME, "tap(Copy)");
+        EXPECT_STR(find_effect(r.doc, "copy_to_clipboard", 0), "text", "app.dispatch([\"type\": \"retry_connection\"])",
+                   "tap(Copy)");
+        reply_free(&r);
+    }
+    reply_free(&t);
+    jcode_mobile_app_free(s.app);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     test_parser_self_check();
@@ -2425,6 +2575,7 @@ int main(void) {
     test_snapshot();
     test_hit_test_and_screenshot();
     test_tree_changes();
+    test_transcript_nodes();
     test_threads();
     if (g_answers) fclose(g_answers);
     printf("%ld passed, %ld failed\n", g_passed, g_failed);

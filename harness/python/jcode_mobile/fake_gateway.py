@@ -1873,6 +1873,8 @@ class Host:
         self.haptics: List[str] = []
         #: Local notifications shown (show_local_notification), one per session: the latest.
         self.notifications: List[dict] = []
+        #: Every text put on the clipboard (copy_to_clipboard), in order.
+        self.clipboard: List[str] = []
         #: Every effect executed, in order (the full, unredacted effect objects).
         self.effects: List[dict] = []
         #: Every call into the core with its report.
@@ -2155,6 +2157,9 @@ class Host:
         shown = {"title": e["title"], "body": e["body"], "session_id": e.get("session_id")}
         self.notifications = [n for n in self.notifications if n["session_id"] != shown["session_id"]]
         self.notifications.append(shown)
+
+    def _do_copy_to_clipboard(self, eid: int, e: dict) -> None:
+        self.clipboard.append(e["text"])
 
     def _do_create_device_id(self, eid: int, e: dict) -> None:
         if self.device_id is not None:

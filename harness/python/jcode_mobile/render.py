@@ -15,7 +15,14 @@ tapped), ``Label: value`` a text field (the placeholder in parentheses when
 empty, ``*`` marks the focused field), ``Speaker: text`` a message,
 ``! text`` an error banner or error text, ``~ text`` a status line,
 ``* text`` a notice, ``Tool name [status]`` a tool card, ``>> title`` a
-sheet.
+sheet. A message written in markdown shows as its blocks under the speaker
+(docs/ABI.md, "The transcript's nodes"), as the Swift ``ScreenText`` does:
+paragraphs as they read, ``#`` per level of a heading, ``• text`` /
+``1. text`` / ``[x] text`` list items, ``>`` a quote (its blocks under it),
+````` ```lang ````` then the code for a code block (no closing fence while it
+is open), ``| a | b |`` a table row, ``---`` a divider; a diff
+``diff path +n −m`` with ``+ ``, ``- `` and ``  `` lines; reasoning
+``(thought) title`` (and its text when open).
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ from .binding import find_node
 __all__ = ["render_screen", "render_node"]
 
 INDENT = "  "
+
+#: The roles of a message's markdown blocks.
+BLOCK_ROLES = frozenset({"paragraph", "heading", "list", "quote", "code_block", "table", "divider"})
 
 
 def _join(label: str, value: Optional[str], sep: str = ": ") -> str:
@@ -51,7 +61,38 @@ def _line(node: dict) -> Optional[str]:
     if role in ("group", "list"):
         return label or None
     if role == "heading":
-        return f"## {label}"
+        level = node.get("level")
+        if level is None:
+            return f"## {label}"
+        return "#" * max(1, min(int(level), 6)) + " " + (value or "")
+    if role == "paragraph":
+        return value or ""
+    if role == "list_item":
+        checked = node.get("checked")
+        mark = label if checked is None else ("[x]" if checked else "[ ]")
+        return f"{mark} {value}" if value else mark
+    if role == "quote":
+        return ">"
+    if role == "code_block":
+        fence = "```" + (node.get("language") or "")
+        code = value or ""
+        return f"{fence}\n{code}" if node.get("variant") == "open" else f"{fence}\n{code}\n```"
+    if role in ("table", "table_cell"):
+        return None
+    if role == "table_row":
+        return "| " + " | ".join(c.get("value") or "" for c in node.get("children") or []) + " |"
+    if role == "divider":
+        return "---"
+    if role == "diff":
+        counts = node.get("counts")
+        return f"diff {label}" + (f" +{counts['added']} −{counts['removed']}" if counts else "")
+    if role == "diff_hunk":
+        return label or None
+    if role == "diff_line":
+        sign = {"added": "+ ", "removed": "- "}.get(node.get("variant") or "", "  ")
+        return sign + (value or "")
+    if role == "reasoning":
+        return "(thought) " + _join(label, value if node.get("expanded") else None)
     if role == "header":
         return _join(label, value, " — ")
     if role == "button":
@@ -67,7 +108,10 @@ def _line(node: dict) -> Optional[str]:
         sep = " " if label.endswith(":") else ": "
         return (f"{label}{sep}{shown}" if label else shown) + mark
     if role == "message":
-        return f"{label}: {value}" if value else label
+        # A message written in markdown shows it as its blocks (its children).
+        if not value or any(c.get("role") in BLOCK_ROLES for c in node.get("children") or []):
+            return label
+        return f"{label}: {value}"
     if role == "tool_call":
         return f"Tool {label} [{value}]" if value else f"Tool {label}"
     if role in ("banner", "error_text"):

@@ -33,15 +33,18 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterable, List, Optional
 
-__all__ = ["TreeMirror", "TreeMismatch", "NODE_FIELDS", "APPENDABLE_FIELDS"]
+__all__ = ["TreeMirror", "TreeMismatch", "NODE_FIELDS", "DETAIL_FIELDS", "APPENDABLE_FIELDS"]
 
 #: A node's own fields an ``update`` may set (every member but ``id`` and ``children``).
 NODE_FIELDS = frozenset({
     "role", "label", "value", "placeholder", "visible", "enabled", "focused", "accessibility_label",
     "accessibility_value", "supported_actions", "bounds", "scroll", "window",
+    "level", "spans", "language", "checked", "variant", "expanded", "counts",
 })
+#: The fields only some roles carry (docs/ABI.md, "The transcript's nodes").
+DETAIL_FIELDS = frozenset({"level", "spans", "language", "checked", "variant", "expanded", "counts"})
 #: The fields a node leaves out when they are absent (an ``update`` sets them to null).
-_OMITTED_WHEN_ABSENT = frozenset({"scroll", "window"})
+_OMITTED_WHEN_ABSENT = frozenset({"scroll", "window"}) | DETAIL_FIELDS
 #: The string fields an ``append`` may grow.
 APPENDABLE_FIELDS = frozenset({"label", "value", "accessibility_label", "accessibility_value"})
 

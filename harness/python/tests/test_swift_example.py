@@ -72,7 +72,7 @@ def test_the_example_pairs_connects_sends_and_prints_the_reply(gateway):
     last_chat = out.stdout.rsplit("· chat ---\n", 1)[1]
     assert "  You: Run the tests\n" in last_chat
     assert "    tool bash [Done]\n" in last_chat
-    assert "  jcode: All 42 tests pass.\n" in last_chat
+    assert "  jcode\n    All 42 tests pass.\n" in last_chat  # a reply shows as its markdown blocks
     # and the gateway saw the same session
     assert gateway.call(lambda fake: [r["type"] for r in fake.requests]) == ["subscribe", "get_history", "message"]
     assert gateway.call(lambda fake: [d["name"] for d in fake.devices.values()]) == ["Swift example"]
@@ -84,10 +84,12 @@ def test_screens_are_printed_as_the_reply_streams_in():
         out = run_example(gateway.port)
 
     assert out.returncode == 0, out.stderr
-    replies = [line for line in out.stdout.splitlines() if line.startswith("  jcode: ")]
-    assert replies[-1] == "  jcode: one two three four five six"
+    # The reply shows as its markdown blocks: a paragraph under the speaker.
+    lines = out.stdout.splitlines()
+    replies = [after for line, after in zip(lines, lines[1:]) if line in ("  jcode", "  jcode (typing)")]
+    assert replies[-1] == "    one two three four five six"
     assert len(replies) >= 3, out.stdout  # partial replies were drawn as they arrived
-    assert all("one two three four five six".startswith(r[len("  jcode: "):].rstrip()) for r in replies)
+    assert all("one two three four five six".startswith(r.strip()) for r in replies)
 
 
 def test_a_wrong_code_fails_with_the_servers_reason(gateway):

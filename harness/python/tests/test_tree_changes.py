@@ -776,8 +776,13 @@ def test_sizes_at_100_000_entries_the_tree_follows_the_screen_and_a_delta_is_sma
         answer = app.tree_changes_bytes(mirror.revision)
         delta_sizes.append(len(answer))
         ops = json.loads(answer)["ops"]
-        assert [(op["op"], op["field"], op["text"]) for op in ops] == [
-            ("append", "value", text), ("append", "accessibility_value", text)]
+        # The message's text grows, and so does its markdown's paragraph (its value and what a screen
+        # reader reads): the block's text has no trailing space, so its append carries the one before.
+        message, block = ops[0]["id"], ops[1]["id"]
+        assert block == message + ".md.0"
+        assert [(op["op"], op["id"], op["field"]) for op in ops] == [
+            ("append", message, "value"), ("append", block, "value"), ("append", block, "accessibility_value")]
+        assert ops[0]["text"] == text and ops[1]["text"] == ops[2]["text"] and ops[1]["text"].strip() == text.strip()
         mirror.update()
     assert mirror.tree == app.tree() and mirror.resyncs == 0
     assert max(delta_sizes) <= 4 * 1024, delta_sizes

@@ -1,5 +1,5 @@
 """The phone's hardware, scripted: push registration, camera, dictation, photos,
-haptics, local notifications, and this install's identity (``create_device_id``)."""
+haptics, local notifications, the clipboard, and this install's identity (``create_device_id``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Callable, List, Optional, Tuple
 #: The effect types a :class:`DeviceScript` answers.
 DEVICE_EFFECTS = frozenset({
     "register_push_notifications", "request_camera_qr_scan", "request_speech_transcript",
-    "request_image_picker", "haptic", "create_device_id", "show_local_notification",
+    "request_image_picker", "haptic", "create_device_id", "show_local_notification", "copy_to_clipboard",
 })
 
 
@@ -44,6 +44,8 @@ class DeviceScript:
         answer_device_id: False: ``create_device_id`` is never answered (an
             OS that hangs), so pairing waits for the identity.
         device_ids_created: every identity handed to the core, in order.
+        clipboard: every text put on the clipboard (``copy_to_clipboard``),
+            in order; the last one is what a paste would give.
     """
 
     push_token: Optional[str] = None
@@ -56,6 +58,7 @@ class DeviceScript:
     device_id_factory: Optional[Callable[[], str]] = None
     answer_device_id: bool = True
     device_ids_created: List[str] = field(default_factory=list)
+    clipboard: List[str] = field(default_factory=list)
 
     def handles(self, effect_type: str) -> bool:
         """Whether ``effect_type`` is one of the device's effects."""
@@ -75,6 +78,9 @@ class DeviceScript:
             return {"type": "device_id_created", "effect_id": effect["effect_id"], "device_id": value}
         if kind == "haptic":
             self.haptics.append(str(effect.get("style")))
+            return None
+        if kind == "copy_to_clipboard":
+            self.clipboard.append(str(effect.get("text")))
             return None
         if kind == "show_local_notification":
             shown = {"title": effect.get("title"), "body": effect.get("body"), "session_id": effect.get("session_id")}

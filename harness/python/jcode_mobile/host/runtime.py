@@ -320,6 +320,11 @@ class RealHost:
         return self.device.notifications
 
     @property
+    def clipboard(self) -> List[str]:
+        """The texts put on the clipboard (``copy_to_clipboard``), in order."""
+        return self.device.clipboard
+
+    @property
     def socket_id(self) -> Optional[int]:
         """The effect id of the socket the core uses (open or connecting), or None."""
         return self._socket.effect_id if self._socket is not None else None
@@ -571,6 +576,7 @@ class RealHost:
     _do_request_image_picker = _device
     _do_haptic = _device
     _do_show_local_notification = _device
+    _do_copy_to_clipboard = _device
     _do_create_device_id = _device
 
     # HTTP
