@@ -42,7 +42,7 @@
 **                       the same pairs (delta, then tree_changes) into a reply
 **                       in markdown that already holds SIZE bytes (headings,
 **                       paragraphs with styles, lists, fenced code, tables):
-**                       what a delta costs as the reply grows
+**                       what a delta costs as the reply grows (100 pairs)
 **   history, first_tree a history of SIZE entries arriving (one call), and
 **                       the first jcode_mobile_tree after it (one call)
 **   restore             jcode_mobile_app_new of a snapshot holding SIZE saved
@@ -286,7 +286,7 @@ int main(int argc, char **argv) {
         jcode_mobile_string_free(tree);
         size_t largest = 0;
         CALLGRIND_START_INSTRUMENTATION;
-        for (measured = 0; measured < 1000; measured++) {
+        for (measured = 0; measured < (reply ? 100 : 1000); measured++) {
             char *report = jcode_mobile_platform_event(app, event);
             if (!report) return 1;
             unsigned long long revision = revision_of(report);

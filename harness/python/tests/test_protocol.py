@@ -152,7 +152,9 @@ def test_tool_call_lifecycle_succeeded(chat):
 
     chat.frame({"type": "tool_input", "delta": "{\"command\":"}, {"type": "tool_input", "delta": "\"cargo test\"}"})
     assert tool_call(chat, "call_bash")["input"] == "{\"command\":\"cargo test\"}"
-    assert chat.node(f"{bash}.input")["value"] == "{\"command\":\"cargo test\"}"
+    # The card, closed, shows the command; its input shows once opened.
+    assert chat.node(f"{bash}.summary")["value"] == "cargo test"
+    assert chat.node(f"{bash}.input") is None
 
     chat.frame({"type": "tool_exec", "id": "call_bash", "name": "bash"})
     assert tool_call(chat, "call_bash")["status"] == "running"
@@ -163,9 +165,11 @@ def test_tool_call_lifecycle_succeeded(chat):
     assert (call["status"], call["output"], call["error"]) == ("succeeded", "2 passed", None)
     card = chat.node(bash)
     assert (card["label"], card["value"]) == ("bash", "Done")
+    assert child_ids(card) == [f"{bash}.summary"]
+    chat.app.dispatch({"type": "set_expanded", "node_id": bash, "expanded": True})
     assert chat.node(f"{bash}.output")["value"] == "2 passed"
     assert chat.node(f"{bash}.error") is None
-    assert child_ids(card) == [f"{bash}.input", f"{bash}.output"]
+    assert child_ids(chat.node(bash)) == [f"{bash}.summary", f"{bash}.input", f"{bash}.output"]
 
 
 # -- 3. interrupts ------------------------------------------------------------------

@@ -385,8 +385,10 @@ def load_older_from_the_top(gateways, host) -> Tuple[dict, dict]:
     assert [(n["id"], n["label"], n["value"], n["enabled"]) for n in rows[:2]] == [
         ("chat.load_older", "Load earlier messages", "136 hidden", True),
         (rows[1]["id"], "You", "Old question 69 about the release", True)]
-    reading = rows[1]["bounds"]
-    assert reading == {"x": 16, "y": 211, "width": 358, "height": 52}  # under the 47-point safe area and the header
+    listed = node(host, "chat.messages")
+    reading = screen_y(listed, rows[1])
+    assert rows[1]["bounds"] == {"x": 16, "y": 52, "width": 358, "height": 52}  # under the button, in the list's content
+    assert reading == 211  # on the screen: under the 47-point safe area and the header
 
     since = mark(gateway)
 
@@ -401,6 +403,12 @@ def load_older_from_the_top(gateways, host) -> Tuple[dict, dict]:
                           timeout=5)
     assert requests_since(gateway, since) == [{"id": 5, "type": "get_compacted_history", "visible_messages": 128}]
     return reading, state
+
+
+def screen_y(listed: dict, row: dict) -> int:
+    """Where a row of the message list is on the screen: the list's rows are
+    in its content coordinates (the list's y minus its offset, plus theirs)."""
+    return listed["bounds"]["y"] - listed["scroll"]["offset"] + row["bounds"]["y"]
 
 
 def test_a_compacted_conversation_loads_older_messages_at_the_top_on_request(gateways, host):
@@ -422,8 +430,8 @@ def test_a_compacted_conversation_loads_older_messages_at_the_top_on_request(gat
 
 def test_loading_older_messages_keeps_the_row_being_read_where_it_was(gateways, host):
     reading, _ = load_older_from_the_top(gateways, host)
-    rows = node(host, "chat.messages")["children"]
-    assert [n["bounds"] for n in rows if n["value"] == "Old question 69 about the release"] == [reading]
+    listed = node(host, "chat.messages")
+    assert [screen_y(listed, n) for n in listed["children"] if n["value"] == "Old question 69 about the release"] == [reading]
 
 
 # -- a history over the input limit -----------------------------------------------------------
