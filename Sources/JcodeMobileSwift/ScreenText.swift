@@ -92,7 +92,7 @@ public enum ScreenText {
             return node.focused ? text + " *" : text
         case .message:
             // A message written in markdown shows it as its children.
-            if value.isEmpty || node.children.contains(where: { ScreenText.isMarkdown($0.role) }) { return label }
+            if value.isEmpty || node.children.contains(where: \.role.isMarkdownBlock) { return label }
             return "\(label): \(value)"
         case .toolCall: return value.isEmpty ? "tool \(label)" : "tool \(label) [\(value)]"
         case .banner, .errorText: return "! " + joined(label, value, ": ")
@@ -101,14 +101,6 @@ public enum ScreenText {
         case .sheet: return ">> " + label
         case .image: return "[image] " + joined(label, value, ": ")
         case .text: return joined(label, value, ": ")
-        }
-    }
-
-    /// The roles of a message's markdown blocks.
-    static func isMarkdown(_ role: SemanticNode.Role) -> Bool {
-        switch role {
-        case .paragraph, .heading, .list, .quote, .codeBlock, .table, .divider: return true
-        default: return false
         }
     }
 

@@ -148,7 +148,7 @@ public enum Layout {
                 placeRow(
                     &node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset), byLabel: node.role == .header)
                 i += run
-            } else if let memo, node.role == .message, MarkdownNodes.isBlock(node.children[i].role) {
+            } else if let memo, node.role == .message, node.children[i].role.isMarkdownBlock {
                 // A message's closed blocks are placed as they were (a reply streams into its last one).
                 memo.placeBlock(&node.children[i], x: x + inset, y: &y, width: max(0, width - 2 * inset))
                 i += 1
@@ -181,7 +181,7 @@ public enum Layout {
     public static func shownValue(_ node: SemanticNode) -> String? {
         guard node.role != .sheet, let value = node.value, !value.isEmpty else { return nil }
         // A message written in markdown shows its text as its blocks.
-        if node.role == .message && node.children.contains(where: { MarkdownNodes.isBlock($0.role) }) { return nil }
+        if node.role == .message && node.children.contains(where: \.role.isMarkdownBlock) { return nil }
         // A value much longer than the label cannot be in it (canonical
         // equivalence grows a text at most 3x in UTF-8, UAX #15): no search,
         // which would first prepare the whole value as its pattern (a

@@ -383,3 +383,14 @@ public struct TextSpan: Equatable, Sendable {
         w.objectEnd()
     }
 }
+
+extension SemanticNode.Role {
+    /// Whether a node of this role is one of a message's markdown blocks:
+    /// the message's text then shows as them, not as its value.
+    public var isMarkdownBlock: Bool {
+        switch self {
+        case .paragraph, .heading, .list, .quote, .codeBlock, .table, .divider: return true
+        default: return false
+        }
+    }
+}

@@ -123,14 +123,6 @@ enum MarkdownNodes {
         runs.map { TextSpan($0.text, TextSpan.Style(rawValue: $0.styles.rawValue), url: $0.url) }
     }
 
-    /// Whether a node is one of a message's markdown blocks (its text then
-    /// shows as them, not as the message's value).
-    static func isBlock(_ role: SemanticNode.Role) -> Bool {
-        switch role {
-        case .paragraph, .heading, .list, .quote, .codeBlock, .table, .divider: return true
-        default: return false
-        }
-    }
 }
 
 /// The markdown of the rows last built, parsed incrementally: a streamed
