@@ -266,3 +266,41 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(tree.find("nav.settings")?.variant, "secondary")
     }
 }
+
+/// The reply the markdown fuzzer found whose open tail, parsed on its own,
+/// differed from a whole parse: streamed, it equals a whole parse after
+/// every chunk.
+final class MarkdownStreamRegressionTests: XCTestCase {
+    func testTheFuzzersTableAndListReplyStreamsAsAWholeParse() {
+        let base64 = "fCBhIHx8ICBiCnw6LS18LdHFfGQKICAgIHygYSB8IGIgfAp8Oi0tfC0tOnwKfCAxIFx8IHggfCBgMmAgfAoKLSBbeF0gZD4gcQoKLS3Tb25lCi0gW/WIgXfTmoeebXBsl9EibG9hZF9zY2VuYSBdIHRvZG8KICAtIG5lc3RlZAogICBy"
+        let bytes = decodeBase64(base64)
+        var stream = MarkdownStream()
+        var end = 0
+        while end < bytes.count {
+            end = min(bytes.count, end + 61)
+            while end < bytes.count && bytes[end] & 0xC0 == 0x80 { end += 1 }
+            let prefix = String(decoding: bytes[0..<end], as: UTF8.self)
+            stream.update(prefix, appendedOnly: true)
+            XCTAssertEqual(stream.blocks, Markdown.parse(prefix), "after \(end) bytes")
+        }
+    }
+
+    private func decodeBase64(_ text: String) -> [UInt8] {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var value: [UInt8: UInt32] = [:]
+        for (k, c) in alphabet.enumerated() { value[c] = UInt32(k) }
+        var out: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for c in text.utf8 {
+            guard let v = value[c] else { continue }
+            buffer = buffer << 6 | v
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8((buffer >> UInt32(bits)) & 0xFF))
+            }
+        }
+        return out
+    }
+}
