@@ -234,6 +234,64 @@ final class TreeChangesTests: XCTestCase {
         }
     }
 
+    /// A long reply in markdown, with its reasoning before it and a tool
+    /// card after it, streams on: each delta's operations name the reply's
+    /// row and its changed last blocks only (the blocks before are patched
+    /// around, never visited), and a copy following them, like the tree
+    /// itself, equals a tree built from scratch after every kind of delta.
+    func testADeltaIntoALongReplyChangesItsLastBlocksOnlyAndACopyFollowsIt() {
+        let app = app()
+        history(app, count: 40)
+        act(app, #"{"type":"send_message","text":"explain"}"#)
+        server(app, #"{"type":"reasoning_delta","text":"Reading the code."}"#)
+        let section = #"## Part\n\nThe **core** parses `markdown`.\n\n- one\n- [x] two\n\n```swift\nlet x = 1\n```\n\n| a | b |\n|---|--:|\n| 1 | 2 |\n\n"#
+        for _ in 0..<60 { server(app, #"{"type":"text_delta","text":"\#(section)"}"#) }
+        server(app, #"{"type":"tool_start","id":"t1","name":"bash"}"#)
+        server(app, #"{"type":"tool_done","id":"t1","name":"bash","output":"ok"}"#)
+        server(app, #"{"type":"text_delta","text":"Then"}"#)
+        let reply = "message.m42"
+        var mirror = Mirror(app)
+        let blocks = app.tree().find(reply)?.children.filter(\.role.isMarkdownBlock).count ?? 0
+        XCTAssertEqual(blocks, 301, "60 sections of 5 blocks, then a paragraph")
+        XCTAssertEqual(app.tree().find(reply)?.children.first?.role, .reasoning)
+        XCTAssertEqual(app.tree().find(reply)?.children.last?.id, "tool.m42.t1")
+
+        let revision = app.state.revision
+        server(app, #"{"type":"text_delta","text":" words"}"#)
+        guard case .changes(_, let ops)? = app.treeChanges(since: revision) else { return XCTFail("changes expected") }
+        let touched = Set(ops.map { op -> String in
+            switch op {
+            case .append(let id, _, _), .update(let id, _, _), .move(let id, _, _): return id
+            case .splice(let parent, _, _, _): return parent
+            }
+        })
+        XCTAssertTrue(touched.isSubset(of: [reply, "\(reply).md.300", "tool.m42.t1", "chat.messages"]), "\(touched)")
+        XCTAssertTrue(ops.contains(.append(id: reply, field: .value, text: " words")))
+        mirror.follow(app)
+
+        let deltas = [
+            " and more", "\n\n# A heading\n", "text under it", "\n```py\nprint(1)", "\nprint(2)\n```\n",
+            "| h | i |\n", "|---|---|\n| 3 | 4 |\n", "- a list\n- [ ] item", "\n\n> quoted", " **bold** end",
+        ]
+        for delta in deltas {
+            server(app, #"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#)
+            mirror.follow(app)
+            XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree(), "after \(delta)")
+        }
+        XCTAssertEqual(app.tree().find(reply)?.children.last?.id, "tool.m42.t1", "the tool card stays after the blocks")
+    }
+
+    func testTheStoresRecordSaysWhichEntriesOnlyGrewTheirText() {
+        var record = InPlaceChanges.extending(nil, to: 5, [.appendText(index: 3, field: .text, text: "a")])
+        XCTAssertEqual(record?.onlyTextAppended(3), true)
+        record = InPlaceChanges.extending(record, to: 6, [.appendText(index: 3, field: .reasoning, text: "b")])
+        XCTAssertEqual(record?.onlyTextAppended(3), false, "its reasoning grew too")
+        record = InPlaceChanges.extending(record, to: 7, [.appendText(index: 4, field: .text, text: "c")])
+        XCTAssertEqual(record?.onlyTextAppended(4), true)
+        XCTAssertEqual(record?.onlyTextAppended(3), false)
+        XCTAssertEqual(record?.onlyTextAppended(2), false, "not in the record")
+    }
+
     func testACopyFollowsAStreamedTurnWithToolsAcrossALongHistoryAndScrolling() {
         let app = app()
         var mirror = Mirror(app)

@@ -81,8 +81,9 @@ public struct TreeFeed {
         last = nil
         let rows = MessageRows(state, width: list.frame.width)
         let scroll = tree.children[list.index].scroll
+        let appended = inPlace.entries.count == 1 && inPlace.onlyTextAppended(inPlace.entries[0])
         guard let replaced = Layout.patchMessages(
-            &tree.children[list.index], changedEntries: inPlace.entries, rows: rows, cache: cache)
+            &tree.children[list.index], changedEntries: inPlace.entries, textAppended: appended, rows: rows, cache: cache)
         else {
             // Nothing was replaced: the tree is the last one.
             last = (revision, tree)
@@ -96,7 +97,12 @@ public struct TreeFeed {
             own.children = []
             changes.append(.update(id: own.id, fields: .scroll, node: own))
         }
-        for (k, old) in replaced { TreeChange.diff(from: old, to: tree.children[list.index].children[k], into: &changes) }
+        for update in replaced {
+            switch update {
+            case .replaced(let k, let old): TreeChange.diff(from: old, to: tree.children[list.index].children[k], into: &changes)
+            case .patched(let ops): changes.append(contentsOf: ops)
+            }
+        }
         record(Step(from: revision, to: state.revision, changes: changes, weight: Self.weight(of: changes)))
         revision = state.revision
         last = (revision, tree)

@@ -197,7 +197,7 @@ public struct Store: Sendable {
         if changed {
             state.revision &+= 1
             feed.record(revision: state.revision, encoded)
-            inPlace = sectionsUnchanged && !reset ? InPlaceChanges.extending(inPlace, to: state.revision, drained) : nil
+            if sectionsUnchanged && !reset { InPlaceChanges.extend(&inPlace, to: state.revision, drained) } else { inPlace = nil }
         }
         // Emptied for the next call, its storage kept (a delta's record keeps
         // the one change, not the array). One change, the common case, is
@@ -408,6 +408,14 @@ public struct InPlaceChanges: Equatable, Sendable {
     public var to: Int
     /// The entries' indices, each once.
     public var entries: [Int]
+    /// Those of `entries` changed otherwise than by text appended to their
+    /// `text` (the others' text is the text at `since` and more).
+    public var changedOtherwise: [Int] = []
+
+    /// Whether entry `index` changed, in the record, only by text appended to its text.
+    public func onlyTextAppended(_ index: Int) -> Bool {
+        entries.contains(index) && !changedOtherwise.contains(index)
+    }
 
     /// Entries recorded at most: past them the record is dropped (the tree is then built whole).
     static let entryLimit = 8
@@ -416,21 +424,36 @@ public struct InPlaceChanges: Equatable, Sendable {
     /// transcript `changes` and nothing else (a new record from `to - 1`
     /// when `record` does not reach it); nil when a change is not in place.
     static func extending(_ record: InPlaceChanges?, to revision: Int, _ changes: [TranscriptChange]) -> InPlaceChanges? {
-        var record = record.flatMap { $0.to == revision &- 1 ? $0 : nil } ?? InPlaceChanges(since: revision &- 1, to: revision, entries: [])
-        record.to = revision
+        var record = record
+        extend(&record, to: revision, changes)
+        return record
+    }
+
+    /// `extending`, in place (the record's arrays are not copied).
+    static func extend(_ record: inout InPlaceChanges?, to revision: Int, _ changes: [TranscriptChange]) {
+        if record?.to != revision &- 1 { record = InPlaceChanges(since: revision &- 1, to: revision, entries: []) }
+        record!.to = revision
         for change in changes {
             let index: Int
+            var appendsText = false
             switch change {
-            case .insert, .remove, .set(_, .isQueued, _): return nil
-            case .set(let i, _, _), .appendText(let i, _, _), .insertToolCall(let i, _, _), .setToolCall(let i, _, _),
-                 .appendToolInput(let i, _, _):
+            case .insert, .remove, .set(_, .isQueued, _):
+                record = nil
+                return
+            case .appendText(let i, let field, _):
+                index = i
+                appendsText = field == .text
+            case .set(let i, _, _), .insertToolCall(let i, _, _), .setToolCall(let i, _, _), .appendToolInput(let i, _, _):
                 index = i
             }
-            if !record.entries.contains(index) {
-                guard record.entries.count < entryLimit else { return nil }
-                record.entries.append(index)
+            if !record!.entries.contains(index) {
+                guard record!.entries.count < entryLimit else {
+                    record = nil
+                    return
+                }
+                record!.entries.append(index)
             }
+            if !appendsText && !record!.changedOtherwise.contains(index) { record!.changedOtherwise.append(index) }
         }
-        return record
     }
 }

@@ -159,12 +159,23 @@ public enum Layout {
         }
         if inset > 0 && node.children.contains(where: \.visible) { y += padding }
         node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
-        // Boxes are set apart; a list or group is only what it holds; a
-        // diff's lines touch (one coloured band).
-        switch node.role {
-        case .list, .group, .screen, .tableRow, .diffLine: break
-        default: y += gap
+        y += gapAfter(node.role)
+    }
+
+    /// The space after a node in a stack: boxes are set apart; a list or
+    /// group is only what it holds; a diff's lines touch (one coloured band).
+    static func gapAfter(_ role: SemanticNode.Role) -> Int {
+        switch role {
+        case .list, .group, .screen, .tableRow, .diffLine: return 0
+        default: return gap
         }
+    }
+
+    /// Where the node after `node` starts in a stack (`node` placed): below
+    /// it and the gap after it; a hidden node takes no room.
+    static func end(of node: SemanticNode) -> Int {
+        guard node.visible else { return node.bounds.y }
+        return node.bounds.y + node.bounds.height + gapAfter(node.role)
     }
 
     /// The boxes drawn around their children, which sit indented inside.

@@ -206,6 +206,16 @@ public final class RowCache {
         slots[serial] = Slot(entry: entry, prompt: prompt, placed: node, by: by, height: height)
     }
 
+    /// The entry row `serial` was built for, and its prompt ordinal.
+    func entry(serial: Int) -> (entry: TranscriptEntry, prompt: Int?)? {
+        slots[serial].map { ($0.entry, $0.prompt) }
+    }
+
+    func has(serial: Int) -> Bool { slots[serial] != nil }
+
+    /// Drops row `serial` (a row patched in place is then held by the tree alone).
+    func forget(serial: Int) { slots[serial] = nil }
+
     /// The row `serial` placed `dy` down: the one placed before when it moved the same.
     func placed(serial: Int, by dy: Int, _ place: (inout SemanticNode) -> Void) -> SemanticNode? {
         guard let slot = slots[serial] else { return nil }
@@ -456,13 +466,39 @@ extension Layout {
     /// place depends on the row's estimate: `WindowPlan.keeps`); the caller
     /// then lays it out.
     ///
-    /// What it returns: the window's index of each replaced row, and the row
-    /// as it was.
+    /// `textAppended`: the one changed entry changed only by text appended
+    /// to its text (the store's record says so: `InPlaceChanges`); its row,
+    /// a reply in markdown, is then patched where it lies.
+    ///
+    /// What it returns, row by row: a row replaced (its index in the
+    /// window and the row as it was: the caller diffs it), or a streamed
+    /// reply's row patched where it lies (`StreamedRowPatch`) and the tree
+    /// changes that say how.
+    enum RowUpdate {
+        case replaced(index: Int, old: SemanticNode)
+        case patched([TreeChange])
+    }
+
     static func patchMessages(
-        _ node: inout SemanticNode, changedEntries: [Int], rows: MessageRows, cache: RowCache
-    ) -> [(index: Int, old: SemanticNode)]? {
-        guard var plan = cache.plan, plan.total == rows.count, plan.rows.count == node.children.count else { return nil }
+        _ node: inout SemanticNode, changedEntries: [Int], textAppended: Bool = false, rows: MessageRows, cache: RowCache
+    ) -> [RowUpdate]? {
+        guard let plan = cache.plan, plan.total == rows.count, plan.rows.count == node.children.count else { return nil }
         var measurer = RowMeasurer(rows: rows, x: plan.frame.x, width: plan.frame.width, cache: cache)
+        // A streamed reply (one entry, its text grown at its end).
+        if textAppended && changedEntries.count == 1 {
+            let r = changedEntries[0] &+ (rows.hasOlder ? 1 : 0)
+            let k = r &- plan.start
+            if plan.keeps(r), let serial = plan.rows[k].serial, serial == measurer.serial(r),
+               let patch = measurer.streamedPatch(r, serial: serial, row: node.children[k]) {
+                let updates = patchStreamed(&node, k, serial, patch, plan: plan, cache: cache)
+                #if DEBUG
+                if updates != nil {
+                    assert(measurer.builtAgain(r, at: plan.rows[k].by) == node.children[k], "a patched row differs from the row built again")
+                }
+                #endif
+                return updates
+            }
+        }
         var changed: [(index: Int, serial: Int)] = []
         var heights: [Int]?
         for entry in changedEntries {
@@ -476,7 +512,6 @@ extension Layout {
             }
             changed.append((k, serial))
         }
-        var replaced: [(index: Int, old: SemanticNode)] = []
         guard let heights else {
             // Every row keeps its place: the changed ones are placed where they were.
             var built: [(index: Int, row: SemanticNode)] = []
@@ -486,48 +521,93 @@ extension Layout {
                 built.append((k, row))
             }
             // Every row holds: only now is the list changed.
+            var replaced: [RowUpdate] = []
             replaced.reserveCapacity(built.count)
             for (k, row) in built {
-                replaced.append((k, node.children[k]))
+                replaced.append(.replaced(index: k, old: node.children[k]))
                 node.children[k] = row
             }
             return replaced
         }
-        // A row grew or shrank: the rows are stacked again from the window's top.
-        let frameHeight = max(0, plan.frame.height)
+        guard restackHolds(plan, heights: heights, cache: cache) else { return nil }
+        return restack(&node, plan: plan, heights: heights, cache: cache)
+    }
+
+    /// The streamed reply's row `k` patched where it lies; when its height
+    /// changed, the rows after it moved (nil, the list unchanged, when they
+    /// cannot be).
+    private static func patchStreamed(
+        _ node: inout SemanticNode, _ k: Int, _ serial: Int, _ patch: StreamedRowPatch, plan: WindowPlan, cache: RowCache
+    ) -> [RowUpdate]? {
+        var heights: [Int]?
+        if patch.height != plan.rows[k].height {
+            heights = plan.rows.map(\.height)
+            heights![k] = patch.height
+            guard restackHolds(plan, heights: heights!, cache: cache, except: k) else { return nil }
+        }
+        // The tree alone holds the row while it is patched (else its
+        // children would be copied, all of them).
+        cache.forget(serial: serial)
+        var changes: [TreeChange] = []
+        patch.apply(to: &node.children[k], changes: &changes)
+        let by = plan.rows[k].by
+        // The slot's entry holds the row's copy of the text, not the
+        // state's (whose next delta is then appended in place).
+        var entry = patch.entry
+        entry.text = node.children[k].value ?? entry.text
+        cache.store(serial: serial, entry: entry, prompt: patch.prompt, placed: node.children[k], by: by, height: patch.height)
+        var updates: [RowUpdate] = [.patched(changes)]
+        if let heights { updates += restack(&node, plan: plan, heights: heights, cache: cache, patched: k) }
+        return updates
+    }
+
+    /// Whether the rows can be stacked again with `heights` (the window
+    /// stays, and every entry's row other than `except` is in the cache).
+    private static func restackHolds(_ plan: WindowPlan, heights: [Int], cache: RowCache, except: Int? = nil) -> Bool {
         switch plan.mode {
-        case .anchored: return nil
-        case .end: guard plan.endWindowHolds(heights: heights, wanted: 2 &* frameHeight) else { return nil }
+        case .anchored: return false
+        case .end: guard plan.endWindowHolds(heights: heights, wanted: 2 &* max(0, plan.frame.height)) else { return false }
         case .exact: break
         }
+        for (k, row) in plan.rows.enumerated() where k != except {
+            if let serial = row.serial, !cache.has(serial: serial) { return false }
+        }
+        return true
+    }
+
+    /// A row grew or shrank: the rows are stacked again from the window's
+    /// top (`patched`, placed already, stays as it is).
+    private static func restack(
+        _ node: inout SemanticNode, plan: WindowPlan, heights: [Int], cache: RowCache, patched: Int? = nil
+    ) -> [RowUpdate] {
+        var plan = plan
+        let frameHeight = max(0, plan.frame.height)
         var contentHeight = plan.top
         for h in heights { contentHeight &+= h }
         let offset = WindowPlan.offset(plan.mode, requested: plan.requested, contentHeight: contentHeight, frameHeight: frameHeight)
         var y = plan.top
-        var placed: [SemanticNode] = []
-        placed.reserveCapacity(heights.count)
+        var updates: [RowUpdate] = []
+        updates.reserveCapacity(heights.count)
         for k in heights.indices {
             let by = y
             y &+= heights[k]
-            if let serial = plan.rows[k].serial {
-                guard let row = cache.placed(serial: serial, by: by, { shift(&$0, by: by) }) else { return nil }
-                placed.append(row)
+            if k == patched {
+                assert(by == plan.rows[k].by, "a patched row moved")
+            } else if let serial = plan.rows[k].serial {
+                // Every row's slot is there (`restackHolds`).
+                let row = cache.placed(serial: serial, by: by, { shift(&$0, by: by) })!
+                updates.append(.replaced(index: k, old: node.children[k]))
+                node.children[k] = row
             } else {
-                var row = node.children[k]
-                shift(&row, by: by &- plan.rows[k].by)
-                placed.append(row)
+                updates.append(.replaced(index: k, old: node.children[k]))
+                shift(&node.children[k], by: by &- plan.rows[k].by)
             }
             plan.rows[k].by = by
             plan.rows[k].height = heights[k]
         }
-        replaced.reserveCapacity(placed.count)
-        for k in placed.indices {
-            replaced.append((k, node.children[k]))
-            node.children[k] = placed[k]
-        }
         node.scroll = SemanticNode.Scroll(offset: offset, contentHeight: contentHeight, maxOffset: max(0, contentHeight &- frameHeight))
         cache.plan = plan
-        return replaced
+        return updates
     }
 
     /// The rows above row `r`, measured up to a frame's height: whether they
@@ -617,6 +697,24 @@ extension Layout {
             Layout.place(&node, x: x, y: &y, width: width, memo: cache.lines)
             cache.store(serial: entry.serial, entry: entry, prompt: prompt, placed: node, by: by, height: y &- by)
             return y &- by
+        }
+
+        /// Row `r`'s `row` (placed, in the tree) brought up to its entry by
+        /// `StreamedRowPatch`, when only its text grew (nil otherwise).
+        func streamedPatch(_ r: Int, serial: Int, row: SemanticNode) -> StreamedRowPatch? {
+            guard case .entry(let i) = rows.row(r), let cache, let old = cache.entry(serial: serial), old.prompt == nil else { return nil }
+            let entry = rows.chat.transcript.entries[i]
+            guard !MessageRows.isPrompt(entry) else { return nil }
+            return StreamedRowPatch.make(
+                row: row, old: old.entry, new: entry, prompt: nil, markdown: cache.markdown, memo: cache.lines, x: x, width: width)
+        }
+
+        /// Row `r` built and laid out again, `by` down, nothing reused (what a patched row must equal).
+        func builtAgain(_ r: Int, at by: Int) -> SemanticNode {
+            var node = rows.node(rows.row(r), prompt: nil)
+            var y = by
+            Layout.place(&node, x: x, y: &y, width: width)
+            return node
         }
 
         /// The transcript entry's serial of row `r` (nil for the other rows).

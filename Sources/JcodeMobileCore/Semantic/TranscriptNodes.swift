@@ -135,6 +135,9 @@ enum MarkdownNodes {
 /// tests hold them to it after every delta of many replies).
 public final class MarkdownCache {
     final class Entry {
+        /// The text last parsed: a copy of its own, held by no one else (a
+        /// streamed reply's text in the state then stays the state's alone,
+        /// so appending to it does not copy it), kept by appending the deltas.
         var text: String
         var stream: MarkdownStream
         var nodes: [SemanticNode]
@@ -166,30 +169,58 @@ public final class MarkdownCache {
 
     /// The block nodes of `text`, ids `prefix.k`.
     func nodes(of text: String, prefix: String) -> [SemanticNode] {
+        blocks(of: text, prefix: prefix).nodes
+    }
+
+    /// What changed since the last call for `prefix`.
+    struct Blocks {
+        /// The block nodes of the text, ids `prefix.k`.
+        var nodes: [SemanticNode]
+        /// How many nodes the last call for `prefix` answered, when the text
+        /// it was given is the start of this one (nil: the text is not the
+        /// last one and more, or the message was not kept).
+        var before: Int?
+        /// The bytes of the text the last call was given (0 when `before` is nil).
+        var beforeBytes = 0
+        /// Nodes 0 ..< unchanged are those the last call answered (their ids and values).
+        var unchanged: Int
+    }
+
+    /// The block nodes of `text`, ids `prefix.k`, and which of them the last
+    /// call for `prefix` answered already: a streamed reply's delta changes
+    /// its last blocks only.
+    ///
+    /// `appendedTo`: the caller knows `text` is the text of this many bytes
+    /// last given and more (the prefix is then not compared).
+    func blocks(of text: String, prefix: String, appendedTo: Int? = nil) -> Blocks {
         used &+= 1
         if let entry = entries[prefix] {
             entry.generation = generation
             let old = entry.text.utf8.count
+            let before = entry.nodes.count
+            func answer(_ unchanged: Int) -> Blocks {
+                Blocks(nodes: entry.nodes, before: before, beforeBytes: old, unchanged: unchanged)
+            }
             // Parsed on from where it was only when the text grew at its end.
-            if text.utf8.count >= old && LineMemo.hasPrefix(text, entry.text, count: old) {
-                guard text.utf8.count > old else { return entry.nodes }
-                if appendInPlace(entry, text, from: old) { return entry.nodes }
+            if text.utf8.count >= old && (appendedTo == old || LineMemo.hasPrefix(text, entry.text, count: old)) {
+                guard text.utf8.count > old else { return answer(before) }
+                if appendInPlace(entry, text, from: old) { return answer(before &- 1) }
                 let first = entry.stream.update(text, appendedOnly: true)
                 let kept = min(first, entry.nodes.count)
                 entry.nodes.removeSubrange(kept...)
                 entry.nodes.append(contentsOf: MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix, from: kept))
-                entry.text = text
+                Self.appendTail(of: text, to: &entry.text)
                 entry.tail = Self.tail(of: text, last: entry.nodes.last)
-                return entry.nodes
+                return answer(kept)
             }
         }
         var stream = MarkdownStream()
         stream.update(text, appendedOnly: false)
         let nodes = MarkdownNodes.nodes(stream.blocks, prefix: prefix)
-        let entry = Entry(text: text, stream: stream, nodes: nodes, generation: generation)
+        let entry = Entry(text: Self.copy(text), stream: stream, nodes: nodes, generation: generation)
         entry.tail = Self.tail(of: text, last: nodes.last)
         entries[prefix] = entry
-        return nodes
+        return Blocks(nodes: nodes, before: nil, beforeBytes: 0, unchanged: 0)
     }
 
     /// Appends the delta `text[old...]` to the open last block's node when
@@ -223,7 +254,7 @@ public final class MarkdownCache {
             let trailing = delta.utf8.suffix(blankRun)
             let body = delta.utf8.dropLast(blankRun)
             guard !body.isEmpty else {
-                entry.text = text
+                Self.appendTail(of: text, to: &entry.text)
                 entry.tail?.blanks += String(delta)
                 entry.tail?.wordMayLink = false
                 return true
@@ -242,8 +273,26 @@ public final class MarkdownCache {
             if hasBlank { entry.tail?.wordMayLink = false }
         }
         entry.nodes[entry.nodes.count &- 1] = node
-        entry.text = text
+        Self.appendTail(of: text, to: &entry.text)
         return true
+    }
+
+    /// `text` in storage of its own (never shared with the caller's).
+    private static func copy(_ text: String) -> String {
+        var text = text
+        let count = text.utf8.count
+        return text.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: count) { buffer in
+                _ = buffer.initialize(fromContentsOf: bytes)
+                return count
+            }
+        }
+    }
+
+    /// Appends to `kept` (a prefix of `text`) the rest of `text`.
+    private static func appendTail(of text: String, to kept: inout String) {
+        let utf8 = text.utf8
+        kept.append(contentsOf: Substring(utf8[utf8.index(utf8.startIndex, offsetBy: kept.utf8.count)...]))
     }
 
     /// A byte a delta appended as it is may not hold.

@@ -196,7 +196,15 @@ extension TreeChange {
         return String(new[start...])
     }
 
-    private static func diffChildren(of parent: String, _ old: [SemanticNode], _ new: [SemanticNode], into changes: inout [TreeChange]) {
+    /// The operations that make the children `old` of `parent`, from its
+    /// child `offset` on, into `new` (the children before are the same).
+    static func diff(children old: [SemanticNode], to new: [SemanticNode], of parent: String, from offset: Int, into changes: inout [TreeChange]) {
+        diffChildren(of: parent, old, new, offset: offset, into: &changes)
+    }
+
+    private static func diffChildren(
+        of parent: String, _ old: [SemanticNode], _ new: [SemanticNode], offset: Int = 0, into changes: inout [TreeChange]
+    ) {
         // The common case: the same children in the same order.
         if old.count == new.count {
             var same = true
@@ -233,7 +241,7 @@ extension TreeChange {
                 removed.append(old[k].id)
                 k &+= 1
             }
-            changes.append(.splice(parent: parent, index: index, removed: removed, inserted: []))
+            changes.append(.splice(parent: parent, index: offset &+ index, removed: removed, inserted: []))
         }
         var oldIDs: Set<String> = []
         oldIDs.reserveCapacity(mirror.count)
@@ -254,14 +262,14 @@ extension TreeChange {
                     j &+= 1
                 }
                 mirror.insert(contentsOf: inserted, at: index)
-                changes.append(.splice(parent: parent, index: index, removed: [], inserted: inserted))
+                changes.append(.splice(parent: parent, index: offset &+ index, removed: [], inserted: inserted))
                 continue
             }
             // Further on in the mirror: move it here.
             let from = mirror.firstIndex(where: { $0.id == new[j].id })!
             let moved = mirror.remove(at: from)
             mirror.insert(moved, at: j)
-            changes.append(.move(id: moved.id, parent: parent, index: j))
+            changes.append(.move(id: moved.id, parent: parent, index: offset &+ j))
             diffNode(moved, new[j], into: &changes)
             j &+= 1
         }

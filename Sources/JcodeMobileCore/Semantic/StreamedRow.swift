@@ -1,0 +1,111 @@
+/// A streamed reply's row, brought up to its entry where it lies in the
+/// tree instead of being built again: what makes a delta into a long reply
+/// cost what it costs into a short one.
+///
+/// A row built again costs its every block: the children gathered, each
+/// block looked up in the layout's memo and compared, and the tree diff
+/// visiting each. When only the entry's text grew (a `text_delta`), the
+/// row's blocks before the first one the markdown cache changed are those
+/// already in the tree, at the same places. The patch places the changed
+/// and new blocks from where the first of them starts, moves the children
+/// after the blocks (tool cards, the stop note) by what the blocks grew,
+/// and says so as tree changes: the text appended to the row's value, its
+/// new bounds, and the diff of the children from the first changed one.
+///
+/// An optimisation: the row equals the one `ChatScreen.message` builds and
+/// `Layout.place` lays out (debug builds check it at every patch; the
+/// tests build trees from scratch and compare).
+struct StreamedRowPatch {
+    /// The row's children from this one on are replaced.
+    let first: Int
+    /// The row's children from `first` on, placed.
+    let suffix: [SemanticNode]
+    /// The entry's text and what it gained (appended to the row's value).
+    let text: String
+    let appended: String
+    /// The row's new height, without and with the gap after it.
+    let boxHeight: Int
+    let height: Int
+    let entry: TranscriptEntry
+    let prompt: Int?
+
+    /// The patch bringing `row` (the tree's, built for `old` and placed)
+    /// up to `new`; nil when more than the text changed, or the text did
+    /// not grow at its end, or the row is not a reply written in markdown:
+    /// the row is then built again.
+    static func make(
+        row: SemanticNode, old: TranscriptEntry, new: TranscriptEntry, prompt: Int?,
+        markdown: MarkdownCache, memo: LineMemo, x: Int, width: Int
+    ) -> StreamedRowPatch? {
+        guard new.role == .assistant || new.role == .backgroundTask, !old.text.isEmpty,
+              new.text.utf8.count > old.text.utf8.count
+        else { return nil }
+        var same = new
+        same.text = old.text
+        guard same == old else { return nil }
+        let blocks = markdown.blocks(of: new.text, prefix: "message.\(new.id).md", appendedTo: old.text.utf8.count)
+        guard let before = blocks.before, before > 0, blocks.beforeBytes == old.text.utf8.count, !blocks.nodes.isEmpty
+        else { return nil }
+        // The row's children: what comes before the blocks (reasoning,
+        // images), `before` blocks, then what comes after (tool cards, the stop note).
+        let children = row.children
+        var lead = 0
+        while lead < children.count && !children[lead].role.isMarkdownBlock { lead &+= 1 }
+        let after = lead &+ before
+        guard after <= children.count, children[after &- 1].role.isMarkdownBlock,
+              after == children.count || !children[after].role.isMarkdownBlock
+        else { return nil }
+        let first = lead &+ blocks.unchanged
+        var y = first < children.count ? children[first].bounds.y : Layout.end(of: children[first &- 1])
+        let inset = Layout.indent
+        let innerX = x &+ inset
+        let innerWidth = max(0, width &- 2 &* inset)
+        var suffix: [SemanticNode] = []
+        suffix.reserveCapacity(blocks.nodes.count &- blocks.unchanged &+ children.count &- after)
+        var k = blocks.unchanged
+        while k < blocks.nodes.count {
+            var block = blocks.nodes[k]
+            memo.placeBlock(&block, x: innerX, y: &y, width: innerWidth)
+            suffix.append(block)
+            k &+= 1
+        }
+        if after < children.count {
+            let dy = y &- children[after].bounds.y
+            var c = after
+            while c < children.count {
+                var child = children[c]
+                if dy != 0 { Layout.shift(&child, by: dy) }
+                y = Layout.end(of: child)
+                suffix.append(child)
+                c &+= 1
+            }
+        }
+        // The blocks are shown: the box's padding closes it.
+        y &+= Layout.padding
+        let utf8 = new.text.utf8
+        let appended = String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: old.text.utf8.count)...]))
+        return StreamedRowPatch(
+            first: first, suffix: suffix, text: new.text, appended: appended,
+            boxHeight: y &- row.bounds.y, height: y &- row.bounds.y &+ Layout.gap, entry: new, prompt: prompt)
+    }
+
+    /// Applies the patch to `row`, in place (O(what changed) when the
+    /// row's children are held by it alone), and appends the tree changes
+    /// that say so.
+    func apply(to row: inout SemanticNode, changes: inout [TreeChange]) {
+        let oldSuffix = Array(row.children[first...])
+        row.children.replaceSubrange(first..., with: suffix)
+        // Appended in place: the row's value is the tree's own copy of the
+        // text (copied once, at the first patch), the state's stays its own.
+        if row.value == nil { row.value = text } else { row.value!.append(appended) }
+        changes.append(.append(id: row.id, field: .value, text: appended))
+        if row.bounds.height != boxHeight {
+            row.bounds.height = boxHeight
+            // The operation holds what it sets: the bounds (not the text).
+            var own = SemanticNode(row.id, row.role, label: "")
+            own.bounds = row.bounds
+            changes.append(.update(id: row.id, fields: .bounds, node: own))
+        }
+        TreeChange.diff(children: oldSuffix, to: suffix, of: row.id, from: first, into: &changes)
+    }
+}
