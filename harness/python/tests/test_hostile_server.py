@@ -182,7 +182,9 @@ def test_a_turn_shuffled_a_hundred_ways_keeps_the_mirror_equal_and_the_app_answe
 # -- cost per event ---------------------------------------------------------------------------
 
 
-def instructions_per_event(kind: str, size: int) -> int:
+def instructions_per_event(kind: str, size: int, inputs: int | None = None) -> int:
+    """Instructions per measured input of `kind` at `size` (callgrind); the
+    harness measures `size` inputs unless it measures a fixed `inputs`."""
     out = subprocess.run(
         ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
          str(INSTRUCTIONS), kind, str(size)],
@@ -190,7 +192,7 @@ def instructions_per_event(kind: str, size: int) -> int:
     collected = int(next(line for line in out.stderr.splitlines() if "Collected :" in line)
                     .split(":")[-1].replace(",", ""))
     measured = int(out.stdout.split()[-1])
-    assert measured == size
+    assert measured == (size if inputs is None else inputs)
     return collected // measured
 
 
@@ -202,6 +204,18 @@ def test_the_cost_of_one_event_does_not_grow_with_the_events_before_it(kind):
     # Quadratic before the caps: 61 694 at 1 000 events and 242 053 at 10 000 (permission_request).
     assert large < small * 1.3, (small, large)
     assert large < 60_000, large
+
+
+def test_a_delta_into_a_long_markdown_reply_costs_what_it_costs_into_a_short_one():
+    """A text_delta and the tree changes after it, into a reply in markdown
+    (headings, styled paragraphs, lists, code, tables) of 4 KiB and of 256 KiB:
+    the blocks before the last are neither parsed, laid out nor diffed again."""
+    assert shutil.which("valgrind"), "valgrind is needed (make test installs it)"
+    assert INSTRUCTIONS.exists(), f"{INSTRUCTIONS} is built by make (harness/c/instructions.c)"
+    small = instructions_per_event("reply_delta_tree_changes", 4096, inputs=100)
+    large = instructions_per_event("reply_delta_tree_changes", 262144, inputs=100)
+    # Before the row was patched in place: 493 794 at 4 KiB and 26 242 974 at 256 KiB.
+    assert large < small * 1.3, (small, large)
 
 
 def test_restoring_a_snapshot_costs_the_same_per_saved_entry_at_any_length():
