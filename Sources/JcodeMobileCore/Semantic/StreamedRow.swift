@@ -65,7 +65,13 @@ struct StreamedRowPatch {
         var k = blocks.unchanged
         while k < blocks.nodes.count {
             var block = blocks.nodes[k]
-            memo.placeBlock(&block, x: innerX, y: &y, width: innerWidth)
+            if k == blocks.nodes.count &- 1 {
+                // The open last block: it changes at every delta, a placed
+                // copy kept for the next one would never be reused.
+                Layout.place(&block, x: innerX, y: &y, width: innerWidth, memo: memo)
+            } else {
+                memo.placeBlock(&block, x: innerX, y: &y, width: innerWidth)
+            }
             suffix.append(block)
             k &+= 1
         }
