@@ -158,6 +158,8 @@ private let linkReferenceDefinitions: [Vector] = [
     ("[x]: /u 'title' junk\n", [p("[x]: /u 'title' junk")]),
     ("[y]: /only\n", []),
     ("[z]: /u\nTitle\n===", [h(1, "Title")]),
+    ("[z]: /u\n---\n[z]", [hr, p("z", [s("z", .link, "/u")])]),
+    ("[z]: /u\n===\n", [p("===")]),
 ]
 
 private let paragraphs: [Vector] = [

@@ -53,6 +53,11 @@ final class BlockNode {
     var closeLine: Int?
     var resumeAt = 0
     var closedAtEnd = false
+    /// A top-level paragraph cut short by a table whose header line, read on its
+    /// own at the start of a document, would not be a paragraph line (indented
+    /// code, a list item, an HTML block): a parse cannot start again at the
+    /// header, so the paragraph is final only when the table after it is.
+    var finalWithNext = false
 
     init(_ kind: Kind, start: Int, line: Int, depth: Int) {
         self.kind = kind
@@ -171,11 +176,15 @@ struct BlockParser {
                 resolved[definition.label] = definition.url
             }
         }
-        let nodes = document.children.map { node -> TopLevelNode in
+        var nodes = document.children.map { node -> TopLevelNode in
             var sensitive = false
             let block = BlockOutput(definitions: resolved).block(node, sensitive: &sensitive)
             return TopLevelNode(block: block, start: node.start, closeLine: node.closedAtEnd ? nil : node.closeLine,
                                 resumeAt: node.resumeAt, definitions: node.definitions, dependsOnLaterDefinitions: sensitive)
+        }
+        // A paragraph that must stay with the table after it closes when the table does.
+        for index in document.children.indices.dropLast().reversed() where document.children[index].finalWithNext {
+            nodes[index].closeLine = nodes[index + 1].closeLine
         }
         return (nodes, fence)
     }
@@ -538,6 +547,8 @@ struct BlockParser {
         let line = bytes[nextNonspace..<lineEnd]
         guard let alignments = Table.delimiterRow(line) else { return false }
         let paragraph = container
+        // A paragraph emptied by a setext check that took its definitions has no header line.
+        guard paragraph.lastLineInContent < paragraph.content.count else { return false }
         let header = Array(paragraph.content[paragraph.lastLineInContent..<(paragraph.content.count - 1)])
         guard Table.cells(header).count == alignments.count,
               line.contains(UInt8(ascii: "|")) || header.contains(UInt8(ascii: "|")) else { return false }
@@ -550,6 +561,7 @@ struct BlockParser {
         } else {
             paragraph.content.removeSubrange(paragraph.lastLineInContent...)
             let headerStart = paragraph.lastLineSource
+            paragraph.finalWithNext = paragraph.parent === document && !startsParagraphAlone(headerStart)
             finalize(paragraph, atEnd: false, resumeAt: headerStart)
             table = addChild(.table, at: headerStart)
             table.start = headerStart
@@ -561,6 +573,27 @@ struct BlockParser {
         lineTaken = true
         advanceOffset(lineEnd - offset, columns: false)
         return true
+    }
+
+    /// Whether the line at `start`, read first in a document, is a paragraph line. Only
+    /// for a line that continued a top-level paragraph: it starts none of the blocks
+    /// that can interrupt one, so it starts a block alone only if it is indented code
+    /// or a list item or HTML block that could not interrupt (conservatively: begins
+    /// with "<", "-", "+", "*" or a digit).
+    private func startsParagraphAlone(_ start: Int) -> Bool {
+        var i = start
+        var columns = 0
+        while i < bytes.count {
+            if bytes[i] == 32 { columns += 1 } else if bytes[i] == 9 { columns += 4 - columns % 4 } else { break }
+            i += 1
+        }
+        guard columns < 4, i < bytes.count else { return false }
+        switch bytes[i] {
+        case UInt8(ascii: "<"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "*"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return false
+        default:
+            return true
+        }
     }
 
     private func isThematicBreak() -> Bool {

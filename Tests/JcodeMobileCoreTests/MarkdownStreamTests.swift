@@ -1,0 +1,129 @@
+import XCTest
+@testable import JcodeMobileCore
+
+/// A streamed reply parsed incrementally (only its open tail at each append)
+/// equals a whole parse of the text so far after every update: the whole
+/// parse is the specification of the stream.
+final class MarkdownStreamTests: XCTestCase {
+    /// Lines that mix the constructs whose boundaries the stream must get right:
+    /// paragraphs with pipes, table headers and delimiter rows (indented, after a
+    /// paragraph, in quotes and lists), lists and nested lists, quotes, fences,
+    /// setext underlines, indented code, HTML, link reference definitions.
+    private static let pieces: [String] = [
+        "a | b\n", "| a | b |\n", "| a ||  b\n", "|:--|--:|\n", "|---|---|\n", "-|-\n", " |-|-|\n", "| 1 \\| x | `2` |\n",
+        "    | a | b |\n", "\t|x|y|\n", "  | c | d |\n", "- a | b\n", "1. x|y\n", "2. x|y\n", "<a href=\"|\">\n", "-\n",
+        "1.\n", "*\n", "plain words\n", "more *text* [x]\n", "\n", "\n", "- item\n", "  - nested\n", "    - deeper\n",
+        "* star\n", "10) ten\n", "1. one\n", "- [x] task\n", "> quote\n", "> | a | b |\n", "> |-|-|\n", ">\n",
+        "```swift\n", "```\n", "~~~\n", "===\n", "---\n", "***\n", "    code\n", "\t\tcode\n", "[x]: /url\n",
+        "[y]: /y 'title\n", "title'\n", "[x] and [y]\n", "# heading\n", "<div>\n", "</div>\n", "<!-- c\n", "-->\n",
+        "lazy | line\n", "x\n", "  two spaces\n", "   three | spaces\n", "     five\n", "- \n", "  continued\n",
+    ]
+
+    /// A reply of `count` pieces chosen by `generator`; some without their final newline.
+    private static func reply(_ generator: inout StreamSplitMix, count: Int) -> String {
+        var text = ""
+        for _ in 0..<count {
+            var piece = pieces[Int(generator.next() % UInt64(pieces.count))]
+            if generator.next() % 9 == 0 { piece.removeLast() ; piece += " " }
+            text += piece
+        }
+        return text
+    }
+
+    /// Streams `text` in chunks of `size` bytes (whole characters) and checks every step.
+    private func streamsAsAWholeParse(_ text: String, size: Int, file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        let bytes = Array(text.utf8)
+        var stream = MarkdownStream()
+        var previousStable: [MarkdownBlock] = []
+        var end = 0
+        while end < bytes.count {
+            end = min(bytes.count, end + size)
+            while end < bytes.count && bytes[end] & 0xC0 == 0x80 { end += 1 }
+            let prefix = String(decoding: bytes[0..<end], as: UTF8.self)
+            stream.update(prefix, appendedOnly: true)
+            guard stream.blocks == Markdown.parse(prefix) else {
+                XCTFail("chunks of \(size), after \(end) bytes of \(text.debugDescription)", file: file, line: line)
+                return false
+            }
+            guard Array(stream.blocks.prefix(previousStable.count)) == previousStable else {
+                XCTFail("a stable block changed: chunks of \(size), \(end) bytes of \(text.debugDescription)", file: file, line: line)
+                return false
+            }
+            previousStable = Array(stream.blocks.prefix(stream.stableCount))
+        }
+        return true
+    }
+
+    func testGeneratedRepliesStreamAsAWholeParseAtEveryChunkSize() {
+        var generator = StreamSplitMix(seed: 0x5EED)
+        for _ in 0..<160 {
+            let text = Self.reply(&generator, count: 4 + Int(generator.next() % 14))
+            for size in 1...64 where !streamsAsAWholeParse(text, size: size) { return }
+        }
+    }
+
+    func testATableWhoseHeaderWouldStartABlockAloneStreamsAsAWholeParse() {
+        let headers = ["    | a | b |", "\t|a|b|", "- a | b", "* a | b", "+ a | b", "2. a | b", "1. a | b", "-", "<a href=\"|\">",
+                       "<div>|", "| a | b |", "a | b", "   | a | b |"]
+        for header in headers {
+            for delimiter in ["|:--|--:|", "-|-", "|-|", "|---|"] {
+                let text = "| p ||  q\nmore | words\n\(header)\n\(delimiter)\n| 1 | 2 |\n\n- x\n  - y\n   z\n"
+                for size in 1...24 where !streamsAsAWholeParse(text, size: size) { return }
+            }
+        }
+    }
+
+    func testTheFuzzersReplyStreamsAsAWholeParseAtEveryChunkSize() {
+        let text = "| a ||  b\n|:--|-\u{D1C5}|d\n    |\u{A0}a | b |\n|:--|--:|\n| 1 \\| x | `2` |\n\n- [x] d> q\n\n--\u{4EF}one\n- [ol] todo\n  - nested\n   r"
+        for size in 1...64 where !streamsAsAWholeParse(text, size: size) { return }
+    }
+
+    func testAParagraphBeforeATableIsHeadOnceTheDelimiterRowIsComplete() {
+        var stream = MarkdownStream()
+        let text = "words | more\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 |"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(stream.stableCount, 1)
+        XCTAssertEqual(stream.restartPoint, Array("words | more\n".utf8).count)
+    }
+
+    func testAParagraphBeforeATableWithAnIndentedHeaderIsReadAgainUntilTheTableCloses() {
+        var stream = MarkdownStream()
+        var text = "words | more\n    | a | b |\n|---|---|\n| 1 | 2 |\n"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(stream.stableCount, 0)
+        XCTAssertEqual(stream.restartPoint, 0)
+        text += "\nafter"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(stream.stableCount, 2)
+        XCTAssertEqual(stream.restartPoint, Array("words | more\n    | a | b |\n|---|---|\n| 1 | 2 |\n\n".utf8).count)
+    }
+
+    func testAnAppendToALongReplyParsesOnlyItsOpenTail() {
+        var stream = MarkdownStream()
+        var text = ""
+        for i in 0..<400 {
+            text += "Paragraph \(i) | with a pipe\n| h | i |\n|---|---|\n| \(i) | x |\n\n- item\n  - nested\n\n"
+        }
+        stream.update(text, appendedOnly: true)
+        let head = Array(text.utf8).count
+        text += "tail words\nmore"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(stream.restartPoint, head)
+    }
+}
+
+private struct StreamSplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
