@@ -43,6 +43,13 @@
 **                       in markdown that already holds SIZE bytes (headings,
 **                       paragraphs with styles, lists, fenced code, tables):
 **                       what a delta costs as the reply grows (100 pairs)
+**   reply_markdown_delta_tree_changes
+**                       the same, with deltas that change blocks and styles
+**                       (a line ending, a list item, bold, code, a heading,
+**                       a fence opened and closed, a table's rows), which
+**                       the stream parses on from its open tail (1 000 pairs:
+**                       the reply's arrays grow by doubling, a cost a delta
+**                       pays only amortized)
 **   history, first_tree a history of SIZE entries arriving (one call), and
 **                       the first jcode_mobile_tree after it (one call)
 **   restore             jcode_mobile_app_new of a snapshot holding SIZE saved
@@ -262,8 +269,16 @@ int main(int argc, char **argv) {
         CALLGRIND_STOP_INSTRUMENTATION;
         free(history);
         measured = 1;
-    } else if (!strcmp(kind, "delta_tree_changes") || !strcmp(kind, "reply_delta_tree_changes")) {
-        int reply = !strcmp(kind, "reply_delta_tree_changes");
+    } else if (!strcmp(kind, "delta_tree_changes") || !strcmp(kind, "reply_delta_tree_changes") ||
+               !strcmp(kind, "reply_markdown_delta_tree_changes")) {
+        int mixed = !strcmp(kind, "reply_markdown_delta_tree_changes");
+        int reply = mixed || !strcmp(kind, "reply_delta_tree_changes");
+        /* Deltas that open, style and close blocks, in turn. */
+        static const char *const mixed_deltas[] = {
+            "Some **bold** words", " and `code`.\\n\\n", "- an item\\n", "- [x] done\\n\\n", "# A heading\\n\\n",
+            "```c\\nint x;\\n", "x++;\\n```\\n\\n", "| a | b |\\n", "|---|---|\\n| 1 | 2 |\\n\\n", "> a quote\\n\\n",
+        };
+        char mixed_event[512];
         char *history = history_of(reply ? 100 : size);
         check("history", jcode_mobile_platform_event(app, history));
         free(history);
@@ -286,9 +301,19 @@ int main(int argc, char **argv) {
         jcode_mobile_string_free(tree);
         size_t largest = 0;
         CALLGRIND_START_INSTRUMENTATION;
-        for (measured = 0; measured < (reply ? 100 : 1000); measured++) {
-            char *report = jcode_mobile_platform_event(app, event);
-            if (!report) return 1;
+        /* A reply's row and block arrays grow by doubling: measured over 1 000
+         * mixed deltas (blocks added) the cost per delta is what a stream pays. */
+        for (measured = 0; measured < (reply && !mixed ? 100 : 1000); measured++) {
+            if (mixed) {
+                snprintf(mixed_event, sizeof mixed_event,
+                         "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"%s\"}}",
+                         mixed_deltas[measured % (int)(sizeof mixed_deltas / sizeof mixed_deltas[0])]);
+            }
+            char *report = jcode_mobile_platform_event(app, mixed ? mixed_event : event);
+            if (!report || strncmp(report, "{\"ok\":true", 10) != 0) {
+                fprintf(stderr, "instructions: text_delta: %.300s\n", report ? report : "(null)");
+                return 1;
+            }
             unsigned long long revision = revision_of(report);
             jcode_mobile_string_free(report);
             char *changes = jcode_mobile_tree_changes(app, since);

@@ -100,7 +100,10 @@ struct StreamedRowPatch {
     /// that say so.
     func apply(to row: inout SemanticNode, changes: inout [TreeChange]) {
         let oldSuffix = Array(row.children[first...])
-        row.children.replaceSubrange(first..., with: suffix)
+        // Removed, then appended: an append grows the storage by doubling
+        // (a replacement that grows it would copy every child each time).
+        row.children.removeSubrange(first...)
+        row.children.append(contentsOf: suffix)
         // Appended in place: the row's value is the tree's own copy of the
         // text (copied once, at the first patch), the state's stays its own.
         if row.value == nil { row.value = text } else { row.value!.append(appended) }

@@ -216,6 +216,11 @@ def test_a_delta_into_a_long_markdown_reply_costs_what_it_costs_into_a_short_one
     large = instructions_per_event("reply_delta_tree_changes", 262144, inputs=100)
     # Before the row was patched in place: 493 794 at 4 KiB and 26 242 974 at 256 KiB.
     assert large < small * 1.3, (small, large)
+    # Deltas that open and close blocks (line ends, a list, a heading, a fence, a
+    # table), parsed on from the reply's open tail.
+    small = instructions_per_event("reply_markdown_delta_tree_changes", 4096, inputs=1000)
+    large = instructions_per_event("reply_markdown_delta_tree_changes", 262144, inputs=1000)
+    assert large < small * 1.3, (small, large)
 
 
 def test_restoring_a_snapshot_costs_the_same_per_saved_entry_at_any_length():
