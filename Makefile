@@ -234,20 +234,13 @@ bench-instructions: $(C_BUILD)/instructions
 		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
 		printf '%-20s %7s items: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
 	done; done
-	@for size in $(REPLY_SIZES); do \
+	@for kind in reply_delta_tree_changes reply_markdown_delta_tree_changes; do for size in $(REPLY_SIZES); do \
 		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
-			./$(C_BUILD)/instructions reply_delta_tree_changes $$size 2>&1) || { echo "$$out"; exit 1; }; \
+			./$(C_BUILD)/instructions $$kind $$size 2>&1) || { echo "$$out"; exit 1; }; \
 		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
 		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
-		printf '%-24s %7s bytes: %9s instructions per input\n' reply_delta_tree_changes $$size $$((ir / n)); \
-	done
-	@for size in $(REPLY_SIZES); do \
-		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
-			./$(C_BUILD)/instructions reply_markdown_delta_tree_changes $$size 2>&1) || { echo "$$out"; exit 1; }; \
-		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
-		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
-		printf '%-33s %7s bytes: %9s instructions per input\n' reply_markdown_delta_tree_changes $$size $$((ir / n)); \
-	done
+		printf '%-33s %7s bytes: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
+	done; done
 
 # Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead,
 # then a streamed delta through the Swift ViewModel.

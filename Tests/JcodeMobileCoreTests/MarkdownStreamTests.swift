@@ -20,7 +20,7 @@ final class MarkdownStreamTests: XCTestCase {
     ]
 
     /// A reply of `count` pieces chosen by `generator`; some without their final newline.
-    private static func reply(_ generator: inout StreamSplitMix, count: Int) -> String {
+    private static func reply(_ generator: inout SplitMix, count: Int) -> String {
         var text = ""
         for _ in 0..<count {
             var piece = pieces[Int(generator.next() % UInt64(pieces.count))]
@@ -55,7 +55,7 @@ final class MarkdownStreamTests: XCTestCase {
     }
 
     func testGeneratedRepliesStreamAsAWholeParseAtEveryChunkSize() {
-        var generator = StreamSplitMix(seed: 0x5EED)
+        var generator = SplitMix(seed: 0x5EED)
         for _ in 0..<160 {
             let text = Self.reply(&generator, count: 4 + Int(generator.next() % 14))
             for size in 1...64 where !streamsAsAWholeParse(text, size: size) { return }
@@ -113,17 +113,5 @@ final class MarkdownStreamTests: XCTestCase {
         stream.update(text, appendedOnly: true)
         XCTAssertEqual(stream.blocks, Markdown.parse(text))
         XCTAssertEqual(stream.restartPoint, head)
-    }
-}
-
-private struct StreamSplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -422,7 +422,7 @@ final class MarkdownTests: XCTestCase {
     }
 
     func testStreamingWithRandomSplitsMatchesAWholeParseAfterEveryStep() {
-        var generator = MarkdownSplitMix(seed: 7)
+        var generator = SplitMix(seed: 7)
         for text in streamedTexts {
             let count = text.utf8.count
             for _ in 0..<10 {
@@ -540,18 +540,5 @@ final class MarkdownTests: XCTestCase {
         XCTAssertEqual(Markdown.parse("[a](b \"c"), [p("[a](b \"c")])
         XCTAssertEqual(Markdown.parse("<a href=\"x"), [p("<a href=\"x")])
         XCTAssertEqual(Markdown.parse("**a _b `c"), [p("**a _b `c")])
-    }
-}
-
-/// A small deterministic generator for random splits.
-private struct MarkdownSplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
