@@ -192,10 +192,11 @@ final class ChatStreamingTests: XCTestCase {
         XCTAssertEqual(store.node("banner.error")?.label, "slow down")
     }
 
-    func testTheDoneThatAnswersSubscribeIsNotTheEndOfATurn() {
+    func testADoneCarryingTheIdOfTheSubscribeAnsweredLongAgoIsAnotherClientsAndEndsNotTheMessageInFlight() {
         var store = SpecStore.turnRunning()
-        // Nothing changes: is_processing stays true, and "go" stays in the outbox awaiting its ack.
-        store.server(#"{"type":"done","id":1}"#, notes: ["done for subscribe"])
+        // The subscribe (request 1) was answered by session and done: it is forgotten, so this done
+        // is another client's turn ending. Nothing changes: "go" stays in flight, the turn runs on.
+        store.server(#"{"type":"done","id":1}"#, notes: ["done 1 while message o1 is in flight; ignored"])
     }
 
     func testSendingWhileOfflineQueuesTheMessageAndItGoesOutOnceConnectedAndLeavesTheOutboxWhenItsTurnEnds() {

@@ -29,8 +29,9 @@ final class RoutingTests: XCTestCase {
         XCTAssertEqual(owners(.internal(.approvals(.inputAsked(prompt: "Name:")))), ["lifecycle.input_asked"])
         // A lost connection ends the turn but not what the agent asked: an answer waits for the next one.
         XCTAssertEqual(owners(.internal(.connection(.connectionLost))), ["session.connection_lost", "chat.connection_lost"])
-        // The session owns the answers to clear and rename_session; the chat, a turn's.
-        XCTAssertEqual(owners(.server(.done(id: 3))), ["session.done", "chat.done"])
+        // The session owns the answers to clear and rename_session; the chat, a turn's; the
+        // connection forgets the request a done ends.
+        XCTAssertEqual(owners(.server(.done(id: 3))), ["connection.answered", "session.done", "chat.done"])
         XCTAssertEqual(
             owners(.server(.error(id: 3, message: "busy", retryAfterSecs: 1))), ["connection.error", "session.error", "chat.error"])
     }

@@ -124,8 +124,8 @@ final class SessionRefusalTests: XCTestCase {
             $0["/session/tokens"] = nil
             $0["/session/total_tokens"] = nil
         }
-        // The same done again (a frame sent twice): the clear is no longer awaited.
-        store.server(#"{"type":"done","id":4}"#, notes: ["done for clear"])
+        // The same done again (a frame sent twice): the clear was answered and is forgotten.
+        store.server(#"{"type":"done","id":4}"#, notes: ["done 4 for a turn this device did not see; nothing to end"])
     }
 
     // MARK: - Rename

@@ -80,8 +80,9 @@ final class TodaysServerTurnTests: XCTestCase {
             $0["/session/is_clearing"] = false
             $0["/session/total_tokens"] = nil
         }
-        // A late `done` for this socket's subscribe (request 1) ends nothing either.
-        store.server(#"{"type":"done","id":1}"#, notes: ["done for subscribe"])
+        // A `done` carrying the id of this socket's subscribe, answered long ago (request 1), is
+        // another client's turn ending: the message in flight is not touched.
+        store.server(#"{"type":"done","id":1}"#, notes: ["done 1 while message o1 is in flight; ignored"])
         XCTAssertEqual(store["/session/is_processing"], true)
         store.server(#"{"type":"done","id":4}"#, followUps: ["turn_ended"]) {
             $0["/session/is_processing"] = false

@@ -65,7 +65,7 @@ final class TurnsAndOutboxTests: XCTestCase {
         store.server(#"{"type":"done","id":9}"#, notes: ["done 9 for a turn this device did not see; nothing to end"])
     }
 
-    func testADoneAnsweringOurOwnCompactWhileATurnStartedElsewhereRunsEndsNothing() {
+    func testADoneCarryingTheIdOfOurCompactIsTheTurnsEndForJcodeAnswersCompactWithCompactResultOnly() {
         var store = SpecStore(.connectedChat)
         store.server(#"{"type":"text_delta","text":"Elsewhere"}"#) {
             $0.append("/transcript", entryJSON("m4", "assistant", text: "Elsewhere", isStreaming: true))
@@ -74,9 +74,13 @@ final class TurnsAndOutboxTests: XCTestCase {
         store.send(.compact, effects: [.webSocket(.send(#"{"id":3,"type":"compact"}"#))], followUps: ["send"]) {
             $0["/session/is_compacting"] = true
         }
-        // Our compact's done is not the turn's: the turn shown keeps running.
-        store.server(#"{"type":"done","id":3}"#, notes: ["done for compact"])
-        XCTAssertEqual(store["/session/is_processing"], true)
+        // jcode answers compact with compact_result only (client_actions.rs, handle_compact): a done
+        // carrying 3 is the other client's turn ending, and the turn shown ends.
+        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+            $0["/session/is_processing"] = false
+            $0["/transcript/3/is_streaming"] = false
+        }
+        XCTAssertEqual(store["/session/is_processing"], false)
     }
 
     func testAnErrorOfATurnStartedElsewhereEndsTheTurnShown() {

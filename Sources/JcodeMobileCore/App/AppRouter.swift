@@ -216,7 +216,7 @@ public enum AppRouter {
         case .textReplace(let text): return .one(.chatStream(.textReplace(text)))
         case .reasoningDelta(let text): return .one(.chatStream(.reasoningDelta(text)))
         case .toolInput(let delta): return .one(.chatStream(.toolInput(delta: delta)))
-        case .ack(let id): return .one(.chat(.ack(id: id)))
+        case .ack(let id): return .many([.connection(.answered(.ack, id: id)), .chat(.ack(id: id))])
         case .reasoningDone(let secs): return .one(.chat(.reasoningDone(durationSecs: secs)))
         case .toolStart(let id, let name): return .one(.chat(.toolStart(id: id, name: name)))
         case .toolExec(let id, let name): return .one(.chat(.toolExec(id: id, name: name)))
@@ -224,8 +224,9 @@ public enum AppRouter {
             return .one(.chat(.toolDone(id: id, name: name, output: output, error: error)))
         case .messageEnd(let reason): return .one(.chat(.messageEnd(stopReason: reason)))
         case .providerGuardrail(_, let message): return .one(.chat(.providerGuardrail(message: message)))
-        // The session owns the answers to `clear` and `rename_session`; the chat, a turn's.
-        case .done(let id): return .many([.session(.done(id: id)), .chat(.done(id: id))])
+        // The session owns the answers to `clear` and `rename_session`; the chat, a turn's;
+        // the connection forgets the request each answer ends (`GatewayAnswer`).
+        case .done(let id): return .many([.connection(.answered(.done, id: id)), .session(.done(id: id)), .chat(.done(id: id))])
         case .interrupted: return .one(.chat(.interrupted))
         case .error(let id, let message, let retryAfter):
             // The connection owns an error answering `subscribe`; the session, a refused
@@ -242,15 +243,17 @@ public enum AppRouter {
             return .one(.chat(.softInterruptInjected(content: content, displayRole: role)))
         case .state(_, let sessionID, _, let isProcessing):
             return .many([.session(.state(sessionID: sessionID)), .chat(.state(isProcessing: isProcessing))])
-        case .session(let id): return .one(.session(.session(sessionID: id)))
+        case .session(let id): return .many([.connection(.answered(.session, id: nil)), .session(.session(sessionID: id))])
         case .sessionRenamed(let id, let title): return .one(.session(.sessionRenamed(sessionID: id, displayTitle: title)))
         case .history(let history): return .many([.connection(.history(requestID: history.requestID)), .session(.history(history)), .chat(.history(history))])
-        case .modelChanged(_, let model, let provider, let error):
-            return .one(.session(.modelChanged(model: model, providerName: provider, error: error)))
-        case .reasoningEffortChanged(_, let effort, let error): return .one(.session(.reasoningEffortChanged(effort: effort, error: error)))
+        case .modelChanged(let id, let model, let provider, let error):
+            return .many([.connection(.answered(.modelChanged, id: id)), .session(.modelChanged(model: model, providerName: provider, error: error))])
+        case .reasoningEffortChanged(let id, let effort, let error):
+            return .many([.connection(.answered(.reasoningEffortChanged, id: id)), .session(.reasoningEffortChanged(effort: effort, error: error))])
         case .availableModelsUpdated(let models, let model, let provider):
             return .one(.session(.availableModelsUpdated(models: models, providerModel: model, providerName: provider)))
-        case .compactResult(_, let message, let success): return .one(.session(.compactResult(message: message, success: success)))
+        case .compactResult(let id, let message, let success):
+            return .many([.connection(.answered(.compactResult, id: id)), .session(.compactResult(message: message, success: success))])
         case .compaction(let trigger, let saved): return .one(.session(.compaction(trigger: trigger, tokensSaved: saved)))
         case .notification(let notification): return .one(.session(.notification(notification)))
         case .connectionType(let type): return .one(.session(.connectionType(type)))
@@ -264,7 +267,8 @@ public enum AppRouter {
         case .permissionRequest(let request): return .one(.approvals(.permissionRequest(request)))
         case .stdinRequest(let request): return .one(.approvals(.stdinRequest(request)))
         case .pong(let id): return .one(.connection(.pong(id: id)))
-        case .compactedHistory(let answer): return .one(.chat(.compactedHistory(answer)))
+        case .compactedHistory(let answer):
+            return .many([.connection(.answered(.compactedHistory, id: answer.requestID)), .chat(.compactedHistory(answer))])
         case .sidePaneImages(let sessionID, let images): return .one(.chat(.liveImages(sessionID: sessionID, images: images)))
         case .generatedImage(let id, let path, let format, let prompt):
             return .one(.chat(.generatedImage(id: id, path: path, outputFormat: format, revisedPrompt: prompt)))

@@ -41,24 +41,24 @@ extension SpecStore {
     /// timer that follows it; the backoff is at its start (attempt 1, 1 s).
     /// `also` states what else the lost connection changes.
     mutating func loseTheConnection(
-        keepalive: String = "keepalive.1", reconnect: String = "reconnect.2", file: StaticString = #filePath, line: UInt = #line,
-        also: (inout ExpectedState) -> Void = { _ in }
+        keepalive: String = "keepalive.1", reconnect: String = "reconnect.2", notes: [String] = [], file: StaticString = #filePath,
+        line: UInt = #line, also: (inout ExpectedState) -> Void = { _ in }
     ) {
-        closeTheSocket(keepalive: keepalive, reconnect: reconnect, afterMS: 1000, shown: "1 s", file: file, line: line, also)
+        closeTheSocket(keepalive: keepalive, reconnect: reconnect, afterMS: 1000, shown: "1 s", notes: notes, file: file, line: line, also)
     }
 
     /// The open socket closes (the host reports `websocket_closed` without a
     /// code): `keepalive` is cancelled and `reconnect` scheduled after
     /// `afterMS` (`shown` as the banner writes it), attempt 1.
     mutating func closeTheSocket(
-        keepalive: String, reconnect: String, afterMS: Int, shown: String, file: StaticString, line: UInt,
+        keepalive: String, reconnect: String, afterMS: Int, shown: String, notes: [String] = [], file: StaticString, line: UInt,
         _ also: (inout ExpectedState) -> Void
     ) {
         guard let socket = state.connection.socketEffectID?.rawValue else { return XCTFail("no open socket", file: file, line: line) }
         event(
             #"{"type":"websocket_closed","effect_id":\#(socket)}"#,
             effects: [.timer(.cancel(timerID: keepalive)), .timer(.schedule(timerID: reconnect, afterMS: afterMS, purpose: "reconnect"))],
-            followUps: ["connection_lost"], file: file, line: line
+            notes: notes, followUps: ["connection_lost"], file: file, line: line
         ) {
             $0["/connection/phase"] = "reconnecting"
             $0["/connection/attempt"] = 1

@@ -1,13 +1,17 @@
 /// How a turn ends and what happens to the message that started it
-/// (docs/PROTOCOL.md "Turns and the outbox", docs/LIFECYCLE.md "The outbox").
+/// (docs/PROTOCOL.md "Answers" and "Turns and the outbox", docs/LIFECYCLE.md "The outbox").
 ///
-/// jcode's server sends a turn's final `done`, `error` or `interrupted` to
-/// every client of the session, carrying the id the starting connection gave
-/// its `message` (`client_lifecycle.rs`, `start_processing_message`: the
-/// terminal event goes out on the session fan-out). So while a message of
-/// this device is in flight, only the answer carrying its id ends the turn;
-/// when none is, any of them ends the turn shown, as jcode's TUI does
-/// (`server_events.rs`, "externally started turn").
+/// jcode's server sends a turn's final `done` or `error` to every client of
+/// the session, carrying the id the starting connection gave its `message`
+/// (`client_lifecycle.rs`, `start_processing_message`: the terminal event
+/// goes out on the session fan-out). Whether a `done` answers a request of
+/// this socket is the answer table's to say (`GatewayAnswer`): `ping` and
+/// `get_history` are never answered by `done`, a request already answered is
+/// forgotten, and ids of an earlier socket mean nothing on this one. So
+/// while a message of this device is in flight on this socket, only the
+/// answer carrying its id ends the turn; when none is, any `done` that
+/// answers no request of this socket ends the turn shown, as jcode's TUI
+/// does (`server_events.rs`, "externally started turn").
 extension ChatInteractor {
     /// The error jcode answers a `message` with when the connection is still
     /// processing one (`client_lifecycle.rs`, `start_processing_message`):
@@ -21,6 +25,13 @@ extension ChatInteractor {
         return facts.sentRequests.latest(.message)
     }
 
+    /// The request of this socket that `event` carrying `id` answers, other
+    /// than a message (a message's answers end its turn).
+    static func answersOtherRequest(_ event: GatewayAnswer.Event, id: Int?, _ facts: Facts) -> GatewayRequest.Kind? {
+        guard let kind = facts.sentRequests.answered(by: event, id: id), kind != .message else { return nil }
+        return kind
+    }
+
     /// The message in flight may or may not have been taken (the socket
     /// went, or the server restarts): the next history says. Whether there was one.
     @discardableResult
@@ -32,7 +43,7 @@ extension ChatInteractor {
 
     func doneArrived(_ state: inout ChatState, id: Int?, _ facts: Facts) -> Emission {
         // The server also answers `subscribe`, `resume_session`, `clear` … with `done`: that ends no turn.
-        if let id, let kind = facts.sentRequests.kind(of: id), kind != .message { return .note("done for \(kind.rawValue)") }
+        if let kind = Self.answersOtherRequest(.done, id: id, facts) { return .note("done for \(kind.rawValue)") }
         if let own = Self.ownMessageInFlight(state, facts) {
             // Another client's turn (or a repeated done of an earlier message)
             // must not end the turn of the message on its way.
@@ -45,6 +56,8 @@ extension ChatInteractor {
         }
         // Nothing of this device's is in flight: the turn shown ends, whoever started it.
         guard state.turn.isProcessing else {
+            // Nothing runs, yet a phase or status of a turn seen only in part may still show.
+            Self.endTurn(&state)
             return .note("done \(id.map(String.init) ?? "without id") for a turn this device did not see; nothing to end", .ignored)
         }
         return turnFinished(&state, facts, .done)
@@ -65,7 +78,7 @@ extension ChatInteractor {
         }
         // An error answering another request of this device (`set_model` …),
         // or one the server could not read (id 0), ends no turn.
-        if let id, id == 0 || facts.sentRequests.kind(of: id).map({ $0 != .message }) == true { return banner }
+        if let id, id == 0 || Self.answersOtherRequest(.error, id: id, facts) != nil { return banner }
         guard state.turn.isProcessing else { return banner }
         Self.endTurn(&state)
         return banner + .tell(.turnEnded(outcome: .error, error: message)) + .announce(.turnFinished(outcome: .error))

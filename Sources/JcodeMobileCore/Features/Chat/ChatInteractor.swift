@@ -477,7 +477,7 @@ public struct ChatInteractor: Interactor {
     /// or `resume_session` sent after it is still to be answered. A history naming no request, or one this
     /// socket does not know, is taken as the last.
     static func anotherHistoryIsDue(after history: ServerEvent.History, _ facts: Facts) -> Bool {
-        guard let id = history.requestID, facts.sentRequests.kind(of: id) != nil else { return false }
+        guard facts.sentRequests.answered(by: .history, id: history.requestID) != nil, let id = history.requestID else { return false }
         // Each of these is answered with a history; the latest one sent is the one awaited.
         let awaited = [facts.sentRequests.latest(.getHistory), facts.sentRequests.latest(.resumeSession)].compactMap { $0 }.max()
         guard let awaited else { return false }

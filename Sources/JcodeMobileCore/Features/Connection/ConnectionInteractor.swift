@@ -37,6 +37,9 @@ public struct ConnectionInteractor: Interactor {
         /// A history arrived, answering request `requestID` (nil: none named).
         case history(requestID: Int?)
         case error(id: Int?, message: String)
+        /// Another answer to a request (`ack`, `done`, `session`,
+        /// `model_changed` …): the request it ends is forgotten.
+        case answered(GatewayAnswer.Event, id: Int?)
         case sessionCloseRequested(reason: String)
         // Requests and other features' outputs
         case send(GatewayRequest)
@@ -128,8 +131,12 @@ public struct ConnectionInteractor: Interactor {
         // What the server said about the link
         case .pong(let id):
             state.isPingOutstanding = false
+            state.sentRequests.settle(.pong, id: id)
             guard let id, let awaited = state.awaitedHistory, id > awaited else { return .none }
             return historyCheck(&state)
+        case .answered(let event, let id):
+            state.sentRequests.settle(event, id: id)
+            return .none
         case .reloading:
             state.reconnectSoon = true
             return .internal(.notice(.info, "Server is updating, reconnecting shortly", passes: .reconnect))
@@ -138,14 +145,15 @@ public struct ConnectionInteractor: Interactor {
             state.attempt = 0
             // The answer to an earlier request (a subscribe's, before a
             // session switch) is not the history awaited.
-            if let requestID, let awaited = state.awaitedHistory, requestID < awaited, state.sentRequests.kind(of: requestID) != nil {
-                return .none
-            }
+            let earlier = state.sentRequests.answered(by: .history, id: requestID) != nil
+            state.sentRequests.settle(.history, id: requestID)
+            if let requestID, let awaited = state.awaitedHistory, requestID < awaited, earlier { return .none }
             state.awaitedHistory = nil
             return .none
         case .error(let id, let message):
+            let answered = state.sentRequests.settle(.error, id: id)
             // A server that does not know `ping` still answers it in order.
-            if let id, let awaited = state.awaitedHistory, id > awaited, state.sentRequests.kind(of: id) == .ping {
+            if let id, let awaited = state.awaitedHistory, id > awaited, answered == .ping {
                 return historyCheck(&state)
             }
             guard let id, id == state.subscribeRequestID else { return .none }

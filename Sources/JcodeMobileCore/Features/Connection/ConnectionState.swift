@@ -32,9 +32,9 @@ public struct ConnectionState: Equatable, Sendable {
     /// The `subscribe` of this socket: its `done` is not the end of a turn,
     /// and an `error` answering it is why the connection failed.
     public var subscribeRequestID: Int?
-    /// The requests sent on this socket whose `done` or `error` concerns no
-    /// turn (`subscribe`, `resume_session`, `clear` …), and the latest
-    /// `message`: its `error` ends the turn. The most recent few are kept.
+    /// The requests sent on this socket that jcode has not finished
+    /// answering (`GatewayAnswer`): what an answer's id refers to. Each is
+    /// forgotten once answered; a new socket starts with none.
     public var sentRequests = SentRequests()
     /// The request whose answer brings the history this socket waits for
     /// (`subscribe` naming a session, `resume_session`, `get_history`),
@@ -110,43 +110,4 @@ public enum ConnectionIssue: Equatable, Sendable {
 public struct CloseRequest: Equatable, Sendable {
     /// The server's reason; may be empty.
     public var reason: String
-}
-
-/// The kinds of the most recent requests sent on a socket, by request id,
-/// and the id of the latest `message`, kept apart from that bounded memory:
-/// a turn lasts as long as it lasts (any number of pings may go out while it
-/// runs), and its `done` must still be recognised as the answer to it.
-public struct SentRequests: Equatable, Sendable {
-    private var ids: [Int] = []
-    private var kinds: [GatewayRequest.Kind] = []
-    /// The latest `message` sent on this socket, never forgotten.
-    private var lastMessage: Int?
-    /// How many are remembered (far more than are ever awaited at once).
-    static let capacity = 32
-
-    public init() {}
-
-    public mutating func record(_ id: Int, _ kind: GatewayRequest.Kind) {
-        if ids.count == Self.capacity {
-            ids.removeFirst()
-            kinds.removeFirst()
-        }
-        ids.append(id)
-        kinds.append(kind)
-        if kind == .message { lastMessage = id }
-    }
-
-    /// The kind of request `id`, if it was sent on this socket recently (or
-    /// it is the latest `message`).
-    public func kind(of id: Int) -> GatewayRequest.Kind? {
-        guard let i = ids.lastIndex(of: id) else { return id == lastMessage ? .message : nil }
-        return kinds[i]
-    }
-
-    /// The id of the latest request of `kind` (of a `message`, however long ago).
-    public func latest(_ kind: GatewayRequest.Kind) -> Int? {
-        if kind == .message { return lastMessage }
-        guard let i = kinds.lastIndex(of: kind) else { return nil }
-        return ids[i]
-    }
 }

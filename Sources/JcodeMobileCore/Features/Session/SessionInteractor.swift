@@ -78,15 +78,18 @@ public struct SessionInteractor: Interactor {
             state.turnTokens = nil
             return .none
         case .connectionLost:
-            // A lost connection ends the turn too; a clear or rename it carried
-            // is answered on no socket (the next history says what the server did).
+            // A lost connection ends the turn too; a clear, rename or compact it
+            // carried is answered on no socket (answers belong to the socket
+            // that asked; the next history says what the server did).
             state.totalTokens = state.currentTotalTokens
             state.turnTokens = nil
             var lost = Emission.none
             if state.isClearing { lost.append(.note("clear: the connection was lost before its answer")) }
             if state.pendingRename != nil { lost.append(.note("rename_session: the connection was lost before its answer")) }
+            if state.isCompacting { lost.append(.note("compact: the connection was lost before its answer")) }
             state.isClearing = false
             state.pendingRename = nil
+            state.isCompacting = false
             return lost
         case .serverSelected(let selection):
             if case .paired(let version) = selection.reason { state.serverVersion = version }
@@ -243,7 +246,7 @@ public struct SessionInteractor: Interactor {
     /// A `done` for any other request, or one this socket never sent, is
     /// not the session's.
     private func answered(_ state: inout SessionState, id: Int?, _ facts: Facts) -> Emission {
-        guard let id, let kind = facts.sentRequests.kind(of: id) else { return .none }
+        guard let id, let kind = facts.sentRequests.answered(by: .done, id: id) else { return .none }
         switch kind {
         case .clear where state.isClearing && id == facts.sentRequests.latest(.clear):
             state.isClearing = false
@@ -265,7 +268,7 @@ public struct SessionInteractor: Interactor {
     /// keeps what was typed. The banner with the server's words is the
     /// chat's (it shows every refusal).
     private func refused(_ state: inout SessionState, id: Int?, message: String, _ facts: Facts) -> Emission {
-        guard let id, let kind = facts.sentRequests.kind(of: id) else { return .none }
+        guard let id, let kind = facts.sentRequests.answered(by: .error, id: id) else { return .none }
         switch kind {
         case .clear where state.isClearing && id == facts.sentRequests.latest(.clear):
             state.isClearing = false
