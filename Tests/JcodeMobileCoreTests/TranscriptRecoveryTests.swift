@@ -22,13 +22,14 @@ final class TranscriptRecoveryTests: XCTestCase {
         XCTAssertEqual(store.node("chat.continue")?.label, "Continue")
         XCTAssertEqual(store.node("chat.continue")?.enabled, true)
         XCTAssertEqual(store.node("chat.interrupted.dismiss")?.label, "Dismiss")
+        // As jcode's TUI sends it: an empty content and the continuation as system_reminder; it is
+        // not the person's words, so no user bubble.
         store.send(
             .tapNode(id: "chat.continue"),
-            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"\#(Self.ourContinuation)"}"#))],
-            followUps: ["send_message", "send"]
+            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"","system_reminder":"\#(Self.ourContinuation)"}"#))],
+            followUps: ["continue_interrupted_turn", "send"]
         ) {
-            $0.append("/transcript", entryJSON("m2", "user", text: Self.ourContinuation))
-            $0["/outbox"] = [outboxJSON("o1", Self.ourContinuation, delivery: "awaiting_ack")]
+            $0["/outbox"] = [outboxJSON("o1", "", delivery: "awaiting_ack", systemReminder: Self.ourContinuation)]
             $0["/session/is_processing"] = true
             $0["/interrupted_turn"] = nil
         }
@@ -44,8 +45,8 @@ final class TranscriptRecoveryTests: XCTestCase {
             $0["/interrupted_turn"] = ["continuation": .string(Self.ourContinuation), "reconnect_notice": nil]
         }
         store.loseTheConnection()
-        store.send(.tapNode(id: "chat.continue"), notes: ["message queued in the outbox"], followUps: ["send_message"]) {
-            $0["/outbox"] = [outboxJSON("o1", Self.ourContinuation, delivery: "waiting")]
+        store.send(.tapNode(id: "chat.continue"), notes: ["message queued in the outbox"], followUps: ["continue_interrupted_turn"]) {
+            $0["/outbox"] = [outboxJSON("o1", "", delivery: "waiting", systemReminder: Self.ourContinuation)]
             $0["/interrupted_turn"] = nil
         }
         store.reconnect()
@@ -53,10 +54,10 @@ final class TranscriptRecoveryTests: XCTestCase {
         // already on its way, so it is not offered again, and it goes once.
         store.server(
             #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#,
-            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"\#(Self.ourContinuation)"}"#))], followUps: ["send"]
+            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"","system_reminder":"\#(Self.ourContinuation)"}"#))], followUps: ["send"]
         ) {
-            $0["/transcript"] = [entryJSON("m2", "user", text: "Refactor it"), entryJSON("m3", "user", text: Self.ourContinuation)]
-            $0["/outbox"] = [outboxJSON("o1", Self.ourContinuation, delivery: "awaiting_ack")]
+            $0["/transcript"] = [entryJSON("m2", "user", text: "Refactor it")]
+            $0["/outbox"] = [outboxJSON("o1", "", delivery: "awaiting_ack", systemReminder: Self.ourContinuation)]
             $0["/connection/attempt"] = 0
             $0["/session/history_loaded"] = true
             $0["/session/is_processing"] = true
@@ -73,13 +74,13 @@ final class TranscriptRecoveryTests: XCTestCase {
             $0["/interrupted_turn"] = ["continuation": "Reload succeeded. Continue immediately.", "reconnect_notice": "Reloaded with build v2"]
         }
         XCTAssertEqual(store.node("chat.interrupted")?.value, "Reloaded with build v2")
+        // jcode marks its recovery delivered only when system_reminder equals the continuation.
         store.send(
             .tapNode(id: "chat.continue"),
-            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"Reload succeeded. Continue immediately."}"#))],
-            followUps: ["send_message", "send"]
+            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"","system_reminder":"Reload succeeded. Continue immediately."}"#))],
+            followUps: ["continue_interrupted_turn", "send"]
         ) {
-            $0.append("/transcript", entryJSON("m2", "user", text: "Reload succeeded. Continue immediately."))
-            $0["/outbox"] = [outboxJSON("o1", "Reload succeeded. Continue immediately.", delivery: "awaiting_ack")]
+            $0["/outbox"] = [outboxJSON("o1", "", delivery: "awaiting_ack", systemReminder: "Reload succeeded. Continue immediately.")]
             $0["/session/is_processing"] = true
             $0["/interrupted_turn"] = nil
         }

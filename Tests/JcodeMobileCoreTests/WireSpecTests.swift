@@ -282,6 +282,7 @@ final class WireSpecTests: XCTestCase {
         .subscribe(workingDir: "/w", targetSessionID: nil, clientInstanceID: "d"),
         .subscribe(workingDir: "/w", targetSessionID: "s", clientInstanceID: nil), .getHistory,
         .message(content: "hi", images: [.init(mediaType: "image/png", dataBase64: "AAAA")]), .message(content: "hi", images: []),
+        .message(content: "", images: [], systemReminder: "Reload succeeded. Continue immediately."),
         .cancel, .softInterrupt(content: "also", images: [], urgent: true),
         .softInterrupt(content: "look", images: [.init(mediaType: "image/png", dataBase64: "AAAA")], urgent: false),
         .cancelSoftInterrupts, .resumeSession(sessionID: "s", clientInstanceID: "d"), .resumeSession(sessionID: "s", clientInstanceID: nil),

@@ -166,6 +166,7 @@ public enum AppRouter {
         case .dismissError: return .one(.notices(.dismissError))
         case .dismissNotice(let id): return .one(.notices(.dismissNotice(id: id)))
         case .dismissInterruptedTurn: return .one(.chat(.dismissInterruptedTurn))
+        case .continueInterruptedTurn: return .one(.chat(.continueInterruptedTurn))
         case .loadOlderMessages: return .one(.chat(.loadOlderMessages))
         case .navigate(let screen): return .one(.navigation(.navigate(screen)))
         case .tapNode(let id): return .one(.app(.tapNode(id: id)))

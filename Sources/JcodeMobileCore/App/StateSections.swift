@@ -325,6 +325,7 @@ extension StateSection {
                 B.array(B.strictObject([
                     ("id", B.string), ("text", B.string), ("attachments", B.array(B.ref("attachment"))),
                     ("delivery", B.enumeration(OutboxMessage.Delivery.allCases.map(\.rawValue))),
+                    ("system_reminder", B.described(B.nullableString, "a continuation of a stopped turn: sent as system_reminder with an empty content")),
                 ]))
             },
             json: { .array($0.pointee.chat.outbox.map(\.json)) },

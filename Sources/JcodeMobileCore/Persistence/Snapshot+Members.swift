@@ -165,7 +165,8 @@ extension Snapshot {
                         ("id", B.string), ("text", B.string), ("attachments", B.array(StoredAttachment.schema)),
                         ("delivery", B.enumeration(["waiting", "unconfirmed", "failed"])),
                         ("sent", B.strictObject([("session_id", B.nullableString), ("user_rows_before", B.integer(.count))])),
-                    ], optional: ["sent"]))),
+                        ("system_reminder", B.string),
+                    ], optional: ["sent", "system_reminder"]))),
                     ("next_id", B.integer(.id)),
                 ])
             },
@@ -183,6 +184,7 @@ extension Snapshot {
                     if let sent = message.sent {
                         m.append("sent", ["session_id": .from(sent.sessionID), "user_rows_before": .int(Int64(sent.userRowsBefore))])
                     }
+                    if let reminder = message.systemReminder { m.append("system_reminder", .string(reminder)) }
                     messages.append(.object(m))
                 }
                 var box = JSONObject(capacity: 2)
@@ -263,8 +265,9 @@ extension Snapshot {
             attachments = kept
             imagesLost = lost > 0
         }
-        guard !text.isEmpty || !attachments.isEmpty else { return nil }
-        var message = OutboxMessage(id: id, text: text, attachments: attachments)
+        let reminder = value["system_reminder"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        guard !text.isEmpty || !attachments.isEmpty || reminder != nil else { return nil }
+        var message = OutboxMessage(id: id, text: text, attachments: attachments, systemReminder: reminder)
         if value["delivery"]?.stringValue == "failed" { message.delivery = .failed }
         if value["delivery"]?.stringValue == "unconfirmed" || value["delivery"]?.stringValue == "awaiting_ack" {
             // It may have arrived: the next history decides.

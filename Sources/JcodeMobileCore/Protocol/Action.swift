@@ -49,6 +49,9 @@ public enum Action: Equatable, Sendable {
     case dismissNotice(id: String)
     /// Close the offer to continue an interrupted turn.
     case dismissInterruptedTurn
+    /// Continue the interrupted turn: its continuation goes as a message's
+    /// `system_reminder` (through the outbox).
+    case continueInterruptedTurn
     /// Load older messages of a compacted conversation.
     case loadOlderMessages
     case navigate(Screen)
@@ -225,6 +228,10 @@ public enum Action: Equatable, Sendable {
         MessageSpec("dismiss_interrupted_turn", doc: "Close the offer to continue a turn the server stopped.") {
             _ throws(CoreError) in .dismissInterruptedTurn
         },
+        MessageSpec(
+            "continue_interrupted_turn",
+            doc: "Continue a turn the server stopped: its continuation goes as a message with an empty content and the continuation as system_reminder (through the outbox, once)."
+        ) { _ throws(CoreError) in .continueInterruptedTurn },
         MessageSpec("load_older_messages", doc: "Load older messages of a compacted conversation (get_compacted_history).") {
             _ throws(CoreError) in .loadOlderMessages
         },

@@ -81,14 +81,14 @@ enum ChatScreen {
     }
 
     /// A turn the server stopped before it ended: Continue sends the
-    /// continuation as a message (through the outbox, like any other);
-    /// Dismiss closes the offer.
+    /// continuation as a message's `system_reminder` (through the outbox,
+    /// like any message); Dismiss closes the offer.
     static func interrupted(_ turn: InterruptedTurn, processing: Bool) -> SemanticNode {
         SemanticNode(
             "chat.interrupted", .banner, label: "The last turn stopped before it finished.", value: turn.reconnectNotice,
             accessibilityLabel: "The last turn was interrupted",
             children: [
-                .button("chat.continue", "Continue", .sendMessage(text: turn.continuation), enabled: !processing,
+                .button("chat.continue", "Continue", .continueInterruptedTurn, enabled: !processing,
                         accessibilityLabel: "Continue the interrupted turn"),
                 .button("chat.interrupted.dismiss", "Dismiss", .dismissInterruptedTurn, accessibilityLabel: "Dismiss: do not continue"),
             ])

@@ -283,8 +283,11 @@ func entryJSON(
 
 /// An outbox message as the state JSON writes it (`delivery`: "waiting",
 /// "awaiting_ack" or "unconfirmed").
-func outboxJSON(_ id: String, _ text: String, attachments: [JSONValue] = [], delivery: String) -> JSONValue {
-    ["id": .string(id), "text": .string(text), "attachments": .array(attachments), "delivery": .string(delivery)]
+func outboxJSON(_ id: String, _ text: String, attachments: [JSONValue] = [], delivery: String, systemReminder: String? = nil) -> JSONValue {
+    [
+        "id": .string(id), "text": .string(text), "attachments": .array(attachments), "delivery": .string(delivery),
+        "system_reminder": systemReminder.map(JSONValue.string) ?? .null,
+    ]
 }
 
 /// A tool call as the state JSON writes it.

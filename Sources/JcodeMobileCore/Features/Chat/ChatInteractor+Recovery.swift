@@ -18,8 +18,25 @@ extension ChatInteractor {
         guard history.reloadRecovery != nil || history.wasInterrupted == true else { return nil }
         guard !state.transcript.isEmpty, history.isProcessing != true else { return nil }
         let continuation = history.reloadRecovery?.continuationMessage.flatMap { $0.trimmingSpaces().isEmpty ? nil : $0 } ?? continuationWording
-        if state.outbox.contains(where: { $0.text == continuation.trimmingSpaces() }) { return nil }
+        if state.outbox.contains(where: { $0.systemReminder == continuation }) { return nil }
         return InterruptedTurn(continuation: continuation, reconnectNotice: history.reloadRecovery?.reconnectNotice)
+    }
+
+    /// `continue_interrupted_turn`: the continuation goes through the
+    /// outbox (once; offline it waits there) as a message with an empty
+    /// `content` and the continuation as `system_reminder`: jcode marks its
+    /// reload recovery delivered only then (`client_lifecycle.rs`,
+    /// `start_processing_message` → `reload_recovery.rs`,
+    /// `mark_delivered_if_matching_continuation`), as the TUI sends it.
+    func continueInterruptedTurn(_ state: inout ChatState, _ facts: Facts) -> Emission {
+        guard let turn = state.interruptedTurn else { return .note("continue_interrupted_turn: no interrupted turn is shown") }
+        guard !state.turn.isProcessing else { return .note("continue_interrupted_turn: a turn is running") }
+        guard state.outbox.count < ChatState.outboxLimit else {
+            return .internal(.showError(ErrorBanner(message: Self.outboxFull)))
+        }
+        state.interruptedTurn = nil
+        let message = OutboxMessage(id: "o" + String(state.nextOutboxID), text: "", attachments: [], systemReminder: turn.continuation)
+        return enqueue(&state, message, facts)
     }
 
     func dismissInterruptedTurn(_ state: inout ChatState) -> Emission {

@@ -24,6 +24,7 @@ public struct ChatInteractor: Interactor {
         case queueInterrupt(text: String, urgent: Bool)
         case cancelQueuedInterrupts
         case dismissInterruptedTurn
+        case continueInterruptedTurn
         case loadOlderMessages
         case retryMessage(id: String)
         case discardMessage(id: String)
@@ -106,6 +107,8 @@ public struct ChatInteractor: Interactor {
             return cancelQueuedInterrupts(&state)
         case .dismissInterruptedTurn:
             return dismissInterruptedTurn(&state)
+        case .continueInterruptedTurn:
+            return continueInterruptedTurn(&state, facts)
         case .loadOlderMessages:
             return loadOlderMessages(&state, facts)
         case .retryMessage(let id):
@@ -356,15 +359,20 @@ public struct ChatInteractor: Interactor {
         let taken: Emission =
             (fromDraft && !facts.draft.isEmpty) || !attachments.isEmpty
             ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
-        state.outbox.append(OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments))
-        state.nextOutboxID &+= 1
         // A message of the person's own makes the offer to continue moot.
         state.interruptedTurn = nil
+        return taken + enqueue(&state, OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments), facts)
+    }
+
+    /// A message joins the outbox, and goes now when nothing holds it back.
+    func enqueue(_ state: inout ChatState, _ message: OutboxMessage, _ facts: Facts) -> Emission {
+        state.outbox.append(message)
+        state.nextOutboxID &+= 1
         guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, !facts.isClearing, state.outbox.count == 1 else {
             // Offline, still loading, clearing, or behind earlier messages: it waits its turn.
-            return taken + .note("message queued in the outbox")
+            return .note("message queued in the outbox")
         }
-        return taken + deliverHead(&state, facts)
+        return deliverHead(&state, facts)
     }
 
     static let outboxFull =
@@ -384,17 +392,20 @@ public struct ChatInteractor: Interactor {
     private func deliverHead(_ state: inout ChatState, _ facts: Facts) -> Emission {
         state.outbox[0].delivery = .awaitingAck
         state.outbox[0].sent = OutboxMessage.SentMark(sessionID: facts.sessionID, userRowsBefore: state.serverUserRows)
-        state.outbox[0].isInTranscript = true
+        // A continuation is not the person's words: no user entry.
+        state.outbox[0].isInTranscript = !state.outbox[0].isContinuation
         let message = state.outbox[0]
         state.transcript.finishStreaming()
         state.transcript.beginTurn()
-        state.transcript.append(role: .user, text: message.text, imageCount: message.attachments.count)
+        if !message.isContinuation {
+            state.transcript.append(role: .user, text: message.text, imageCount: message.attachments.count)
+        }
         state.turn.isProcessing = true
         state.turn.tokens = nil
         let images = message.attachments.map {
             GatewayRequest.ImagePayload(mediaType: $0.mediaType, dataBase64: $0.dataBase64)
         }
-        return .send(.message(content: message.text, images: images)) + Self.turnStarted(&state)
+        return .send(.message(content: message.text, images: images, systemReminder: message.systemReminder)) + Self.turnStarted(&state)
     }
 
     /// A turn started: the offer to continue an interrupted one is moot, and
@@ -460,7 +471,9 @@ public struct ChatInteractor: Interactor {
     private func keepInFlightMessage(_ state: inout ChatState, _ history: ServerEvent.History) {
         guard let head = state.outbox.first, head.delivery == .awaitingAck || head.delivery == .received else { return }
         state.turn.isProcessing = true
-        if Self.history(history, shows: head) {
+        if head.isContinuation {
+            state.outbox[0].isInTranscript = false
+        } else if Self.history(history, shows: head) {
             state.outbox[0].isInTranscript = true
             state.serverUserRows &-= 1
         } else if head.sent?.sessionID == nil || head.sent?.sessionID == history.sessionID {
@@ -491,6 +504,10 @@ public struct ChatInteractor: Interactor {
     static func history(_ history: ServerEvent.History, shows message: OutboxMessage) -> Bool {
         guard let mark = message.sent else { return false }
         if let session = mark.sessionID, session != history.sessionID { return false }
+        // A continuation has no words to find: jcode stops offering the
+        // recovery once it accepted it (reload_recovery.rs), so a history
+        // that still offers one says it did not arrive.
+        if message.isContinuation { return history.reloadRecovery == nil && history.wasInterrupted != true }
         var userRows = 0
         var latest: String?
         for row in history.messages where row.role == "user" {

@@ -17,6 +17,11 @@ public struct OutboxMessage: Equatable, Sendable {
     /// It was lost once (refused, or not in the history after a reload or a
     /// drop) and went again: lost a second time, it fails and waits for Retry.
     public var resent = false
+    /// A continuation of a turn the server stopped (`continue_interrupted_turn`):
+    /// sent as the message's `system_reminder`, with an empty `content`, as
+    /// jcode's TUI sends it. It is not the person's words, so the transcript
+    /// does not show it as a user message.
+    public var systemReminder: String?
 
     public enum Delivery: String, Sendable, CaseIterable {
         /// Not sent yet: shown as "waiting to send".
@@ -45,18 +50,25 @@ public struct OutboxMessage: Equatable, Sendable {
         public var userRowsBefore: Int
     }
 
-    public init(id: String, text: String, attachments: [Attachment], delivery: Delivery = .waiting, sent: SentMark? = nil) {
+    public init(
+        id: String, text: String, attachments: [Attachment], delivery: Delivery = .waiting, sent: SentMark? = nil,
+        systemReminder: String? = nil
+    ) {
         self.id = id
         self.text = text
         self.attachments = attachments
         self.delivery = delivery
         self.sent = sent
+        self.systemReminder = systemReminder
     }
+
+    /// A continuation, not words of the person's.
+    public var isContinuation: Bool { systemReminder != nil }
 
     var json: JSONValue {
         [
             "id": .string(id), "text": .string(text), "attachments": .array(attachments.map(\.json)),
-            "delivery": .string(delivery.rawValue),
+            "delivery": .string(delivery.rawValue), "system_reminder": .from(systemReminder),
         ]
     }
 }

@@ -3,7 +3,11 @@
 public enum GatewayRequest: Equatable, Sendable {
     case subscribe(workingDir: String, targetSessionID: String?, clientInstanceID: String?)
     case getHistory
-    case message(content: String, images: [ImagePayload])
+    /// `systemReminder`: what the agent reads as this turn's system
+    /// reminder; jcode marks a reload recovery delivered only when it equals
+    /// the continuation (`reload_recovery.rs`), and the TUI sends it with an
+    /// empty `content`.
+    case message(content: String, images: [ImagePayload], systemReminder: String? = nil)
     case cancel
     case softInterrupt(content: String, images: [ImagePayload], urgent: Bool)
     case cancelSoftInterrupts
@@ -67,8 +71,8 @@ public enum GatewayRequest: Equatable, Sendable {
         case .subscribe(let workingDir, let target, let instance):
             return EncodedMessage(.subscribe, [.string(workingDir), .optional(target), .optional(instance)])
         case .getHistory: return EncodedMessage(.getHistory)
-        case .message(let content, let images):
-            return EncodedMessage(.message, [.string(content), Self.encoded(images)])
+        case .message(let content, let images, let reminder):
+            return EncodedMessage(.message, [.string(content), Self.encoded(images), .optional(reminder)])
         case .cancel: return EncodedMessage(.cancel)
         case .softInterrupt(let content, let images, let urgent):
             return EncodedMessage(.softInterrupt, [.string(content), Self.encoded(images), .bool(urgent)])
@@ -120,8 +124,8 @@ public enum GatewayRequest: Equatable, Sendable {
                     doc: "First line on a connection (today's jcode refuses any other first line, and a subscribe without an absolute working_dir); resumes target_session_id when given. client_instance_id is the device id, stable per install (absent until the install has one).",
                     fields: [FieldSpec("working_dir", .string), .optional("target_session_id", .string), .optional("client_instance_id", .string)]),
         RequestSpec(.getHistory, doc: "Ask for the session's transcript (answered by history)."),
-        RequestSpec(.message, doc: "Send a user message; images are [media_type, data_base64] pairs.",
-                    fields: [FieldSpec("content", .string), .optional("images", .array(.array(.string)))]),
+        RequestSpec(.message, doc: "Send a user message; images are [media_type, data_base64] pairs. Continuing a turn the server stopped sends an empty content and the continuation as system_reminder, as jcode's TUI does.",
+                    fields: [FieldSpec("content", .string), .optional("images", .array(.array(.string))), .optional("system_reminder", .string)]),
         RequestSpec(.cancel, doc: "Cancel the running turn."),
         RequestSpec(.softInterrupt, doc: "Inject a message into the running turn; images as for message.",
                     fields: [FieldSpec("content", .string), .optional("images", .array(.array(.string))), FieldSpec("urgent", .boolean)]),
