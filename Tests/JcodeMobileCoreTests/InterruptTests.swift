@@ -74,6 +74,25 @@ final class SoftInterruptTests: XCTestCase {
         }
     }
 
+    /// jcode injects consecutive queued interrupts as one, their texts joined by a blank line
+    /// (agent/interrupts.rs, inject_soft_interrupts): both bubbles become messages, none is added.
+    func testTwoInterruptsInjectedAsOneMergedTextBecomeTwoMessagesAndNothingIsShownTwice() {
+        var store = SpecStore.turnRunning()
+        store.queueTheFirstInterrupt("use the staging db")
+        store.send(.queueInterrupt(text: "and skip the slow tests", urgent: false), effects: [.webSocket(.send(#"{"id":5,"type":"soft_interrupt","content":"and skip the slow tests","urgent":false}"#))], followUps: ["send"]) {
+            $0.append("/transcript", entryJSON("m6", "user", text: "and skip the slow tests", isQueued: true))
+            $0.append("/soft_interrupts", ["entry_id": "m6", "content": "and skip the slow tests", "urgent": false])
+        }
+        store.server(#"{"type":"soft_interrupt_injected","content":"use the staging db\n\nand skip the slow tests","point":"D"}"#) {
+            $0["/transcript/4/is_queued"] = false
+            $0["/transcript/5/is_queued"] = false
+            $0["/soft_interrupts"] = []
+        }
+        // The turn's end has nothing left to drain: still two messages, one each.
+        store.finishTheTurn()
+        XCTAssertEqual(store.state.chat.transcript.count, 6)
+    }
+
     func testAFinishedTurnDrainsWhatIsStillQueued() {
         var store = SpecStore.turnRunning()
         store.queueTheFirstInterrupt("one")

@@ -2,7 +2,7 @@
 ///
 /// A queued interrupt shows as a queued user bubble at the end of the
 /// transcript and goes out as `soft_interrupt`. When the agent receives it
-/// (`soft_interrupt_injected`) the bubble becomes an ordinary message; when
+/// (`soft_interrupt_injected`, which may merge several) the bubble becomes an ordinary message; when
 /// the turn ends, whatever is still queued stops being shown as queued. The
 /// bubble is a transcript entry, so interrupts belong to the conversation.
 extension ChatInteractor {
@@ -31,19 +31,41 @@ extension ChatInteractor {
         return .send(.cancelSoftInterrupts)
     }
 
+    /// The agent received soft interrupts. jcode drains its whole queue at a
+    /// safe point and injects consecutive interrupts of one source as one
+    /// message, their texts joined by a blank line (`agent/interrupts.rs`,
+    /// `inject_soft_interrupts`): one `soft_interrupt_injected` may stand
+    /// for several queued bubbles, which all become messages.
     func interruptInjected(_ state: inout ChatState, content: String, displayRole: String?) {
         // What the agent says next comes after the injected message.
         state.transcript.finishStreaming()
-        if let i = state.softInterrupts.firstIndex(where: { $0.content == content }) {
-            let interrupt = state.softInterrupts.remove(at: i)
-            state.transcript.unqueue(serial: interrupt.entrySerial)
-        } else if let i = state.outlivedInterrupts.firstIndex(where: { $0.content == content }) {
-            // Its turn ended first; it is already shown as sent.
-            state.outlivedInterrupts.remove(at: i)
+        if let run = Self.run(joinedAs: content, in: state.softInterrupts) {
+            for interrupt in state.softInterrupts[run] { state.transcript.unqueue(serial: interrupt.entrySerial) }
+            state.softInterrupts.removeSubrange(run)
+        } else if let run = Self.run(joinedAs: content, in: state.outlivedInterrupts) {
+            // Their turn ended first; they are already shown as sent.
+            state.outlivedInterrupts.removeSubrange(run)
         } else {
             // Sent from another client.
             state.transcript.append(role: displayRole == "system" ? .system : .user, text: content)
         }
+    }
+
+    /// The consecutive interrupts of `queue` whose texts, joined as jcode
+    /// joins them ("\n\n"), are `content`: the earliest such run.
+    static func run(joinedAs content: String, in queue: [SoftInterrupt]) -> Range<Int>? {
+        let target = content.utf8.count
+        for start in queue.indices {
+            var length = 0
+            for end in start..<queue.count {
+                length &+= (end > start ? 2 : 0) &+ queue[end].content.utf8.count
+                if length > target { break }
+                guard length == target else { continue }
+                let joined = queue[start...end].map(\.content).joined(separator: "\n\n")
+                if joined == content { return start..<(end &+ 1) }
+            }
+        }
+        return nil
     }
 
     /// The turn ended: anything still queued stays with the server, which
