@@ -747,6 +747,9 @@ class _Turn:
     #: Its connection dropped while another client stayed attached: it runs on, owned by
     #: no connection (kept in ``FakeJcodeServer.foreign_turns``).
     detached: bool = False
+    #: The session whose agent runs it (a connection that resumes another session meanwhile
+    #: leaves the turn in this one).
+    session_id: Optional[str] = None
 
 
 @dataclass
@@ -1761,7 +1764,7 @@ class FakeJcodeServer:
         self._add_user_row(session, content, images)
         socket.is_processing, socket.current_tool_name = True, None
         reply = self.next_reply(content)
-        turn = _Turn(rid, reply, planned=True)
+        turn = _Turn(rid, reply, planned=True, session_id=socket.session_id)
         # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (start_processing_message): the
         # turn's events, its terminal done {id} included, go out on the session fan-out
         # (state.rs, session_event_fanout_sender_with_fallback): to every client of the session
@@ -1797,12 +1800,18 @@ class FakeJcodeServer:
         turn = socket.turn
         if turn is None:
             raise RuntimeError("no turn is running on that socket")
-        sid = socket.session_id
-        plan, rows, follow_up = self._plan(socket, turn)
+        sid = turn.session_id or socket.session_id
+        plan, rows, follow_up = self._plan_session(sid, turn)
         socket.turn = None
         self._complete(self.sessions[sid], turn.reply, rows, follow_up)
         rest = plan[turn.sent :]
-        self._fan_out(sid, rest)
+        if self._session_clients(sid):
+            self._fan_out(sid, rest)
+        else:
+            # jcode: crates/jcode-app-core/src/server/state.rs (session_event_fanout_sender_with_fallback):
+            # with no client attached to the turn's session (its connection resumed another one) the
+            # events go to the connection that started it
+            socket.push(rest)
         return rest
 
     # -- another client ---------------------------------------------------------
