@@ -67,6 +67,7 @@ from .binding import App, JSONInput
 __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_HISTORY",
+    "RELOAD_CONTINUATION",
     "REQUEST_TYPES",
     "Unreachable",
     "SocketRejected",
@@ -429,6 +430,14 @@ DEFAULT_HISTORY: List[dict] = [
                                      "The suite passes."},
 ]
 
+#: The continuation a reload recovery directive carries for a session whose turn a reload
+#: interrupted (no selfdev reload context).
+#: jcode: crates/jcode-app-core/src/tool/selfdev/reload.rs (ReloadContext::interrupted_session_continuation_message)
+RELOAD_CONTINUATION = (
+    "Your session was interrupted by a server reload while a tool was running. The tool was aborted and results "
+    "may be incomplete. Continue exactly where you left off and do not ask the user what to do next."
+)
+
 #: Token usage persisted with the scripted session (sent as ``total_tokens``
 #: and ``token_usage_totals``).
 #: jcode: crates/jcode-protocol/src/lib.rs (TokenUsageTotals)
@@ -557,7 +566,28 @@ class Reply:
 
     ``hold_after``: stream only that many events and keep the turn running
     (``cancel`` then meets it; :meth:`FakeJcodeServer.finish_turn` sends the
-    rest).
+    rest). A turn held silent for a long time while a tool runs is a reply
+    with a tool and ``hold_after`` counting up to its ``tool_exec``, e.g.
+    ``Reply(text="Built.", tools=[{"id": "toolu_b", "name": "bash", "input":
+    {"command": "cargo build"}, "output": "Finished"}], hold_after=3)``:
+    ``tool_start``, ``tool_input``, ``tool_exec`` go out, then nothing until
+    ``finish_turn`` (meanwhile a ``history`` says ``activity {is_processing:
+    true, current_tool_name: "bash"}``).
+
+    ``phases``: ``connection_phase {phase}`` events the turn sends before
+    anything else (jcode: crates/jcode-app-core/src/agent/turn_streaming_mpsc.rs
+    forwards the provider's ConnectionPhase stream events, worded by
+    crates/jcode-message-types/src/lib.rs (impl Display for ConnectionPhase):
+    "connecting", "waiting for response", "streaming", "retrying (1/3)"…). They
+    only ever come inside a turn, so a client joining a held turn may see one first.
+
+    ``cancel``: how the turn meets a ``cancel`` (jcode:
+    crates/jcode-app-core/src/server/client_lifecycle.rs, cancel_processing_message):
+    "abort" (default), the task did not stop within 500 ms and is aborted, so
+    nothing of it reaches any client; "cooperative", the task stops in time and
+    its own terminal ``done {id}`` goes out on the session fan-out, to every
+    client of the session (the cancelling one included) before that
+    connection's ``interrupted``, ``done {id}``.
     """
 
     text: str = "Done."
@@ -579,6 +609,8 @@ class Reply:
     #: A ``provider_guardrail`` message ending the turn (see :func:`guardrail_notice`).
     guardrail: Optional[str] = None
     hold_after: Optional[int] = None
+    phases: List[str] = field(default_factory=list)
+    cancel: str = "abort"
 
     @classmethod
     def refusal(cls, stop_reason: str = "refusal", **options: Any) -> "Reply":
@@ -603,11 +635,15 @@ class Reply:
         events.append(done)
         return events
 
+    def phase_events(self) -> List[dict]:
+        # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::ConnectionPhase {phase})
+        return [{"type": "connection_phase", "phase": phase} for phase in self.phases]
+
     def call_events(self) -> List[dict]:
         """The first provider response of a tool turn (up to its message_end); [] without tools."""
         if not self.tools:
             return []
-        events = self._reasoning_events()
+        events = self.phase_events() + self._reasoning_events()
         events += [{"type": "text_delta", "text": part} for part in split_words(self.preamble)] if self.preamble else []
         for tool in self.tools:
             events.append({"type": "tool_start", "id": tool["id"], "name": tool["name"]})
@@ -633,7 +669,7 @@ class Reply:
 
     def final_events(self) -> List[dict]:
         """The last provider response: text, message_end, tokens."""
-        events = [] if self.tools else self._reasoning_events()
+        events = [] if self.tools else self.phase_events() + self._reasoning_events()
         events += [{"type": "text_delta", "text": chunk} for chunk in self.deltas()]
         # jcode: crates/jcode-protocol/src/wire.rs (ServerEvent::MessageEnd {stop_reason?})
         end: dict = {"type": "message_end"}
@@ -705,6 +741,15 @@ class _Turn:
     request_id: int
     reply: Reply
     sent: int = 0
+    #: The turn was started by a ``message`` on a connection of the fake (its stream is
+    #: :meth:`FakeJcodeServer._plan`); False for :meth:`FakeJcodeServer.start_foreign_turn`.
+    planned: bool = False
+    #: Its connection dropped while another client stayed attached: it runs on, owned by
+    #: no connection (kept in ``FakeJcodeServer.foreign_turns``).
+    detached: bool = False
+    #: The session whose agent runs it (a connection that resumes another session meanwhile
+    #: leaves the turn in this one).
+    session_id: Optional[str] = None
 
 
 @dataclass
@@ -750,17 +795,38 @@ class FakeSocket:
         #: lines that arrived meanwhile (read, not answered, not even acknowledged).
         self.waiting: Optional[dict] = None
         self.held: List[str] = []
+        #: What the server's connection table says of this connection, kept as jcode's
+        #: per-client event forwarder keeps it from the events it writes (see :meth:`_forwarded`);
+        #: ``history.activity`` is built from these.
+        self.is_processing = False
+        self.current_tool_name: Optional[str] = None
 
     def send(self, text: str) -> List[dict]:
         """Deliver one text frame; returns the server events it causes, in order."""
         if not self.open:
             raise RuntimeError("send on a closed fake socket")
-        return self.server._receive(self, text)
+        answers = self.server._receive(self, text)
+        self._forwarded(answers)
+        return answers
+
+    def _forwarded(self, events: Sequence[dict]) -> None:
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client, the per-client
+        # event forwarder): tool_start sets the connection's is_processing and current_tool_name,
+        # tool_done clears the tool, done / error / interrupted clear both
+        for event in events:
+            kind = event.get("type")
+            if kind == "tool_start":
+                self.is_processing, self.current_tool_name = True, event.get("name")
+            elif kind == "tool_done":
+                self.current_tool_name = None
+            elif kind in ("done", "error", "interrupted"):
+                self.is_processing, self.current_tool_name = False, None
 
     def push(self, events: Sequence[dict]) -> None:
         """The server writes ``events`` on its own."""
         if not events or not self.open or self.server_closed:
             return
+        self._forwarded(events)
         if self.listener is not None:
             self.listener(list(events))
         else:
@@ -909,6 +975,10 @@ class FakeJcodeServer:
         self.reload_starting = False
         #: session id -> the turn another client (the terminal) runs there (:meth:`start_foreign_turn`).
         self.foreign_turns: Dict[str, _Turn] = {}
+        #: session id -> ``{"directive": {"reconnect_notice", "continuation_message"}, "delivered": bool}``:
+        #: the reload recovery intent a reload persisted for a session whose turn it interrupted
+        #: (see :meth:`interrupt_turns_for_reload`).
+        self.reload_recovery: Dict[str, dict] = {}
 
     def add_session(self, session_id: str, title: Optional[str], messages: List[dict], *,
                     images: Optional[List[dict]] = None, token_usage: Optional[Dict[str, int]] = None,
@@ -1198,6 +1268,9 @@ class FakeJcodeServer:
         event["server_has_update"] = False
         if was_interrupted is not None:
             event["was_interrupted"] = was_interrupted
+        recovery = self.pending_reload_recovery(sid)
+        if recovery is not None:
+            event["reload_recovery"] = recovery
         if self.reasoning_effort is not None:
             event["reasoning_effort"] = self.reasoning_effort
         event["compaction_mode"] = "reactive"
@@ -1229,20 +1302,100 @@ class FakeJcodeServer:
         return session
 
     def _activity(self, session_id: str) -> Optional[dict]:
-        # jcode: crates/jcode-app-core/src/server/client_state.rs (session_activity_snapshot)
-        if session_id in self.foreign_turns:
-            return {"is_processing": True}
+        """``history.activity``: ``{is_processing: true, current_tool_name?}`` while a client of
+        the session is processing, else None (the field is then absent).
+
+        jcode: crates/jcode-app-core/src/server/client_state.rs (session_activity_snapshot): built from
+        the connection table, whose ``is_processing`` / ``current_tool_name`` each connection's event
+        forwarder keeps from the events it writes (:meth:`FakeSocket._forwarded`; a ``message``
+        accepted sets ``is_processing`` too). A connection with a running tool wins. The terminal of
+        :meth:`start_foreign_turn` is a connection processing its own turn. A turn whose connection
+        dropped (``detached``) shows only through the connections it still streams to: before any
+        ``tool_start`` reached them, nothing says the session is busy.
+        """
+        busy = False
+        foreign = self.foreign_turns.get(session_id)
+        if foreign is not None and not foreign.detached:
+            busy = True
+            running = None
+            for event in self._turn_events(session_id, foreign)[: foreign.sent]:
+                if event["type"] == "tool_start":
+                    running = event["name"]
+                elif event["type"] == "tool_done":
+                    running = None
+            if running:
+                return {"is_processing": True, "current_tool_name": running}
         for socket in self.open_sockets():
-            if socket.session_id == session_id and socket.turn is not None:
-                running = None
-                plan, _, _ = self._plan(socket, socket.turn, keep_pending=True)
-                for event in plan[: socket.turn.sent]:
-                    if event["type"] == "tool_start":
-                        running = event["name"]
-                    elif event["type"] == "tool_done":
-                        running = None
-                return {"is_processing": True, "current_tool_name": running} if running else {"is_processing": True}
-        return None
+            if socket.subscribed and socket.session_id == session_id and socket.is_processing:
+                if socket.current_tool_name:
+                    return {"is_processing": True, "current_tool_name": socket.current_tool_name}
+                busy = True
+        return {"is_processing": True} if busy else None
+
+    def _turn_events(self, session_id: str, turn: _Turn) -> List[dict]:
+        """The whole stream of a running turn (nothing taken from the queues)."""
+        if turn.planned:
+            return self._plan_session(session_id, turn, keep_pending=True)[0]
+        return turn.reply.events(turn.request_id)
+
+    def pending_reload_recovery(self, session_id: str) -> Optional[dict]:
+        """The reload recovery directive a ``history`` of the session carries (None: none pending).
+
+        jcode: crates/jcode-app-core/src/server/client_state.rs (history_reload_recovery_snapshot) and
+        reload_recovery.rs (pending_directive_for_session): every history attaches the persisted
+        intent while it is pending, without marking it delivered (a history can be lost)."""
+        intent = self.reload_recovery.get(session_id)
+        if intent is None or intent["delivered"]:
+            return None
+        return dict(intent["directive"])
+
+    def interrupt_turns_for_reload(self) -> List[str]:
+        """A reload is about to end every connection: each session with a running turn (on a
+        connection, detached, or the terminal's) is marked interrupted and gets a reload
+        recovery intent. Returns those sessions.
+
+        jcode: crates/jcode-app-core/src/server/reload.rs (persist intents for the sessions running
+        during the reload): a session that is not the reload's initiator gets
+        ``ReloadContext::recovery_directive_for_session(.., was_interrupted: true, ..)``, which
+        without a selfdev reload context is ``{reconnect_notice: None, continuation_message:
+        interrupted_session_continuation_message()}`` (crates/jcode-app-core/src/tool/selfdev/reload.rs);
+        client_disconnect_cleanup.rs marks the session crashed ("Server reload interrupted processing").
+        """
+        running = {s.session_id for s in self.open_sockets() if s.turn is not None}
+        running |= set(self.foreign_turns)
+        marked = []
+        for sid in sorted(r for r in running if r in self.sessions):
+            self.sessions[sid]["was_interrupted"] = True
+            self.reload_recovery[sid] = {
+                "directive": {"reconnect_notice": None, "continuation_message": RELOAD_CONTINUATION},
+                "delivered": False,
+            }
+            marked.append(sid)
+        return marked
+
+    def reload(self) -> List[FakeSocket]:
+        """The server reloads (in memory): running turns are interrupted
+        (:meth:`interrupt_turns_for_reload`), every subscribed connection gets
+        ``reloading``, then every connection ends (``server_closed``), turns
+        and queued soft interrupts are lost; sessions stay. Returns the
+        connections it ended (a :class:`Host` reports them closed: see
+        :meth:`Host.reload_server`).
+
+        jcode: crates/jcode-app-core/src/server/client_session.rs (handle_reload): ``Reloading
+        {new_socket: None}`` to the sessions' clients, then the new binary is exec'd."""
+        self.interrupt_turns_for_reload()
+        self.push({"type": "reloading"})
+        ended = []
+        for socket in self.open_sockets():
+            socket.server_closed = True
+            socket.turn = None
+            socket.waiting, socket.held = None, []
+            socket.is_processing, socket.current_tool_name = False, None
+            ended.append(socket)
+        self.foreign_turns.clear()
+        self._pending.clear()
+        self.reload_starting = False
+        return ended
 
     def next_reply(self, content: str) -> Reply:
         return self.replies.popleft() if self.replies else self.default_reply(content)
@@ -1357,21 +1510,29 @@ class FakeJcodeServer:
         """A connection ended: its session leaves the server when nothing was said in it.
 
         ``turn``: the turn that was running on it. jcode:
-        crates/jcode-app-core/src/server/client_disconnect_cleanup.rs (cleanup_client_connection):
-        while another client is still attached to the session nothing is torn down and the turn
-        goes on (here: on that client's connection); when the last client leaves mid-turn the
-        turn is aborted (no more events, no assistant row: only the user's row stays) and the
-        session is marked crashed ("Client disconnected while processing"), which the next
-        resume reports as ``was_interrupted: true`` (client_session.rs,
-        restored_session_was_interrupted).
+        crates/jcode-app-core/src/server/client_disconnect_cleanup.rs (cleanup_client_connection,
+        session_has_live_successor): while another client is still attached to the session nothing
+        is torn down and the turn goes on, owned by no connection (``detached``, kept in
+        ``foreign_turns``): its events and its final ``done {id}`` (the id of the message on the
+        dropped connection) go out on the session fan-out to whichever clients are attached by then
+        (state.rs, session_event_fanout_sender_with_fallback), a client that reconnects included;
+        :meth:`finish_turn` sends the rest. When the last client leaves mid-turn the turn is
+        aborted (no more events, no assistant row: only the user's row stays) and the session is
+        marked crashed ("Client disconnected while processing"), which the next resume reports as
+        ``was_interrupted: true`` (client_session.rs, restored_session_was_interrupted).
         """
         sid = socket.session_id
+        socket.is_processing, socket.current_tool_name = False, None
+        attached = [s for s in self.open_sockets() if s.subscribed and s.session_id == sid]
         if turn is not None and sid in self.sessions:
-            successor = next((s for s in self.open_sockets() if s.session_id == sid and s.turn is None), None)
-            if successor is not None:
-                successor.turn = turn
+            if attached:
+                turn.detached = True
+                self.foreign_turns[sid] = turn
             else:
                 self.sessions[sid]["was_interrupted"] = True
+        elif not attached and sid in self.foreign_turns and self.foreign_turns[sid].detached:
+            del self.foreign_turns[sid]  # the last client of a detached turn left: aborted
+            self.sessions[sid]["was_interrupted"] = True
         if sid and sid in self.sessions and sid != self.main_session and not self.sessions[sid]["messages"]:
             if not any(s.session_id == sid for s in self.open_sockets()):
                 del self.sessions[sid]
@@ -1534,14 +1695,34 @@ class FakeJcodeServer:
         return [_ack(request["id"])]
 
     def _on_cancel(self, socket: FakeSocket, request: dict) -> List[dict]:
-        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (cancel_processing_message):
-        # interrupted, then done with the id of the message whose turn was running; with nothing
-        # running only interrupted
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (handle_client: cancel's ack is
+        # queued on the connection's event channel; cancel_processing_message): ``interrupted`` and then
+        # ``done`` with the id of the message this connection was running go on the connection's own
+        # channel (client_event_tx), to no other client; with nothing running only ``interrupted``.
+        # Another client of the session sees the turn end only when the task stops cooperatively
+        # (Reply.cancel "cooperative"): its own terminal ``done {id}`` goes on the session fan-out,
+        # to every client of the session, before the canceller's interrupted. An aborted task
+        # (default) sends nothing more to anyone. A cancel from a connection that does not own the
+        # running turn (a detached or terminal turn) signals the session's cancel and answers
+        # ``interrupted``; the fake leaves that turn running (finish it with finish_turn).
         turn = socket.turn
         if turn is None:
             return [{"type": "interrupted"}]
         socket.turn = None
-        return [{"type": "interrupted"}, _done(turn.request_id)]
+        answers: List[dict] = []
+        if turn.reply.cancel == "cooperative":
+            done = [_done(turn.request_id)]
+            for other in self._session_clients(socket.session_id):
+                if other is not socket:
+                    other.push(done)
+            answers += done
+        return answers + [{"type": "interrupted"}, _done(turn.request_id)]
+
+    def _session_clients(self, session_id: Optional[str]) -> List[FakeSocket]:
+        """The connections the session fan-out reaches: every open subscribed one of the session.
+
+        jcode: crates/jcode-app-core/src/server/state.rs (fanout_session_event)"""
+        return [s for s in self.open_sockets() if s.subscribed and s.session_id == session_id]
 
     def _on_message(self, socket: FakeSocket, request: dict) -> List[dict]:
         rid, content = request["id"], request["content"]
@@ -1568,9 +1749,26 @@ class FakeJcodeServer:
             # answered until that turn ends (finish_foreign_turn); then this turn runs
             socket.waiting = request
             return []
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (start_processing_message): once
+        # the message is accepted, a system_reminder equal to the session's pending reload recovery
+        # continuation marks it delivered (reload_recovery.rs, mark_delivered_if_matching_continuation;
+        # an exact match, the content does not count)
+        reminder = request.get("system_reminder")
+        intent = self.reload_recovery.get(socket.session_id)
+        if intent is not None and reminder is not None and reminder == intent["directive"]["continuation_message"]:
+            intent["delivered"] = True
+        # jcode: crates/jcode-app-core/src/agent/turn_execution.rs (run_once_streaming_mpsc_with_display_role):
+        # the system_reminder only joins this turn's system prompt and is never stored; the content is
+        # stored as the user's message, and crates/jcode-base/src/session/render.rs renders no row for
+        # a message without text (so content "" with a reminder leaves no user row)
         self._add_user_row(session, content, images)
+        socket.is_processing, socket.current_tool_name = True, None
         reply = self.next_reply(content)
-        turn = _Turn(rid, reply)
+        turn = _Turn(rid, reply, planned=True, session_id=socket.session_id)
+        # jcode: crates/jcode-app-core/src/server/client_lifecycle.rs (start_processing_message): the
+        # turn's events, its terminal done {id} included, go out on the session fan-out
+        # (state.rs, session_event_fanout_sender_with_fallback): to every client of the session
+        others = [s for s in self._session_clients(socket.session_id) if s is not socket]
         if reply.hold_after is not None:
             socket.turn = turn
             plan, _, _ = self._plan(socket, turn, keep_pending=True)
@@ -1578,26 +1776,42 @@ class FakeJcodeServer:
             injections = [i for i, e in enumerate(plan) if e["type"] == "soft_interrupt_injected"]
             stop = min([reply.hold_after, len(plan) - 1] + injections[:1])
             turn.sent = stop
+            for other in others:
+                other.push(plan[:stop])
             return plan[:stop]
         plan, rows, follow_up = self._plan(socket, turn)
         self._complete(session, reply, rows, follow_up)
+        for other in others:
+            other.push(plan)
         return plan
 
     def finish_turn(self, socket: Optional[FakeSocket] = None) -> List[dict]:
-        """Send the rest of a held turn (pushed on its socket) and return it."""
+        """Send the rest of a held turn and return it: the turn running on ``socket``, or (no
+        socket) the one turn running, a detached one included (see :meth:`_detach`). The rest
+        goes out on the session fan-out: to every connection attached to the session now."""
         if socket is None:
-            running = [s for s in self.open_sockets() if s.turn is not None]
+            running: List[Any] = [s for s in self.open_sockets() if s.turn is not None]
+            running += [sid for sid, t in self.foreign_turns.items() if t.detached]
             if len(running) != 1:
                 raise RuntimeError(f"{len(running)} turns are running; name the socket")
+            if isinstance(running[0], str):
+                return self.finish_foreign_turn(running[0])
             socket = running[0]
         turn = socket.turn
         if turn is None:
             raise RuntimeError("no turn is running on that socket")
-        plan, rows, follow_up = self._plan(socket, turn)
+        sid = turn.session_id or socket.session_id
+        plan, rows, follow_up = self._plan_session(sid, turn)
         socket.turn = None
-        self._complete(self.sessions[socket.session_id], turn.reply, rows, follow_up)
+        self._complete(self.sessions[sid], turn.reply, rows, follow_up)
         rest = plan[turn.sent :]
-        socket.push(rest)
+        if self._session_clients(sid):
+            self._fan_out(sid, rest)
+        else:
+            # jcode: crates/jcode-app-core/src/server/state.rs (session_event_fanout_sender_with_fallback):
+            # with no client attached to the turn's session (its connection resumed another one) the
+            # events go to the connection that started it
+            socket.push(rest)
         return rest
 
     # -- another client ---------------------------------------------------------
@@ -1639,8 +1853,13 @@ class FakeJcodeServer:
         if sid is None or sid not in self.foreign_turns:
             raise RuntimeError(f"{len(self.foreign_turns)} foreign turns are running; name the session")
         turn = self.foreign_turns.pop(sid)
-        self._complete(self.sessions[sid], turn.reply, turn.reply.rows(), None)
-        rest = turn.reply.events(turn.request_id)[turn.sent :]
+        if turn.planned:  # a phone's turn whose connection dropped (see _detach)
+            plan, rows, follow_up = self._plan_session(sid, turn)
+            self._complete(self.sessions[sid], turn.reply, rows, follow_up)
+            rest = plan[turn.sent :]
+        else:
+            self._complete(self.sessions[sid], turn.reply, turn.reply.rows(), None)
+            rest = turn.reply.events(turn.request_id)[turn.sent :]
         self._fan_out(sid, rest)
         for waiter in self.open_sockets():
             if waiter.session_id == sid and waiter.waiting is not None:
@@ -1653,9 +1872,8 @@ class FakeJcodeServer:
         return rest
 
     def _fan_out(self, session_id: str, events: List[dict]) -> None:
-        for target in self.open_sockets():
-            if target.subscribed and target.session_id == session_id:
-                target.push(events)
+        for target in self._session_clients(session_id):
+            target.push(events)
 
     def _add_user_row(self, session: dict, content: str, images: List[List[str]]) -> None:
         # jcode: crates/jcode-base/src/session/render.rs (image_anchor_for_message,
@@ -1690,6 +1908,10 @@ class FakeJcodeServer:
 
     def _plan(self, socket: FakeSocket, turn: _Turn, *, keep_pending: bool = False
               ) -> Tuple[List[dict], List[dict], Optional[Reply]]:
+        return self._plan_session(socket.session_id, turn, keep_pending=keep_pending)
+
+    def _plan_session(self, session_id: Optional[str], turn: _Turn, *, keep_pending: bool = False
+                      ) -> Tuple[List[dict], List[dict], Optional[Reply]]:
         """The whole stream of ``turn`` (the first ``turn.sent`` events already
         went out), the history rows it leaves, and a follow-up reply when a soft
         interrupt continued the turn.
@@ -1703,7 +1925,7 @@ class FakeJcodeServer:
         with a blank line into one ``soft_interrupt_injected``.
         """
         reply, sent, rid = turn.reply, turn.sent, turn.request_id
-        pending = list(self._pending.get(socket.session_id, []))
+        pending = list(self._pending.get(session_id or "", []))
         injected_any = False
         events = reply.call_events()
         rows: List[dict] = []
@@ -1769,8 +1991,8 @@ class FakeJcodeServer:
         if guardrail is not None:
             events.append(guardrail)
         events.append(_done(rid))
-        if not keep_pending and injected_any:
-            self._pending[socket.session_id] = pending
+        if not keep_pending and injected_any and session_id is not None:
+            self._pending[session_id] = pending
         return events, rows, follow_up
 
 
@@ -1970,6 +2192,21 @@ class Host:
         self.sockets.pop(socket_id).close()
         self.socket_id = None
         self.platform_event({"type": "websocket_closed", "effect_id": socket_id, "code": code, "reason": reason})
+
+    def reload_server(self) -> List[str]:
+        """The server reloads (:meth:`FakeJcodeServer.reload`): the frames sent
+        before arrive, ``reloading`` last, then every connection ends (the
+        host reports 1006); then run. Returns the sessions whose turn the
+        reload interrupted."""
+        interrupted = sorted({s.session_id for s in self.server.open_sockets() if s.turn is not None}
+                             | set(self.server.foreign_turns))
+        ended = self.server.reload()
+        for socket_id, socket in list(self.sockets.items()):
+            if socket in ended and socket_id not in self._closing:
+                self._closing.add(socket_id)
+                self.inbox.append((socket_id, None))
+        self.run()
+        return interrupted
 
     def server_push(self, *events: dict) -> None:
         """The server sends unsolicited events on the current socket."""

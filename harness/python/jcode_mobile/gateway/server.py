@@ -491,12 +491,11 @@ class GatewayServer:
         {new_socket: None}`` (serialized ``{"type":"reloading"}``) to every live session's
         clients, then the server execs its new binary and every connection ends;
         crates/jcode-app-core/src/server/client_disconnect_cleanup.rs: a session that was
-        processing is marked crashed ("Server reload interrupted processing").
+        processing is marked crashed ("Server reload interrupted processing"); reload.rs persists a
+        reload recovery intent for it, which every history then carries until a message with the
+        matching ``system_reminder`` is accepted (see FakeJcodeServer.interrupt_turns_for_reload).
         """
-        for conn in self._connections:
-            sock = conn.fake_socket
-            if conn.ending is None and sock.turn is not None and sock.session_id in self.fake.sessions:
-                self.fake.sessions[sock.session_id]["was_interrupted"] = True
+        self.fake.interrupt_turns_for_reload()
         self.fake.push({"type": "reloading"})
         self.fake.reload_starting = False  # the new process takes messages again
         dropped = 0
