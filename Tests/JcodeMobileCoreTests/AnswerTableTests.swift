@@ -106,3 +106,41 @@ final class AnswerTableTests: XCTestCase {
         }
     }
 }
+
+/// A turn left behind: jcode sends the events of a connection's own turn to that connection when
+/// no other client of the turn's session is attached (state.rs, session_event_fanout_sender_with_fallback),
+/// so after a switch they keep coming, with no session named.
+final class LeftBehindTurnTests: XCTestCase {
+    func testTheRestOfATurnLeftBehindInAnotherSessionIsNotShownInTheNewOne() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        store.send(.resumeSession(id: "session-owl"), effects: [
+            .webSocket(.send(#"{"id":4,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":5,"type":"ping"}"#)),
+        ], notes: ["the turn of request 3 goes on in the session left behind: its events are not shown here"],
+           followUps: ["open_chat", "session_switched", "send"]) {
+            $0["/transcript"] = []
+            $0["/outbox"] = []
+            $0["/session/id"] = "session-owl"
+            $0["/session/title"] = "Release notes"
+            $0["/session/history_loaded"] = false
+            $0["/session/is_processing"] = false
+            $0["/session/total_tokens"] = nil
+            $0["/banners/status"] = "Loading conversation…"
+        }
+        store.server(#"{"type":"history","id":4,"session_id":"session-owl","messages":[{"role":"user","content":"Draft the notes"}]}"#) {
+            $0["/transcript"] = [entryJSON("m5", "user", text: "Draft the notes")]
+            $0["/session/history_loaded"] = true
+            $0["/banners/status"] = nil
+        }
+        // The fox turn's events reach this connection: none of them lands in owl's transcript.
+        store.server(#"{"type":"text_delta","text":"Fox's answer"}"#)
+        store.server(#"{"type":"tool_start","id":"call_1","name":"bash"}"#)
+        store.server(#"{"type":"done","id":3}"#, notes: ["the turn of request 3, left behind in the other session, ended"])
+        // What comes after it is this session's again.
+        store.server(#"{"type":"text_delta","text":"Owl"}"#) {
+            $0.append("/transcript", entryJSON("m6", "assistant", text: "Owl", isStreaming: true))
+            $0["/session/is_processing"] = true
+        }
+    }
+}

@@ -50,7 +50,9 @@ final class DocumentationTests: XCTestCase {
         XCTAssertEqual(rows[.servers]?.actions, ["set_working_dir", "select_server", "forget_server"])
         XCTAssertEqual(rows[.pairing]?.actions.contains("set_working_dir"), true, "the form's working directory, without server_id")
         XCTAssertEqual(rows[.chat]?.tells, ["turn_ended", "composer_sent", "keep_in_draft"])
-        XCTAssertEqual(rows[.notices]?.actsOn, ["pairing_started (pairing)", "server_selected (servers)", "socket_opened (connection)", "show_error", "notice"])
+        XCTAssertEqual(
+            rows[.notices]?.actsOn,
+            ["pairing_started (pairing)", "server_selected (servers)", "socket_opened (connection)", "session_switched (session)", "show_error", "notice"])
     }
 
     func testEveryExampleInTheReferenceDecodes() {

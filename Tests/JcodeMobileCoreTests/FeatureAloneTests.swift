@@ -155,6 +155,9 @@ final class SessionAloneTests: XCTestCase {
         session.context = .with { $0.canSend = true }
         session.receive(.compact, tells: [.send(.compact)]) { $0.isCompacting = true }
         session.receive(.compact, notes: ["compaction already requested"])
-        session.receive(.compactResult(message: "", success: true), tells: [.notice(.info, "Conversation compacted")]) { $0.isCompacting = false }
+        // The notice belongs to this session: it goes when the chat shows another.
+        session.receive(.compactResult(message: "", success: true), tells: [.notice(.info, "Conversation compacted", passes: .sessionChange)]) {
+            $0.isCompacting = false
+        }
     }
 }

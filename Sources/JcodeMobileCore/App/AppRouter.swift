@@ -302,9 +302,11 @@ public enum AppRouter {
         case .servers(let output): return route(output)
         case .connection(let output): return route(output)
         case .session(.sessionSwitched):
-            return .many([.navigation(.followNewest), .chat(.sessionSwitched), .approvals(.nothingWaits)])
+            return .many([.navigation(.followNewest), .chat(.sessionSwitched), .approvals(.nothingWaits), .notices(.sessionChanged)])
         case .session(.clearAnswered(let accepted)):
-            return accepted ? .many([.navigation(.followNewest), .chat(.clearAnswered(accepted: true))]) : .one(.chat(.clearAnswered(accepted: false)))
+            return accepted
+                ? .many([.navigation(.followNewest), .chat(.clearAnswered(accepted: true)), .notices(.sessionChanged)])
+                : .one(.chat(.clearAnswered(accepted: false)))
         case .chat(.turnEnded(let outcome, let error)):
             return .many([.session(.turnOver), .approvals(.nothingWaits), .lifecycle(.turnEnded(outcome: outcome, error: error))])
         case .chat(.composerSent(let clearDraft, let clearAttachments)):

@@ -80,6 +80,7 @@ public struct ChatInteractor: Interactor {
     }
 
     private func handleInput(_ state: inout ChatState, _ input: Input, _ facts: Facts) -> Emission {
+        if let id = state.leftBehindTurn, let dropped = leftBehind(&state, id, input, facts) { return dropped }
         switch input {
         case .sendMessage(let text):
             return send(&state, text: text, facts)
@@ -118,6 +119,7 @@ public struct ChatInteractor: Interactor {
 
         // What the other features did
         case .connectionLost:
+            state.leftBehindTurn = nil
             Self.endTurn(&state)
             // A message on its way may or may not have arrived: the next history says.
             Self.unconfirmInFlight(&state)
@@ -136,6 +138,13 @@ public struct ChatInteractor: Interactor {
             state = fresh
             return .none
         case .sessionSwitched:
+            // The turn of this device's message may go on in the session left
+            // behind, its events still reaching this connection: not this session's.
+            var noted = Emission.none
+            if state.turn.isProcessing, let own = Self.ownMessageInFlight(state, facts) {
+                state.leftBehindTurn = own
+                noted = .note("the turn of request \(own) goes on in the session left behind: its events are not shown here")
+            }
             // A message received by the session left behind: its turn ends out of sight.
             if state.outbox.first?.delivery == .received { state.outbox.removeFirst() }
             state.transcript.removeAll()
@@ -149,7 +158,7 @@ public struct ChatInteractor: Interactor {
             state.turn.historyLoaded = false
             state.turn.tokens = nil
             state.serverUserRows = 0
-            return .none
+            return noted
 
         // What the server said
         case .reasoningDone(let secs):
@@ -231,8 +240,12 @@ public struct ChatInteractor: Interactor {
             state.turn.statusDetail = detail.isEmpty ? nil : detail
             return .none
         case .connectionPhase(let phase):
+            // jcode sends it only inside a turn (turn_streaming_mpsc.rs): a
+            // phone that joined mid-turn may see it before any text.
             state.turn.serverPhase = phase.isEmpty ? nil : phase
-            return .none
+            guard !phase.isEmpty, !state.turn.isProcessing else { return .none }
+            state.turn.isProcessing = true
+            return Self.turnStarted(&state)
 
         case .softInterruptInjected(let content, let displayRole):
             interruptInjected(&state, content: content, displayRole: displayRole)
@@ -521,6 +534,30 @@ public struct ChatInteractor: Interactor {
 
     // MARK: - Turns
 
+    /// While the turn of request `id` goes on in the session left behind:
+    /// its events are dropped (nil for inputs that are not a turn's events),
+    /// and its `done` or `error` ends the wait.
+    private func leftBehind(_ state: inout ChatState, _ id: Int, _ input: Input, _ facts: Facts) -> Emission? {
+        switch input {
+        case .done(let answer?) where answer == id, .error(let answer?, _, _) where answer == id:
+            state.leftBehindTurn = nil
+            let note = Emission.note("the turn of request \(id), left behind in the other session, ended")
+            // A message refused meanwhile (the connection was still busy with that turn) goes now.
+            guard state.turn.isProcessing, Self.ownMessageInFlight(state, facts) == nil, state.outbox.first?.delivery == .waiting
+            else { return note }
+            Self.endTurn(&state)
+            return note + flushOutbox(&state, facts)
+        case .reasoningDone, .messageEnd, .providerGuardrail, .retryRollback, .toolStart, .toolExec, .toolDone, .interrupted,
+            .statusDetail, .connectionPhase, .softInterruptInjected, .generatedImage:
+            return Emission.none
+        case .sendMessage, .interrupt, .queueInterrupt, .cancelQueuedInterrupts, .dismissInterruptedTurn, .continueInterruptedTurn,
+            .loadOlderMessages, .retryMessage, .discardMessage, .ack, .done, .error, .sessionCloseRequested, .state, .tokens, .history,
+            .compactedHistory, .liveImages, .reloading, .connectionLost, .socketOpened, .serverChanged, .sessionSwitched,
+            .clearAnswered, .historyLost:
+            return nil
+        }
+    }
+
     /// Ends the running turn on this side: nothing is processing or
     /// streaming any more (a finished turn, or a lost connection).
     static func endTurn(_ state: inout ChatState) {
@@ -562,6 +599,8 @@ public struct ChatInteractor: Interactor {
     }
 
     private static func streamed(_ state: inout ChatState, _ event: Stream) -> Emission {
+        // A turn left behind in another session (see `leftBehindTurn`).
+        guard state.leftBehindTurn == nil else { return .none }
         switch event {
         case .textDelta(let text):
             let index = state.transcript.streamingEntryCreatingIfNeeded()

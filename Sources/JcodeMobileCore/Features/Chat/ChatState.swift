@@ -33,6 +33,13 @@ public struct ChatState: Equatable, Sendable {
     /// An "Interrupted" notice was posted since the last turn started: the
     /// next turn withdraws it.
     public var interruptionNoticeShown = false
+    /// The request id of this device's message whose turn still ran when
+    /// the person switched sessions. jcode sends that turn's events to this
+    /// connection when no other client of its session is attached
+    /// (`state.rs`, `session_event_fanout_sender_with_fallback`), and they
+    /// carry no session: they are not the shown session's, so they are
+    /// dropped until the turn's `done` or `error` (or the socket goes).
+    public var leftBehindTurn: Int?
 
     public init() {}
 

@@ -10,6 +10,9 @@ public struct Notice: Equatable, Sendable {
         case nextTurn = "next_turn"
         /// "Server is updating…": a connection opens again.
         case reconnect
+        /// "Context compacted …": the chat shows another session (a switch,
+        /// or a clear's fresh one), as jcode's TUI clears its notices there.
+        case sessionChange = "session_change"
     }
 
     public var id: String

@@ -18,6 +18,9 @@ public struct NoticesInteractor: Interactor {
         case freshAttempt
         /// A turn started after one was interrupted: its notice is moot.
         case turnStarted
+        /// The chat shows another session (switched, or cleared into a fresh
+        /// one): what was said of the last one's turns is moot.
+        case sessionChanged
     }
 
     public func interact(_ state: inout NoticesState, _ input: Input, _ context: Void) -> Emission {
@@ -34,6 +37,10 @@ public struct NoticesInteractor: Interactor {
             return .none
         case .turnStarted:
             state.withdraw(.nextTurn)
+            return .none
+        case .sessionChanged:
+            state.withdraw(.nextTurn)
+            state.withdraw(.sessionChange)
             return .none
         case .dismissError:
             guard state.errorBanner != nil else { return .note("no error banner to dismiss") }

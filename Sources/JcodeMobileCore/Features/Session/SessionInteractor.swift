@@ -229,12 +229,13 @@ public struct SessionInteractor: Interactor {
 
         case .compactResult(let message, let success):
             state.isCompacting = false
-            if success { return .internal(.notice(.info, message.isEmpty ? "Conversation compacted" : message)) }
+            if success { return .internal(.notice(.info, message.isEmpty ? "Conversation compacted" : message, passes: .sessionChange)) }
             return .internal(.showError(ErrorBanner(message: message.isEmpty ? "Compaction failed" : message)))
 
         case .compaction(let trigger, let tokensSaved):
             guard trigger != "background" else { return .none }
-            return .internal(.notice(.info, tokensSaved.map { "Context compacted (\($0) tokens saved)" } ?? "Context compacted"))
+            return .internal(
+                .notice(.info, tokensSaved.map { "Context compacted (\($0) tokens saved)" } ?? "Context compacted", passes: .sessionChange))
 
         case .notification(let notification):
             return .internal(.notice(.notification, Self.words(of: notification)))
