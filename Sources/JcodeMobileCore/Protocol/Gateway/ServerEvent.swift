@@ -96,6 +96,8 @@ public enum ServerEvent: Equatable, Sendable {
         public var images: [HistoryImage]
         /// The server's directive to continue an interrupted turn.
         public var reloadRecovery: ReloadRecovery? = nil
+        /// The tool a client of the session is running now (`activity.current_tool_name`).
+        public var currentToolName: String? = nil
 
         public struct Message: Equatable, Sendable {
             public var role: String
@@ -598,8 +600,8 @@ public enum ServerEvent: Equatable, Sendable {
 
     private static func decodeHistory(_ r: inout FieldReader) throws(CoreError) -> History {
         let messages = try decodeMessages(&r)
-        let activity = try r.optionalRecord("activity") { (a: inout FieldReader) throws(CoreError) -> Bool? in
-            try a.optionalBool("is_processing")
+        let activity = try r.optionalRecord("activity") { (a: inout FieldReader) throws(CoreError) -> (Bool?, String?) in
+            (try a.optionalBool("is_processing"), try a.optionalString("current_tool_name"))
         }
         let images = try decodeImages(&r)
         var totals = try r.optionalValue("total_tokens").flatMap(TokenUsage.init(json:))
@@ -614,15 +616,17 @@ public enum ServerEvent: Equatable, Sendable {
         }), let detail {
             totals = detail
         }
-        return History(
+        var history = History(
             sessionID: try r.string("session_id"), messages: messages,
             providerName: try r.optionalString("provider_name"), providerModel: try r.optionalString("provider_model"),
             availableModels: try r.optionalStrings("available_models"),
             allSessions: try r.optionalArray("all_sessions").map(sessionSummaries),
             totalTokens: totals,
             serverVersion: try r.optionalString("server_version"), displayTitle: try r.optionalString("display_title"),
-            reasoningEffort: try r.optionalString("reasoning_effort"), isProcessing: activity ?? nil,
+            reasoningEffort: try r.optionalString("reasoning_effort"), isProcessing: activity?.0 ?? nil,
             wasInterrupted: try r.optionalBool("was_interrupted"), images: images)
+        history.currentToolName = activity?.1 ?? nil
+        return history
     }
 
     /// `all_sessions` elements: a session id, or an object naming one.
