@@ -159,7 +159,7 @@ extension LifecycleTests {
             #"{"type":"permission_request","request_id":"perm-1","session_id":"session-fox","action":"bash","detail":"curl -H 'Authorization: Bearer s3cret' …","tier":"high"}"#,
             effects: [
                 .device(.haptic(style: .warning)),
-                .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent asks permission to run bash", sessionID: "session-fox")),
+                .device(.showLocalNotification(title: "Fix the flaky test", body: "The agent asks permission to run a command", sessionID: "session-fox")),
             ], followUps: ["permission_asked"]
         ) {
             $0["/permission_requests"] = [[
@@ -268,7 +268,7 @@ extension LifecycleTests {
             .device(.showLocalNotification(title: "jcode", body: "The agent stopped", sessionID: "session-fox")),
         ])
         lifecycle.receive(.permissionAsked(action: "", sessionID: "session-owl"), effects: [
-            .device(.showLocalNotification(title: "jcode", body: "The agent asks permission to run a tool", sessionID: "session-owl")),
+            .device(.showLocalNotification(title: "jcode", body: "The agent asks permission to use a tool", sessionID: "session-owl")),
         ])
         lifecycle.receive(.inputAsked(prompt: ""), effects: [
             .device(.showLocalNotification(title: "jcode", body: "The agent waits for your answer", sessionID: "session-fox")),

@@ -90,7 +90,8 @@ public final class JcodeMobileApp {
     public func platformEventDocument(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONWriter {
         // A raw frame of one server event, its envelope read without the tokenizer.
         if usesShortcuts, let envelope = FrameEnvelope(bytes),
-           let read = oneEvent(ofLine: envelope.line, escaped: envelope.escaped, effectID: envelope.effectID.map(EffectID.init)) {
+           let read = oneEvent(
+               ofLine: envelope.line, escaped: envelope.escaped, effectID: envelope.effectID.map(EffectID.init), exactEnvelope: true) {
             let transition = run(read, logged: Self.logPayload(of: bytes, type: PlatformEvent.webSocketEventType))
             if collectsEvents { recordEvents(of: transition) }
             return report(transition)
@@ -138,8 +139,10 @@ public final class JcodeMobileApp {
 
     /// A `websocket_event` of one server event, as `frameEvent` read it.
     enum FrameRead {
-        /// Streamed text (the hot path: small, nothing boxed).
-        case streamed(effectID: EffectID?, ServerEvent.StreamedText)
+        /// Streamed text (the hot path: small, nothing boxed). `exact`: the
+        /// input holds nothing but the text and the fixed shape around it
+        /// (its log copy then holds a secret only if the text does).
+        case streamed(effectID: EffectID?, ServerEvent.StreamedText, exact: Bool = false)
         /// Any other event.
         indirect case event(effectID: EffectID?, ServerEvent)
     }
@@ -183,7 +186,7 @@ public final class JcodeMobileApp {
     /// A frame's one server event, run by the store's hot path.
     private func run(_ read: FrameRead, logged payload: LoggedInput) -> Store.Transition {
         switch read {
-        case .streamed(let id, let text): return store.sendStreamed(effectID: id, text, logged: payload)
+        case .streamed(let id, let text, let exact): return store.sendStreamed(effectID: id, text, logged: payload, loggedIsText: exact)
         case .event(let id, let event): return store.sendFrame(effectID: id, event: event, logged: payload)
         }
     }
@@ -270,7 +273,10 @@ public final class JcodeMobileApp {
     /// The server event of a raw frame that holds exactly one (`raw`: the
     /// line's content as written, `escaped` when it holds an escape),
     /// decoded as `ServerFrame.items` would; nil otherwise.
-    private func oneEvent(ofLine raw: UnsafeBufferPointer<UInt8>, escaped: Bool, effectID id: EffectID?) -> FrameRead? {
+    /// `exactEnvelope`: the input is the frame's envelope and nothing else (`FrameEnvelope`).
+    private func oneEvent(
+        ofLine raw: UnsafeBufferPointer<UInt8>, escaped: Bool, effectID id: EffectID?, exactEnvelope: Bool = false
+    ) -> FrameRead? {
         guard raw.count <= lineBuffer.count, let buffer = lineBuffer.baseAddress else { return nil }
         let n: Int
         if escaped {
@@ -307,7 +313,7 @@ public final class JcodeMobileApp {
         let bytes = UnsafeBufferPointer(start: buffer + found.lowerBound, count: found.count)
         // The line is a string of the input, validated, unescaped: valid UTF-8.
         if let text = ServerEvent.StreamedText(canonicalLine: bytes, workspace: &lineWorkspace) {
-            return .streamed(effectID: id, text)
+            return .streamed(effectID: id, text, exact: exactEnvelope)
         }
         return try? JSONParser.withTape(bytes, workspace: &lineWorkspace, knownValidUTF8: true) { (tape) throws(CoreError) -> FrameRead in
             guard tape.kind(at: 0) == .object else { throw CoreError(.invalidJSON, "not an object") }

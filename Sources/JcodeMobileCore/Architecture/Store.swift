@@ -43,6 +43,17 @@ public struct Store: Sendable {
     public private(set) var inPlace: InPlaceChanges?
     /// The transcript changes of the running call (the storage is reused).
     private var drained: [TranscriptChange] = []
+    /// The secret values the core holds: text that repeats one is masked as
+    /// it enters and where the core composes words (`SecretValues`). Never
+    /// in the state: it is not encoded anywhere.
+    public private(set) var secrets = SecretValues()
+    /// How far the streamed entry's text and reasoning were scanned for
+    /// secrets with no secret's first bytes left open at the end: the next
+    /// delta is then scanned alone (`maskStreamed`).
+    private var scannedText: StreamedTail?
+    private var scannedReasoning: StreamedTail?
+    /// Whether the running call masked anything (its log copy is then checked too).
+    private var maskedThisCall = false
 
     /// How deep follow-ups may nest (a follow-up of a follow-up …) before the
     /// store stops following: a guard against a feature loop, never reached
@@ -60,6 +71,7 @@ public struct Store: Sendable {
         self.shadow = state.withoutTranscript
         self.persists = persists
         self.written = Snapshot.Written(Snapshot(of: state))
+        learnSecrets(reaching: FeatureID.servers.bit | FeatureID.pairing.bit)
     }
 
     /// What one input did.
@@ -106,6 +118,16 @@ public struct Store: Sendable {
         var scrubs: [JSONPath] = []
         var followUps: [Input] = []
         beginCall()
+        var input = input
+        if case .action(.respondStdin(let id, let answer)) = input {
+            let isPassword = state.approvals.stdinRequests.first(where: { $0.requestID == id })?.isPassword ?? false
+            secrets.learnAnswer(answer, isPassword: isPassword)
+        }
+        // The server's words in a platform result (a frame's events are masked one by one as they run).
+        if !secrets.isEmpty, case .platform(let event) = input, !event.isWebSocketEvent, let masked = secrets.masking(event) {
+            input = .platform(masked)
+            maskedThisCall = true
+        }
         run(input, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 0)
         return finishCall(
             effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: logKind, logType: logType,
@@ -118,6 +140,9 @@ public struct Store: Sendable {
     /// event (`AppRouter` routes it to the chat's stream alone) for the
     /// current socket is handed to the chat directly, without the frame's
     /// delivery and the follow-up input it becomes: the hot path of a reply.
+    /// `loggedIsText`: `logged` holds nothing a server wrote but the streamed
+    /// text (a frame of the exact canonical shape), so the log's copy needs
+    /// no scan for secrets of its own when the text held none.
     @discardableResult
     mutating func sendFrame(effectID: EffectID?, event: ServerEvent, logged: LoggedInput) -> Transition {
         guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID),
@@ -132,17 +157,19 @@ public struct Store: Sendable {
 
     /// `sendFrame` of a streamed text event, read without a `ServerEvent`.
     @discardableResult
-    mutating func sendStreamed(effectID: EffectID?, _ text: ServerEvent.StreamedText, logged: LoggedInput) -> Transition {
+    mutating func sendStreamed(
+        effectID: EffectID?, _ text: ServerEvent.StreamedText, logged: LoggedInput, loggedIsText: Bool = false
+    ) -> Transition {
         guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
             return send(
                 .platform(.webSocket(.event(effectID: effectID, items: [.event(text.event)]))), logKind: .event,
                 logType: PlatformEvent.webSocketEventType, logged: logged)
         }
-        return stream(AppRouter.route(text), logged: logged)
+        return stream(AppRouter.route(text), logged: logged, loggedIsText: loggedIsText)
     }
 
     /// The frame's one event, for the current socket, handed to the chat's stream.
-    private mutating func stream(_ stream: ChatInteractor.Stream, logged: LoggedInput) -> Transition {
+    private mutating func stream(_ stream: ChatInteractor.Stream, logged: LoggedInput, loggedIsText: Bool = false) -> Transition {
         var effects: [(id: EffectID, effect: Effect)] = []
         var notes: [Note] = []
         var scrubs: [JSONPath] = []
@@ -150,6 +177,7 @@ public struct Store: Sendable {
         beginCall()
         // What `run` does with the frame's one event (a follow-up of depth 1).
         reached = FeatureID.chat.bit
+        let stream = secrets.isEmpty ? stream : masked(stream)
         let emission = ChatInteractor.stream(&state.chat, stream)
         if !emission.isNone {
             apply(emission, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 1)
@@ -160,7 +188,8 @@ public struct Store: Sendable {
         let sectionsUnchanged = reached == FeatureID.chat.bit && state.chat.turn == shadow.chat.turn
         return finishCall(
             effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: .event,
-            logType: PlatformEvent.webSocketEventType, logged: logged, sectionsUnchanged: sectionsUnchanged)
+            logType: PlatformEvent.webSocketEventType, logged: logged, sectionsUnchanged: sectionsUnchanged,
+            loggedIsText: loggedIsText)
     }
 
     /// Forgets what the previous call collected.
@@ -170,14 +199,19 @@ public struct Store: Sendable {
         if !notificationsThisCall.isEmpty { notificationsThisCall.removeAll(keepingCapacity: true) }
         if !announced.isEmpty { announced.removeAll(keepingCapacity: true) }
         reached = 0
+        maskedThisCall = false
     }
 
     /// After a call's inputs ran: the phase event, the snapshot, the change
     /// record and the revision, the log entry.
     private mutating func finishCall(
         effects: inout [(id: EffectID, effect: Effect)], notes: [Note], scrubs: [JSONPath], followUps: [Input],
-        logKind: LogEntry.Kind, logType: String, logged: LoggedInput, sectionsUnchanged: Bool = false
+        logKind: LogEntry.Kind, logType: String, logged: LoggedInput, sectionsUnchanged: Bool = false,
+        loggedIsText: Bool = false
     ) -> Transition {
+        if reached & Self.secretHolders != 0 { learnSecrets(reaching: reached) }
+        var logged = logged
+        if !secrets.isEmpty && (!loggedIsText || maskedThisCall) { logged = masked(logged) }
         if reached & FeatureID.connection.bit != 0 && shadow.connection.phase != state.connection.phase {
             announced.append(.connectionPhaseChanged(from: shadow.connection.phase, to: state.connection.phase))
         }
@@ -346,6 +380,8 @@ public struct Store: Sendable {
         _ input: Input, effects: inout [(id: EffectID, effect: Effect)], notes: inout [Note], scrubs: inout [JSONPath],
         followUps: inout [Input], depth: Int
     ) {
+        var input = input
+        if !secrets.isEmpty, case .server(let event) = input { input = .server(masked(event)) }
         let route = AppRouter.route(input)
         if !callMayChangeSnapshot && route.mayChangeSnapshot { callMayChangeSnapshot = true }
         let emission = interactor.interact(&state, route: route, reaching: &reached)
@@ -359,7 +395,11 @@ public struct Store: Sendable {
         switch emission.kind {
         case .none:
             break
-        case .effect(let effect):
+        case .effect(var effect):
+            if !secrets.isEmpty, let masked = secrets.masking(effect) {
+                effect = masked
+                maskedThisCall = true
+            }
             if case .device(.haptic) = effect {
                 if hapticsThisCall.contains(effect) { return }
                 hapticsThisCall.append(effect)
@@ -375,7 +415,8 @@ public struct Store: Sendable {
             let id = state.effects.issue(effect)
             effects.append((id, effect))
             reached |= FeatureID.store.bit
-        case .note(let note):
+        case .note(var note):
+            if !secrets.isEmpty, let masked = secrets.masking(note.text) { note.text = masked }
             notes.append(note)
         case .scrub(let path):
             scrubs.append(path)
@@ -396,6 +437,141 @@ public struct Store: Sendable {
             run(next, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth &+ 1)
         case .merge(let list):
             for e in list { apply(e, effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: depth) }
+        }
+    }
+}
+
+// MARK: - Secrets by value
+
+/// How far a streamed entry's field was scanned for secrets (`Store.maskStreamed`).
+struct StreamedTail: Equatable, Sendable {
+    var serial: Int
+    var length: Int
+    var generation: Int
+}
+
+extension Store {
+    /// The features whose slices hold secrets (`learnSecrets`); `app` replaces the whole state.
+    static let secretHolders = FeatureID.servers.bit | FeatureID.pairing.bit | FeatureID.app.bit
+
+    /// Takes in the secrets the slices of `reached` hold: every token in
+    /// memory, and the live pairing code (the one held for `http_pair`, or
+    /// six digits typed into the form).
+    fileprivate mutating func learnSecrets(reaching reached: UInt32) {
+        if reached & (FeatureID.servers.bit | FeatureID.app.bit) != 0 {
+            secrets.learnTokens(state.servers.credentials.all)
+        }
+        if reached & (FeatureID.pairing.bit | FeatureID.app.bit) != 0 {
+            let form = state.pairing
+            secrets.setPairingCode(form.heldCode ?? PairingForm.normalizedCode(form.code))
+        }
+    }
+
+    /// A server event with its text masked; a streamed delta is masked
+    /// against the text its entry holds too (`maskStreamed`).
+    fileprivate mutating func masked(_ event: ServerEvent) -> ServerEvent {
+        switch event {
+        case .textDelta(let text): return .textDelta(maskStreamed(text, reasoning: false))
+        case .reasoningDelta(let text): return .reasoningDelta(maskStreamed(text, reasoning: true))
+        default:
+            if case .textReplace = event { scannedText = nil }
+            guard let masked = secrets.masking(event) else { return event }
+            maskedThisCall = true
+            return masked
+        }
+    }
+
+    /// `masked(_:)` for the chat's stream.
+    fileprivate mutating func masked(_ stream: ChatInteractor.Stream) -> ChatInteractor.Stream {
+        switch stream {
+        case .textDelta(let text): return .textDelta(maskStreamed(text, reasoning: false))
+        case .reasoningDelta(let text): return .reasoningDelta(maskStreamed(text, reasoning: true))
+        case .textReplace(let text):
+            scannedText = nil
+            guard let masked = secrets.masking(text) else { return stream }
+            maskedThisCall = true
+            return .textReplace(masked)
+        case .toolInput(let delta):
+            guard let masked = secrets.masking(delta) else { return stream }
+            maskedThisCall = true
+            return .toolInput(delta: masked)
+        }
+    }
+
+    /// A streamed delta, with the secrets in it masked. A secret split
+    /// across deltas is found at the join: the entry's field is then set
+    /// whole, masked, and nothing is left to append ("" is returned).
+    ///
+    /// The cost when nothing matches is a scan of the delta alone: the
+    /// field's tail was scanned with the deltas before it, and when no
+    /// secret's first bytes ended it (`StreamedTail`), no secret can start
+    /// there. Otherwise (a new entry, new secrets, a field changed
+    /// otherwise) the last `longest - 1` bytes of the field are scanned
+    /// again with the delta.
+    fileprivate mutating func maskStreamed(_ text: String, reasoning: Bool) -> String {
+        guard let index = state.chat.transcript.streamingIndex else {
+            // The delta opens a new entry: nothing to join.
+            if reasoning { scannedReasoning = nil } else { scannedText = nil }
+            guard let masked = secrets.masking(text) else { return text }
+            maskedThisCall = true
+            return masked
+        }
+        let entry = state.chat.transcript.entries[index]
+        var held = reasoning ? entry.reasoning : entry.text
+        let heldCount = held.utf8.count
+        let scanned = reasoning ? scannedReasoning : scannedText
+        let tail = scanned == StreamedTail(serial: entry.serial, length: heldCount, generation: secrets.generation)
+            ? 0 : min(heldCount, secrets.longest &- 1)
+        var text = text
+        let (ranges, partial): ([Range<Int>], Bool) = text.withUTF8 { delta in
+            guard tail > 0 else { return secrets.occurrences(in: delta) }
+            return held.withUTF8 { held in
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: tail &+ delta.count) { joined in
+                    _ = joined.initialize(from: held[(held.count &- tail)...])
+                    if delta.count > 0 { _ = UnsafeMutableBufferPointer(rebasing: joined[tail...]).initialize(from: delta) }
+                    return secrets.occurrences(in: UnsafeBufferPointer(joined))
+                }
+            }
+        }
+        let next = partial ? nil : StreamedTail(serial: entry.serial, length: heldCount &+ text.utf8.count, generation: secrets.generation)
+        if reasoning { scannedReasoning = next } else { scannedText = next }
+        guard !ranges.isEmpty else { return text }
+        maskedThisCall = true
+        if ranges.contains(where: { $0.lowerBound < tail }) {
+            // A secret across the join: the field is set whole, masked.
+            let whole = secrets.mask(held + text)
+            if reasoning {
+                state.chat.transcript.setReasoning(whole, at: index)
+                scannedReasoning = nil
+            } else {
+                state.chat.transcript.setText(whole, at: index)
+                scannedText = nil
+            }
+            return ""
+        }
+        return text.withUTF8 { delta in
+            SecretValues.replacing(ranges.map { ($0.lowerBound &- tail)..<($0.upperBound &- tail) }, in: delta)
+        }
+    }
+
+    /// The input as the log keeps it, with the secrets in it masked.
+    fileprivate func masked(_ logged: LoggedInput) -> LoggedInput {
+        switch logged {
+        case .bytes(let bytes):
+            guard secrets.occurs(in: bytes), let value = try? JSONParser.parse(bytes), let masked = secrets.masking(value) else {
+                return logged
+            }
+            return .payload(.json(masked))
+        case .payload(.json(let value)?):
+            return secrets.masking(value).map { .payload(.json($0)) } ?? logged
+        case .payload(.raw(let bytes)?):
+            let masked = bytes.withUnsafeBufferPointer { b -> JSONValue? in
+                guard secrets.occurs(in: b), let value = try? JSONParser.parse(b) else { return nil }
+                return secrets.masking(value)
+            }
+            return masked.map { .payload(.json($0)) } ?? logged
+        case .payload(nil):
+            return logged
         }
     }
 }

@@ -194,7 +194,7 @@ public enum ABIReference {
         case ("stdin_response", "input"), ("respond_stdin", "input"): return "<typed answer>"
         case ("push_notification_opened", "payload"): return ["session_id": "session-fox", "request_id": "perm-1"]
         case ("show_local_notification", "title"): return "Fix the flaky test"
-        case ("show_local_notification", "body"): return "The agent asks permission to run bash"
+        case ("show_local_notification", "body"): return "The agent asks permission to run a command"
         case ("tool_input", "id"): return "call_bash"
         case ("tool_start", "id"), ("tool_exec", "id"), ("tool_done", "id"): return "call_bash"
         case ("permission_request", "detail"): return "cargo test -p jcode-mobile-core"

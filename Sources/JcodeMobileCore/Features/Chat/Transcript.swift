@@ -184,6 +184,18 @@ public struct Transcript: Sendable {
         return !cut
     }
 
+    /// Replaces the reasoning (a secret masked across two deltas); false when it was cut.
+    @discardableResult
+    public mutating func setReasoning(_ text: String, at index: Int) -> Bool {
+        let (kept, cut) = Self.limited(text)
+        textBytes &+= kept.utf8.count &- entries[index].reasoning.utf8.count
+        entries[index].reasoning = kept
+        changes.append(.set(index: index, field: .reasoning, value: .string(kept)))
+        refreshWeights(from: index)
+        if textBytes > textBudget { trimIfOverBudget(keeping: index) }
+        return !cut
+    }
+
     /// Appends streamed reasoning; false when some of it was cut.
     @discardableResult
     public mutating func appendReasoning(_ text: String, at index: Int) -> Bool {

@@ -5,7 +5,8 @@
 ///     identity_needed (pairing) → create_device_id (once)
 ///     device_id_created         → identity_ready, or identity_failed
 ///     turn_ended (chat), permission_asked / input_asked (approvals),
-///     in the background         → show_local_notification (one each)
+///     in the background         → show_local_notification (one each; a
+///                                 permission's names the kind of tool, never its command)
 ///     push_notification_opened  → the chat of its session
 public struct LifecycleInteractor: Interactor {
     public init() {}
@@ -65,10 +66,9 @@ public struct LifecycleInteractor: Interactor {
                 return Self.notify(state, facts, reason.isEmpty ? "The agent stopped" : "The agent stopped: \(reason)", about: facts.sessionID)
             }
         case .permissionAsked(let action, let sessionID):
-            let tool = Self.oneLine(action, limit: Self.reasonLimit)
-            return Self.notify(
-                state, facts, tool.isEmpty ? "The agent asks permission to run a tool" : "The agent asks permission to run \(tool)",
-                about: sessionID ?? facts.sessionID)
+            // A notification can be read on a locked screen: it says what kind
+            // of approval is asked, never the command (the sheet in the app shows it).
+            return Self.notify(state, facts, "The agent asks permission to \(Self.kind(ofTool: action))", about: sessionID ?? facts.sessionID)
         case .inputAsked(let prompt):
             // The prompt may be shown (the tool printed it); the answer never is, and is not known here.
             let question = Self.oneLine(prompt, limit: Self.reasonLimit)
@@ -109,6 +109,21 @@ public struct LifecycleInteractor: Interactor {
         let title = oneLine(facts.sessionTitle ?? "", limit: titleLimit)
         return .effect(.device(.showLocalNotification(
             title: title.isEmpty ? "jcode" : title, body: body, sessionID: sessionID)))
+    }
+
+    /// What a tool named `action` does, in words a lock screen may show: a
+    /// known tool's kind ("run a command"), else "use a tool". Never the
+    /// server's text itself, which may be a whole command line.
+    static func kind(ofTool action: String) -> String {
+        switch action.trimmingSpaces().lowercased() {
+        case "bash", "shell", "sh", "run", "exec", "execute", "command", "run_command", "terminal": return "run a command"
+        case "write", "edit", "multiedit", "patch", "apply_patch", "write_file", "edit_file", "create_file", "delete", "delete_file",
+             "move", "mv", "rm":
+            return "change files"
+        case "read", "read_file", "glob", "grep", "ls", "list", "search", "find": return "read files"
+        case "webfetch", "web_fetch", "fetch", "websearch", "web_search", "browser", "browse": return "use the web"
+        default: return "use a tool"
+        }
     }
 
     /// `text` on one line (each run of whitespace and newlines becomes one

@@ -88,6 +88,9 @@ public struct Credentials: Equatable, Sendable, CustomStringConvertible, CustomR
         set { tokens[serverID] = newValue }
     }
 
+    /// Every token held (for redaction by value: `SecretValues`).
+    var all: [String] { Array(tokens.values) }
+
     public var description: String { "Credentials(\(tokens.count) token(s), redacted)" }
     public var customMirror: Mirror { Mirror(self, children: []) }
 }
