@@ -137,7 +137,7 @@ final class AppTests: XCTestCase {
             state["state"]?.objectValue?.keys,
             [
                 "revision", "screen", "focused_node_id", "messages_scroll", "expanded_nodes", "connection", "pairing", "servers", "selected_server_id", "session", "transcript",
-                "images", "interrupted_turn", "older_history", "soft_interrupts", "outbox", "permission_requests", "stdin_requests", "notices", "banners", "draft", "attachments", "voice",
+                "images", "run_status", "interrupted_turn", "older_history", "soft_interrupts", "outbox", "permission_requests", "stdin_requests", "notices", "banners", "draft", "attachments", "voice",
                 "lifecycle", "pending_effects",
             ])
         let tree = json(app.treeJSON().string)

@@ -112,7 +112,7 @@ final class ScenarioTests: XCTestCase {
                             "reasoning_effort":null,"pending_reasoning_effort":null,"server_version":null,"tokens":null,"total_tokens":null,
                             "connection_type":null,"upstream_provider":null,"was_interrupted":false,"is_processing":false,"is_reasoning":false,"server_phase":null,"status_detail":null,"history_loaded":false,"is_compacting":false,
                             "rename_draft":null,"pending_rename":null,"is_clearing":false},
-                 "transcript":[],"images":[],"interrupted_turn":null,"older_history":null,"soft_interrupts":[],"outbox":[],"permission_requests":[],"stdin_requests":[],"notices":[],
+                 "transcript":[],"images":[],"run_status":null,"interrupted_turn":null,"older_history":null,"soft_interrupts":[],"outbox":[],"permission_requests":[],"stdin_requests":[],"notices":[],
                  "banners":{"error":null,"status":null},"draft":"","attachments":[],"voice":{"is_listening":false},
                  "lifecycle":{"is_foreground":true,"network_reachable":true,"push_registered":false,"device_id":"fixture-device"},
                  "pending_effects":[]}

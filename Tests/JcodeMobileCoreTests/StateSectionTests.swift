@@ -9,7 +9,7 @@ final class StateSectionTests: XCTestCase {
             ("revision", .store), ("screen", .navigation), ("focused_node_id", .navigation), ("messages_scroll", .navigation),
             ("expanded_nodes", .navigation),
             ("connection", .connection), ("pairing", .pairing), ("servers", .servers), ("selected_server_id", .servers),
-            ("session", .session), ("transcript", .chat), ("images", .chat), ("interrupted_turn", .chat), ("older_history", .chat), ("soft_interrupts", .chat), ("outbox", .chat),
+            ("session", .session), ("transcript", .chat), ("images", .chat), ("run_status", .chat), ("interrupted_turn", .chat), ("older_history", .chat), ("soft_interrupts", .chat), ("outbox", .chat),
             ("permission_requests", .approvals), ("stdin_requests", .approvals), ("notices", .notices), ("banners", .notices),
             ("draft", .composer), ("attachments", .composer), ("voice", .composer), ("lifecycle", .lifecycle),
             ("pending_effects", .store),
@@ -19,7 +19,8 @@ final class StateSectionTests: XCTestCase {
         XCTAssertEqual(StateSection.all.map(\.index), Array(0..<expected.count))
         XCTAssertEqual(StateSection.named("session").alsoReads, [.chat])
         XCTAssertEqual(StateSection.named("banners").alsoReads, [.connection, .servers, .pairing, .session])
-        XCTAssertEqual(StateSection.all.filter { !$0.alsoReads.isEmpty }.map(\.name), ["session", "banners"])
+        XCTAssertEqual(StateSection.named("run_status").alsoReads, [.approvals, .connection])
+        XCTAssertEqual(StateSection.all.filter { !$0.alsoReads.isEmpty }.map(\.name), ["session", "run_status", "banners"])
         XCTAssertEqual(Snapshot.members.map(\.name), ["version", "device", "servers", "selected_server_id", "composer", "outbox"])
     }
 

@@ -46,8 +46,10 @@ final class TurnsAndOutboxTests: XCTestCase {
 
     func testATurnLongerThan32PingsStillEndsOnItsOwnDone() {
         var store = SpecStore.turnRunning()
-        // 40 keep-alive pings (requests 4 to 43) push the message (request 3) out of the 32 remembered requests.
+        // 40 keep-alive pings (requests 4 to 43), each answered and forgotten, while the turn keeps
+        // talking (a reasoning block closing between ticks: nothing quiet, so no check goes out).
         for n in 0..<40 {
+            store.server(#"{"type":"reasoning_done"}"#)
             store.event(
                 #"{"type":"timer_fired","timer_id":"keepalive.\#(n + 1)"}"#,
                 effects: [

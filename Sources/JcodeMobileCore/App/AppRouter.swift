@@ -167,6 +167,7 @@ public enum AppRouter {
         case .dismissNotice(let id): return .one(.notices(.dismissNotice(id: id)))
         case .dismissInterruptedTurn: return .one(.chat(.dismissInterruptedTurn))
         case .continueInterruptedTurn: return .one(.chat(.continueInterruptedTurn))
+        case .checkTurn: return .one(.chat(.checkTurn))
         case .loadOlderMessages: return .one(.chat(.loadOlderMessages))
         case .navigate(let screen): return .one(.navigation(.navigate(screen)))
         case .tapNode(let id): return .one(.app(.tapNode(id: id)))
@@ -193,7 +194,9 @@ public enum AppRouter {
             return .one(.connection(.socketClosed(effectID: id, code: code, reason: reason)))
         case .webSocket(.failed(let id, let error, let status)):
             return .one(.connection(.socketFailed(effectID: id, error: error, status: status)))
-        case .timer(.fired(let id)): return .one(.connection(.timerFired(timerID: id)))
+        case .timer(.fired(let id)):
+            // The connection's reconnect and keep-alive; the keep-alive's tick is the chat's turn watch too.
+            return .many([.connection(.timerFired(timerID: id)), .chat(.timerFired(timerID: id))])
         case .device(.deviceIDCreated(let id, let value)): return .one(.lifecycle(.deviceIDCreated(effectID: id, deviceID: value)))
         case .device(.pushTokenReceived(let token)): return .one(.lifecycle(.pushTokenReceived(token: token)))
         case .device(.qrPayloadScanned(let payload)): return .one(.pairing(.qrPayloadScanned(payload: payload)))

@@ -30,6 +30,7 @@ extension Facts {
         connectionPhase = state.connection.phase
         subscribeRequestID = state.connection.subscribeRequestID
         sentRequests = state.connection.sentRequests
+        keepAliveTimerID = state.connection.keepAliveTimerID
         servers = state.servers.list
         selectedServerID = state.servers.selectedID
         credentials = state.servers.credentials

@@ -286,6 +286,22 @@ extension StateSection {
             json: { .array($0.pointee.chat.images.map(\.json)) },
             changed: { $0.pointee.chat.images != $1.pointee.chat.images }),
         StateSection(
+            "run_status", owner: .chat, reads: [.approvals, .connection],
+            schema: {
+                B.oneOf([
+                    B.type("null"),
+                    B.strictObject([
+                        ("kind", B.enumeration(RunStatus.Kind.allCases.map(\.rawValue))),
+                        ("tool", B.described(B.nullableString, "the running tool's name (running_tool)")),
+                        ("summary", B.described(B.nullableString, "its one line: the command of a bash call, a path …")),
+                        ("elapsed_secs", B.described(B.orNull(B.integer(.count)), "how long it has run, counted by the turn watch")),
+                        ("text", B.described(B.string, "the line the app shows: \"Running cargo build · 10 min\"")),
+                    ], description: "What the turn shown is doing; null when none runs (docs/PROTOCOL.md, \"A turn that never hangs\")."),
+                ])
+            },
+            json: { RunStatus.of($0.pointee)?.json ?? .null },
+            changed: { RunStatus.inputsDiffer($0.pointee, $1.pointee) }),
+        StateSection(
             "interrupted_turn", owner: .chat,
             schema: {
                 B.oneOf([

@@ -52,6 +52,9 @@ public enum Action: Equatable, Sendable {
     /// Continue the interrupted turn: its continuation goes as a message's
     /// `system_reminder` (through the outbox).
     case continueInterruptedTurn
+    /// Ask the server now whether the turn shown still runs (Retry when
+    /// jcode is not answering).
+    case checkTurn
     /// Load older messages of a compacted conversation.
     case loadOlderMessages
     case navigate(Screen)
@@ -232,6 +235,10 @@ public enum Action: Equatable, Sendable {
             "continue_interrupted_turn",
             doc: "Continue a turn the server stopped: its continuation goes as a message with an empty content and the continuation as system_reminder (through the outbox, once)."
         ) { _ throws(CoreError) in .continueInterruptedTurn },
+        MessageSpec(
+            "check_turn",
+            doc: "Ask the server now whether the turn shown still runs (get_history; its activity says): Retry when jcode is not answering."
+        ) { _ throws(CoreError) in .checkTurn },
         MessageSpec("load_older_messages", doc: "Load older messages of a compacted conversation (get_compacted_history).") {
             _ throws(CoreError) in .loadOlderMessages
         },

@@ -220,20 +220,21 @@ enum ChatScreen {
             children: children)
     }
 
-    /// What the agent is doing, while a turn runs.
+    /// What the agent is doing, while a turn runs: the run status
+    /// (`RunStatus`), with Retry when jcode is not answering.
     static func activity(_ state: AppState) -> SemanticNode {
         let turn = state.chat.turn
         let compacting = state.session.isCompacting
-        var text = "jcode is working…"
-        if turn.isReasoning { text = "jcode is thinking…" }
-        if let phase = turn.serverPhase { text = phase }
-        if let detail = turn.statusDetail { text = detail }
-        if compacting && !turn.isProcessing { text = "Compacting the conversation…" }
+        let status = RunStatus.of(state)
+        var text = status?.text ?? "jcode is working…"
+        if compacting && status == nil { text = "Compacting the conversation…" }
         var value: String?
         if let tokens = turn.tokens { value = "\(tokens.input) in · \(tokens.output) out" }
+        let stuck = status?.kind == .notAnswering
         return SemanticNode(
-            "chat.activity", .status, label: text, value: value, visible: turn.isProcessing || compacting,
-            accessibilityLabel: text)
+            "chat.activity", .status, label: text, value: value, visible: status != nil || compacting,
+            accessibilityLabel: text,
+            children: stuck ? [.button("chat.activity.retry", "Retry", .checkTurn, accessibilityLabel: "Ask jcode again whether the turn runs")] : [])
     }
 
     static func queued(_ state: AppState) -> SemanticNode {

@@ -25,6 +25,7 @@ public struct ChatInteractor: Interactor {
         case cancelQueuedInterrupts
         case dismissInterruptedTurn
         case continueInterruptedTurn
+        case checkTurn
         case loadOlderMessages
         case retryMessage(id: String)
         case discardMessage(id: String)
@@ -60,6 +61,9 @@ public struct ChatInteractor: Interactor {
         case clearAnswered(accepted: Bool)
         /// The history this socket waited for never reached the core.
         case historyLost
+        // Platform events
+        /// A timer fired: the connection's keep-alive tick is the turn watch's.
+        case timerFired(timerID: String)
     }
 
     /// The streamed events, hundreds a second.
@@ -101,6 +105,7 @@ public struct ChatInteractor: Interactor {
             state.serverUserRows = 0
             state.interruptedTurn = nil
             state.olderHistory = nil
+            state.cutReplies = [:]
             return flushOutbox(&state, facts)
         case .queueInterrupt(let text, let urgent):
             return queueInterrupt(&state, text: text, urgent: urgent, facts)
@@ -110,6 +115,10 @@ public struct ChatInteractor: Interactor {
             return dismissInterruptedTurn(&state)
         case .continueInterruptedTurn:
             return continueInterruptedTurn(&state, facts)
+        case .checkTurn:
+            return checkTurn(&state, facts)
+        case .timerFired(let timerID):
+            return timerFired(&state, timerID: timerID, facts)
         case .loadOlderMessages:
             return loadOlderMessages(&state, facts)
         case .retryMessage(let id):
@@ -120,6 +129,7 @@ public struct ChatInteractor: Interactor {
         // What the other features did
         case .connectionLost:
             state.leftBehindTurn = nil
+            Self.keepCutReply(&state)
             Self.endTurn(&state)
             // A message on its way may or may not have arrived: the next history says.
             Self.unconfirmInFlight(&state)
@@ -145,6 +155,7 @@ public struct ChatInteractor: Interactor {
                 state.leftBehindTurn = own
                 noted = .note("the turn of request \(own) goes on in the session left behind: its events are not shown here")
             }
+            Self.keepCutReply(&state)
             // A message received by the session left behind: its turn ends out of sight.
             if state.outbox.first?.delivery == .received { state.outbox.removeFirst() }
             state.transcript.removeAll()
@@ -162,12 +173,14 @@ public struct ChatInteractor: Interactor {
 
         // What the server said
         case .reasoningDone(let secs):
+            Self.heard(&state)
             state.turn.isReasoning = false
             if let index = state.transcript.streamingIndex, secs != nil {
                 state.transcript.setReasoningSecs(secs, at: index)
             }
             return .none
         case .messageEnd(let raw):
+            Self.heard(&state)
             let reason = TranscriptEntry.StopReason(provider: raw)
             if reason != .normal, let index = state.transcript.streamingIndex ?? state.transcript.entries.lastIndex(where: { $0.role == .assistant }) {
                 state.transcript.setStopReason(reason, at: index)
@@ -180,16 +193,28 @@ public struct ChatInteractor: Interactor {
             state.transcript.append(role: .system, text: message.isEmpty ? "The model returned no response." : message)
             return .none
         case .retryRollback(let attempt, let max):
+            Self.heard(&state)
             state.transcript.discardStreaming()
             state.turn.isReasoning = false
             state.turn.statusDetail = "Retrying (\(attempt)/\(max))"
             return .none
 
         case .toolStart(let id, let name):
+            Self.heard(&state)
+            state.turn.serverToolName = nil
+            state.turn.isWriting = false
             return toolStarted(&state, id: id, name: name)
         case .toolExec(let id, let name):
-            return toolRunning(&state, id: id, name: name)
+            Self.heard(&state)
+            let shown = toolRunning(&state, id: id, name: name)
+            Self.toolStartedRunning(&state, id: id, name: name)
+            return shown
         case .toolDone(let id, let name, let output, let error):
+            Self.heard(&state)
+            if state.turn.runningTool?.id == id {
+                state.turn.runningTool = nil
+                state.turn.toolTicks = 0
+            }
             return toolFinished(&state, id: id, name: name, output: output, error: error)
         case .ack(let id):
             // Only the ack of the message on its way counts: received, not yet accepted.
@@ -233,21 +258,25 @@ public struct ChatInteractor: Interactor {
             return .none
 
         case .tokens(let usage):
+            Self.heard(&state)
             // One per API call: the turn's calls add up.
             state.turn.tokens = state.turn.tokens.map { $0 + usage } ?? usage
             return .none
         case .statusDetail(let detail):
+            Self.heard(&state)
             state.turn.statusDetail = detail.isEmpty ? nil : detail
             return .none
         case .connectionPhase(let phase):
             // jcode sends it only inside a turn (turn_streaming_mpsc.rs): a
             // phone that joined mid-turn may see it before any text.
+            Self.heard(&state)
             state.turn.serverPhase = phase.isEmpty ? nil : phase
             guard !phase.isEmpty, !state.turn.isProcessing else { return .none }
             state.turn.isProcessing = true
             return Self.turnStarted(&state)
 
         case .softInterruptInjected(let content, let displayRole):
+            Self.heard(&state)
             interruptInjected(&state, content: content, displayRole: displayRole)
             return .none
 
@@ -266,12 +295,21 @@ public struct ChatInteractor: Interactor {
     /// outbox is reconciled with it, and the next message goes once it is
     /// the last history this socket waits for.
     private func historyArrived(_ state: inout ChatState, _ history: ServerEvent.History, _ facts: Facts) -> Emission {
+        let wasProcessing = state.turn.isProcessing
         let reconciled = reconcile(&state, with: history)
         state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
         // A compacted history's first row tells a terminal to scroll up: the
         // chat offers `chat.load_older` instead.
         let (older, rows) = Self.olderHistory(in: history.messages)
-        let (entries, skipped, cutRows) = Self.entries(from: Array(rows))
+        var (entries, skipped, cutRows) = Self.entries(from: Array(rows))
+        // A turn still running: what this device saw of it that the history lacks follows it.
+        let live =
+            history.sessionID == state.shownSessionID
+            ? state.transcript.streamingIndex.map { state.transcript.entries[$0] } ?? state.cutReplies[history.sessionID]
+            : state.cutReplies[history.sessionID]
+        state.cutReplies[history.sessionID] = nil
+        if history.isProcessing == true, let live { entries = LiveTail.merge(live, into: entries) }
+        state.shownSessionID = history.sessionID
         state.transcript.replaceAll(with: entries)
         state.olderHistory = older
         state.softInterrupts = []
@@ -282,7 +320,8 @@ public struct ChatInteractor: Interactor {
         state.turn.isProcessing = history.isProcessing ?? false
         state.turn.isReasoning = false
         keepInFlightMessage(&state, history)
-        let synced = Emission.announce(
+        let turn = Self.historySaysOfTheTurn(&state, history, wasProcessing: wasProcessing)
+        let synced = turn + Emission.announce(
             .historySynced(sessionID: history.sessionID, entries: history.messages.count, shown: state.transcript.entries.count))
         var dropped: Emission = skipped.isEmpty ? .none : .note("history rows with unknown roles skipped: \(skipped.joined(separator: ", "))", .dropped)
         if cutRows > 0 {
@@ -534,6 +573,16 @@ public struct ChatInteractor: Interactor {
 
     // MARK: - Turns
 
+    /// The link dropped or the person switched away while a reply streamed:
+    /// it is kept for the next history of its session (`LiveTail`).
+    static func keepCutReply(_ state: inout ChatState) {
+        guard let session = state.shownSessionID, let index = state.transcript.streamingIndex else { return }
+        if state.cutReplies[session] == nil && state.cutReplies.count >= ChatState.cutRepliesLimit {
+            state.cutReplies.removeAll()
+        }
+        state.cutReplies[session] = state.transcript.entries[index]
+    }
+
     /// While the turn of request `id` goes on in the session left behind:
     /// its events are dropped (nil for inputs that are not a turn's events),
     /// and its `done` or `error` ends the wait.
@@ -553,7 +602,7 @@ public struct ChatInteractor: Interactor {
         case .sendMessage, .interrupt, .queueInterrupt, .cancelQueuedInterrupts, .dismissInterruptedTurn, .continueInterruptedTurn,
             .loadOlderMessages, .retryMessage, .discardMessage, .ack, .done, .error, .sessionCloseRequested, .state, .tokens, .history,
             .compactedHistory, .liveImages, .reloading, .connectionLost, .socketOpened, .serverChanged, .sessionSwitched,
-            .clearAnswered, .historyLost:
+            .clearAnswered, .historyLost, .checkTurn, .timerFired:
             return nil
         }
     }
@@ -561,6 +610,7 @@ public struct ChatInteractor: Interactor {
     /// Ends the running turn on this side: nothing is processing or
     /// streaming any more (a finished turn, or a lost connection).
     static func endTurn(_ state: inout ChatState) {
+        forgetWatch(&state)
         state.turn.isProcessing = false
         state.turn.isReasoning = false
         state.turn.serverPhase = nil
@@ -586,6 +636,7 @@ public struct ChatInteractor: Interactor {
     /// slice (the app routes them here directly).
     static func stream(_ state: inout ChatState, _ event: Stream) -> Emission {
         let trimmed = state.transcript.trimmedEntries
+        heard(&state)
         let emission = streamed(&state, event)
         guard state.transcript.trimmedEntries == trimmed else { return emission + trimNote(state) }
         return emission
@@ -606,6 +657,7 @@ public struct ChatInteractor: Interactor {
             let index = state.transcript.streamingEntryCreatingIfNeeded()
             let whole = state.transcript.appendText(text, at: index)
             if !state.turn.isProcessing { state.turn.isProcessing = true }
+            if !state.turn.isWriting { state.turn.isWriting = true }
             return whole ? .none : cut("text_delta", text)
         case .textReplace(let text):
             let index = state.transcript.streamingEntryCreatingIfNeeded()
@@ -614,6 +666,7 @@ public struct ChatInteractor: Interactor {
             let index = state.transcript.streamingEntryCreatingIfNeeded()
             let whole = state.transcript.appendReasoning(text, at: index)
             if !state.turn.isReasoning { state.turn.isReasoning = true }
+            if state.turn.isWriting { state.turn.isWriting = false }
             if !state.turn.isProcessing { state.turn.isProcessing = true }
             return whole ? .none : cut("reasoning_delta", text)
         case .toolInput(let delta):
@@ -667,7 +720,7 @@ public struct ChatInteractor: Interactor {
                     ToolCall(id: data.id, name: data.name, input: data.input, output: data.output ?? "", status: status, error: data.error))
             } else {
                 for (k, name) in message.toolCalls.enumerated() {
-                    calls.append(ToolCall(id: "history.\(n).\(k)", name: name, status: .succeeded))
+                    calls.append(ToolCall(id: LiveTail.historyCallPrefix + "\(n).\(k)", name: name, status: .succeeded))
                 }
             }
             if message.content.isEmpty && calls.isEmpty { continue }
@@ -694,7 +747,7 @@ public struct ChatInteractor: Interactor {
                 if entries[e].role == .user { break }
                 continue
             }
-            if let c = entries[e].toolCalls.firstIndex(where: { $0.id.hasPrefix("history.") && $0.name == data.name }) {
+            if let c = entries[e].toolCalls.firstIndex(where: { $0.id.hasPrefix(LiveTail.historyCallPrefix) && $0.name == data.name }) {
                 entries[e].toolCalls[c] = result
                 return
             }

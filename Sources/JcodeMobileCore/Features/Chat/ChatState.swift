@@ -14,6 +14,7 @@ public struct ChatState: Equatable, Sendable {
     public var serverUserRows = 0
     /// The id the next outbox message gets.
     public var nextOutboxID = 1
+
     /// Soft interrupts sent while a turn runs, not yet injected.
     public var softInterrupts: [SoftInterrupt] = []
     /// Soft interrupts still pending when their turn ended: shown as sent;
@@ -40,6 +41,14 @@ public struct ChatState: Equatable, Sendable {
     /// carry no session: they are not the shown session's, so they are
     /// dropped until the turn's `done` or `error` (or the socket goes).
     public var leftBehindTurn: Int?
+    /// The session the transcript shows (its last history's).
+    public var shownSessionID: String?
+    /// The reply of a running turn as this device last saw it, by session,
+    /// when the link dropped or the person switched away mid-turn: the next
+    /// history of that session taken while the turn still runs is shown with
+    /// it (`LiveTail`). At most `cutRepliesLimit`.
+    public var cutReplies: [String: TranscriptEntry] = [:]
+    public static let cutRepliesLimit = 8
 
     public init() {}
 
@@ -64,8 +73,36 @@ public struct TurnState: Equatable, Sendable {
     public var tokens: TokenUsage?
     /// The transcript has been loaded from the server on this connection.
     public var historyLoaded = false
+    /// The reply's text is streaming (since its first delta; a tool call or
+    /// reasoning stops it).
+    public var isWriting = false
+    // The turn watch (`ChatInteractor+Watch.swift`).
+    /// Keep-alive ticks since anything of the turn arrived.
+    public var quietTicks = 0
+    /// Checks that found the turn still running with nothing heard since
+    /// (each doubles the next quiet spell).
+    public var confirmedChecks = 0
+    /// A check (`get_history`) is out.
+    public var isChecking = false
+    /// The check went unanswered a whole spell: jcode is not answering.
+    public var checkUnanswered = false
+    /// The tool call running now (`tool_exec` seen, `tool_done` not yet).
+    public var runningTool: RunningTool?
+    /// Keep-alive ticks while that tool ran (its elapsed time, in ticks).
+    public var toolTicks = 0
+    /// The tool the server says runs (`activity.current_tool_name`), when
+    /// this device has no card of it (it joined mid-turn).
+    public var serverToolName: String?
 
     public init() {}
+}
+
+/// The tool call a turn runs now, as the run status names it.
+public struct RunningTool: Equatable, Sendable {
+    public var id: String
+    public var name: String
+    /// Its one line (`ToolSummary`), made once when it started running.
+    public var summary: String
 }
 
 /// A turn the server aborted (its last client went away mid-turn, or it

@@ -11,6 +11,8 @@ public struct Facts: Sendable {
     public var subscribeRequestID: Int?
     /// The requests sent on this socket, by id (what a `done` or `error` answers).
     public var sentRequests = SentRequests()
+    /// The keep-alive's pending timer: its tick is the chat's turn watch.
+    public var keepAliveTimerID: String?
     // Servers
     public var servers: [SavedServer] = []
     public var selectedServerID: String?
