@@ -303,10 +303,8 @@ public struct ChatInteractor: Interactor {
         let (older, rows) = Self.olderHistory(in: history.messages)
         var (entries, skipped, cutRows) = Self.entries(from: Array(rows))
         // A turn still running: what this device saw of it that the history lacks follows it.
-        let live =
-            history.sessionID == state.shownSessionID
-            ? state.transcript.streamingIndex.map { state.transcript.entries[$0] } ?? state.cutReplies[history.sessionID]
-            : state.cutReplies[history.sessionID]
+        let shown = history.sessionID == state.shownSessionID && wasProcessing ? LiveTail.reply(in: state.transcript) : nil
+        let live = shown ?? state.cutReplies[history.sessionID]
         state.cutReplies[history.sessionID] = nil
         if history.isProcessing == true, let live { entries = LiveTail.merge(live, into: entries) }
         state.shownSessionID = history.sessionID
@@ -522,6 +520,12 @@ public struct ChatInteractor: Interactor {
     /// already holds it, its ack must not count it a second time.
     private func keepInFlightMessage(_ state: inout ChatState, _ history: ServerEvent.History) {
         guard let head = state.outbox.first, head.delivery == .awaitingAck || head.delivery == .received else { return }
+        if head.delivery == .received, history.isProcessing != true, Self.history(history, shows: head) {
+            // Received, in the history, and nothing runs: its turn is over (its done did not reach this device).
+            acknowledged(&state)
+            state.serverUserRows &-= 1
+            return
+        }
         state.turn.isProcessing = true
         if head.isContinuation {
             state.outbox[0].isInTranscript = false
