@@ -12,6 +12,14 @@ final class DocumentationTests: XCTestCase {
         checkGeneratedPart(of: "docs/ABI.md", between: Self.begin, and: Self.end, is: ABIReference.markdown())
     }
 
+    static let answersBegin = "<!-- BEGIN GENERATED ANSWERS: do not edit; regenerate with `make docs` -->"
+    static let answersEnd = "<!-- END GENERATED ANSWERS -->"
+
+    /// docs/PROTOCOL.md's "Answers" table is the answer table the core reads (`GatewayAnswer`).
+    func testTheAnswerTableInPROTOCOLIsTheOneTheCoreReads() throws {
+        checkGeneratedPart(of: "docs/PROTOCOL.md", between: Self.answersBegin, and: Self.answersEnd, is: AnswerReference.markdown())
+    }
+
     static let tableBegin = "<!-- BEGIN GENERATED OWNERSHIP: do not edit; regenerate with `make docs` -->"
     static let tableEnd = "<!-- END GENERATED OWNERSHIP -->"
 

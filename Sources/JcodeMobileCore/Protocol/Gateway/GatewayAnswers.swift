@@ -44,7 +44,7 @@ public struct GatewayAnswer: Sendable {
 
     public let request: GatewayRequest.Kind
     /// The events jcode sends in answer, in order, as the doc shows them
-    /// ("ack, history, done | error").
+    /// ("ack, history, done or error").
     public let sequence: String
     /// Every event that can carry this request's id.
     public let events: [Event]
@@ -60,14 +60,14 @@ public struct GatewayAnswer: Sendable {
         switch kind {
         case .subscribe:
             return GatewayAnswer(
-                kind, "ack, [history, done,] session, done | error", [.ack, .history, .done, .error], .doneAfterSession,
+                kind, "ack, [history, done,] session, done or error", [.ack, .history, .done, .error], .doneAfterSession,
                 "client_lifecycle.rs `Request::Subscribe` → client_session.rs `handle_resume_session` (when the target exists), `handle_subscribe`")
         case .getHistory:
             return GatewayAnswer(kind, "ack, history", [.ack, .history, .error], .first([.history, .error]),
                                  "client_state.rs `handle_get_history` (written on the connection; no done)")
         case .message:
             return GatewayAnswer(
-                kind, "ack, the turn's events, done | error (to every client of the session); error (busy, unknown skill); reloading",
+                kind, "ack, the turn's events, done or error (to every client of the session); error (busy, unknown skill); reloading",
                 [.ack, .done, .error], .first([.done, .error]),
                 "client_lifecycle.rs `start_processing_message` (the terminal event on the session fan-out)")
         case .cancel:
@@ -79,7 +79,7 @@ public struct GatewayAnswer: Sendable {
         case .cancelSoftInterrupts:
             return GatewayAnswer(kind, "ack, ack", [.ack], .first([.ack]), "client_lifecycle.rs `clear_soft_interrupts`")
         case .resumeSession:
-            return GatewayAnswer(kind, "ack, history, done | error", [.ack, .history, .done, .error], .first([.done, .error]),
+            return GatewayAnswer(kind, "ack, history, done or error", [.ack, .history, .done, .error], .first([.done, .error]),
                                  "client_session.rs `handle_resume_session`")
         case .setModel:
             return GatewayAnswer(kind, "ack, model_changed", [.ack, .modelChanged, .error], .first([.modelChanged, .error]),
@@ -92,10 +92,10 @@ public struct GatewayAnswer: Sendable {
             return GatewayAnswer(kind, "ack, compact_result", [.ack, .compactResult, .error], .first([.compactResult, .error]),
                                  "client_actions.rs `handle_compact`")
         case .renameSession:
-            return GatewayAnswer(kind, "ack, session_renamed, done | error", [.ack, .done, .error], .first([.done, .error]),
+            return GatewayAnswer(kind, "ack, session_renamed, done or error", [.ack, .done, .error], .first([.done, .error]),
                                  "client_actions.rs `handle_rename_session`; client_lifecycle.rs `reject_if_agent_busy_for_request`")
         case .clear:
-            return GatewayAnswer(kind, "ack, session, done | error", [.ack, .done, .error], .first([.done, .error]),
+            return GatewayAnswer(kind, "ack, session, done or error", [.ack, .done, .error], .first([.done, .error]),
                                  "client_session.rs `handle_clear_session`; client_lifecycle.rs `reject_if_agent_busy_for_request`")
         case .permissionResponse:
             return GatewayAnswer(kind, "error {id: 0} (not a jcode request)", [], .never,
