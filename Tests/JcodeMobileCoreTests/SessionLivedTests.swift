@@ -60,4 +60,66 @@ final class SessionLivedTests: XCTestCase {
             $0["/notices"] = []
         }
     }
+
+    /// Found by the resume property test (seed 10): a switch while the link is coming back is
+    /// not refused; the reconnect's subscribe names the session chosen, which resumes it.
+    func testASwitchWhileReconnectingIsResumedByTheReconnectsSubscribe() {
+        var store = SpecStore(.connectedChat)
+        store.loseTheConnection()
+        store.send(.resumeSession(id: "session-owl"), notes: ["session session-owl is resumed when the connection is up"],
+                   followUps: ["open_chat", "session_switched"]) {
+            $0["/transcript"] = []
+            $0["/session/id"] = "session-owl"
+            $0["/session/title"] = "Release notes"
+            $0["/session/history_loaded"] = false
+            $0["/session/total_tokens"] = nil
+        }
+        store.fireTheReconnect()
+        store.resubscribe(keepalive: "keepalive.3", session: "session-owl")
+    }
+
+    /// Found by the resume property test (seed 5): a message written in one session, lost with its
+    /// socket, is not sent into the session the person switched to before its history came; it
+    /// waits for Retry (which sends it where the chat is then) or Discard.
+    func testAMessageWrittenInOneSessionIsNeverSentIntoAnother() {
+        var store = SpecStore.turnRunning()
+        store.loseTheConnectionMidTurn()
+        store.reconnect()
+        store.send(.resumeSession(id: "session-owl"), effects: [
+            .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":4,"type":"ping"}"#)),
+        ], followUps: ["open_chat", "session_switched", "send"]) {
+            $0["/transcript"] = []
+            $0["/session/id"] = "session-owl"
+            $0["/session/title"] = "Release notes"
+            $0["/session/total_tokens"] = nil
+        }
+        // fox's history (the subscribe's) does not hold "go": it would go again, after the resume's history.
+        store.server(
+            #"{"type":"history","id":1,"session_id":"session-fox","messages":[{"role":"user","content":"Why does test_reconnect fail on CI?"}]}"#,
+            notes: ["message o1 is not in the server's history: it goes again", "history answering request 1; the outbox waits for get_history"],
+            followUps: nil
+        ) {
+            $0["/transcript"] = [entryJSON("m5", "user", text: "Why does test_reconnect fail on CI?")]
+            $0["/outbox/0/delivery"] = "waiting"
+            $0["/connection/attempt"] = 0
+            $0["/session/id"] = "session-fox"
+            $0["/session/title"] = "Fix the flaky test"
+        }
+        store.server(
+            #"{"type":"history","id":3,"session_id":"session-owl","messages":[]}"#,
+            notes: ["message o1 failed: written in session session-fox, and the chat now shows session-owl"], followUps: nil
+        ) {
+            $0["/transcript"] = []
+            $0["/outbox/0/delivery"] = "failed"
+            $0["/session/id"] = "session-owl"
+            $0["/session/title"] = "Release notes"
+            $0["/session/history_loaded"] = true
+            $0["/banners/status"] = nil
+            $0["/banners/error"] = [
+                "message": "A message could not be delivered. It is kept: tap Retry to send it again.", "retry_after_secs": nil,
+                "text": "A message could not be delivered. It is kept: tap Retry to send it again.",
+            ]
+        }
+    }
 }

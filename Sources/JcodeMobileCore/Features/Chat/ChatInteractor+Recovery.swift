@@ -35,7 +35,8 @@ extension ChatInteractor {
             return .internal(.showError(ErrorBanner(message: Self.outboxFull)))
         }
         state.interruptedTurn = nil
-        let message = OutboxMessage(id: "o" + String(state.nextOutboxID), text: "", attachments: [], systemReminder: turn.continuation)
+        var message = OutboxMessage(id: "o" + String(state.nextOutboxID), text: "", attachments: [], systemReminder: turn.continuation)
+        message.writtenIn = facts.sessionID
         return enqueue(&state, message, facts)
     }
 

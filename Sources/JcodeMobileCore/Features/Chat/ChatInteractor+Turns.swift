@@ -121,6 +121,8 @@ extension ChatInteractor {
         guard let i = state.outbox.firstIndex(where: { $0.id == id }) else { return .note("retry_message: no message \(id) in the outbox") }
         guard state.outbox[i].delivery == .failed else { return .note("retry_message: message \(id) has not failed") }
         state.outbox[i].delivery = .waiting
+        // Retried here: it goes to the session the chat shows now.
+        state.outbox[i].writtenIn = facts.sessionID
         return .note("message \(id) goes again") + flushOutbox(&state, facts)
     }
 

@@ -106,6 +106,8 @@ public struct ChatInteractor: Interactor {
             state.interruptedTurn = nil
             state.olderHistory = nil
             state.cutReplies = [:]
+            // What waited for the clear goes to the fresh session (the answer's).
+            for i in state.outbox.indices where state.outbox[i].delivery == .waiting { state.outbox[i].writtenIn = facts.sessionID }
             return flushOutbox(&state, facts)
         case .queueInterrupt(let text, let urgent):
             return queueInterrupt(&state, text: text, urgent: urgent, facts)
@@ -411,7 +413,9 @@ public struct ChatInteractor: Interactor {
             ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
         // A message of the person's own makes the offer to continue moot.
         state.interruptedTurn = nil
-        return taken + enqueue(&state, OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments), facts)
+        var message = OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments)
+        message.writtenIn = facts.sessionID
+        return taken + enqueue(&state, message, facts)
     }
 
     /// A message joins the outbox, and goes now when nothing holds it back.
@@ -474,6 +478,11 @@ public struct ChatInteractor: Interactor {
         guard state.outbox.first?.delivery == .waiting, facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing,
             !facts.isClearing
         else { return .none }
+        // The session whose history the transcript shows (the facts' may be a step behind a history).
+        if let written = state.outbox[0].writtenIn, let shown = state.shownSessionID ?? facts.sessionID, written != shown {
+            // Words for another conversation: not sent here unless the person says so (Retry).
+            return failed(&state, why: "written in session \(written), and the chat now shows \(shown)")
+        }
         return deliverHead(&state, facts)
     }
 

@@ -62,6 +62,11 @@ public struct OutboxMessage: Equatable, Sendable {
         self.systemReminder = systemReminder
     }
 
+    /// The session the person wrote it in (nil: unknown, as after a
+    /// restore). It goes to that session only: switched away before it went,
+    /// it fails, and Retry sends it where the chat is then.
+    public var writtenIn: String?
+
     /// A continuation, not words of the person's.
     public var isContinuation: Bool { systemReminder != nil }
 

@@ -97,6 +97,13 @@ public struct SessionInteractor: Interactor {
 
         // Actions
         case .resumeSession(let id):
+            if !facts.canSend, facts.selectedServer != nil,
+               [.connecting, .reconnecting, .offline].contains(facts.connectionPhase) || facts.hasPendingConnect
+            {
+                // The link is coming back: the reconnect's `subscribe` names the session chosen (it resumes it).
+                guard id != state.id else { return .internal(.openChat) }
+                return .internal(.openChat) + switched(&state, to: id) + .note("session \(id) is resumed when the connection is up")
+            }
             if let refused = facts.requireConnection(to: "switch sessions") { return refused }
             guard id != state.id else { return .internal(.openChat) }
             // `resume_session` answers with the session's history (client_session.rs,
