@@ -114,19 +114,9 @@ final class LeftBehindTurnTests: XCTestCase {
     func testTheRestOfATurnLeftBehindInAnotherSessionIsNotShownInTheNewOne() {
         var store = SpecStore.turnRunning()
         store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
-        store.send(.resumeSession(id: "session-owl"), effects: [
-            .webSocket(.send(#"{"id":4,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":5,"type":"ping"}"#)),
-        ], notes: ["the turn of request 3 goes on in the session left behind: its events are not shown here"],
-           followUps: ["open_chat", "session_switched", "send"]) {
-            $0["/transcript"] = []
+        store.resumeTheOwlSession(request: 4, notes: ["the turn of request 3 goes on in the session left behind: its events are not shown here"]) {
             $0["/outbox"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
             $0["/session/is_processing"] = false
-            $0["/session/total_tokens"] = nil
-            $0["/banners/status"] = "Loading conversation…"
         }
         store.server(#"{"type":"history","id":4,"session_id":"session-owl","messages":[{"role":"user","content":"Draft the notes"}]}"#) {
             $0["/transcript"] = [entryJSON("m5", "user", text: "Draft the notes")]

@@ -204,18 +204,7 @@ final class RunStatusTests: XCTestCase {
             $0.append("/transcript", entryJSON("m4", "assistant", text: "Working on it", isStreaming: true))
             $0["/session/is_processing"] = true
         }
-        store.send(.resumeSession(id: "session-owl"), effects: [
-            .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":4,"type":"ping"}"#)),
-        ], followUps: ["open_chat", "session_switched", "send"]) {
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/is_processing"] = false
-            $0["/session/total_tokens"] = nil
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        store.resumeTheOwlSession { $0["/session/is_processing"] = false }
         store.server(#"{"type":"history","id":3,"session_id":"session-owl","messages":[]}"#) {
             $0["/session/history_loaded"] = true
             $0["/banners/status"] = nil

@@ -29,18 +29,7 @@ final class SessionLivedTests: XCTestCase {
         store.server(#"{"type":"compaction","trigger":"manual","tokens_saved":1200}"#, followUps: ["notice"]) {
             $0.append("/notices", ["id": "n2", "kind": "info", "text": "Context compacted (1200 tokens saved)"])
         }
-        store.send(.resumeSession(id: "session-owl"), effects: [
-            .webSocket(.send(#"{"id":4,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":5,"type":"ping"}"#)),
-        ], followUps: ["open_chat", "session_switched", "send"]) {
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
-            $0["/banners/status"] = "Loading conversation…"
-            $0["/notices"] = []
-        }
+        store.resumeTheOwlSession(request: 4) { $0["/notices"] = [] }
     }
 
     func testAnAcceptedClearTakesTheInterruptedNoticeWithIt() {
@@ -85,15 +74,8 @@ final class SessionLivedTests: XCTestCase {
         var store = SpecStore.turnRunning()
         store.loseTheConnectionMidTurn()
         store.reconnect()
-        store.send(.resumeSession(id: "session-owl"), effects: [
-            .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":4,"type":"ping"}"#)),
-        ], followUps: ["open_chat", "session_switched", "send"]) {
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/total_tokens"] = nil
-        }
+        // Before the reconnect's history: the chat was already loading.
+        store.resumeTheOwlSession { $0["/session/history_loaded"] = false }
         // fox's history (the subscribe's) does not hold "go": it would go again, after the resume's history.
         store.server(
             #"{"type":"history","id":1,"session_id":"session-fox","messages":[{"role":"user","content":"Why does test_reconnect fail on CI?"}]}"#,

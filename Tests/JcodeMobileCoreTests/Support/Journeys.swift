@@ -185,17 +185,23 @@ extension SpecStore {
     /// which brings the history itself (no `get_history`: one history per
     /// switch); a `ping` (request 4) checks that it came. The transcript
     /// empties and waits for that history, "Loading conversation…".
-    mutating func resumeTheOwlSession(file: StaticString = #filePath, line: UInt = #line) {
+    /// `request`: the id `resume_session` takes (the ping takes the next); `also` states what else
+    /// the switch changes (a turn shown ending, notices of the session left going).
+    mutating func resumeTheOwlSession(
+        request: Int = 3, notes: [String] = [], file: StaticString = #filePath, line: UInt = #line,
+        also: (inout ExpectedState) -> Void = { _ in }
+    ) {
         send(.resumeSession(id: "session-owl"), effects: [
-            .webSocket(.send(#"{"id":3,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":4,"type":"ping"}"#)),
-        ], followUps: ["open_chat", "session_switched", "send"], file: file, line: line) {
+            .webSocket(.send(#"{"id":\#(request),"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":\#(request + 1),"type":"ping"}"#)),
+        ], notes: notes, followUps: ["open_chat", "session_switched", "send"], file: file, line: line) {
             $0["/transcript"] = []
             $0["/session/id"] = "session-owl"
             $0["/session/title"] = "Release notes"
             $0["/session/history_loaded"] = false
             $0["/session/total_tokens"] = nil
             $0["/banners/status"] = "Loading conversation…"
+            also(&$0)
         }
     }
 
