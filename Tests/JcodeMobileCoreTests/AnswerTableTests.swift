@@ -133,4 +133,43 @@ final class LeftBehindTurnTests: XCTestCase {
             $0["/session/is_processing"] = true
         }
     }
+
+    /// Found by the resume property test (seeds 56, 70): switched away and back while the turn
+    /// runs, its events are the shown session's again.
+    func testSwitchingBackToTheSessionWhoseTurnWasLeftBehindShowsItsEventsAgain() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        store.resumeTheOwlSession(request: 4, notes: ["the turn of request 3 goes on in the session left behind: its events are not shown here"]) {
+            $0["/outbox"] = []
+            $0["/session/is_processing"] = false
+        }
+        store.server(#"{"type":"history","id":4,"session_id":"session-owl","messages":[]}"#) {
+            $0["/session/history_loaded"] = true
+            $0["/banners/status"] = nil
+        }
+        store.send(.resumeSession(id: "session-fox"), effects: [
+            .webSocket(.send(#"{"id":6,"type":"resume_session","session_id":"session-fox","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":7,"type":"ping"}"#)),
+        ], notes: ["back in the session whose turn was left behind: its events are shown again"], followUps: ["open_chat", "session_switched", "send"]) {
+            $0["/session/id"] = "session-fox"
+            $0["/session/title"] = "Fix the flaky test"
+            $0["/session/history_loaded"] = false
+            $0["/banners/status"] = "Loading conversation…"
+        }
+        store.server(
+            #"{"type":"history","id":6,"session_id":"session-fox","messages":[{"role":"user","content":"go"}],"activity":{"is_processing":true}}"#
+        ) {
+            $0["/transcript"] = [entryJSON("m5", "user", text: "go")]
+            $0["/session/history_loaded"] = true
+            $0["/session/is_processing"] = true
+            $0["/banners/status"] = nil
+        }
+        store.server(#"{"type":"text_delta","text":"Fox"}"#) {
+            $0.append("/transcript", entryJSON("m6", "assistant", text: "Fox", isStreaming: true))
+        }
+        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+            $0["/transcript/1/is_streaming"] = false
+            $0["/session/is_processing"] = false
+        }
+    }
 }

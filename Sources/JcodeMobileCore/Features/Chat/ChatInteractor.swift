@@ -131,6 +131,7 @@ public struct ChatInteractor: Interactor {
         // What the other features did
         case .connectionLost:
             state.leftBehindTurn = nil
+            state.leftBehindSession = nil
             Self.keepCutReply(&state)
             Self.endTurn(&state)
             // A message on its way may or may not have arrived: the next history says.
@@ -155,7 +156,13 @@ public struct ChatInteractor: Interactor {
             var noted = Emission.none
             if state.turn.isProcessing, let own = Self.ownMessageInFlight(state, facts) {
                 state.leftBehindTurn = own
+                state.leftBehindSession = state.shownSessionID
                 noted = .note("the turn of request \(own) goes on in the session left behind: its events are not shown here")
+            } else if let left = state.leftBehindSession, left == facts.sessionID {
+                // Back in the session the turn runs in: its events are this session's again.
+                state.leftBehindTurn = nil
+                state.leftBehindSession = nil
+                noted = .note("back in the session whose turn was left behind: its events are shown again")
             }
             Self.keepCutReply(&state)
             // A message received by the session left behind: its turn ends out of sight.
@@ -603,6 +610,7 @@ public struct ChatInteractor: Interactor {
         switch input {
         case .done(let answer?) where answer == id, .error(let answer?, _, _) where answer == id:
             state.leftBehindTurn = nil
+            state.leftBehindSession = nil
             let note = Emission.note("the turn of request \(id), left behind in the other session, ended")
             // A message refused meanwhile (the connection was still busy with that turn) goes now.
             guard state.turn.isProcessing, Self.ownMessageInFlight(state, facts) == nil, state.outbox.first?.delivery == .waiting

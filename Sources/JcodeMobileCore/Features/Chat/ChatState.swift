@@ -41,6 +41,8 @@ public struct ChatState: Equatable, Sendable {
     /// carry no session: they are not the shown session's, so they are
     /// dropped until the turn's `done` or `error` (or the socket goes).
     public var leftBehindTurn: Int?
+    /// The session that turn runs in: switching back to it ends the wait.
+    public var leftBehindSession: String?
     /// The session the transcript shows (its last history's).
     public var shownSessionID: String?
     /// The reply of a running turn as this device last saw it, by session,
