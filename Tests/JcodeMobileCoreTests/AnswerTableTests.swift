@@ -172,4 +172,33 @@ final class LeftBehindTurnTests: XCTestCase {
             $0["/session/is_processing"] = false
         }
     }
+
+    /// Found by the resume property test (seed 70): the resume refused, the server kept the turn's
+    /// session; its history says the connection is there again, and the turn's events show.
+    func testAResumeRefusedLeavesTheConnectionInTheTurnsSessionAndItsEventsShow() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        store.resumeTheOwlSession(request: 4, notes: ["the turn of request 3 goes on in the session left behind: its events are not shown here"]) {
+            $0["/outbox"] = []
+            $0["/session/is_processing"] = false
+        }
+        store.server(
+            #"{"type":"pong","id":5}"#,
+            effects: [.webSocket(.send(#"{"id":6,"type":"get_history"}"#)), .webSocket(.send(#"{"id":7,"type":"ping"}"#))],
+            notes: ["no history before the pong: asking for it"])
+        store.server(
+            #"{"type":"history","id":6,"session_id":"session-fox","messages":[{"role":"user","content":"go"}],"activity":{"is_processing":true}}"#,
+            followUps: nil
+        ) {
+            $0["/transcript"] = [entryJSON("m5", "user", text: "go")]
+            $0["/session/id"] = "session-fox"
+            $0["/session/title"] = "Fix the flaky test"
+            $0["/session/history_loaded"] = true
+            $0["/session/is_processing"] = true
+            $0["/banners/status"] = nil
+        }
+        store.server(#"{"type":"text_delta","text":"Fox"}"#) {
+            $0.append("/transcript", entryJSON("m6", "assistant", text: "Fox", isStreaming: true))
+        }
+    }
 }

@@ -304,6 +304,11 @@ public struct ChatInteractor: Interactor {
     /// outbox is reconciled with it, and the next message goes once it is
     /// the last history this socket waits for.
     private func historyArrived(_ state: inout ChatState, _ history: ServerEvent.History, _ facts: Facts) -> Emission {
+        if state.leftBehindSession == history.sessionID {
+            // The connection is in the turn's session again (a resume refused, the server kept it).
+            state.leftBehindTurn = nil
+            state.leftBehindSession = nil
+        }
         let wasProcessing = state.turn.isProcessing
         let reconciled = reconcile(&state, with: history)
         state.serverUserRows = history.messages.reduce(0) { $1.role == "user" ? $0 &+ 1 : $0 }
