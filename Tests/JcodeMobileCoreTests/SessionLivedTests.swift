@@ -12,7 +12,7 @@ final class SessionLivedTests: XCTestCase {
             $0["/session/server_phase"] = "waiting for response"
             $0["/session/is_processing"] = true
         }
-        store.server(#"{"type":"done","id":41}"#, followUps: ["turn_ended"]) {
+        store.server(#"{"type":"done","id":41}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
             $0["/session/server_phase"] = nil
             $0["/session/is_processing"] = false
         }
@@ -102,6 +102,29 @@ final class SessionLivedTests: XCTestCase {
                 "message": "A message could not be delivered. It is kept: tap Retry to send it again.", "retry_after_secs": nil,
                 "text": "A message could not be delivered. It is kept: tap Retry to send it again.",
             ]
+        }
+    }
+
+    /// Another client's turn streams on the phone without its prompt (its ack is not fanned out):
+    /// when it ends, the phone asks for the history and shows the turn whole, once.
+    func testATurnStartedInTheTerminalIsShownWholeOnceItEnds() {
+        var store = SpecStore(.connectedEmptyChat)
+        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[]}"#) { _ in }
+        store.server(#"{"type":"text_delta","text":"All 42 tests pass."}"#) {
+            $0["/transcript"] = [entryJSON("m1", "assistant", text: "All 42 tests pass.", isStreaming: true)]
+            $0["/session/is_processing"] = true
+        }
+        store.server(
+            #"{"type":"done","id":41}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))],
+            notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]
+        ) {
+            $0["/transcript/0/is_streaming"] = false
+            $0["/session/is_processing"] = false
+        }
+        store.server(
+            #"{"type":"history","id":3,"session_id":"session-fox","messages":[{"role":"user","content":"Run the tests"},{"role":"assistant","content":"All 42 tests pass."}]}"#
+        ) {
+            $0["/transcript"] = [entryJSON("m2", "user", text: "Run the tests"), entryJSON("m3", "assistant", text: "All 42 tests pass.")]
         }
     }
 }

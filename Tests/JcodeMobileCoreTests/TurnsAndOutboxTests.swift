@@ -24,7 +24,7 @@ final class TurnsAndOutboxTests: XCTestCase {
             $0["/session/is_processing"] = true
         }
         // Its done carries the terminal connection's id, which this socket never sent.
-        store.server(#"{"type":"done","id":12}"#, followUps: ["turn_ended"]) {
+        store.server(#"{"type":"done","id":12}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
             $0["/transcript/3/is_streaming"] = false
             $0["/session/is_processing"] = false
         }
@@ -39,7 +39,7 @@ final class TurnsAndOutboxTests: XCTestCase {
             $0["/transcript"] = []
             $0["/banners/status"] = nil
         }
-        store.server(#"{"type":"done","id":5}"#, followUps: ["turn_ended"]) {
+        store.server(#"{"type":"done","id":5}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
             $0["/session/is_processing"] = false
         }
     }
@@ -78,7 +78,7 @@ final class TurnsAndOutboxTests: XCTestCase {
         }
         // jcode answers compact with compact_result only (client_actions.rs, handle_compact): a done
         // carrying 3 is the other client's turn ending, and the turn shown ends.
-        store.server(#"{"type":"done","id":3}"#, followUps: ["turn_ended"]) {
+        store.server(#"{"type":"done","id":3}"#, effects: [.webSocket(.send(#"{"id":4,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
             $0["/session/is_processing"] = false
             $0["/transcript/3/is_streaming"] = false
         }
@@ -91,7 +91,7 @@ final class TurnsAndOutboxTests: XCTestCase {
             $0.append("/transcript", entryJSON("m4", "assistant", text: "Trying", isStreaming: true))
             $0["/session/is_processing"] = true
         }
-        store.server(#"{"type":"error","id":12,"message":"Provider error: overloaded"}"#, followUps: ["show_error", "turn_ended"]) {
+        store.server(#"{"type":"error","id":12,"message":"Provider error: overloaded"}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["show_error", "turn_ended", "send"]) {
             $0["/transcript/3/is_streaming"] = false
             $0["/session/is_processing"] = false
             $0["/banners/error"] = ["message": "Provider error: overloaded", "retry_after_secs": nil, "text": "Provider error: overloaded"]

@@ -80,9 +80,10 @@ extension ChatInteractor {
         // or one the server could not read (id 0), ends no turn.
         if let id, id == 0 || Self.answersOtherRequest(.error, id: id, facts) != nil { return banner }
         guard state.turn.isProcessing else { return banner }
+        let resync = Self.resync(state, facts)
         Self.endTurn(&state)
         return banner + .tell(.turnEnded(outcome: .error, error: message)) + .announce(.turnFinished(outcome: .error))
-            + flushOutbox(&state, facts)
+            + resync + flushOutbox(&state, facts)
     }
 
     /// The server refused the message on its way: this connection is still

@@ -43,6 +43,7 @@ extension ChatInteractor {
         state.turn.toolTicks = 0
         state.turn.serverToolName = nil
         state.turn.isWriting = false
+        state.turn.isAdopted = false
     }
 
     /// A timer fired: the connection's keep-alive tick is the watch's.

@@ -154,15 +154,20 @@ public struct ChatInteractor: Interactor {
             // The turn of this device's message may go on in the session left
             // behind, its events still reaching this connection: not this session's.
             var noted = Emission.none
-            if state.turn.isProcessing, let own = Self.ownMessageInFlight(state, facts) {
-                state.leftBehindTurn = own
-                state.leftBehindSession = state.shownSessionID
-                noted = .note("the turn of request \(own) goes on in the session left behind: its events are not shown here")
-            } else if let left = state.leftBehindSession, left == facts.sessionID {
-                // Back in the session the turn runs in: its events are this session's again.
-                state.leftBehindTurn = nil
-                state.leftBehindSession = nil
-                noted = .note("back in the session whose turn was left behind: its events are shown again")
+            let own = state.leftBehindTurn ?? (state.turn.isProcessing ? Self.ownMessageInFlight(state, facts) : nil)
+            if let own {
+                // The session the turn runs in: where its message went.
+                let turnSession = state.leftBehindSession ?? state.outbox.first?.sent?.sessionID ?? state.shownSessionID
+                if turnSession == facts.sessionID {
+                    // Back in the session the turn runs in: its events are this session's again.
+                    if state.leftBehindTurn != nil { noted = .note("back in the session whose turn was left behind: its events are shown again") }
+                    state.leftBehindTurn = nil
+                    state.leftBehindSession = nil
+                } else {
+                    state.leftBehindTurn = own
+                    state.leftBehindSession = turnSession
+                    noted = .note("the turn of request \(own) goes on in the session left behind: its events are not shown here")
+                }
             }
             Self.keepCutReply(&state)
             // A message received by the session left behind: its turn ends out of sight.
@@ -255,6 +260,7 @@ public struct ChatInteractor: Interactor {
                 if isProcessing {
                     // A turn started elsewhere: the interrupted one is being continued.
                     state.turn.isProcessing = true
+                    state.turn.isAdopted = true
                     return Self.turnStarted(&state)
                 } else {
                     // `state` answers the debug request `get_state`, and its flag
@@ -282,6 +288,7 @@ public struct ChatInteractor: Interactor {
             state.turn.serverPhase = phase.isEmpty ? nil : phase
             guard !phase.isEmpty, !state.turn.isProcessing else { return .none }
             state.turn.isProcessing = true
+            state.turn.isAdopted = true
             return Self.turnStarted(&state)
 
         case .softInterruptInjected(let content, let displayRole):
@@ -330,6 +337,7 @@ public struct ChatInteractor: Interactor {
         state.wasInterrupted = history.wasInterrupted ?? false
         state.interruptedTurn = Self.interruptedTurn(in: history, state)
         state.turn.isProcessing = history.isProcessing ?? false
+        state.turn.isAdopted = state.turn.isProcessing
         state.turn.isReasoning = false
         keepInFlightMessage(&state, history)
         let turn = Self.historySaysOfTheTurn(&state, history, wasProcessing: wasProcessing)
@@ -467,6 +475,7 @@ public struct ChatInteractor: Interactor {
             state.transcript.append(role: .user, text: message.text, imageCount: message.attachments.count)
         }
         state.turn.isProcessing = true
+        state.turn.isAdopted = false
         state.turn.tokens = nil
         let images = message.attachments.map {
             GatewayRequest.ImagePayload(mediaType: $0.mediaType, dataBase64: $0.dataBase64)
@@ -633,6 +642,19 @@ public struct ChatInteractor: Interactor {
         }
     }
 
+    /// A turn this device did not start shows running (its first event).
+    static func adopt(_ state: inout ChatState) {
+        state.turn.isProcessing = true
+        state.turn.isAdopted = true
+    }
+
+    /// A turn this device did not start (or joined mid-way) ended: its
+    /// history shows it whole (asked before the outbox goes on).
+    static func resync(_ state: ChatState, _ facts: Facts) -> Emission {
+        guard state.turn.isAdopted, facts.canSend else { return .none }
+        return .note("a turn this device did not start ended: asking for its history to show it whole") + .send(.getHistory)
+    }
+
     /// Ends the running turn on this side: nothing is processing or
     /// streaming any more (a finished turn, or a lost connection).
     static func endTurn(_ state: inout ChatState) {
@@ -652,8 +674,9 @@ public struct ChatInteractor: Interactor {
         _ state: inout ChatState, _ facts: Facts, _ outcome: AppEvent.TurnOutcome, notice: Emission = .none
     ) -> Emission {
         drainInterrupts(&state)
+        let resync = Self.resync(state, facts)
         Self.endTurn(&state)
-        return notice + .tell(.turnEnded(outcome: outcome)) + .announce(.turnFinished(outcome: outcome)) + flushOutbox(&state, facts)
+        return notice + .tell(.turnEnded(outcome: outcome)) + .announce(.turnFinished(outcome: outcome)) + resync + flushOutbox(&state, facts)
     }
 
     // MARK: - Server events
@@ -682,7 +705,7 @@ public struct ChatInteractor: Interactor {
         case .textDelta(let text):
             let index = state.transcript.streamingEntryCreatingIfNeeded()
             let whole = state.transcript.appendText(text, at: index)
-            if !state.turn.isProcessing { state.turn.isProcessing = true }
+            if !state.turn.isProcessing { adopt(&state) }
             if !state.turn.isWriting { state.turn.isWriting = true }
             return whole ? .none : cut("text_delta", text)
         case .textReplace(let text):
@@ -693,7 +716,7 @@ public struct ChatInteractor: Interactor {
             let whole = state.transcript.appendReasoning(text, at: index)
             if !state.turn.isReasoning { state.turn.isReasoning = true }
             if state.turn.isWriting { state.turn.isWriting = false }
-            if !state.turn.isProcessing { state.turn.isProcessing = true }
+            if !state.turn.isProcessing { adopt(&state) }
             return whole ? .none : cut("reasoning_delta", text)
         case .toolInput(let delta):
             switch state.transcript.appendToLatestToolInput(delta) {

@@ -78,6 +78,11 @@ public struct TurnState: Equatable, Sendable {
     /// The reply's text is streaming (since its first delta; a tool call or
     /// reasoning stops it).
     public var isWriting = false
+    /// The turn shown was not started by a message this device sent on this
+    /// socket (another client's, or one it joined mid-way): its history is
+    /// asked for when it ends, so the transcript holds it whole (the other
+    /// client's words, what streamed before this device joined).
+    public var isAdopted = false
     // The turn watch (`ChatInteractor+Watch.swift`).
     /// Keep-alive ticks since anything of the turn arrived.
     public var quietTicks = 0
