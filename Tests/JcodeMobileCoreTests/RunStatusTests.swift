@@ -227,4 +227,48 @@ final class RunStatusTests: XCTestCase {
             $0["/banners/status"] = nil
         }
     }
+
+    /// A reconnect while a tool runs (its API call ended: message_end closed the entry): the
+    /// history names the call without an id; the card this device saw takes its place, running,
+    /// and the status names its command (found by the end-to-end tests).
+    func testAReconnectWhileAToolRunsKeepsItsCardOnceAndTheStatusNamesIt() {
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        store.server(#"{"type":"text_delta","text":"Counting now."}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", text: "Counting now.", isStreaming: true))
+        }
+        store.server(#"{"type":"tool_start","id":"call_seq","name":"bash"}"#) {
+            $0["/transcript/4/tool_calls"] = [toolCallJSON("call_seq", "bash", status: "pending")]
+        }
+        store.server(#"{"type":"tool_input","delta":"{\"command\":\"seq 4\"}"}"#) {
+            $0["/transcript/4/tool_calls/0/input"] = #"{"command":"seq 4"}"#
+        }
+        store.server(#"{"type":"message_end","stop_reason":"tool_use"}"#) { $0["/transcript/4/is_streaming"] = false }
+        store.server(#"{"type":"tool_exec","id":"call_seq","name":"bash"}"#) {
+            $0["/transcript/4/tool_calls/0/status"] = "running"
+            $0["/run_status"] = ["kind": "running_tool", "tool": "bash", "summary": "seq 4", "elapsed_secs": 0, "text": "Running seq 4"]
+        }
+        store.loseTheConnectionMidTurn { $0["/run_status"] = ["kind": "reconnecting", "tool": nil, "summary": nil, "elapsed_secs": nil, "text": "Reconnecting…"] }
+        store.reconnect()
+        store.server(
+            #"{"type":"history","id":1,"session_id":"session-fox","messages":[{"role":"user","content":"Why does test_reconnect fail on CI?"},{"role":"user","content":"go"},{"role":"assistant","content":"Counting now.","tool_calls":["bash"]}],"activity":{"is_processing":true,"current_tool_name":"bash"}}"#,
+            notes: ["message o1 is in the server's history: not sent again"]
+        ) {
+            $0["/transcript"] = [
+                entryJSON("m6", "user", text: "Why does test_reconnect fail on CI?"), entryJSON("m7", "user", text: "go"),
+                entryJSON("m8", "assistant", text: "Counting now.", toolCalls: [toolCallJSON("call_seq", "bash", input: #"{"command":"seq 4"}"#, status: "running")]),
+            ]
+            $0["/outbox"] = []
+            $0["/connection/attempt"] = 0
+            $0["/session/history_loaded"] = true
+            $0["/session/is_processing"] = true
+            $0["/banners/status"] = nil
+            $0["/run_status"] = ["kind": "running_tool", "tool": "bash", "summary": "seq 4", "elapsed_secs": 0, "text": "Running seq 4"]
+        }
+        store.server(#"{"type":"tool_done","id":"call_seq","name":"bash","output":"1\n2\n3\n4"}"#) {
+            $0["/transcript/2/tool_calls/0/status"] = "succeeded"
+            $0["/transcript/2/tool_calls/0/output"] = "1\n2\n3\n4"
+            $0["/run_status"] = ["kind": "working", "tool": nil, "summary": nil, "elapsed_secs": nil, "text": "jcode is working…"]
+        }
+    }
 }

@@ -100,6 +100,12 @@ extension ChatInteractor {
         state.turn.quietTicks = 0
         if state.turn.isProcessing {
             state.turn.serverToolName = history.currentToolName.flatMap { $0.isEmpty ? nil : $0 }
+            // The card of the running call, kept from before (`LiveTail`), names it best.
+            if let name = state.turn.serverToolName, let last = state.transcript.entries.last,
+               let call = last.toolCalls.last(where: { $0.status == .running && $0.name == name })
+            {
+                if state.turn.runningTool?.id != call.id { toolStartedRunning(&state, id: call.id, name: call.name) }
+            }
             if checked { state.turn.confirmedChecks &+= 1 }
             return .none
         }

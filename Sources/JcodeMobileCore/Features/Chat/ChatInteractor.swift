@@ -610,11 +610,11 @@ public struct ChatInteractor: Interactor {
     /// The link dropped or the person switched away while a reply streamed:
     /// it is kept for the next history of its session (`LiveTail`).
     static func keepCutReply(_ state: inout ChatState) {
-        guard let session = state.shownSessionID, let index = state.transcript.streamingIndex else { return }
+        guard let session = state.shownSessionID, state.turn.isProcessing, let reply = LiveTail.reply(in: state.transcript) else { return }
         if state.cutReplies[session] == nil && state.cutReplies.count >= ChatState.cutRepliesLimit {
             state.cutReplies.removeAll()
         }
-        state.cutReplies[session] = state.transcript.entries[index]
+        state.cutReplies[session] = reply
     }
 
     /// While the turn of request `id` goes on in the session left behind:

@@ -9,11 +9,15 @@
 /// switch away and back, the transcript is the history plus that tail, so
 /// nothing is shown twice and nothing the person saw vanishes.
 enum LiveTail {
-    /// The reply of the turn shown (the last assistant entry after the last
-    /// user entry), if the transcript ends with one.
+    /// The reply of the running turn, if the transcript ends with one that
+    /// is still open: streaming, or with a tool call not finished (a
+    /// `message_end` closes the entry before its tools run). A finished
+    /// reply may be an earlier turn's: it is not taken.
     static func reply(in transcript: Transcript) -> TranscriptEntry? {
+        if let index = transcript.streamingIndex { return transcript.entries[index] }
         guard let last = transcript.entries.lastIndex(where: { !$0.isQueued }),
-              transcript.entries[last].role == .assistant
+              transcript.entries[last].role == .assistant,
+              transcript.entries[last].toolCalls.contains(where: { $0.status == .pending || $0.status == .running })
         else { return nil }
         return transcript.entries[last]
     }
