@@ -183,6 +183,8 @@ public struct ChatInteractor: Interactor {
             state.turn.historyLoaded = false
             state.turn.tokens = nil
             state.serverUserRows = 0
+            // The (empty) transcript is the new session's now.
+            state.shownSessionID = facts.sessionID
             return noted
 
         // What the server said
