@@ -60,7 +60,7 @@ def test_streaming_sheet_status_and_secure_field():
     lines = render("stdin_request_pending").splitlines()
     assert "  >> [sudo] password for dev:" in lines
     assert "    (Password)" in lines  # the field under the prompt has no label of its own
-    assert "  ~ jcode is working…" in lines
+    assert "  ~ Waiting for you" in lines  # the run status: the agent waits for the person
     assert "  [Stop]" in lines
     streaming = under(render("chat_streaming").splitlines(), "  jcode (typing)")
     assert streaming[0].startswith("    (thought) ")  # its reasoning, then its text

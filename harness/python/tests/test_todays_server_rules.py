@@ -192,22 +192,24 @@ def test_a_turn_started_in_the_terminal_streams_on_the_phone_and_ends_on_its_for
     # the phone shows the terminal's turn running: its first delta, the spinner, Stop
     assert state["session"]["is_processing"] is True
     assert (node(host, "message." + state["transcript"][-1]["id"])["label"], node(host, "chat.activity")["label"]) == (
-        "jcode (typing)", "jcode is working…")
+        "jcode (typing)", "jcode is writing…")
 
     # the terminal's turn ends with its own done (id 41, foreign to the phone): so does the phone's
     assert control(gateway, command="finish_foreign_turn")["events"] == [
         {"type": "text_delta", "text": "tests pass."}, {"type": "message_end", "stop_reason": "end_turn"},
         {"type": "done", "id": 41}]
-    state = host.wait_for(lambda s: not s["session"]["is_processing"], timeout=5)
-    assert conversation(state)[-1] == ("assistant", "All 212 tests pass.")
+    host.wait_for(lambda s: not s["session"]["is_processing"], timeout=5)
+    state = settle_idle(host)
+    # a turn the phone did not start is shown whole once it ends: its history brings the terminal's prompt
+    assert conversation(state)[-2:] == [("user", "Run the test suite"), ("assistant", "All 212 tests pass.")]
     assert state["transcript"][-1]["is_streaming"] is False
     assert node(host, "chat.activity")["visible"] is False
-    assert requests_since(gateway, since) == []  # the phone only watched
+    assert requests_since(gateway, since) == [{"id": 5, "type": "get_history"}]  # the phone watched, then asked
 
     # the next message goes out as a plain message (an idle server only queues a soft interrupt)
     host.dispatch({"type": "send_message", "text": "And the docs?"})
     state = settle_idle(host)
-    assert requests_since(gateway, since) == [{"id": 5, "type": "message", "content": "And the docs?"}]
+    assert requests_since(gateway, since)[1:] == [{"id": 6, "type": "message", "content": "And the docs?"}]
     assert conversation(state)[-2:] == [("user", "And the docs?"), ("assistant", "You said: And the docs?")]
     assert server_rows(gateway)[2:] == [
         {"role": "user", "content": "Run the test suite"}, {"role": "assistant", "content": "All 212 tests pass."},
@@ -241,7 +243,9 @@ def test_clear_and_rename_are_refused_while_busy_and_their_controls_are_off_whil
     assert [(node(host, i)["label"], node(host, i)["enabled"]) for i in ("settings.rename", "settings.clear")] == [
         ("Rename session", False), ("Clear conversation", False)]
     control(gateway, command="finish_foreign_turn")
-    state = host.wait_for(lambda s: not s["session"]["is_processing"], timeout=5)
+    # the turn's history, asked at its end (the phone did not start it), brings the terminal's prompt
+    state = host.wait_for(lambda s: not s["session"]["is_processing"] and ("user", "Run the test suite") in conversation(s),
+                          timeout=5)
     assert [(node(host, i)["label"], node(host, i)["enabled"]) for i in ("settings.rename", "settings.clear")] == [
         ("Rename session", True), ("Clear conversation", True)]
     shown = conversation(state)
@@ -264,14 +268,15 @@ def test_clear_and_rename_are_refused_while_busy_and_their_controls_are_off_whil
     assert (state["session"]["id"], state["session"]["is_clearing"]) == (SESSION, False)
     assert conversation(state) == shown  # the chat is not emptied
     assert node(host, "banner.error")["label"] == BUSY.format("clear") + " (retry in 1 s)"
-    assert requests_since(gateway, since) == [{"id": 5, "type": "rename_session", "title": "Flaky login"},
-                                              {"id": 6, "type": "clear"}]
+    assert requests_since(gateway, since) == [{"id": 6, "type": "rename_session", "title": "Flaky login"},
+                                              {"id": 7, "type": "clear"}]
     assert gateway.call(lambda fake: (fake.sessions[SESSION]["title"], fake.current_session)) == (
         "Fix the flaky test", SESSION)  # its title unchanged (the phone never learnt it: no session_renamed came)
     host.dispatch({"type": "navigate", "screen": "chat"})  # the chat: as it was, its title too
     assert node(host, "chat.header")["label"] == "session-fox"
     assert [(n["label"], n["value"]) for n in node(host, "chat.messages")["children"]] == [
-        ("You", HISTORY[0]["content"]), ("jcode", HISTORY[1]["content"]), ("jcode", "All 212 tests pass.")]
+        ("You", HISTORY[0]["content"]), ("jcode", HISTORY[1]["content"]), ("You", "Run the test suite"),
+        ("jcode", "All 212 tests pass.")]
     assert node(host, "banner.error")["label"] == BUSY.format("clear") + " (retry in 1 s)"
 
     # once the turn is over the server takes the rename
@@ -282,7 +287,9 @@ def test_clear_and_rename_are_refused_while_busy_and_their_controls_are_off_whil
     host.dispatch({"type": "tap_node", "node_id": "settings.rename"})
     state = host.wait_for(lambda s: s["session"]["title"] == "Flaky login" and s["session"]["pending_rename"] is None,
                           timeout=5)
-    assert requests_since(gateway, since)[2:] == [{"id": 7, "type": "rename_session", "title": "Flaky login"}]
+    # the docs turn (the terminal's) is shown whole by its history, asked at its end; then the rename
+    assert requests_since(gateway, since)[2:] == [{"id": 8, "type": "get_history"},
+                                                  {"id": 9, "type": "rename_session", "title": "Flaky login"}]
     host.dispatch({"type": "navigate", "screen": "chat"})
     assert node(host, "chat.header")["label"] == "Flaky login"
 
@@ -359,14 +366,15 @@ def test_after_the_last_client_dropped_mid_turn_the_chat_offers_continue_which_s
     # Continue sends one message; the banner goes
     host.dispatch({"type": "tap_node", "node_id": "chat.continue"})
     state = settle_idle(host)
-    assert requests_since(gateway, since)[2:] == [{"id": 3, "type": "message", "content": CONTINUATION}]
+    # as jcode's TUI sends it: an empty content, the continuation as system_reminder (reload_recovery.rs)
+    assert requests_since(gateway, since)[2:] == [
+        {"id": 3, "type": "message", "content": "", "system_reminder": CONTINUATION}]
     assert state["interrupted_turn"] is None
     assert find_node(host.tree(), "chat.interrupted") is None
-    assert conversation(state)[2:] == [("user", "Migrate the database"), ("user", CONTINUATION),
-                                       ("assistant", "You said: " + CONTINUATION)]
+    # not the person's words: no user bubble for it, and no user row on the server
+    assert conversation(state)[2:] == [("user", "Migrate the database"), ("assistant", "You said: ")]
     assert server_rows(gateway)[2:] == [
-        {"role": "user", "content": "Migrate the database"}, {"role": "user", "content": CONTINUATION},
-        {"role": "assistant", "content": "You said: " + CONTINUATION}]
+        {"role": "user", "content": "Migrate the database"}, {"role": "assistant", "content": "You said: "}]
 
 
 # -- older history after compaction -----------------------------------------------------------
