@@ -212,6 +212,35 @@ final class ToolCallTests: XCTestCase {
         }
     }
 
+    func testAPatchWhoseHunkStartsAtIntMaxIsShownAndKillsNothingStreamedOrInAHistory() {
+        let patch = #"--- a/x\n+++ b/x\n@@ -9223372036854775807,1 +9223372036854775807,1 @@\n-a\n+b\n"#
+        var store = SpecStore.turnRunning()
+        store.server(#"{"type":"tool_start","id":"p1","name":"patch"}"#) {
+            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("p1", "patch", status: "pending")], isStreaming: true))
+        }
+        let input = #"{"patch_text":""# + patch + #""}"#
+        store.server(JSONValue.object(JSONObject([("type", "tool_input"), ("delta", .string(input))])).jsonString) {
+            $0["/transcript/4/tool_calls/0/input"] = .string(input)
+        }
+        store.dispatch(#"{"type":"set_expanded","node_id":"tool.m5.p1","expanded":true}"#) {
+            $0["/expanded_nodes"] = [["node_id": "tool.m5.p1", "expanded": true]]
+        }
+        XCTAssertEqual(store.node("tool.m5.p1.diff.0.0")?.label, "@@ -1 +1 @@")
+        XCTAssertEqual(store.node("tool.m5.p1.diff.0")?.value, "+1 −1")
+
+        var again = SpecStore(.connectedEmptyChat)
+        let history = #"{"type":"history","session_id":"session-fox","messages":[{"role":"assistant","content":"","tool_data":{"id":"p1","name":"patch","input":{"patch_text":""# + patch + #""},"output":"ok"}}]}"#
+        again.server(history) {
+            $0["/transcript"] = [entryJSON("m1", "assistant", toolCalls: [
+                toolCallJSON("p1", "patch", input: #"{"patch_text":""# + patch + #""}"#, output: "ok", status: "succeeded"),
+            ])]
+        }
+        again.dispatch(#"{"type":"set_expanded","node_id":"tool.m1.p1","expanded":true}"#) {
+            $0["/expanded_nodes"] = [["node_id": "tool.m1.p1", "expanded": true]]
+        }
+        XCTAssertEqual(again.node("tool.m1.p1.diff.0.0")?.label, "@@ -1 +1 @@")
+    }
+
     func testTheToolCardSaysPreparingWhileTheInputStreamsAndRunningOnceTheToolRuns() {
         var store = SpecStore.turnRunning()
         store.server(#"{"type":"tool_start","id":"call_bash","name":"bash"}"#) {

@@ -310,6 +310,30 @@ final class ToolCardTests: XCTestCase {
         ])
     }
 
+    func testAHunkHeaderNamingALinePastAnyFileStartsAtLineOneInsteadOfOverflowing() {
+        // Int.max, a 20-digit number and a negative start: none can be a line
+        // number, so the hunk counts from 1 as a header without numbers does.
+        for start in ["9223372036854775807", "99999999999999999999", "-5"] {
+            let patch = "--- a/x\n+++ b/x\n@@ -\(start),2 +\(start),2 @@\n keep\n-old\n+new\n"
+            XCTAssertEqual(ToolDiff.diffs(name: "patch", input: json(["patch_text": .string(patch)])), [
+                FileDiff(path: "x", hunks: [
+                    DiffHunk(oldStart: 1, newStart: 1, lines: [context("keep", 1, 1), removed("old", 2), added("new", 2)]),
+                ], added: 1, removed: 1),
+            ], "start \(start)")
+        }
+    }
+
+    func testTheLargestLineNumberAHunkMayStartAtIsKeptAndCountedOn() {
+        let patch = "--- a/x\n+++ b/x\n@@ -999999999 +0 @@\n-old\n+new\n"
+        XCTAssertEqual(ToolDiff.diffs(name: "patch", input: json(["patch_text": .string(patch)])), [
+            FileDiff(path: "x", hunks: [
+                DiffHunk(oldStart: 999_999_999, newStart: 0, lines: [removed("old", 999_999_999), added("new", 0)]),
+            ], added: 1, removed: 1),
+        ])
+        let past = "--- a/x\n+++ b/x\n@@ -1000000000 +7 @@\n-old\n"
+        XCTAssertEqual(ToolDiff.diffs(name: "patch", input: json(["patch_text": .string(past)]))?.first?.hunks.first?.oldStart, 1)
+    }
+
     func testEachPatchToolReadsOnlyItsOwnFormat() {
         let unified = json(["patch_text": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"])
         let envelope = json(["patch_text": "*** Begin Patch\n*** Delete File: x\n*** End Patch\n"])

@@ -10,7 +10,18 @@ struct DiffCollector {
     private var oldLine = 0
     private var newLine = 0
 
+    /// The largest line number a hunk may start at. A header naming a line
+    /// past it (`@@ -9223372036854775807 …`) describes no real file; its
+    /// start is taken as unknown, and counting on from it cannot overflow.
+    static let maxLineNumber = 999_999_999
+
     init(limit: Int) { remaining = limit }
+
+    /// `number` when it can be a line number (0 up to `maxLineNumber`), else nil.
+    static func lineNumber(_ number: Int?) -> Int? {
+        guard let number, number >= 0, number <= maxLineNumber else { return nil }
+        return number
+    }
 
     /// Starts a file described by `template` (its hunks and counts are filled here).
     mutating func beginFile(_ template: FileDiff) {
@@ -19,9 +30,11 @@ struct DiffCollector {
         fileHasLines = false
     }
 
-    /// Starts a hunk whose first old and new lines have the given numbers.
+    /// Starts a hunk whose first old and new lines have the given numbers;
+    /// a number that cannot be a line number (see `lineNumber`) becomes 1.
     mutating func beginHunk(oldStart: Int, newStart: Int, header: String? = nil) {
         endHunk()
+        let oldStart = Self.lineNumber(oldStart) ?? 1, newStart = Self.lineNumber(newStart) ?? 1
         hunk = DiffHunk(oldStart: oldStart, newStart: newStart, lines: [], header: header)
         oldLine = oldStart
         newLine = newStart
@@ -32,8 +45,10 @@ struct DiffCollector {
         guard file != nil, hunk != nil else { return }
         fileHasLines = true
         let numbers = (old: kind == .added ? nil : oldLine, new: kind == .removed ? nil : newLine)
-        if kind != .added { oldLine += 1 }
-        if kind != .removed { newLine += 1 }
+        // Saturating: a hunk starts at most at `maxLineNumber`, and its lines
+        // are counted from the input, so this bound is never reached in practice.
+        if kind != .added, oldLine < Int.max { oldLine += 1 }
+        if kind != .removed, newLine < Int.max { newLine += 1 }
         switch kind {
         case .added: file?.added += 1
         case .removed: file?.removed += 1

@@ -180,10 +180,11 @@ enum PatchFormat {
         collector.endHunk()
     }
 
-    /// `l` of `-l,s` / `+l,s`.
+    /// `l` of `-l,s` / `+l,s`; nil when it is missing or cannot be a line
+    /// number (negative, past `DiffCollector.maxLineNumber`, 20 digits).
     private static func rangeStart(_ word: Substring, _ sign: String) -> Int? {
         guard word.hasPrefix(sign) else { return nil }
-        return Int(word.dropFirst().prefix { $0 != "," })
+        return DiffCollector.lineNumber(Int(word.dropFirst().prefix { $0 != "," }))
     }
 
     /// The text after the closing `@@` of a hunk header, if any.
