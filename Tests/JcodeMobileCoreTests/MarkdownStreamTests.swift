@@ -84,7 +84,8 @@ final class MarkdownStreamTests: XCTestCase {
         stream.update(text, appendedOnly: true)
         XCTAssertEqual(stream.blocks, Markdown.parse(text))
         XCTAssertEqual(stream.stableCount, 1)
-        XCTAssertEqual(stream.restartPoint, Array("words | more\n".utf8).count)
+        // The table's rows before its last are final: the next parse reads from the last row on.
+        XCTAssertEqual(stream.restartPoint, Array("words | more\n| a | b |\n|---|---|\n| 1 | 2 |\n".utf8).count)
     }
 
     func testAParagraphBeforeATableWithAnIndentedHeaderIsReadAgainUntilTheTableCloses() {
@@ -99,6 +100,74 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.blocks, Markdown.parse(text))
         XCTAssertEqual(stream.stableCount, 2)
         XCTAssertEqual(stream.restartPoint, Array("words | more\n    | a | b |\n|---|---|\n| 1 | 2 |\n\n".utf8).count)
+    }
+
+    func testAnAppendToALongListParsesOnlyItsLastItemAndKeepsTheItemsBefore() {
+        var stream = MarkdownStream()
+        var text = "Intro\n\n"
+        for i in 1...300 { text += "\(i). item **\(i)** with `code`\n" }
+        stream.update(text, appendedOnly: true)
+        let lastItem = Array(text.utf8).count
+        let item300 = lastItem - Array("300. item **300** with `code`\n".utf8).count
+        XCTAssertEqual(stream.restartPoint, item300, "items 1 to 299 are final: 300 may still grow")
+        text += "301. the last"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.restartPoint, item300, "301's line is not complete: it could still be a thematic break")
+        text += " item, still growing"
+        XCTAssertEqual(stream.update(text, appendedOnly: true), 1, "the intro is unchanged")
+        XCTAssertEqual(stream.grown?.block, 1)
+        XCTAssertEqual(stream.grown?.count, 299)
+        XCTAssertEqual(stream.blocks.count, 2)
+        XCTAssertEqual(stream.blocks[1].kind, .list(ordered: true, start: 1, tight: true))
+        XCTAssertEqual(stream.blocks[1].children.count, 301)
+        XCTAssertEqual(stream.blocks[1].children[300].children.first?.text, "the last item, still growing")
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        text += "\n302. next"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.restartPoint, lastItem, "302 began on a complete line: 300 is final")
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        // A blank line between two items makes the whole list loose, the kept items too.
+        text += "\n\n302. after a blank\n"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks[1].kind, .list(ordered: true, start: 1, tight: false))
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+    }
+
+    func testAnAppendToALongTableParsesOnlyItsLastRow() {
+        var stream = MarkdownStream()
+        var text = "| n | name |\n|--:|:--|\n"
+        for i in 1...200 { text += "| \(i) | *row* \(i) |\n" }
+        let lastRow = Array(text.utf8).count
+        text += "| 201 | growing"
+        stream.update(text, appendedOnly: true)
+        text += " on |"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.restartPoint, lastRow)
+        XCTAssertEqual(stream.grown?.block, 0)
+        XCTAssertEqual(stream.grown?.count, 201, "the header and 200 rows")
+        XCTAssertEqual(stream.blocks[0].children.count, 202)
+        XCTAssertEqual(stream.blocks[0].children[201].children.map(\.text), ["201", "growing on"])
+        XCTAssertEqual(stream.blocks[0].children[0].kind, .tableRow(header: true))
+        XCTAssertEqual(stream.blocks[0].children[201].kind, .tableRow(header: false))
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        text += "\n\nAfter the table."
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(stream.blocks.count, 2)
+    }
+
+    func testListsAndTablesStreamedInTokensEqualAWholeParse() {
+        let texts = [
+            "- a\n- b\n  - nested\n  - more\n- c\n\n  para in c\n- d [x]\n\n[x]: /url\n",
+            "1. one\n2. two\n3) other list\n4) four\n\n5. five\n",
+            "- [ ] task\n- [x] done\n-\n  late\n- - -\n- e\n---\nafter\n",
+            "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 |\n- list\n| x | y |\n|-|-|\n|z\n\n> q\n",
+            "* a\n* b\n\n\n* c\n    code in c\n* d\n```\nfence\n```\n* e\n",
+            "- a [r]\n- b\n- c\n\n[r]: /late\n- d\n",
+        ]
+        for text in texts {
+            for size in [1, 2, 3, 4, 5, 8, 17] where !streamsAsAWholeParse(text, size: size) { return }
+        }
     }
 
     func testAnAppendToALongReplyParsesOnlyItsOpenTail() {

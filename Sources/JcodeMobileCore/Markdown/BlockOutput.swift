@@ -52,9 +52,12 @@ struct BlockOutput {
     }
 
     /// A list is loose when a blank line separates two of its items, or two blocks of one item.
-    private func isTight(_ list: BlockNode) -> Bool {
+    private func isTight(_ list: BlockNode) -> Bool { isTight(list, items: list.children.count) }
+
+    /// Whether items 0 ..< count of `list` and the gaps after them are tight.
+    private func isTight(_ list: BlockNode, items count: Int) -> Bool {
         let items = list.children
-        for (index, item) in items.enumerated() {
+        for (index, item) in items.prefix(count).enumerated() {
             if index + 1 < items.count && item.endLine + 1 < items[index + 1].startLine { return false }
             let blocks = item.children.filter { !$0.isRemoved }
             for (k, child) in blocks.enumerated() where k + 1 < blocks.count {
@@ -62,6 +65,41 @@ struct BlockOutput {
             }
         }
         return true
+    }
+
+    /// The state to go on reading the open top-level `node` (a list or a
+    /// table, whose value is `block`) at `resumeAt`, its first `kept` children final.
+    func openContainer(_ node: BlockNode, _ block: MarkdownBlock, kept: Int, resumeAt: Int) -> OpenContainer? {
+        guard kept <= block.children.count else { return nil }
+        let kind: OpenContainer.Kind
+        switch node.kind {
+        case .list: kind = .list(ordered: node.ordered, startNumber: node.startNumber)
+        case .table: kind = .table(alignments: node.alignments)
+        default: return nil
+        }
+        var state = OpenContainer(kind: kind, start: node.start, resumeAt: resumeAt, kept: Array(block.children.prefix(kept)))
+        if node.kind == .list {
+            state.keptLoose = !isTight(node, items: kept)
+            var sensitive = false
+            for item in node.children.prefix(kept) {
+                _ = self.item(item, &sensitive)
+                Self.collectDefinitions(item, into: &state.keptDefinitions)
+            }
+            state.keptSensitive = sensitive
+        } else {
+            var sensitive = false
+            for row in node.rows.prefix(kept) {
+                for cell in Table.cells(row) where InlineParser.parse(cell, definitions: definitions).2 { sensitive = true }
+            }
+            state.keptSensitive = sensitive
+        }
+        return state
+    }
+
+    /// The link reference definitions found in `node`'s paragraphs, in order.
+    private static func collectDefinitions(_ node: BlockNode, into definitions: inout [(label: String, url: String)]) {
+        definitions.append(contentsOf: node.definitions)
+        for child in node.children { collectDefinitions(child, into: &definitions) }
     }
 
     /// GFM task items: a first paragraph starting with "[ ]", "[x]" or "[X]" and a space.
@@ -91,7 +129,7 @@ struct BlockOutput {
                 let content = column < cells.count ? cells[column] : []
                 return inline(.tableCell(alignment: alignment), content, &sensitive)
             }
-            return MarkdownBlock(kind: .tableRow(header: index == 0), children: values)
+            return MarkdownBlock(kind: .tableRow(header: node.rowOffset + index == 0), children: values)
         }
         return MarkdownBlock(kind: .table(alignments: node.alignments), children: rows)
     }

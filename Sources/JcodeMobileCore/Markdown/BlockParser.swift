@@ -45,6 +45,10 @@ final class BlockNode {
     // Tables.
     var alignments: [MarkdownAlignment] = []
     var rows: [[UInt8]] = []
+    /// Where each row's line starts in the source.
+    var rowStarts: [Int] = []
+    /// Rows read by an earlier parse (a resumed table): row 0 here is not the header.
+    var rowOffset = 0
     /// A paragraph made only of link reference definitions: no block.
     var isRemoved = false
     var definitions: [(label: String, url: String)] = []
@@ -92,6 +96,30 @@ struct TopLevelNode {
     var dependsOnLaterDefinitions: Bool
 }
 
+/// An open top-level list or table at the end of the text, whose children
+/// before the last one are final: their lines are complete, and a new child
+/// began after them. A later parse goes on from `resumeAt` (the start of the
+/// line of the last child) and puts `kept` before what it reads.
+struct OpenContainer {
+    enum Kind: Equatable {
+        case list(ordered: Bool, startNumber: Int)
+        case table(alignments: [MarkdownAlignment])
+    }
+    var kind: Kind
+    /// The container's first line (its top-level node's start).
+    var start: Int
+    var resumeAt: Int
+    /// The final children: list items, or table rows (the header first).
+    var kept: [MarkdownBlock]
+    /// A list: a blank line separates two of the kept items, the last kept one
+    /// and the next, or two blocks of a kept item.
+    var keptLoose = false
+    /// Some inline content of the kept children has a label no definition matched.
+    var keptSensitive = false
+    /// The link reference definitions of the kept children, in order.
+    var keptDefinitions: [(label: String, url: String)] = []
+}
+
 /// The state of an open top-level fenced code block, to go on reading it from `resumeAt`.
 struct OpenFence: Sendable {
     var start: Int
@@ -127,6 +155,8 @@ struct BlockParser {
     private var closingLineBelongs = false
     /// Set when a block start took the whole line (a fence's info string, a table's delimiter row).
     private var lineTaken = false
+    /// After `run`: the open top-level list or table the text ends in, when a later parse can go on inside it.
+    private(set) var openContainer: OpenContainer?
 
     /// A parser of `bytes[from...]`; `from` is the start of a line.
     init(bytes: UnsafeBufferPointer<UInt8>, from: Int) {
@@ -153,6 +183,20 @@ struct BlockParser {
         oldTip = node
     }
 
+    /// A parser that goes on reading an open top-level table at `table.resumeAt`
+    /// (its rows before are kept by the caller).
+    init(bytes: UnsafeBufferPointer<UInt8>, resuming table: OpenContainer) {
+        self.init(bytes: bytes, from: table.resumeAt)
+        guard case .table(let alignments) = table.kind else { return }
+        let node = BlockNode(.table, start: table.start, line: 0, depth: 0)
+        node.alignments = alignments
+        node.rowOffset = table.kept.count
+        node.parent = document
+        document.children.append(node)
+        tip = node
+        oldTip = node
+    }
+
     /// Reads every line, closes what is open, and turns the top-level blocks into values;
     /// inline content is resolved against `definitions` and then the ones found here (first wins).
     mutating func run(definitions: [String: String]) -> (nodes: [TopLevelNode], openFence: (OpenFence, lastLineStart: Int)?) {
@@ -167,6 +211,7 @@ struct BlockParser {
             position = end + 1
         }
         let fence = openFenceState()
+        let container = openContainerAtEnd()
         lineStart = bytes.count
         lineIndex += 1
         while tip !== document { finalize(tip, atEnd: true) }
@@ -176,11 +221,15 @@ struct BlockParser {
                 resolved[definition.label] = definition.url
             }
         }
+        let output = BlockOutput(definitions: resolved)
         var nodes = document.children.map { node -> TopLevelNode in
             var sensitive = false
-            let block = BlockOutput(definitions: resolved).block(node, sensitive: &sensitive)
+            let block = output.block(node, sensitive: &sensitive)
             return TopLevelNode(block: block, start: node.start, closeLine: node.closedAtEnd ? nil : node.closeLine,
                                 resumeAt: node.resumeAt, definitions: node.definitions, dependsOnLaterDefinitions: sensitive)
+        }
+        if let (node, kept, resumeAt) = container, let block = nodes.last?.block {
+            openContainer = output.openContainer(node, block, kept: kept, resumeAt: resumeAt)
         }
         // A paragraph that must stay with the table after it closes when the table does.
         for index in document.children.indices.dropLast().reversed() where document.children[index].finalWithNext {
@@ -200,6 +249,37 @@ struct BlockParser {
                               fenceOffset: last.fenceOffset, language: last.language,
                               content: Array(last.content[0..<complete]), resumeAt: lastLineStart)
         return (fence, lastLineStart)
+    }
+
+    /// The open top-level list or table the text ends in, when its children
+    /// before the last one began on complete lines: the node, how many of
+    /// its children are final, and where the last one's line starts.
+    private func openContainerAtEnd() -> (BlockNode, Int, Int)? {
+        guard let last = document.children.last, last.isOpen else { return nil }
+        var lastLineStart = bytes.count
+        while lastLineStart > from && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
+        switch last.kind {
+        case .list:
+            // The last item that began on a complete line: the items before it are final.
+            var index = last.children.count - 1
+            while index > 0 && lineStartOf(last.children[index].start) >= lastLineStart { index -= 1 }
+            guard index > 0 else { return nil }
+            return (last, index, lineStartOf(last.children[index].start))
+        case .table:
+            // The rows before the last one (the header and delimiter rows stay kept).
+            let index = last.rows.count - 1
+            guard index >= 1, last.rowStarts.count == last.rows.count, last.rowStarts[index] > last.start else { return nil }
+            return (last, index, last.rowStarts[index])
+        default:
+            return nil
+        }
+    }
+
+    /// The start of the line holding `offset`.
+    private func lineStartOf(_ offset: Int) -> Int {
+        var i = offset
+        while i > from && bytes[i - 1] != 10 { i -= 1 }
+        return i
     }
 
     // MARK: - Lines
@@ -309,6 +389,7 @@ struct BlockParser {
             }
         } else if container.kind == .table && !blank && !lineTaken {
             container.rows.append(Array(bytes[nextNonspace..<lineEnd]))
+            container.rowStarts.append(lineStart)
             container.endLine = lineIndex
         } else if offset < lineEnd && !blank {
             container = addChild(.paragraph, at: nextNonspace)
@@ -568,6 +649,7 @@ struct BlockParser {
         }
         table.alignments = alignments
         table.rows = [header]
+        table.rowStarts = [table.start]
         table.endLine = lineIndex
         container = table
         lineTaken = true

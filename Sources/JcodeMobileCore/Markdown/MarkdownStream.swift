@@ -21,8 +21,13 @@
 //   then the tail starts at the paragraph.
 // - An open top-level fenced code block is not read again: its complete lines
 //   are kept and the next update goes on from its last, incomplete line.
-// - A long top-level list is parsed again from its start on each append (its
-//   items are not resumed one by one).
+// - An open top-level list or table is not read again from its start: its
+//   items (rows) that began before the item (row) the last complete line is
+//   in are final, kept as they are, and the next update goes on from the
+//   line that item (row) begins on, which reads the same at the start of a
+//   document (a list item's marker starts a list there; a table row is read
+//   as one, the parser given the table's columns). The list's start number
+//   and looseness so far are carried over.
 // - Link reference definitions reach back: when the definitions found in the
 //   re-parsed tail change and a head block looked a label up, everything is
 //   parsed again. Such a head block, and every block after it, is not counted
@@ -40,7 +45,7 @@ public struct MarkdownStream: Sendable {
     /// Where the next parse starts (the start of a line).
     private var restartOffset = 0
     /// Where the next append's parse starts (for tests: the cost of an update).
-    var restartPoint: Int { restartOffset }
+    var restartPoint: Int { openFence?.resumeAt ?? openContainer?.resumeAt ?? restartOffset }
     private var headDefinitions: [String: String] = [:]
     /// The definitions found in the tail at the last update, in first-wins order.
     private var tailDefinitions: [String: String] = [:]
@@ -48,6 +53,12 @@ public struct MarkdownStream: Sendable {
     private var firstDependentHeadBlock: Int?
     /// The open top-level fenced code block the tail is, when it is one.
     private var openFence: OpenFence?
+    /// The open top-level list or table the tail is, when it is one with final children.
+    private var openContainer: OpenContainer?
+    /// After an update: the first block that may differ kept its first
+    /// `count` children (the same values, the same kind): a list or table
+    /// that only grew.
+    public private(set) var grown: (block: Int, count: Int)?
 
     public init() {}
 
@@ -62,11 +73,15 @@ public struct MarkdownStream: Sendable {
     @discardableResult
     public mutating func update(_ text: String, appendedOnly: Bool) -> Int {
         var text = text
+        grown = nil
         return text.withUTF8 { bytes in
             guard Self.resumesTail, appendedOnly, bytes.count >= restartOffset else {
                 return parseAll(bytes, keepStable: appendedOnly)
             }
             let firstChanged = headCount
+            if let open = openContainer, openFence == nil, bytes.count >= open.resumeAt {
+                return resume(open, bytes) ?? parseAll(bytes, keepStable: true)
+            }
             var parser = openFence.map { BlockParser(bytes: bytes, resuming: $0) }
                 ?? BlockParser(bytes: bytes, from: restartOffset)
             let (nodes, fence) = parser.run(definitions: headDefinitions)
@@ -75,9 +90,66 @@ public struct MarkdownStream: Sendable {
                 return parseAll(bytes, keepStable: true)
             }
             tailDefinitions = definitions
-            accept(nodes, fence?.0, bytes)
+            accept(nodes, fence?.0, bytes, container: parser.openContainer)
             return firstChanged
         }
+    }
+
+    /// Goes on reading the open list or table `open` from its last child's
+    /// line; nil when what is read there is not that container going on
+    /// (then everything is parsed again).
+    private mutating func resume(_ open: OpenContainer, _ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let firstChanged = headCount
+        var known = headDefinitions
+        for definition in open.keptDefinitions where known[definition.label] == nil { known[definition.label] = definition.url }
+        var parser: BlockParser
+        if case .table = open.kind {
+            parser = BlockParser(bytes: bytes, resuming: open)
+        } else {
+            parser = BlockParser(bytes: bytes, from: open.resumeAt)
+        }
+        var (nodes, fence) = parser.run(definitions: known)
+        guard var first = nodes.first, var block = first.block, first.start == (open.kind.isTable ? open.start : open.resumeAt)
+        else { return nil }
+        switch (open.kind, block.kind) {
+        case (.list(let ordered, let startNumber), .list(let readOrdered, _, let tight)) where readOrdered == ordered:
+            block.kind = .list(ordered: ordered, start: startNumber, tight: tight && !open.keptLoose)
+        case (.table(let alignments), .table(let read)) where read == alignments:
+            break
+        default:
+            return nil
+        }
+        let definitions = newDefinitions(nodes, before: open.keptDefinitions)
+        if definitions != tailDefinitions && (firstDependentHeadBlock != nil || open.keptSensitive) { return nil }
+        tailDefinitions = definitions
+        // The container: its kept children, then those read now.
+        let previous = headCount < blocks.count ? blocks[headCount] : nil
+        blocks.removeSubrange(headCount...)
+        block.children = open.kept + block.children
+        first.block = block
+        first.start = open.start
+        first.definitions = open.keptDefinitions + first.definitions
+        first.dependsOnLaterDefinitions = first.dependsOnLaterDefinitions || open.keptSensitive
+        nodes[0] = first
+        var container = parser.openContainer
+        if nodes.count == 1, var next = container, next.start == first.start || next.start == open.resumeAt {
+            // The same container still open: what this parse kept comes after what was kept before.
+            next.start = open.start
+            next.kind = open.kind
+            next.kept = open.kept + next.kept
+            next.keptLoose = next.keptLoose || open.keptLoose
+            next.keptSensitive = next.keptSensitive || open.keptSensitive
+            next.keptDefinitions = open.keptDefinitions + next.keptDefinitions
+            container = next
+        } else if nodes.count == 1 {
+            // Still open and no child became final: the same place to go on from next time.
+            container = first.closeLine == nil ? open : nil
+        }
+        accept(nodes, fence?.0, bytes, container: container)
+        if let previous, headCount == firstChanged, firstChanged < blocks.count, previous.kind == blocks[firstChanged].kind {
+            grown = (firstChanged, open.kept.count)
+        }
+        return firstChanged
     }
 
     /// Parses everything again; returns the first block that differs from before.
@@ -88,16 +160,19 @@ public struct MarkdownStream: Sendable {
         var parser = BlockParser(bytes: bytes, from: 0)
         let (nodes, fence) = parser.run(definitions: [:])
         tailDefinitions = newDefinitions(nodes)
-        accept(nodes, fence?.0, bytes)
+        accept(nodes, fence?.0, bytes, container: parser.openContainer)
         if keepStable { stableCount = max(stableCount, oldStable) }
         var first = 0
         while first < old.count && first < blocks.count && old[first] == blocks[first] { first += 1 }
         return first
     }
 
-    /// The definitions of `nodes` not already in the head, first one winning.
-    private func newDefinitions(_ nodes: [TopLevelNode]) -> [String: String] {
+    /// The definitions of `nodes` (after `before`) not already in the head, first one winning.
+    private func newDefinitions(_ nodes: [TopLevelNode], before: [(label: String, url: String)] = []) -> [String: String] {
         var found: [String: String] = [:]
+        for definition in before where headDefinitions[definition.label] == nil && found[definition.label] == nil {
+            found[definition.label] = definition.url
+        }
         for node in nodes {
             for definition in node.definitions where headDefinitions[definition.label] == nil && found[definition.label] == nil {
                 found[definition.label] = definition.url
@@ -107,7 +182,9 @@ public struct MarkdownStream: Sendable {
     }
 
     /// Takes a parse of the tail: moves the final nodes to the head, keeps the rest as the tail.
-    private mutating func accept(_ nodes: [TopLevelNode], _ fence: OpenFence?, _ bytes: UnsafeBufferPointer<UInt8>) {
+    private mutating func accept(
+        _ nodes: [TopLevelNode], _ fence: OpenFence?, _ bytes: UnsafeBufferPointer<UInt8>, container: OpenContainer?
+    ) {
         var lastLineStart = bytes.count
         while lastLineStart > restartOffset && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
         blocks.removeSubrange(headCount...)
@@ -131,6 +208,14 @@ public struct MarkdownStream: Sendable {
             if let block = node.block { blocks.append(block) }
         }
         openFence = index == nodes.count - 1 ? fence : nil
+        openContainer = index == nodes.count - 1 && openFence == nil ? container : nil
         stableCount = max(stableCount, firstDependentHeadBlock ?? headCount)
+    }
+}
+
+extension OpenContainer.Kind {
+    var isTable: Bool {
+        if case .table = self { return true }
+        return false
     }
 }
