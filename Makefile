@@ -26,7 +26,7 @@ SOURCES     := $(shell find Sources/JcodeMobileCore Sources/JcodeMobileFFI -name
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib goldens test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-instructions valgrind-installed fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib goldens test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-instructions bench-streamed valgrind-installed fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -242,9 +242,30 @@ bench-instructions: $(C_BUILD)/instructions
 		printf '%-33s %7s bytes: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
 	done; done
 
+$(C_BUILD)/streamed: harness/c/streamed.c include/jcode_mobile.h $(LIB) | $(C_BUILD) valgrind-installed
+	$(CC) $(CFLAGS_STRICT) -O2 -Iinclude harness/c/streamed.c \
+		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
+
+# What an agent writes, streamed in deltas of 1 to 8 bytes with tree_changes
+# after each (harness/c/streamed.c): the total at n and 4n bytes (linear: a
+# ratio of about 4), and one delta at the end against a plain-words delta.
+STREAMED_KINDS ?= words bullets numbered tasks table nested emphasis mixed
+STREAMED_SIZE ?= 4096
+bench-streamed: $(C_BUILD)/streamed
+	@count() { valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null ./$(C_BUILD)/streamed "$$@" 2>&1 \
+		| sed -n 's/.*Collected : *//p' | tr -d ,; }; \
+	words=$$(count words $$(($(STREAMED_SIZE) * 4)) tail); \
+	printf '%-10s %14s %14s %6s %16s %6s\n' kind "n=$(STREAMED_SIZE)" "4n" ratio "delta at 4n" "/words"; \
+	for kind in $(STREAMED_KINDS); do \
+		n=$$(count $$kind $(STREAMED_SIZE)); four=$$(count $$kind $$(($(STREAMED_SIZE) * 4))); \
+		last=$$(count $$kind $$(($(STREAMED_SIZE) * 4)) tail); \
+		printf '%-10s %14s %14s %6s %16s %6s\n' $$kind $$n $$four $$(awk "BEGIN{printf \"%.2f\", $$four/$$n}") \
+			$$((last / 100)) $$(awk "BEGIN{printf \"%.2f\", $$last/$$words}"); \
+	done
+
 # Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead,
 # then a streamed delta through the Swift ViewModel.
-bench: $(C_BUILD)/bench deps bench-instructions bench-swift
+bench: $(C_BUILD)/bench deps bench-instructions bench-streamed bench-swift
 	./$(C_BUILD)/bench
 	cd harness/python && $(PYTHON) -m jcode_mobile.bench
 	$(SWIFT_BENCH)

@@ -522,6 +522,20 @@ final class MarkdownTests: XCTestCase {
         XCTAssertEqual(Markdown.parse(backticks), [p(backticks)])
     }
 
+    func testEachCommentInstructionAndCDATAEndsAtTheFirstTerminatorAfterItsOwnOpener() {
+        // Raw HTML is kept as text, and nothing inside it is styled (inline: a line starting with one is an HTML block).
+        XCTAssertEqual(Markdown.parse("x <!-- *a* <!-- *b* --> *c*"), [p("x <!-- *a* <!-- *b* --> c", [s("x <!-- *a* <!-- *b* --> "), s("c", .italic)])])
+        XCTAssertEqual(Markdown.parse("x <? *a* --> ?> *b* <? *c*"), [p("x <? *a* --> ?> b <? c", [s("x <? *a* --> ?> "), s("b", .italic), s(" <? "), s("c", .italic)])])
+        XCTAssertEqual(Markdown.parse("x <!-- *a* --> *b* <!-- *c* -->"), [p("x <!-- *a* --> b <!-- *c* -->", [s("x <!-- *a* --> "), s("b", .italic), s(" <!-- *c* -->")])])
+        XCTAssertEqual(Markdown.parse("x <![CDATA[ *a* ]]> *b* <![CDATA[ *c*"), [p("x <![CDATA[ *a* ]]> b <![CDATA[ c", [s("x <![CDATA[ *a* ]]> "), s("b", .italic), s(" <![CDATA[ "), s("c", .italic)])])
+        XCTAssertEqual(Markdown.parse("x <!X *a* <!Y *b* > *c*"), [p("x <!X *a* <!Y *b* > c", [s("x <!X *a* <!Y *b* > "), s("c", .italic)])])
+    }
+
+    func testARunOfStarsClosingManyOpenersStylesEachOfThem() {
+        XCTAssertEqual(Markdown.parse("**a *b***"), [p("a b", [s("a ", .bold), s("b", [.bold, .italic])])])
+        XCTAssertEqual(Markdown.parse("*a **b***"), [p("a b", [s("a ", .italic), s("b", [.bold, .italic])])])
+    }
+
     func testAOneMegabyteLineIsOneParagraph() {
         let line = String(repeating: "word *em* ", count: 100_000)
         let blocks = Markdown.parse(line)

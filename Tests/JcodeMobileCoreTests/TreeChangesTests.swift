@@ -281,6 +281,51 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertEqual(app.tree().find(reply)?.children.last?.id, "tool.m42.t1", "the tool card stays after the blocks")
     }
 
+    func testAListAndATableStreamedInTokensChangeOnlyTheirLastItemAndACopyFollowsThem() {
+        let app = app()
+        act(app, #"{"type":"send_message","text":"list them"}"#)
+        var reply = "Steps:\n\n"
+        for i in 1...40 { reply += "\(i). Step **\(i)**: run `make \(i)`\n" }
+        reply += "\n| file | lines |\n|:--|--:|\n"
+        for i in 1...30 { reply += "| src/f\(i).swift | \(i * 10) |\n" }
+        reply += "\n- [ ] a task\n- [x] done\n  - nested\n\nThe end."
+        let bytes = Array(reply.utf8)
+        var mirror = Mirror(app)
+        var at = 0
+        var sizes = [1, 3, 4, 2, 8, 5]
+        var checkedItem = false
+        while at < bytes.count {
+            let size = sizes.removeFirst()
+            sizes.append(size)
+            let end = min(bytes.count, at + size)
+            let delta = String(decoding: bytes[at..<end], as: UTF8.self)
+            at = end
+            let revision = app.state.revision
+            server(app, #"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#)
+            mirror.follow(app)
+            // Deep in the numbered list: a delta touches the list's last items only.
+            if at > 900 && at < 1_000, case .changes(_, let ops)? = app.treeChanges(since: revision) {
+                for op in ops {
+                    if case .splice(let parent, let index, _, _) = op, parent == "message.m2.md.1" { XCTAssertGreaterThanOrEqual(index, 20) }
+                    if case .update(let id, _, _) = op, id.hasPrefix("message.m2.md.1.") {
+                        XCTAssertFalse(["message.m2.md.1.0", "message.m2.md.1.1", "message.m2.md.1.10"].contains(id), id)
+                    }
+                }
+                checkedItem = true
+            }
+        }
+        XCTAssertTrue(checkedItem)
+        XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree())
+        let tree = app.tree()
+        XCTAssertEqual(tree.find("message.m2.md.1")?.children.count, 40)
+        XCTAssertEqual(tree.find("message.m2.md.1.39")?.label, "40.")
+        XCTAssertEqual(tree.find("message.m2.md.1.39")?.value, "Step 40: run make 40")
+        XCTAssertEqual(tree.find("message.m2.md.2")?.children.count, 31, "the header and 30 rows")
+        XCTAssertEqual(tree.find("message.m2.md.2.30.0")?.value, "src/f30.swift")
+        XCTAssertEqual(tree.find("message.m2.md.3.1")?.checked, true)
+        XCTAssertEqual(tree.find("message.m2.md.4")?.value, "The end.")
+    }
+
     func testTheStoresRecordSaysWhichEntriesOnlyGrewTheirText() {
         var record = InPlaceChanges.extending(nil, to: 5, [.appendText(index: 3, field: .text, text: "a")])
         XCTAssertEqual(record?.onlyTextAppended(3), true)

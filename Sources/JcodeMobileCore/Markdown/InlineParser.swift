@@ -55,6 +55,12 @@ struct InlineParser {
     /// Backtick runs by length: start offsets, and how far each list has been consumed.
     private var backtickRuns: [Int: [Int]]?
     private var backtickCursor: [Int: Int] = [:]
+    /// For each terminator of a comment, processing instruction, CDATA section
+    /// and declaration (`-->`, `?>`, `]]>`, `>`): where the first one at or
+    /// after `from` starts, nil when the rest of the text has none. Openers
+    /// are read left to right, so each stretch of text is searched once per
+    /// terminator (an unclosed `<!--` before many others is not scanned again).
+    private var nextTerminator: [(from: Int, at: Int?)] = Array(repeating: (Int.max, nil), count: 4)
 
     /// Parses `content` (a paragraph's lines, a heading's or a cell's text).
     static func parse(_ content: [UInt8], definitions: [String: String]) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
@@ -297,10 +303,8 @@ struct InlineParser {
             position = end
             return
         }
-        let end = s.withUnsafeBufferPointer { b in
-            HTMLScanner.tag(b, position, s.count) ?? otherHTML(b)
-        }
-        if let end {
+        let tag = s.withUnsafeBufferPointer { b in HTMLScanner.tag(b, position, s.count) }
+        if let end = tag ?? otherHTML() {
             pending.append(contentsOf: s[position..<end])
             position = end
         } else {
@@ -310,18 +314,31 @@ struct InlineParser {
     }
 
     /// A comment, processing instruction, declaration or CDATA section at `position`, within the tag cap.
-    private func otherHTML(_ b: UnsafeBufferPointer<UInt8>) -> Int? {
-        let limit = min(s.count, position + HTMLScanner.maxTagLength)
-        let terminator: String
-        var from = position + 2
-        if HTMLScanner.hasPrefix(b, position, limit, "<!-->") { return position + 5 }
-        if HTMLScanner.hasPrefix(b, position, limit, "<!--->") { return position + 6 }
-        if HTMLScanner.hasPrefix(b, position, limit, "<!--") { terminator = "-->"; from = position + 4 }
-        else if HTMLScanner.hasPrefix(b, position, limit, "<?") { terminator = "?>" }
-        else if HTMLScanner.hasPrefix(b, position, limit, "<![CDATA[") { terminator = "]]>"; from = position + 9 }
-        else if position + 2 < limit && b[position + 1] == UInt8(ascii: "!") && HTMLScanner.isLetter(b[position + 2]) { terminator = ">" }
-        else { return nil }
-        return HTMLScanner.find(b, from, limit, terminator).map { $0 + terminator.utf8.count }
+    private mutating func otherHTML() -> Int? {
+        let text = s, position = position
+        let limit = min(text.count, position + HTMLScanner.maxTagLength)
+        let opening: (terminator: String, kind: Int, from: Int)? = text.withUnsafeBufferPointer { b in
+            if HTMLScanner.hasPrefix(b, position, limit, "<!-->") { return ("", -5, 0) }
+            if HTMLScanner.hasPrefix(b, position, limit, "<!--->") { return ("", -6, 0) }
+            if HTMLScanner.hasPrefix(b, position, limit, "<!--") { return ("-->", 0, position + 4) }
+            if HTMLScanner.hasPrefix(b, position, limit, "<?") { return ("?>", 1, position + 2) }
+            if HTMLScanner.hasPrefix(b, position, limit, "<![CDATA[") { return ("]]>", 2, position + 9) }
+            if position + 2 < limit && b[position + 1] == UInt8(ascii: "!") && HTMLScanner.isLetter(b[position + 2]) {
+                return (">", 3, position + 2)
+            }
+            return nil
+        }
+        guard let opening else { return nil }
+        if opening.kind < 0 { return position - opening.kind }
+        // The first terminator at or after `from` in the whole text, searched once per stretch.
+        var known = nextTerminator[opening.kind]
+        if known.from > opening.from || (known.at.map { $0 < opening.from } ?? false) {
+            let at = text.withUnsafeBufferPointer { HTMLScanner.find($0, opening.from, text.count, opening.terminator) }
+            known = (opening.from, at)
+            nextTerminator[opening.kind] = known
+        }
+        guard let at = known.at, at + opening.terminator.utf8.count <= limit else { return nil }
+        return at + opening.terminator.utf8.count
     }
 
     /// `<scheme:...>` or `<user@host>` at `i`: its end and url.
@@ -489,7 +506,8 @@ struct InlineParser {
             delimiters[opener].count -= use
             delimiters[closer].count -= use
             nodes[o.node].text.removeLast(use)
-            nodes[d.node].text.removeFirst(use)
+            // A run's text is its delimiter characters only: taken from its end, not shifted.
+            nodes[d.node].text.removeLast(use)
             nodes[o.node].opens.append(.style(style))
             nodes[d.node].closes.append(.style(style))
             delimiters[opener].next = closer

@@ -28,6 +28,9 @@ struct StreamedRowPatch {
     let height: Int
     let entry: TranscriptEntry
     let prompt: Int?
+    /// The first child of the suffix is a list or table whose first
+    /// `grownFrom` children are those the row had (placed as they were).
+    let grownFrom: Int?
 
     /// The patch bringing `row` (the tree's, built for `old` and placed)
     /// up to `new`; nil when more than the text changed, or the text did
@@ -63,6 +66,29 @@ struct StreamedRowPatch {
         var suffix: [SemanticNode] = []
         suffix.reserveCapacity(blocks.nodes.count &- blocks.unchanged &+ children.count &- after)
         var k = blocks.unchanged
+        var grownFrom: Int?
+        if let kept = blocks.grownFrom, first < after, children[first].id == blocks.nodes[k].id,
+           children[first].children.count >= kept, children[first].visible {
+            // A list or table that grew: its kept children stay where they are,
+            // the ones after them are placed below.
+            var grown = children[first]
+            let top = grown.bounds.y
+            var cy = kept > 0 ? Layout.end(of: grown.children[kept &- 1]) : top &+ Layout.ownHeight(grown, width: grown.bounds.width, memo: memo)
+            grown.children.removeSubrange(kept...)
+            let fresh = blocks.nodes[k].children
+            var c = kept
+            while c < fresh.count {
+                var child = fresh[c]
+                Layout.place(&child, x: grown.bounds.x, y: &cy, width: grown.bounds.width, memo: memo)
+                grown.children.append(child)
+                c &+= 1
+            }
+            grown.bounds.height = cy &- top
+            y = cy &+ Layout.gapAfter(grown.role)
+            suffix.append(grown)
+            grownFrom = kept
+            k &+= 1
+        }
         while k < blocks.nodes.count {
             var block = blocks.nodes[k]
             if k == blocks.nodes.count &- 1 {
@@ -92,7 +118,7 @@ struct StreamedRowPatch {
         let appended = String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: old.text.utf8.count)...]))
         return StreamedRowPatch(
             first: first, suffix: suffix, text: new.text, appended: appended,
-            boxHeight: y &- row.bounds.y, height: y &- row.bounds.y &+ Layout.gap, entry: new, prompt: prompt)
+            boxHeight: y &- row.bounds.y, height: y &- row.bounds.y &+ Layout.gap, entry: new, prompt: prompt, grownFrom: grownFrom)
     }
 
     /// Applies the patch to `row`, in place (O(what changed) when the
@@ -115,6 +141,11 @@ struct StreamedRowPatch {
             own.bounds = row.bounds
             changes.append(.update(id: row.id, fields: .bounds, node: own))
         }
-        TreeChange.diff(children: oldSuffix, to: suffix, of: row.id, from: first, into: &changes)
+        if let kept = grownFrom, let old = oldSuffix.first, let new = suffix.first {
+            TreeChange.diff(from: old, to: new, keptChildren: kept, into: &changes)
+            TreeChange.diff(children: Array(oldSuffix.dropFirst()), to: Array(suffix.dropFirst()), of: row.id, from: first &+ 1, into: &changes)
+        } else {
+            TreeChange.diff(children: oldSuffix, to: suffix, of: row.id, from: first, into: &changes)
+        }
     }
 }

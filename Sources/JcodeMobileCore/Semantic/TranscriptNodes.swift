@@ -19,6 +19,46 @@ enum MarkdownNodes {
         return nodes
     }
 
+    /// A list or table's node `old` (for the same block before it grew),
+    /// brought up to `block`: its first `kept` children are the same and
+    /// stay; the others are built. Nil when `old` is not such a node.
+    static func grow(_ old: inout SemanticNode, to block: MarkdownBlock, kept: Int) -> Bool {
+        guard kept <= old.children.count, kept <= block.children.count else { return false }
+        switch (block.kind, old.role) {
+        case (.list, .list), (.table, .table): break
+        default: return false
+        }
+        let id = old.id
+        old.children.removeSubrange(kept...)
+        old.children.reserveCapacity(block.children.count)
+        var k = kept
+        while k < block.children.count {
+            old.children.append(child(of: block, k, id: id))
+            k &+= 1
+        }
+        return true
+    }
+
+    /// The node of child `k` of a list or table `block` whose id is `id`.
+    private static func child(of block: MarkdownBlock, _ k: Int, id: String) -> SemanticNode {
+        let childID = id + "." + String(k)
+        if case .list(let ordered, let start, _) = block.kind {
+            return listItem(block.children[k], id: childID, marker: ordered ? String(start &+ k) + "." : "•")
+        }
+        let row = block.children[k]
+        var header = false
+        if case .tableRow(let h) = row.kind { header = h }
+        var rowNode = SemanticNode(childID, .tableRow, label: "")
+        if header { rowNode.variant = "header" }
+        rowNode.children.reserveCapacity(row.children.count)
+        for (c, cell) in row.children.enumerated() {
+            var cellNode = textNode(childID + "." + String(c), .tableCell, cell)
+            if case .tableCell(let alignment) = cell.kind, alignment != .none { cellNode.variant = alignment.rawValue }
+            rowNode.children.append(cellNode)
+        }
+        return rowNode
+    }
+
     /// One block's node and its children's (the parser caps nesting, so
     /// this recursion is bounded).
     static func node(_ block: MarkdownBlock, id: String) -> SemanticNode {
@@ -30,14 +70,11 @@ enum MarkdownNodes {
             node.level = level
             node.accessibilityLabel = "Heading level \(level)"
             return node
-        case .list(let ordered, let start, _):
+        case .list(let ordered, _, _):
             var node = SemanticNode(id, .list, label: "", accessibilityLabel: ordered ? "Numbered list" : "List")
             node.variant = ordered ? "ordered" : "bullet"
             node.children.reserveCapacity(block.children.count)
-            for (k, item) in block.children.enumerated() {
-                let marker = ordered ? String(start &+ k) + "." : "•"
-                node.children.append(listItem(item, id: id + "." + String(k), marker: marker))
-            }
+            for k in block.children.indices { node.children.append(child(of: block, k, id: id)) }
             return node
         case .listItem:
             return listItem(block, id: id, marker: "•")
@@ -54,20 +91,7 @@ enum MarkdownNodes {
         case .table:
             var node = SemanticNode(id, .table, label: "", accessibilityLabel: "Table")
             node.children.reserveCapacity(block.children.count)
-            for (r, row) in block.children.enumerated() {
-                let rowID = id + "." + String(r)
-                var header = false
-                if case .tableRow(let h) = row.kind { header = h }
-                var rowNode = SemanticNode(rowID, .tableRow, label: "")
-                if header { rowNode.variant = "header" }
-                rowNode.children.reserveCapacity(row.children.count)
-                for (c, cell) in row.children.enumerated() {
-                    var cellNode = textNode(rowID + "." + String(c), .tableCell, cell)
-                    if case .tableCell(let alignment) = cell.kind, alignment != .none { cellNode.variant = alignment.rawValue }
-                    rowNode.children.append(cellNode)
-                }
-                node.children.append(rowNode)
-            }
+            for k in block.children.indices { node.children.append(child(of: block, k, id: id)) }
             return node
         case .tableRow, .tableCell:
             return container(id, .group, block, accessibilityLabel: nil)
@@ -184,6 +208,9 @@ public final class MarkdownCache {
         var beforeBytes = 0
         /// Nodes 0 ..< unchanged are those the last call answered (their ids and values).
         var unchanged: Int
+        /// Node `unchanged` is a list or table that kept its first `grownFrom`
+        /// children (the same values) and grew after them.
+        var grownFrom: Int?
     }
 
     /// The block nodes of `text`, ids `prefix.k`, and which of them the last
@@ -198,8 +225,8 @@ public final class MarkdownCache {
             entry.generation = generation
             let old = entry.text.utf8.count
             let before = entry.nodes.count
-            func answer(_ unchanged: Int) -> Blocks {
-                Blocks(nodes: entry.nodes, before: before, beforeBytes: old, unchanged: unchanged)
+            func answer(_ unchanged: Int, grownFrom: Int? = nil) -> Blocks {
+                Blocks(nodes: entry.nodes, before: before, beforeBytes: old, unchanged: unchanged, grownFrom: grownFrom)
             }
             // Parsed on from where it was only when the text grew at its end.
             if text.utf8.count >= old && (appendedTo == old || LineMemo.hasPrefix(text, entry.text, count: old)) {
@@ -207,11 +234,21 @@ public final class MarkdownCache {
                 if appendInPlace(entry, text, from: old) { return answer(before &- 1) }
                 let first = entry.stream.update(text, appendedOnly: true)
                 let kept = min(first, entry.nodes.count)
-                entry.nodes.removeSubrange(kept...)
-                entry.nodes.append(contentsOf: MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix, from: kept))
+                // A list or table that grew: its kept items' (rows') nodes stay.
+                var grownFrom: Int?
+                if let grown = entry.stream.grown, grown.block == kept, kept < entry.nodes.count, kept < entry.stream.blocks.count {
+                    var node = entry.nodes[kept]
+                    entry.nodes.removeSubrange(kept...)  // the node held once: its children grow in place
+                    if MarkdownNodes.grow(&node, to: entry.stream.blocks[kept], kept: grown.count) {
+                        entry.nodes.append(node)
+                        grownFrom = grown.count
+                    }
+                }
+                entry.nodes.removeSubrange(min(entry.nodes.count, kept &+ (grownFrom == nil ? 0 : 1))...)
+                entry.nodes.append(contentsOf: MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix, from: entry.nodes.count))
                 Self.appendTail(of: text, to: &entry.text)
                 entry.tail = Self.tail(of: text, last: entry.nodes.last)
-                return answer(kept)
+                return answer(kept, grownFrom: grownFrom)
             }
         }
         var stream = MarkdownStream()
@@ -220,7 +257,7 @@ public final class MarkdownCache {
         let entry = Entry(text: Self.copy(text), stream: stream, nodes: nodes, generation: generation)
         entry.tail = Self.tail(of: text, last: nodes.last)
         entries[prefix] = entry
-        return Blocks(nodes: nodes, before: nil, beforeBytes: 0, unchanged: 0)
+        return Blocks(nodes: nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil)
     }
 
     /// Appends the delta `text[old...]` to the open last block's node when
