@@ -77,7 +77,7 @@ struct BlockOutput {
         case .table: kind = .table(alignments: node.alignments)
         default: return nil
         }
-        var state = OpenContainer(kind: kind, start: node.start, resumeAt: resumeAt, kept: Array(block.children.prefix(kept)))
+        var state = OpenContainer(kind: kind, start: node.start, resumeAt: resumeAt, kept: kept)
         if node.kind == .list {
             state.keptLoose = !isTight(node, items: kept)
             var sensitive = false

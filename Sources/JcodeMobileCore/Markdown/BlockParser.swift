@@ -99,7 +99,8 @@ struct TopLevelNode {
 /// An open top-level list or table at the end of the text, whose children
 /// before the last one are final: their lines are complete, and a new child
 /// began after them. A later parse goes on from `resumeAt` (the start of the
-/// line of the last child) and puts `kept` before what it reads.
+/// line of the last child) and puts the first `kept` children of the
+/// container as it was before what it reads.
 struct OpenContainer {
     enum Kind: Equatable {
         case list(ordered: Bool, startNumber: Int)
@@ -109,8 +110,8 @@ struct OpenContainer {
     /// The container's first line (its top-level node's start).
     var start: Int
     var resumeAt: Int
-    /// The final children: list items, or table rows (the header first).
-    var kept: [MarkdownBlock]
+    /// How many children are final: list items, or table rows (the header first).
+    var kept: Int
     /// A list: a blank line separates two of the kept items, the last kept one
     /// and the next, or two blocks of a kept item.
     var keptLoose = false
@@ -190,7 +191,7 @@ struct BlockParser {
         guard case .table(let alignments) = table.kind else { return }
         let node = BlockNode(.table, start: table.start, line: 0, depth: 0)
         node.alignments = alignments
-        node.rowOffset = table.kept.count
+        node.rowOffset = table.kept
         node.parent = document
         document.children.append(node)
         tip = node

@@ -109,7 +109,8 @@ public struct MarkdownStream: Sendable {
             parser = BlockParser(bytes: bytes, from: open.resumeAt)
         }
         var (nodes, fence) = parser.run(definitions: known)
-        guard var first = nodes.first, var block = first.block, first.start == (open.kind.isTable ? open.start : open.resumeAt)
+        guard var first = nodes.first, var block = first.block, first.start == (open.kind.isTable ? open.start : open.resumeAt),
+              headCount == blocks.count - 1, blocks[headCount].children.count >= open.kept
         else { return nil }
         switch (open.kind, block.kind) {
         case (.list(let ordered, let startNumber), .list(let readOrdered, _, let tight)) where readOrdered == ordered:
@@ -122,32 +123,37 @@ public struct MarkdownStream: Sendable {
         let definitions = newDefinitions(nodes, before: open.keptDefinitions)
         if definitions != tailDefinitions && (firstDependentHeadBlock != nil || open.keptSensitive) { return nil }
         tailDefinitions = definitions
-        // The container: its kept children, then those read now.
-        let previous = headCount < blocks.count ? blocks[headCount] : nil
-        blocks.removeSubrange(headCount...)
-        block.children = open.kept + block.children
-        first.block = block
+        // The container: its kept children, then those read now (taken out
+        // of `blocks` first, so that its children are held once and grow in place).
+        var container = blocks.removeLast()
+        let previousKind = container.kind
+        container.kind = block.kind
+        container.children.removeSubrange(open.kept...)
+        container.children.append(contentsOf: block.children)
+        block = MarkdownBlock(kind: .thematicBreak)
+        first.block = container
+        container = MarkdownBlock(kind: .thematicBreak)
         first.start = open.start
         first.definitions = open.keptDefinitions + first.definitions
         first.dependsOnLaterDefinitions = first.dependsOnLaterDefinitions || open.keptSensitive
         nodes[0] = first
-        var container = parser.openContainer
-        if nodes.count == 1, var next = container, next.start == first.start || next.start == open.resumeAt {
+        var stillOpen = parser.openContainer
+        if nodes.count == 1, var next = stillOpen, next.start == first.start || next.start == open.resumeAt {
             // The same container still open: what this parse kept comes after what was kept before.
             next.start = open.start
             next.kind = open.kind
-            next.kept = open.kept + next.kept
+            next.kept = open.kept + next.kept  // counts
             next.keptLoose = next.keptLoose || open.keptLoose
             next.keptSensitive = next.keptSensitive || open.keptSensitive
             next.keptDefinitions = open.keptDefinitions + next.keptDefinitions
-            container = next
+            stillOpen = next
         } else if nodes.count == 1 {
             // Still open and no child became final: the same place to go on from next time.
-            container = first.closeLine == nil ? open : nil
+            stillOpen = first.closeLine == nil ? open : nil
         }
-        accept(nodes, fence?.0, bytes, container: container)
-        if let previous, headCount == firstChanged, firstChanged < blocks.count, previous.kind == blocks[firstChanged].kind {
-            grown = (firstChanged, open.kept.count)
+        accept(nodes, fence?.0, bytes, container: stillOpen)
+        if headCount == firstChanged, firstChanged < blocks.count, previousKind == blocks[firstChanged].kind {
+            grown = (firstChanged, open.kept)
         }
         return firstChanged
     }

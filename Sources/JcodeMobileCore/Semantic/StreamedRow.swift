@@ -28,9 +28,15 @@ struct StreamedRowPatch {
     let height: Int
     let entry: TranscriptEntry
     let prompt: Int?
-    /// The first child of the suffix is a list or table whose first
-    /// `grownFrom` children are those the row had (placed as they were).
-    let grownFrom: Int?
+    /// Child `first` is a list or table that grew: its first `kept`
+    /// children stay (placed as they were), the ones after are `children`
+    /// (placed), and its height is `height`; the suffix then starts after it.
+    struct Grown {
+        let kept: Int
+        let children: [SemanticNode]
+        let height: Int
+    }
+    let grown: Grown?
 
     /// The patch bringing `row` (the tree's, built for `old` and placed)
     /// up to `new`; nil when more than the text changed, or the text did
@@ -66,27 +72,27 @@ struct StreamedRowPatch {
         var suffix: [SemanticNode] = []
         suffix.reserveCapacity(blocks.nodes.count &- blocks.unchanged &+ children.count &- after)
         var k = blocks.unchanged
-        var grownFrom: Int?
+        var grown: Grown?
         if let kept = blocks.grownFrom, first < after, children[first].id == blocks.nodes[k].id,
            children[first].children.count >= kept, children[first].visible {
-            // A list or table that grew: its kept children stay where they are,
-            // the ones after them are placed below.
-            var grown = children[first]
-            let top = grown.bounds.y
-            var cy = kept > 0 ? Layout.end(of: grown.children[kept &- 1]) : top &+ Layout.ownHeight(grown, width: grown.bounds.width, memo: memo)
-            grown.children.removeSubrange(kept...)
+            // A list or table that grew: its kept children stay where they
+            // are (the row's node is not copied here: `apply` changes it in
+            // place), the ones after them are placed below.
+            let old = children[first]
+            let top = old.bounds.y
+            var cy = kept > 0 ? Layout.end(of: old.children[kept &- 1]) : top &+ Layout.ownHeight(old, width: old.bounds.width, memo: memo)
             let fresh = blocks.nodes[k].children
+            var placed: [SemanticNode] = []
+            placed.reserveCapacity(fresh.count &- kept)
             var c = kept
             while c < fresh.count {
                 var child = fresh[c]
-                Layout.place(&child, x: grown.bounds.x, y: &cy, width: grown.bounds.width, memo: memo)
-                grown.children.append(child)
+                Layout.place(&child, x: old.bounds.x, y: &cy, width: old.bounds.width, memo: memo)
+                placed.append(child)
                 c &+= 1
             }
-            grown.bounds.height = cy &- top
-            y = cy &+ Layout.gapAfter(grown.role)
-            suffix.append(grown)
-            grownFrom = kept
+            grown = Grown(kept: kept, children: placed, height: cy &- top)
+            y = cy &+ Layout.gapAfter(old.role)
             k &+= 1
         }
         while k < blocks.nodes.count {
@@ -118,17 +124,32 @@ struct StreamedRowPatch {
         let appended = String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: old.text.utf8.count)...]))
         return StreamedRowPatch(
             first: first, suffix: suffix, text: new.text, appended: appended,
-            boxHeight: y &- row.bounds.y, height: y &- row.bounds.y &+ Layout.gap, entry: new, prompt: prompt, grownFrom: grownFrom)
+            boxHeight: y &- row.bounds.y, height: y &- row.bounds.y &+ Layout.gap, entry: new, prompt: prompt, grown: grown)
     }
 
     /// Applies the patch to `row`, in place (O(what changed) when the
     /// row's children are held by it alone), and appends the tree changes
     /// that say so.
     func apply(to row: inout SemanticNode, changes: inout [TreeChange]) {
-        let oldSuffix = Array(row.children[first...])
+        var rest = first
+        if let grown {
+            // The list or table grows in place: its kept children are not copied.
+            let oldTail = Array(row.children[first].children[grown.kept...])
+            row.children[first].children.removeSubrange(grown.kept...)
+            row.children[first].children.append(contentsOf: grown.children)
+            if row.children[first].bounds.height != grown.height {
+                row.children[first].bounds.height = grown.height
+                var own = SemanticNode(row.children[first].id, row.children[first].role, label: "")
+                own.bounds = row.children[first].bounds
+                changes.append(.update(id: own.id, fields: .bounds, node: own))
+            }
+            TreeChange.diff(children: oldTail, to: grown.children, of: row.children[first].id, from: grown.kept, into: &changes)
+            rest = first &+ 1
+        }
+        let oldSuffix = Array(row.children[rest...])
         // Removed, then appended: an append grows the storage by doubling
         // (a replacement that grows it would copy every child each time).
-        row.children.removeSubrange(first...)
+        row.children.removeSubrange(rest...)
         row.children.append(contentsOf: suffix)
         // Appended in place: the row's value is the tree's own copy of the
         // text (copied once, at the first patch), the state's stays its own.
@@ -141,11 +162,6 @@ struct StreamedRowPatch {
             own.bounds = row.bounds
             changes.append(.update(id: row.id, fields: .bounds, node: own))
         }
-        if let kept = grownFrom, let old = oldSuffix.first, let new = suffix.first {
-            TreeChange.diff(from: old, to: new, keptChildren: kept, into: &changes)
-            TreeChange.diff(children: Array(oldSuffix.dropFirst()), to: Array(suffix.dropFirst()), of: row.id, from: first &+ 1, into: &changes)
-        } else {
-            TreeChange.diff(children: oldSuffix, to: suffix, of: row.id, from: first, into: &changes)
-        }
+        TreeChange.diff(children: oldSuffix, to: suffix, of: row.id, from: rest, into: &changes)
     }
 }

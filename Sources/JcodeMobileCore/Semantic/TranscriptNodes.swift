@@ -29,8 +29,8 @@ enum MarkdownNodes {
         default: return false
         }
         let id = old.id
+        // No reserveCapacity: growing by one item at a time, the storage must grow by doubling.
         old.children.removeSubrange(kept...)
-        old.children.reserveCapacity(block.children.count)
         var k = kept
         while k < block.children.count {
             old.children.append(child(of: block, k, id: id))

@@ -158,17 +158,6 @@ extension TreeChange {
         diffNode(old, new, into: &changes)
     }
 
-    /// The operations that make `old` into `new`, a node whose first `kept`
-    /// children are known to be the same: only its own fields and its
-    /// children from `kept` on are compared (a streamed list that grew).
-    static func diff(from old: SemanticNode, to new: SemanticNode, keptChildren kept: Int, into changes: inout [TreeChange]) {
-        var oldOwn = old, newOwn = new
-        oldOwn.children = []
-        newOwn.children = []
-        diffNode(oldOwn, newOwn, into: &changes)
-        diffChildren(of: new.id, Array(old.children[kept...]), Array(new.children[kept...]), offset: kept, into: &changes)
-    }
-
     private static func diffNode(_ old: borrowing SemanticNode, _ new: borrowing SemanticNode, into changes: inout [TreeChange]) {
         var fields = new.differingFields(from: old)
         if !fields.isEmpty {
