@@ -187,6 +187,94 @@ final class ChangeFeedTests: XCTestCase {
         XCTAssertEqual(json(app.changesJSON(since: UInt64(beforeSubmit)).string)["changes"]?.arrayValue?.count, 1, "later hosts are unaffected")
     }
 
+    /// A host that reads `changes` after every keystroke following a history
+    /// larger than the feed's byte budget (8 MiB) is told each keystroke as
+    /// one small operation and ends with the state's draft; a host still
+    /// behind the history, whose record the budget dropped, is told to
+    /// resync (issue 36: it answered `"changes":[]` from the third keystroke
+    /// on, and the host kept "he").
+    private func assertKeystrokesAfterHistoryAreFollowed(_ history: String, file: StaticString = #filePath, line: UInt = #line) {
+        let app = app(.connectedChat)
+        var mirror = Mirror(app)
+        let beforeHistory = mirror.revision
+        server(app, history)
+        mirror.update(from: app, file: file, line: line)
+        let afterHistory = mirror.revision
+        XCTAssertEqual(afterHistory, beforeHistory + 1, file: file, line: line)
+        var answers: [String] = []
+        for letter in ["h", "e", "l", "l", "o"] {
+            let before = mirror.revision
+            _ = app.dispatch(json: #"{"type":"set_draft","value":"\#(app.state.composer.draft + letter)"}"#)
+            let answer = app.changesJSON(since: UInt64(before)).string
+            answers.append(answer)
+            mirror.update(from: app, file: file, line: line)
+            XCTAssertEqual(mirror.document["draft"], .string(app.state.composer.draft), file: file, line: line)
+            XCTAssertEqual(json(app.changesJSON(since: UInt64(beforeHistory)).string)["resync"], true,
+                           "the history's record is past the budget: a host behind it resyncs", file: file, line: line)
+        }
+        let r = afterHistory
+        XCTAssertEqual(answers, [
+            #"{"ok":true,"revision":\#(r + 1),"since":\#(r),"changes":[{"revision":\#(r + 1),"ops":[{"op":"replace","path":"/draft","value":"h"}]}]}"#,
+            #"{"ok":true,"revision":\#(r + 2),"since":\#(r + 1),"changes":[{"revision":\#(r + 2),"ops":[{"op":"append","path":"/draft","value":"e"}]}]}"#,
+            #"{"ok":true,"revision":\#(r + 3),"since":\#(r + 2),"changes":[{"revision":\#(r + 3),"ops":[{"op":"append","path":"/draft","value":"l"}]}]}"#,
+            #"{"ok":true,"revision":\#(r + 4),"since":\#(r + 3),"changes":[{"revision":\#(r + 4),"ops":[{"op":"append","path":"/draft","value":"l"}]}]}"#,
+            #"{"ok":true,"revision":\#(r + 5),"since":\#(r + 4),"changes":[{"revision":\#(r + 5),"ops":[{"op":"append","path":"/draft","value":"o"}]}]}"#,
+        ], file: file, line: line)
+        XCTAssertEqual(mirror.document["draft"], "hello", file: file, line: line)
+        XCTAssertEqual(mirror.resyncs, 0, file: file, line: line)
+        // A host that took the history's record and nothing since is told the five keystrokes.
+        let sinceHistory = json(app.changesJSON(since: UInt64(afterHistory)).string)
+        XCTAssertEqual(sinceHistory["changes"]?.arrayValue?.compactMap { $0["revision"]?.int64Value }, [r + 1, r + 2, r + 3, r + 4, r + 5].map(Int64.init),
+                       file: file, line: line)
+    }
+
+    func testKeystrokesAfterANineMegabyteImageHistoryAreDescribed() {
+        let image = String(repeating: "A", count: 9_000_000)
+        assertKeystrokesAfterHistoryAreFollowed(
+            #"{"type":"history","session_id":"s1","messages":[{"role":"user","content":"look"}],"images":[{"media_type":"image/png","data":"\#(image)","anchor":{"kind":"user_prompt","ordinal":0}}]}"#)
+    }
+
+    func testKeystrokesAfterTenMegabytesOfTextHistoryAreDescribed() {
+        let row = String(repeating: "x", count: 999_000)
+        let messages = (0..<10).map { #"{"role":"\#($0 % 2 == 0 ? "user" : "assistant")","content":"\#(row)"}"# }.joined(separator: ",")
+        assertKeystrokesAfterHistoryAreFollowed(#"{"type":"history","session_id":"s1","messages":[\#(messages)]}"#)
+    }
+
+    /// The ring keeps its records oldest first while the byte budget drops
+    /// some as it grows: after every record, the newest revision is answered
+    /// with its own operations, and every kept revision with the records
+    /// after it, in order; a revision before the kept ones resyncs.
+    func testTheRingStaysInOrderWhileTheByteBudgetDropsRecordsAsItGrows() {
+        let state = Scenario.connectedChat.state()
+        var feed = ChangeFeed(state: state, capacity: 8, byteBudget: 1000)
+        // 64 bytes of overhead per record: sizes that make the budget drop 0, 1 or 2 records.
+        let sizes = [900, 10, 10, 10, 700, 10, 10, 10, 10, 10, 10, 10, 10, 400, 400, 10, 10]
+        var current = state.revision
+        for size in sizes {
+            current += 1
+            feed.record(revision: current, .ops(Array(repeating: UInt8(ascii: "x"), count: size)))
+            guard case .changes(let newest) = feed.changes(since: current - 1, current: current) else {
+                return XCTFail("revision \(current): resync for the newest record")
+            }
+            XCTAssertEqual(newest.map(\.revision), [current])
+            XCTAssertEqual(newest.first?.ops?.count, size)
+            XCTAssertEqual(feed.newest(ofRevision: current)?.ops?.count, size)
+            for since in feed.baseRevision..<current {
+                guard case .changes(let records) = feed.changes(since: since, current: current) else {
+                    return XCTFail("revision \(current): resync since \(since), a kept revision")
+                }
+                XCTAssertEqual(records.map(\.revision), Array((since + 1)...current), "since \(since) at \(current)")
+            }
+            if feed.baseRevision > state.revision {
+                guard case .resync = feed.changes(since: feed.baseRevision - 1, current: current) else {
+                    return XCTFail("revision \(current): no resync before the kept records")
+                }
+            }
+        }
+        XCTAssertEqual(current, state.revision + 17)
+        XCTAssertEqual(feed.baseRevision, state.revision + 14, "the newest three (400, 10, 10: 612 bytes with their overhead) fit in 1000 bytes")
+    }
+
     func testJSONDiffProducesMinimalOps() {
         XCTAssertEqual(JSONDiff.ops(from: ["a": "hi", "b": 1], to: ["a": "hi there", "b": 1]), [.append(path: JSONPath([.key("a")]), text: " there")])
         XCTAssertEqual(JSONDiff.ops(from: [1, 2], to: [1, 2, 3]), [.add(path: JSONPath([.index(2)]), value: 3)])

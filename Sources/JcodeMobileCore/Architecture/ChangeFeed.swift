@@ -8,8 +8,10 @@
 /// mutations (a streamed delta is one `append` of a few bytes); the other,
 /// small sections are compared with what was last reported and diffed only
 /// when their values changed. Records are kept in a ring bounded by count
-/// and by bytes; a host asking from before the oldest one, or across a
-/// replacement too large to send as operations, is told to resync.
+/// and by bytes (the newest is kept whatever its size); a host asking from
+/// before the oldest one, or across a replacement too large to send as
+/// operations, is told to resync. An answer never leaves a revision out: it
+/// is every record after the asked revision, in order, or a resync.
 public struct ChangeFeed: Sendable {
     public struct Record: Sendable {
         public var revision: Int
@@ -278,8 +280,17 @@ public struct ChangeFeed: Sendable {
 
     private mutating func append(_ record: Record) {
         if count == capacity { dropOldest() }
-        if ring.count < capacity && count == ring.count {
-            ring.append(record)  // still growing to capacity
+        if count == ring.count {
+            // Every place is taken and the ring may still grow (toward
+            // `capacity`). The records may wrap past the end (the byte budget
+            // dropped the oldest while it grew): put them oldest first before
+            // the storage grows, or the new places would sit between the
+            // newest and the oldest, out of order.
+            if head != 0 {
+                ring = Array(ring[head...] + ring[..<head])
+                head = 0
+            }
+            ring.append(record)
         } else {
             ring[(head &+ count) % ring.count] = record
         }
@@ -318,11 +329,17 @@ public struct ChangeFeed: Sendable {
         guard revision >= baseRevision && revision < current else { return .resync }
         var first = count
         while first > 0 && record(at: first &- 1).revision > revision { first &-= 1 }
+        // Every revision after `revision` has its record, in order, up to
+        // the current one: anything else is a way the feed cannot describe.
+        guard count &- first == current &- revision else { return .resync }
         var result: [Record] = []
         result.reserveCapacity(count &- first)
+        var expected = revision
         for i in first..<count {
             let r = record(at: i)
+            expected &+= 1
             if case .resync = r.content { return .resync }
+            guard r.revision == expected else { return .resync }
             result.append(r)
         }
         return .changes(result)

@@ -129,6 +129,44 @@ def test_the_pairing_code_leaves_the_feed_once_used():
     assert mirror.state == app.state() and mirror.resyncs == 1
 
 
+@pytest.mark.parametrize("history", [
+    # One image of 9 MB.
+    {"type": "history", "session_id": "s1", "messages": [{"role": "user", "content": "look"}],
+     "images": [{"media_type": "image/png", "data": "A" * 9_000_000, "anchor": {"kind": "user_prompt", "ordinal": 0}}]},
+    # 10 MB of text in ten rows.
+    {"type": "history", "session_id": "s1",
+     "messages": [{"role": "user" if i % 2 == 0 else "assistant", "content": "x" * 999_000} for i in range(10)]},
+], ids=["9MB_image", "10MB_text"])
+def test_keystrokes_after_a_history_past_the_feeds_budget_are_described(history):
+    # Issue 36: past 8 MiB of history the feed answered "changes":[] from the
+    # third keystroke on, and a mirror kept the draft "he".
+    app = App({"scenario": "connected_chat"})
+    mirror = Mirror(app)
+    before_history = mirror.revision
+    app.platform_event({"type": "websocket_event", "event": history})
+    assert mirror.update() == app.state()
+    answers = []
+    draft = ""
+    for letter in "hello":
+        draft += letter
+        since = mirror.revision
+        app.dispatch({"type": "set_draft", "value": draft})
+        answer = app.changes(since)
+        answers.append(answer["changes"])
+        assert mirror.update() == app.state()
+        assert mirror.state["draft"] == draft
+        assert app.changes(before_history)["resync"] is True, "the history's record is past the budget"
+    r = before_history + 1
+    assert answers == [
+        [{"revision": r + 1, "ops": [{"op": "replace", "path": "/draft", "value": "h"}]}],
+        [{"revision": r + 2, "ops": [{"op": "append", "path": "/draft", "value": "e"}]}],
+        [{"revision": r + 3, "ops": [{"op": "append", "path": "/draft", "value": "l"}]}],
+        [{"revision": r + 4, "ops": [{"op": "append", "path": "/draft", "value": "l"}]}],
+        [{"revision": r + 5, "ops": [{"op": "append", "path": "/draft", "value": "o"}]}],
+    ]
+    assert mirror.state["draft"] == "hello" and mirror.resyncs == 0
+
+
 def test_json_pointers_and_ops_follow_the_rfcs():
     assert parse_pointer("/a~1b/~0c/3") == ["a/b", "~c", 3]
     doc = {"a": [1, 2], "s": "x"}
