@@ -141,6 +141,10 @@ final class TranscriptNodesTests: XCTestCase {
             "[a] (b) and [a](http://x.y) then `code` then *em* and **strong** words   \n\n\tcode by indent\nend",
             "Text\n===\nMore text\n---\nLast words with trailing blanks   ",
             "| a | b |\n|---|---|\n| c | d |\nplain after table",
+            // Lists and tables grow item by item, row by row; words go into the last item in place.
+            "- item one\n- item two words\n  more lazy words\n- [ ] task words\n- [x] done words\n1. first step\n2. second step words\n10) other\n\n- a\n\n- loose item words",
+            "- a\n  - nested words\n- b words\n* star words\n+ plus\n- 1.5 million words\n- www.x.y done\n- [ ]\n- [x]done\n-  spaced words",
+            "| a | b |\n|---|---|\n| c | d |\n| e | f words\n| g | h |\n| i |\nafter the table",
         ]
         for (n, reply) in replies.enumerated() {
             for size in [1, 2, 3, 7, 16, 64] {

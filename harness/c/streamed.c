@@ -21,6 +21,7 @@
 **   nested     a list whose items hold a nested list and a fenced code block
 **   emphasis   one long paragraph of words with *emphasis*, **bold** and `code`
 **   mixed      sections mixing headings, paragraphs, lists, tables and code
+**   file:PATH  a real document (e.g. file:docs/PERFORMANCE.md), repeated until SIZE bytes
 **
 ** A last argument "tail" measures only the last 100 deltas (the cost of one
 ** delta into a reply of SIZE bytes).
@@ -100,6 +101,27 @@ int main(int argc, char **argv) {
     char *reply = malloc((size_t)size + 512);
     size_t length = 0;
     char piece[512];
+    if (!strncmp(kind, "file:", 5)) {
+        FILE *file = fopen(kind + 5, "rb");
+        if (!file) {
+            fprintf(stderr, "streamed: cannot read %s\n", kind + 5);
+            return 2;
+        }
+        while (length < (size_t)size) {
+            size_t got = fread(reply + length, 1, (size_t)size - length, file);
+            if (got == 0) {
+                if (length == 0) return 2;
+                rewind(file);
+                continue;
+            }
+            length += got;
+        }
+        fclose(file);
+        /* Only whole UTF-8 characters, and no NUL or control bytes a JSON string would need escaped. */
+        while (length > 0 && ((unsigned char)reply[length - 1] & 0xC0) == 0x80) length--;
+        if (length > 0 && ((unsigned char)reply[length - 1] & 0x80)) length--;
+        for (size_t i = 0; i < length; i++) if ((unsigned char)reply[i] < 0x20 && reply[i] != '\n') reply[i] = ' ';
+    }
     for (int i = 0; length < (size_t)size; i++) {
         int n = unit(kind, i, piece, sizeof piece);
         if (n < 0) {
@@ -119,8 +141,8 @@ int main(int argc, char **argv) {
 
     static const int sizes[] = {4, 1, 7, 3, 8, 2, 5, 6};
     char event[256];
-    char escaped[64];
-    int deltas = 0, measured = 0;
+    char escaped[128];
+    int deltas = 0, measured = 0, started = 0;
     size_t at = 0;
     /* The deltas before the last 100, when only the tail is measured. */
     size_t tail_from = 0;
@@ -134,10 +156,14 @@ int main(int argc, char **argv) {
     }
     if (!tail) CALLGRIND_START_INSTRUMENTATION;
     while (at < length) {
-        if (tail && at == tail_from) CALLGRIND_START_INSTRUMENTATION;
+        if (tail && !started && at >= tail_from) {
+            CALLGRIND_START_INSTRUMENTATION;
+            started = 1;
+        }
         size_t n = (size_t)sizes[deltas % 8];
         if (at + n > length) n = length - at;
-        /* Whole characters only (the corpus is ASCII). */
+        /* Whole characters only. */
+        while (at + n < length && ((unsigned char)reply[at + n] & 0xC0) == 0x80) n++;
         escape(reply + at, n, escaped);
         snprintf(event, sizeof event, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"%s\"}}", escaped);
         char *report = jcode_mobile_platform_event(app, event);
@@ -156,7 +182,7 @@ int main(int argc, char **argv) {
         since = revision;
         at += n;
         deltas++;
-        if (!tail || at > tail_from) measured++;
+        if (!tail || started) measured++;
     }
     CALLGRIND_STOP_INSTRUMENTATION;
     printf("measured %d\n", measured);

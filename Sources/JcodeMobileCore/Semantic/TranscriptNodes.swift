@@ -185,6 +185,8 @@ public final class MarkdownCache {
         var blanks: String
         /// The last word holds `.`, `:` or `@`: more letters could make it a link (`www.a`, `http://`, `a@b.c`).
         var wordMayLink: Bool
+        /// The open paragraph is the last item of a list (the last node), the item's only block.
+        var item = false
     }
 
     private var entries: [String: Entry] = [:]
@@ -231,7 +233,11 @@ public final class MarkdownCache {
             // Parsed on from where it was only when the text grew at its end.
             if text.utf8.count >= old && (appendedTo == old || LineMemo.hasPrefix(text, entry.text, count: old)) {
                 guard text.utf8.count > old else { return answer(before) }
-                if appendInPlace(entry, text, from: old) { return answer(before &- 1) }
+                if appendInPlace(entry, text, from: old) {
+                    // Into a list's last item: the items before it are as they were.
+                    let items = entry.tail?.item == true ? entry.nodes[before &- 1].children.count : 0
+                    return answer(before &- 1, grownFrom: items > 0 ? items &- 1 : nil)
+                }
                 let first = entry.stream.update(text, appendedOnly: true)
                 let kept = min(first, entry.nodes.count)
                 // A list or table that grew: its kept items' (rows') nodes stay.
@@ -268,7 +274,9 @@ public final class MarkdownCache {
     /// told: it parses its open tail from where it was at the next delta
     /// that is not appended so.
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
-        guard let tail = entry.tail, var node = entry.nodes.last else { return false }
+        guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
+        // The node the text goes on: the last block, or a list's last item (taken as it is, the list not copied).
+        guard var node = tail.item ? entry.nodes[lastIndex].children.last : entry.nodes[lastIndex] else { return false }
         var delta = Substring(text.utf8.dropFirst(old))
         guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
         var blankRun = 0
@@ -309,7 +317,11 @@ public final class MarkdownCache {
             entry.tail?.blanks = String(Substring(trailing))
             if hasBlank { entry.tail?.wordMayLink = false }
         }
-        entry.nodes[entry.nodes.count &- 1] = node
+        if tail.item {
+            entry.nodes[lastIndex].children[entry.nodes[lastIndex].children.count &- 1] = node
+        } else {
+            entry.nodes[lastIndex] = node
+        }
         Self.appendTail(of: text, to: &entry.text)
         return true
     }
@@ -350,9 +362,16 @@ public final class MarkdownCache {
     static func tail(of text: String, last: SemanticNode?) -> Tail? {
         guard let last else { return nil }
         let code: Bool
+        var item = false
         switch last.role {
         case .paragraph: code = false
         case .codeBlock where last.variant == "open": code = true
+        case .list:
+            // A list whose last item is one paragraph (its value) and nothing after it.
+            guard let lastItem = last.children.last, lastItem.role == .listItem, lastItem.children.isEmpty, lastItem.value != nil
+            else { return nil }
+            code = false
+            item = true
         default: return nil
         }
         let utf8 = text.utf8
@@ -367,7 +386,13 @@ public final class MarkdownCache {
             if byte != 0x20 && byte != 0x09 { lead = byte }
             i = before
         }
-        guard let lead else { return nil }
+        guard var lead else { return nil }
+        if item {
+            // The item's own line: what follows its marker (and task box) begins the paragraph.
+            var k = i
+            while k < utf8.endIndex && (utf8[k] == 0x20 || utf8[k] == 0x09) { k = utf8.index(after: k) }
+            lead = Self.afterListMarker(utf8, from: k) ?? lead
+        }
         if code {
             guard lead != UInt8(ascii: "`"), lead != UInt8(ascii: "~") else { return nil }
         } else {
@@ -394,7 +419,44 @@ public final class MarkdownCache {
                 k = before
             }
         }
-        return Tail(code: code, blanks: String(Substring(utf8[j...])), wordMayLink: mayLink)
+        return Tail(code: code, blanks: String(Substring(utf8[j...])), wordMayLink: mayLink, item: item)
+    }
+
+    /// The first byte of an item's text when a list marker (`-`, `+`, `*`,
+    /// or 1 to 9 digits and `.` or `)`), its spaces and a task box (`[ ]`,
+    /// `[x]`, `[X]` and a space) begin at `start`; nil when no marker does.
+    private static func afterListMarker(_ utf8: String.UTF8View, from start: String.Index) -> UInt8? {
+        var k = start
+        guard k < utf8.endIndex else { return nil }
+        let c = utf8[k]
+        if c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || c == UInt8(ascii: "*") {
+            k = utf8.index(after: k)
+        } else {
+            var digits = 0
+            while k < utf8.endIndex, utf8[k] >= UInt8(ascii: "0"), utf8[k] <= UInt8(ascii: "9"), digits < 10 {
+                k = utf8.index(after: k)
+                digits &+= 1
+            }
+            guard digits >= 1 && digits <= 9, k < utf8.endIndex, utf8[k] == UInt8(ascii: ".") || utf8[k] == UInt8(ascii: ")") else { return nil }
+            k = utf8.index(after: k)
+        }
+        guard k < utf8.endIndex, utf8[k] == 0x20 else { return nil }
+        while k < utf8.endIndex && utf8[k] == 0x20 { k = utf8.index(after: k) }
+        guard k < utf8.endIndex else { return nil }
+        // A task box: "[ ] ", "[x] ", "[X] ".
+        var box = k
+        if utf8[box] == UInt8(ascii: "[") {
+            box = utf8.index(after: box)
+            guard box < utf8.endIndex, utf8[box] == 0x20 || utf8[box] | 0x20 == UInt8(ascii: "x") else { return utf8[k] }
+            box = utf8.index(after: box)
+            guard box < utf8.endIndex, utf8[box] == UInt8(ascii: "]") else { return utf8[k] }
+            box = utf8.index(after: box)
+            guard box < utf8.endIndex, utf8[box] == 0x20 else { return utf8[k] }
+            while box < utf8.endIndex && utf8[box] == 0x20 { box = utf8.index(after: box) }
+            guard box < utf8.endIndex else { return nil }
+            return utf8[box]
+        }
+        return utf8[k]
     }
 
     /// After a build: forgets the messages it did not show (once they are many).
