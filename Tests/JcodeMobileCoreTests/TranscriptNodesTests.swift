@@ -145,6 +145,7 @@ final class TranscriptNodesTests: XCTestCase {
             "- item one\n- item two words\n  more lazy words\n- [ ] task words\n- [x] done words\n1. first step\n2. second step words\n10) other\n\n- a\n\n- loose item words",
             "- a\n  - nested words\n- b words\n* star words\n+ plus\n- 1.5 million words\n- www.x.y done\n- [ ]\n- [x]done\n-  spaced words",
             "| a | b |\n|---|---|\n| c | d |\n| e | f words\n| g | h |\n| i |\nafter the table",
+            "| a | b | c |\n|:-|:-:|-:|\n| one | two words | three words\n| x \\| y | z words\nw | v words\n| 1 | 2 | 3 | 4 extra words\n|\n| q",
         ]
         for (n, reply) in replies.enumerated() {
             for size in [1, 2, 3, 7, 16, 64] {

@@ -185,8 +185,10 @@ public final class MarkdownCache {
         var blanks: String
         /// The last word holds `.`, `:` or `@`: more letters could make it a link (`www.a`, `http://`, `a@b.c`).
         var wordMayLink: Bool
-        /// The open paragraph is the last item of a list (the last node), the item's only block.
-        var item = false
+        /// Where the open paragraph's node is under the last node: [] (it is
+        /// the last node), [item] (a list's last item, its only block), or
+        /// [row, cell] (a cell of a table's last row).
+        var path: [Int] = []
     }
 
     private var entries: [String: Entry] = [:]
@@ -234,9 +236,9 @@ public final class MarkdownCache {
             if text.utf8.count >= old && (appendedTo == old || LineMemo.hasPrefix(text, entry.text, count: old)) {
                 guard text.utf8.count > old else { return answer(before) }
                 if appendInPlace(entry, text, from: old) {
-                    // Into a list's last item: the items before it are as they were.
-                    let items = entry.tail?.item == true ? entry.nodes[before &- 1].children.count : 0
-                    return answer(before &- 1, grownFrom: items > 0 ? items &- 1 : nil)
+                    // Into a list's last item or a table's last row: the ones before it are as they were.
+                    let grown = entry.tail?.path.first
+                    return answer(before &- 1, grownFrom: grown)
                 }
                 let first = entry.stream.update(text, appendedOnly: true)
                 let kept = min(first, entry.nodes.count)
@@ -275,8 +277,14 @@ public final class MarkdownCache {
     /// that is not appended so.
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
-        // The node the text goes on: the last block, or a list's last item (taken as it is, the list not copied).
-        guard var node = tail.item ? entry.nodes[lastIndex].children.last : entry.nodes[lastIndex] else { return false }
+        // The node the text goes on: the last block, a list's last item or
+        // a table's cell (taken as it is, the list or table not copied).
+        var node: SemanticNode
+        switch tail.path.count {
+        case 0: node = entry.nodes[lastIndex]
+        case 1: node = entry.nodes[lastIndex].children[tail.path[0]]
+        default: node = entry.nodes[lastIndex].children[tail.path[0]].children[tail.path[1]]
+        }
         var delta = Substring(text.utf8.dropFirst(old))
         guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
         var blankRun = 0
@@ -317,10 +325,10 @@ public final class MarkdownCache {
             entry.tail?.blanks = String(Substring(trailing))
             if hasBlank { entry.tail?.wordMayLink = false }
         }
-        if tail.item {
-            entry.nodes[lastIndex].children[entry.nodes[lastIndex].children.count &- 1] = node
-        } else {
-            entry.nodes[lastIndex] = node
+        switch tail.path.count {
+        case 0: entry.nodes[lastIndex] = node
+        case 1: entry.nodes[lastIndex].children[tail.path[0]] = node
+        default: entry.nodes[lastIndex].children[tail.path[0]].children[tail.path[1]] = node
         }
         Self.appendTail(of: text, to: &entry.text)
         return true
@@ -362,7 +370,7 @@ public final class MarkdownCache {
     static func tail(of text: String, last: SemanticNode?) -> Tail? {
         guard let last else { return nil }
         let code: Bool
-        var item = false
+        var path: [Int] = []
         switch last.role {
         case .paragraph: code = false
         case .codeBlock where last.variant == "open": code = true
@@ -371,7 +379,13 @@ public final class MarkdownCache {
             guard let lastItem = last.children.last, lastItem.role == .listItem, lastItem.children.isEmpty, lastItem.value != nil
             else { return nil }
             code = false
-            item = true
+            path = [last.children.count &- 1]
+        case .table:
+            // A table whose last line is a row after its header, that does not end in a pipe: its last cell grows.
+            guard last.children.count >= 2, let row = last.children.last, let cell = lastLineCell(text), cell < row.children.count
+            else { return nil }
+            code = false
+            path = [last.children.count &- 1, cell]
         default: return nil
         }
         let utf8 = text.utf8
@@ -387,7 +401,10 @@ public final class MarkdownCache {
             i = before
         }
         guard var lead else { return nil }
-        if item {
+        if path.count == 2 {
+            // A row: its line may begin with a pipe.
+            if lead == UInt8(ascii: "|") { lead = UInt8(ascii: "a") }
+        } else if path.count == 1 {
             // The item's own line: what follows its marker (and task box) begins the paragraph.
             var k = i
             while k < utf8.endIndex && (utf8[k] == 0x20 || utf8[k] == 0x09) { k = utf8.index(after: k) }
@@ -419,7 +436,21 @@ public final class MarkdownCache {
                 k = before
             }
         }
-        return Tail(code: code, blanks: String(Substring(utf8[j...])), wordMayLink: mayLink, item: item)
+        return Tail(code: code, blanks: String(Substring(utf8[j...])), wordMayLink: mayLink, path: path)
+    }
+
+    /// The index of the cell the end of `text`'s last line is in, when that
+    /// line is a table row that does not end in a pipe (more text goes into that cell).
+    private static func lastLineCell(_ text: String) -> Int? {
+        let utf8 = text.utf8
+        var start = utf8.endIndex
+        while start > utf8.startIndex, utf8[utf8.index(before: start)] != 0x0A { start = utf8.index(before: start) }
+        let line = Array(utf8[start...])
+        guard let end = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[end] != UInt8(ascii: "|") else { return nil }
+        // An escaped pipe at the end would be read with what comes next.
+        guard line[end] != UInt8(ascii: "\\") else { return nil }
+        let cells = Table.cells(line)
+        return cells.isEmpty ? nil : cells.count &- 1
     }
 
     /// The first byte of an item's text when a list marker (`-`, `+`, `*`,
