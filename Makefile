@@ -226,6 +226,9 @@ INSTRUCTION_KINDS ?= text_delta text_delta_raw text_delta_subscribed set_draft t
 INSTRUCTION_SIZES ?= 1000 10000 100000
 # A delta into a reply in markdown of this many bytes (its cost must not grow with the reply).
 REPLY_SIZES ?= 4096 262144
+# A tool call's input of this many bytes streamed in 4-byte deltas, each with
+# its tree_changes: instructions per input byte, flat when the stream is linear.
+TOOL_INPUT_SIZES ?= 32768 131072
 bench-instructions: $(C_BUILD)/instructions
 	@for kind in $(INSTRUCTION_KINDS); do for size in $(INSTRUCTION_SIZES); do \
 		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
@@ -240,6 +243,13 @@ bench-instructions: $(C_BUILD)/instructions
 		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
 		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
 		printf '%-33s %7s bytes: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
+	done; done
+	@for kind in tool_input_bash tool_input_write tool_input_edit tool_input_apply_patch tool_input_patch; do for size in $(TOOL_INPUT_SIZES); do \
+		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
+			./$(C_BUILD)/instructions $$kind $$size 2>&1) || { echo "$$out"; exit 1; }; \
+		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
+		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
+		printf '%-33s %7s bytes: %9s instructions per input byte (%s in all)\n' $$kind $$size $$((ir / n)) $$ir; \
 	done; done
 
 $(C_BUILD)/streamed: harness/c/streamed.c include/jcode_mobile.h $(LIB) | $(C_BUILD) valgrind-installed

@@ -284,4 +284,44 @@ final class ToolCallTests: XCTestCase {
         XCTAssertEqual(store.node("tool.m5.call_x")?.value, "Done")
         XCTAssertEqual(store.node("tool.m5.call_x")?.children.map(\.id), [], "no output and no error to show")
     }
+
+    /// The tool card in a tree (the first one).
+    private func card(in node: SemanticNode) -> SemanticNode? {
+        if node.role == .toolCall { return node }
+        for child in node.children { if let found = card(in: child) { return found } }
+        return nil
+    }
+
+    func testAnInputStreamedInSmallDeltasShowsInTheAppsTreeWhatItsWholeInputShowsAndItsDiffWhenOpened() {
+        let driver = AppDriver(#"{"scenario":"connected_empty_chat"}"#)
+        _ = driver.dispatch(#"{"type":"send_message","text":"go"}"#)
+        _ = driver.server(#"{"type":"tool_start","id":"w1","name":"write"}"#)
+        let input = #"{"file_path":"src/a.rs","content":"fn a() {}\n\"b\"\n"}"#
+        var summaries: [String] = []
+        var rest = Substring(input)
+        while !rest.isEmpty {
+            let delta = rest.prefix(3)
+            rest = rest.dropFirst(3)
+            var escaped = ""
+            for c in delta {
+                if c == "\\" || c == "\"" { escaped.append("\\") }
+                escaped.append(c)
+            }
+            _ = driver.server(#"{"type":"tool_input","delta":"\#(escaped)"}"#)
+            // Read on by the app's tree (its cache), the card is the one its input makes from scratch.
+            guard let shown = card(in: driver.app.tree()), let call = driver.app.state.chat.transcript.entries.last?.toolCalls.last
+            else { return XCTFail("no card") }
+            let fresh = ChatScreen.toolCard(call, id: shown.id)
+            XCTAssertEqual(shown.children.map(\.id), fresh.children.map(\.id))
+            XCTAssertEqual(shown.children.first?.value, fresh.children.first?.value)
+            if let summary = shown.children.first?.value, summaries.last != summary { summaries.append(summary) }
+        }
+        XCTAssertEqual(summaries, ["s", "src/", "src/a.r", "src/a.rs", "src/a.rs +2 −0"])
+        guard let closed = card(in: driver.app.tree()) else { return XCTFail("no card") }
+        XCTAssertEqual(closed.children.map(\.id), [closed.id + ".summary"])
+        _ = driver.dispatch(#"{"type":"set_expanded","node_id":"\#(closed.id)","expanded":true}"#)
+        let opened = card(in: driver.app.tree())
+        XCTAssertEqual(opened?.children.map(\.id), [closed.id + ".summary", closed.id + ".diff.0"])
+        XCTAssertEqual(opened?.children.last?.children.first?.children.map(\.value), ["fn a() {}", "\"b\""])
+    }
 }

@@ -140,6 +140,139 @@ final class ToolCardTests: XCTestCase {
         XCTAssertEqual(ToolSummary.summary(name: "batch", input: #"{"tool_calls":[{"tool":"ls"}"#), "")
     }
 
+    // MARK: inputs read on as they stream
+
+    /// Every prefix of `text` a stream can leave (cut between Unicode scalars).
+    private func prefixes(_ text: String) -> [String] {
+        var out: [String] = []
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            scalars.append(scalar)
+            out.append(String(scalars))
+        }
+        return out
+    }
+
+    func testTheMembersReaderReadOnFromWhereItStoppedReadsWhatAWholeReadReads() {
+        let inputs = [
+            #"{"n":12,"nested":{"a":["}",{"b":"\"]"}]},"command":"caf\u00e9 \ud83d\ude00 \"x\"\\ \/ \t end","next":"more"}"#,
+            #"{"bad":"\uZZZZ","command":"never"}"#,
+            #"{"k\u0065y":"v\é","other":[1,2],"last":"tail"#,
+            #"  {  "a" : "b" , , "c":"d"}trailing"#,
+        ]
+        for input in inputs {
+            var streamed = PartialJSON.Members()
+            for prefix in prefixes(input) {
+                streamed.read(prefix)
+                var whole = PartialJSON.Members()
+                whole.read(prefix)
+                XCTAssertEqual(streamed.strings.map(\.key), whole.strings.map(\.key), prefix)
+                XCTAssertEqual(streamed.strings.map(\.value), whole.strings.map(\.value), prefix)
+                XCTAssertEqual(streamed.strings.map(\.complete), whole.strings.map(\.complete), prefix)
+                XCTAssertEqual(streamed.closed, whole.closed, prefix)
+            }
+        }
+        var members = PartialJSON.Members()
+        members.read(inputs[0])
+        XCTAssertEqual(members.string("command"), "café 😀 \"x\"\\ / \t end")
+        XCTAssertEqual(members.strings.map(\.key), ["command", "next"])
+        XCTAssertTrue(members.closed)
+        members = PartialJSON.Members()
+        members.read(inputs[1])
+        XCTAssertEqual(members.strings.map(\.value), [""])
+        XCTAssertTrue(members.stopped)
+        XCTAssertFalse(members.closed)
+        members = PartialJSON.Members()
+        members.read(inputs[2])
+        XCTAssertEqual(members.strings.map(\.key), ["key", "last"])
+        XCTAssertEqual(members.string("key"), "vé")
+        XCTAssertEqual(members.string("last"), "tail")
+        XCTAssertFalse(members.closed)
+        members = PartialJSON.Members()
+        members.read(inputs[3])
+        XCTAssertEqual(members.strings.map(\.value), ["b", "d"])
+        XCTAssertTrue(members.closed)
+    }
+
+    func testABashCommandStreamedScalarByScalarSummarisesAsItsFirstLineAtEveryStep() {
+        let command = "\n  \r\n  cd src &&\u{301} make \u{00A0}\r\n\n  cargo test --all\r\n" + String(repeating: "é", count: 130) + "\n"
+        let input = json(["command": .string(command), "intent": "Build"])
+        var reading = ToolInputReading(name: "bash")
+        var seen: Set<String> = []
+        for prefix in prefixes(input) {
+            reading.read(prefix)
+            let soFar = PartialJSON.string(forKey: "command", in: prefix) ?? ""
+            let expected = ToolSummary.oneLine(ToolSummary.firstLine(soFar))
+            XCTAssertEqual(reading.summary(), expected, prefix)
+            XCTAssertEqual(ToolSummary.summary(name: "bash", input: prefix), expected, prefix)
+            seen.insert(expected)
+        }
+        XCTAssertEqual(reading.summary(), "cd src &&\u{301} make …")
+        XCTAssertTrue(seen.isSuperset(of: ["", "c", "cd src &&\u{301} make", "cd src &&\u{301} make …"]))
+        // One long line streaming: the summary is its head, cut.
+        var long = ToolInputReading(name: "bash")
+        let line = #"{"command":"echo "# + String(repeating: "a", count: 300)
+        for prefix in prefixes(line) { long.read(prefix) }
+        XCTAssertEqual(long.summary(), "echo " + String(repeating: "a", count: 114) + "…")
+    }
+
+    func testAPatchNamingThreeFilesOverAndOverNamesEachOnce() {
+        let envelope = "*** Begin Patch\n*** Update File: a.rs\n@@\n-x\n+y\n*** Update File: b.rs\n@@\n-x\n*** Update File: a.rs\n@@\n+z\n"
+            + "*** Delete File: b.rs\n*** Add File: c.rs\n+new\n*** Update File: c.rs\n@@\n-new\n*** End Patch\n"
+        XCTAssertEqual(PatchFormat.paths(in: envelope), ["a.rs", "b.rs", "c.rs"])
+        XCTAssertEqual(ToolSummary.summary(name: "apply_patch", input: json(["patch_text": .string(envelope)])), "a.rs and 2 more")
+        let unified = "--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-x\n+y\n--- a/b.rs\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+            + "--- a/a.rs\n+++ b/a.rs\n@@ -5 +5 @@\n-p\n+q\n--- /dev/null\n+++ b/c.rs\n@@ -0,0 +1 @@\n+c\n--- a/c.rs\n+++ b/c.rs\n"
+        XCTAssertEqual(PatchFormat.paths(in: unified), ["a.rs", "b.rs", "c.rs"])
+        XCTAssertEqual(ToolSummary.summary(name: "patch", input: json(["patch_text": .string(unified)])), "a.rs and 2 more")
+        // Streamed: at every step, the files named so far, each once.
+        for (tool, text) in [("apply_patch", envelope), ("patch", unified)] {
+            let input = json(["patch_text": .string(text)])
+            var reading = ToolInputReading(name: tool)
+            for prefix in prefixes(input) {
+                reading.read(prefix)
+                let paths = PatchFormat.paths(in: PartialJSON.string(forKey: "patch_text", in: prefix) ?? "")
+                let expected = paths.isEmpty ? "" : (paths.count == 1 ? paths[0] : "\(paths[0]) and \(paths.count - 1) more")
+                XCTAssertEqual(reading.summary(), expected, prefix)
+            }
+            XCTAssertEqual(reading.summary(), "a.rs and 2 more")
+            XCTAssertEqual(reading.diffs()?.map(\.path), ToolDiff.diffs(name: tool, input: input)?.map(\.path))
+        }
+    }
+
+    func testAStreamedCardIsTheCardOfItsWholeInputAtEveryStepAndItsDiffShowsWhenOpened() {
+        let inputs = [
+            ("write", json(["file_path": "src/a.rs", "content": "fn a() {}\nfn b() {}\n\nfn c() {}\n"])),
+            ("edit", json(["file_path": "src/a.rs", "old_string": "let x = 1;\nlet y = 2;\n", "new_string": "let x = 1;\nlet y = 3;\n"])),
+            ("bash", json(["command": "make\nmake test"])),
+            ("apply_patch", json(["patch_text": "*** Begin Patch\n*** Update File: a.rs\n@@\n-x\n+y\n*** End Patch"])),
+        ]
+        for (tool, input) in inputs {
+            let cards = ToolCardCache()
+            for prefix in prefixes(input) {
+                let call = ToolCall(id: "c1", name: tool, input: prefix, status: .pending)
+                XCTAssertEqual(ChatScreen.toolCard(call, id: "tool.m1.c1", cards: cards), ChatScreen.toolCard(call, id: "tool.m1.c1"), prefix)
+            }
+        }
+        // The write, complete: closed, the summary counts its lines; opened, its diff shows.
+        let cards = ToolCardCache()
+        let call = ToolCall(id: "c1", name: "write", input: inputs[0].1, status: .running)
+        let closed = ChatScreen.toolCard(call, id: "tool.m1.c1", cards: cards)
+        XCTAssertEqual(closed.children.map(\.id), ["tool.m1.c1.summary"])
+        XCTAssertEqual(closed.children.first?.value, "src/a.rs +4 −0")
+        var navigation = NavigationState()
+        navigation.expansions = [NavigationState.Expansion(nodeID: "tool.m1.c1", expanded: true)]
+        let opened = ChatScreen.toolCard(call, id: "tool.m1.c1", navigation: navigation, cards: cards)
+        XCTAssertEqual(opened.children.map(\.id), ["tool.m1.c1.summary", "tool.m1.c1.diff.0"])
+        XCTAssertEqual(opened.children[1].label, "src/a.rs")
+        XCTAssertEqual(opened.children[1].value, "+4 −0")
+        XCTAssertEqual(opened.children[1].children.first?.children.map(\.value), ["fn a() {}", "fn b() {}", "", "fn c() {}"])
+        XCTAssertEqual(opened, ChatScreen.toolCard(call, id: "tool.m1.c1", navigation: navigation))
+        // An input that changed otherwise than by growing is read again.
+        let other = ToolCall(id: "c1", name: "write", input: json(["file_path": "src/b.rs", "content": "x\n"]), status: .running)
+        XCTAssertEqual(ChatScreen.toolCard(other, id: "tool.m1.c1", cards: cards).children.first?.value, "src/b.rs +1 −0")
+    }
+
     // MARK: edit
 
     func testAnEditIsALineDiffOfOldAgainstNewNumberedWithinTheSnippet() {

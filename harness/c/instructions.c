@@ -50,6 +50,15 @@
 **                       the stream parses on from its open tail (1 000 pairs:
 **                       the reply's arrays grow by doubling, a cost a delta
 **                       pays only amortized)
+**   tool_input_bash, tool_input_write, tool_input_edit, tool_input_apply_patch,
+**   tool_input_patch
+**                       a tool call's input of about SIZE bytes (a many-line
+**                       command, a file's content, an edit's old and new
+**                       strings, a patch of many files in either format)
+**                       streamed in 4-byte tool_input deltas, each followed by
+**                       jcode_mobile_tree_changes (its card closed); the count
+**                       is per input byte: it stays flat when a delta costs
+**                       what it adds (the whole stream is linear)
 **   history, first_tree a history of SIZE entries arriving (one call), and
 **                       the first jcode_mobile_tree after it (one call)
 **   restore             jcode_mobile_app_new of a snapshot holding SIZE saved
@@ -154,6 +163,32 @@ static int renamed_line(char *out, size_t cap, int i) {
     return snprintf(out, cap,
         "{\\\"type\\\":\\\"session_renamed\\\",\\\"session_id\\\":\\\"ses-%d\\\",\\\"display_title\\\":\\\"Session %d\\\"}\\n",
         i, i);
+}
+
+
+/* A tool call's input JSON of about `size` bytes for `tool` (bash, write, edit, apply_patch, patch). */
+static char *tool_input_of(const char *tool, int size) {
+    size_t cap = (size_t)size + 4096, n = 0;
+    char *out = malloc(cap);
+    if (!out) exit(1);
+    if (!strcmp(tool, "bash")) n += (size_t)sprintf(out, "{\"command\":\"");
+    else if (!strcmp(tool, "write")) n += (size_t)sprintf(out, "{\"file_path\":\"src/big.rs\",\"content\":\"");
+    else if (!strcmp(tool, "edit")) n += (size_t)sprintf(out, "{\"file_path\":\"src/big.rs\",\"old_string\":\"");
+    else n += (size_t)sprintf(out, "{\"patch_text\":\"%s", !strcmp(tool, "apply_patch") ? "*** Begin Patch\\n" : "");
+    int halves = 0;
+    for (int i = 0; n < (size_t)size; i++) {
+        if (!strcmp(tool, "bash")) n += (size_t)sprintf(out + n, "echo \\\"step %d\\\" >> log.txt\\n", i);
+        else if (!strcmp(tool, "write")) n += (size_t)sprintf(out + n, "    let value%d = compute(%d);\\n", i, i);
+        else if (!strcmp(tool, "edit")) {
+            if (n >= (size_t)size / 2 && !halves++) n += (size_t)sprintf(out + n, "\",\"new_string\":\"");
+            n += (size_t)sprintf(out + n, "    let value%d = compute(%d);\\n", i, i + (n >= (size_t)size / 2));
+        } else if (!strcmp(tool, "apply_patch"))
+            n += (size_t)sprintf(out + n, "*** Update File: src/f%d.rs\\n@@ fn f%d\\n-    old(%d);\\n+    new(%d);\\n", i, i, i, i);
+        else
+            n += (size_t)sprintf(out + n, "--- a/src/f%d.rs\\n+++ b/src/f%d.rs\\n@@ -1,1 +1,1 @@\\n-old(%d)\\n+new(%d)\\n", i, i, i, i);
+    }
+    sprintf(out + n, "%s\"}", !strcmp(tool, "apply_patch") ? "*** End Patch\\n" : "");
+    return out;
 }
 
 int main(int argc, char **argv) {
@@ -327,6 +362,47 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         printf("largest answer %zu bytes\n", largest);
+    } else if (!strncmp(kind, "tool_input_", 11)) {
+        const char *tool = kind + 11;
+        char *input = tool_input_of(tool, size);
+        check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
+        char start[160];
+        snprintf(start, sizeof start,
+                 "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tool_start\",\"id\":\"call-1\",\"name\":\"%s\"}}", tool);
+        check("tool_start", jcode_mobile_platform_event(app, start));
+        char *tree = jcode_mobile_tree(app);
+        if (!tree) return 1;
+        unsigned long long since = revision_of(tree);
+        jcode_mobile_string_free(tree);
+        char event[128];
+        size_t length = strlen(input);
+        CALLGRIND_START_INSTRUMENTATION;
+        for (size_t at = 0; at < length; at += 4) {
+            /* The delta's bytes as a JSON string (the input's quotes and backslashes escaped). */
+            size_t n = (size_t)snprintf(event, sizeof event, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tool_input\",\"delta\":\"");
+            for (size_t k = at; k < at + 4 && k < length; k++) {
+                if (input[k] == '"' || input[k] == '\\') event[n++] = '\\';
+                event[n++] = input[k];
+            }
+            snprintf(event + n, sizeof event - n, "\"}}");
+            char *report = jcode_mobile_platform_event(app, event);
+            if (!report || strncmp(report, "{\"ok\":true", 10) != 0) {
+                fprintf(stderr, "instructions: tool_input: %.300s\n", report ? report : "(null)");
+                return 1;
+            }
+            unsigned long long revision = revision_of(report);
+            jcode_mobile_string_free(report);
+            char *changes = jcode_mobile_tree_changes(app, since);
+            if (!changes || !strstr(changes, "\"ops\":")) {
+                fprintf(stderr, "instructions: tree_changes: %.300s\n", changes ? changes : "(null)");
+                return 1;
+            }
+            jcode_mobile_string_free(changes);
+            since = revision;
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+        measured = (int)length;
+        free(input);
     } else if (!strcmp(kind, "tree") || !strcmp(kind, "hit_test") || !strcmp(kind, "screenshot_svg") ||
                !strcmp(kind, "tap_xy") || !strcmp(kind, "scroll_messages")) {
         char *history = history_of(size);

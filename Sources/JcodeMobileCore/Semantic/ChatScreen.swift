@@ -141,7 +141,7 @@ enum ChatScreen {
     /// blocks, tool cards, why the reply stopped.
     static func message(
         _ entry: TranscriptEntry, images: ImagePlaces? = nil, prompt: Int? = nil, all: [HistoryImage] = [],
-        navigation: NavigationState = NavigationState(), markdown: MarkdownCache? = nil
+        navigation: NavigationState = NavigationState(), markdown: MarkdownCache? = nil, cards: ToolCardCache? = nil
     ) -> SemanticNode {
         let who = speaker(entry.role)
         var label = entry.isQueued ? "\(who) (queued)" : who
@@ -162,18 +162,9 @@ enum ChatScreen {
                 children.append(contentsOf: MarkdownNodes.nodes(Markdown.parse(entry.text), prefix: prefix))
             }
         }
-        var cardIDs: [String] = []
-        for call in entry.toolCalls {
-            // Unique in the tree: scoped by the message (a later turn may
-            // reuse a call id), and a repeated id within one message numbered.
-            var cardID = "tool.\(entry.id).\(call.id)"
-            if cardIDs.contains(cardID) {
-                var n = 2
-                while cardIDs.contains("\(cardID)~\(n)") { n += 1 }
-                cardID = "\(cardID)~\(n)"
-            }
-            cardIDs.append(cardID)
-            children.append(toolCard(call, id: cardID, images: images?.byToolCall[call.id] ?? [], all: all, navigation: navigation))
+        for (call, cardID) in zip(entry.toolCalls, cardIDs(entry)) {
+            children.append(
+                toolCard(call, id: cardID, images: images?.byToolCall[call.id] ?? [], all: all, navigation: navigation, cards: cards))
         }
         if let stop = stopNote(entry.stopReason) {
             children.append(.text("message.\(entry.id).stop_reason", stop, value: entry.stopReason.wireName, role: .status))
@@ -186,6 +177,23 @@ enum ChatScreen {
         // Written in markdown: a screen reader reads the blocks, not the markers.
         if markdownShown { node.accessibilityValue = nil }
         return node
+    }
+
+    /// The ids of an entry's tool cards, unique in the tree: scoped by the
+    /// message (a later turn may reuse a call id), and a repeated id within
+    /// one message numbered.
+    static func cardIDs(_ entry: TranscriptEntry) -> [String] {
+        var cardIDs: [String] = []
+        for call in entry.toolCalls {
+            var cardID = "tool.\(entry.id).\(call.id)"
+            if cardIDs.contains(cardID) {
+                var n = 2
+                while cardIDs.contains("\(cardID)~\(n)") { n += 1 }
+                cardID = "\(cardID)~\(n)"
+            }
+            cardIDs.append(cardID)
+        }
+        return cardIDs
     }
 
     static func toolStatus(_ call: ToolCall) -> String {

@@ -96,14 +96,15 @@ struct MessageRows {
 
     /// The node of row `r`, not laid out. `prompt`: the entry's prompt
     /// ordinal, when it is a prompt.
-    func node(_ r: Row, prompt: Int?, markdown: MarkdownCache? = nil) -> SemanticNode {
+    func node(_ r: Row, prompt: Int?, markdown: MarkdownCache? = nil, cards: ToolCardCache? = nil) -> SemanticNode {
         switch r {
         case .older:
             guard let older = chat.olderHistory else { return ChatScreen.message(TranscriptEntry(serial: 0, role: .system)) }
             return ChatScreen.loadOlder(older, processing: chat.turn.isProcessing)
         case .entry(let i):
             return ChatScreen.message(
-                chat.transcript.entries[i], images: images, prompt: prompt, all: chat.images, navigation: navigation, markdown: markdown)
+                chat.transcript.entries[i], images: images, prompt: prompt, all: chat.images, navigation: navigation, markdown: markdown,
+                cards: cards)
         case .image(let k):
             return ChatScreen.image("image.\(k)", chat.images[k])
         case .outbox(let k):
@@ -161,6 +162,8 @@ public final class RowCache {
     let lines = LineMemo()
     /// The rows' markdown, parsed on as replies stream.
     let markdown = MarkdownCache()
+    /// The tool cards' inputs, read on as they stream.
+    let cards = ToolCardCache()
     private var images: [HistoryImage] = []
     private var expansions: [NavigationState.Expansion] = []
     private var x = 0
@@ -236,6 +239,7 @@ public final class RowCache {
         }
         lines.sweep()
         markdown.sweep()
+        cards.sweep()
     }
 }
 
@@ -678,8 +682,10 @@ extension Layout {
             let entry = rows.chat.transcript.entries[i]
             let prompt = MessageRows.isPrompt(entry) ? ordinal(of: i) : nil
             if !changed, let cached = cache?.lookup(serial: entry.serial, entry: entry, prompt: prompt) { return cached }
-            let built = layOut(rows.node(row, prompt: prompt, markdown: cache?.markdown))
-            cache?.store(serial: entry.serial, entry: entry, prompt: prompt, node: built.node, height: built.height)
+            let built = layOut(rows.node(row, prompt: prompt, markdown: cache?.markdown, cards: cache?.cards))
+            if let cache {
+                cache.store(serial: entry.serial, entry: cache.cards.withOwnInputs(entry), prompt: prompt, node: built.node, height: built.height)
+            }
             return built
         }
 
@@ -692,10 +698,14 @@ extension Layout {
             guard case .entry(let i) = row, let cache else { return measure(r, changed: true).height }
             let entry = rows.chat.transcript.entries[i]
             let prompt = MessageRows.isPrompt(entry) ? ordinal(of: i) : nil
-            var node = rows.node(row, prompt: prompt, markdown: cache.markdown)
+            // The slot's entry holds the cards' copies of the tool inputs:
+            // forgotten first, the copies are the cards' alone while a
+            // streamed input's delta is appended to them.
+            cache.forget(serial: entry.serial)
+            var node = rows.node(row, prompt: prompt, markdown: cache.markdown, cards: cache.cards)
             var y = by
             Layout.place(&node, x: x, y: &y, width: width, memo: cache.lines)
-            cache.store(serial: entry.serial, entry: entry, prompt: prompt, placed: node, by: by, height: y &- by)
+            cache.store(serial: entry.serial, entry: cache.cards.withOwnInputs(entry), prompt: prompt, placed: node, by: by, height: y &- by)
             return y &- by
         }
 

@@ -523,12 +523,20 @@ extension ChatScreen {
     /// opened, what it did (a diff for an edit, else its input) and its
     /// output, long output folded. An error and the call's images always show.
     static func toolCard(
-        _ call: ToolCall, id: String, images: [Int] = [], all: [HistoryImage] = [], navigation: NavigationState = NavigationState()
+        _ call: ToolCall, id: String, images: [Int] = [], all: [HistoryImage] = [], navigation: NavigationState = NavigationState(),
+        cards: ToolCardCache? = nil
     ) -> SemanticNode {
         let status = toolStatus(call)
         let open = navigation.isExpanded(id, default: false)
-        let diffs = ToolDiff.diffs(name: call.name, input: call.input)
-        var summary = ToolSummary.summary(name: call.name, input: call.input)
+        // Read on from where the last build stopped when the input only grew.
+        var (summary, diffs): (String, [FileDiff]?)
+        if let cards {
+            (summary, diffs) = cards.shown(call, id: id)
+        } else {
+            var reading = ToolInputReading(name: call.name)
+            reading.read(call.input)
+            (summary, diffs) = (reading.summary(), reading.diffs())
+        }
         if let diffs, !diffs.isEmpty {
             let added = diffs.reduce(0) { $0 &+ $1.added }, removed = diffs.reduce(0) { $0 &+ $1.removed }
             summary += (summary.isEmpty ? "" : " ") + "+\(added) −\(removed)"

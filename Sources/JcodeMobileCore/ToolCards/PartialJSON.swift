@@ -3,166 +3,303 @@
 /// member's value as far as it has come, so a card can show a command
 /// while the model is still writing it. It never throws; what it cannot
 /// read yet is simply not there.
+///
+/// `Members` reads on from where it stopped: fed an input that grew at its
+/// end, it scans only the new bytes (a streamed input then costs what it
+/// adds, not what it holds).
 enum PartialJSON {
     /// The value of the top-level member `key` when it is a string, decoded
     /// up to where the input stops (an escape cut in half is left out).
     static func string(forKey key: String, in text: String) -> String? {
-        firstMember(in: text) { $0 == key }
+        var members = Members()
+        members.read(text)
+        return members.string(key)
     }
 
     /// The first top-level member whose value is a string, as far as it has arrived.
     static func firstString(in text: String) -> String? {
-        firstMember(in: text) { _ in true }
+        var members = Members()
+        members.read(text)
+        return members.firstString
     }
 
-    /// Walks the members in order and decodes the first string value whose
-    /// key `wanted` accepts; other values are skipped without decoding.
-    private static func firstMember(in text: String, where wanted: (String) -> Bool) -> String? {
-        var reader = Reader(bytes: Array(text.utf8))
-        guard reader.consume(UInt8(ascii: "{")) else { return nil }
-        while true {
-            reader.skipWhitespace()
-            guard let byte = reader.peek, byte != UInt8(ascii: "}") else { return nil }
-            if byte == UInt8(ascii: ",") { reader.index += 1; continue }
-            guard byte == UInt8(ascii: "\""), let key = reader.readString(), key.complete,
-                  reader.consume(UInt8(ascii: ":"))
-            else { return nil }
-            reader.skipWhitespace()
-            guard let first = reader.peek else { return nil }
-            if first == UInt8(ascii: "\"") {
-                if wanted(key.text) { return reader.readString()?.text }
-                guard reader.readString()?.complete == true else { return nil }
-            } else {
-                guard reader.skipValue() else { return nil }
+    /// The top-level members of an object read so far: its string members
+    /// decoded (the last one as far as it has arrived), other values
+    /// skipped. Reading stops for good at the object's closing brace or at
+    /// what no object can hold there; until then, each `read` goes on from
+    /// the byte the last one stopped at (an escape cut in half is read
+    /// again whole).
+    struct Members {
+        struct Member {
+            var key: String
+            var value: String
+            /// Its closing quote has been read.
+            var complete: Bool
+        }
+
+        /// The members whose value is a string, in order.
+        private(set) var strings: [Member] = []
+        /// Bytes of the input read: the next `read` starts there.
+        private(set) var consumed = 0
+        /// The object's closing brace was read (the input may be a complete object).
+        private(set) var closed = false
+        /// Nothing more will be read: the object closed, or the input is not one.
+        private(set) var stopped = false
+        private var state = State.start
+        /// The key being decoded, then the key of the value after it.
+        private var key = ""
+        /// Nesting inside a skipped (non-string) value.
+        private var depth = 0
+        /// A string inside a skipped value, decoded and dropped.
+        private var scratch = ""
+
+        private enum State {
+            case start, beforeKey, key, afterKey, beforeValue, stringValue, skipping, skippingString
+        }
+
+        /// The first string member named `key`, as far as it has arrived.
+        func string(_ key: String) -> String? {
+            for member in strings where member.key == key { return member.value }
+            return nil
+        }
+
+        var firstString: String? { strings.first?.value }
+
+        /// Reads `input` from `consumed` on: `input` must be the input last
+        /// read (or less) followed by more.
+        mutating func read(_ input: String) {
+            guard !stopped, input.utf8.count > consumed else { return }
+            var input = input
+            input.withUTF8 { scan($0) }
+        }
+
+        private mutating func scan(_ b: UnsafeBufferPointer<UInt8>) {
+            let end = b.count
+            while consumed < end {
+                switch state {
+                case .start:
+                    Self.skipWhitespace(b, &consumed)
+                    guard consumed < end else { return }
+                    guard b[consumed] == UInt8(ascii: "{") else { return stop() }
+                    consumed &+= 1
+                    state = .beforeKey
+                case .beforeKey:
+                    Self.skipWhitespace(b, &consumed)
+                    guard consumed < end else { return }
+                    switch b[consumed] {
+                    case UInt8(ascii: "}"):
+                        closed = true
+                        return stop()
+                    case UInt8(ascii: ","):
+                        consumed &+= 1
+                    case UInt8(ascii: "\""):
+                        consumed &+= 1
+                        key = ""
+                        state = .key
+                    default:
+                        return stop()
+                    }
+                case .key:
+                    switch Self.decode(b, &consumed, into: &key) {
+                    case .complete: state = .afterKey
+                    case .cut: return
+                    case .stuck: return stop()
+                    }
+                case .afterKey:
+                    Self.skipWhitespace(b, &consumed)
+                    guard consumed < end else { return }
+                    guard b[consumed] == UInt8(ascii: ":") else { return stop() }
+                    consumed &+= 1
+                    state = .beforeValue
+                case .beforeValue:
+                    Self.skipWhitespace(b, &consumed)
+                    guard consumed < end else { return }
+                    if b[consumed] == UInt8(ascii: "\"") {
+                        consumed &+= 1
+                        strings.append(Member(key: key, value: "", complete: false))
+                        state = .stringValue
+                    } else {
+                        depth = 0
+                        state = .skipping
+                    }
+                case .stringValue:
+                    let last = strings.count &- 1
+                    switch Self.decode(b, &consumed, into: &strings[last].value) {
+                    case .complete:
+                        strings[last].complete = true
+                        state = .beforeKey
+                    case .cut: return
+                    case .stuck: return stop()
+                    }
+                case .skipping:
+                    // A number, literal, array or object, up to the comma or
+                    // brace that ends it (left for the members' loop).
+                    let byte = b[consumed]
+                    switch byte {
+                    case UInt8(ascii: "\""):
+                        consumed &+= 1
+                        scratch = ""
+                        state = .skippingString
+                        continue
+                    case UInt8(ascii: "["), UInt8(ascii: "{"):
+                        depth &+= 1
+                    case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                        if depth == 0 {
+                            state = .beforeKey
+                            continue
+                        }
+                        depth &-= 1
+                    case UInt8(ascii: ","):
+                        if depth == 0 {
+                            state = .beforeKey
+                            continue
+                        }
+                    default:
+                        break
+                    }
+                    consumed &+= 1
+                case .skippingString:
+                    switch Self.decode(b, &consumed, into: &scratch) {
+                    case .complete: state = .skipping
+                    case .cut: return
+                    case .stuck: return stop()
+                    }
+                }
             }
         }
-    }
 
-    /// A cursor over the input's UTF-8 bytes.
-    private struct Reader {
-        let bytes: [UInt8]
-        var index = 0
-
-        var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
-
-        mutating func skipWhitespace() {
-            while let b = peek, b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 { index += 1 }
+        private mutating func stop() {
+            stopped = true
+            scratch = ""
         }
 
-        /// Skips whitespace, then `byte` if it is next.
-        mutating func consume(_ byte: UInt8) -> Bool {
-            skipWhitespace()
-            guard peek == byte else { return false }
-            index += 1
-            return true
+        private static func skipWhitespace(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) {
+            while i < b.count {
+                let c = b[i]
+                guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+                i &+= 1
+            }
         }
 
-        /// Decodes the string starting at the quote under the cursor;
-        /// `complete` is false when the input ended inside it.
-        mutating func readString() -> (text: String, complete: Bool)? {
-            guard peek == UInt8(ascii: "\"") else { return nil }
-            index += 1
-            var out: [UInt8] = []
-            while let b = peek {
-                if b == UInt8(ascii: "\"") {
-                    index += 1
-                    return (String(decoding: out, as: UTF8.self), true)
-                }
-                if b != UInt8(ascii: "\\") {
-                    out.append(b)
-                    index += 1
+        private enum Decoded {
+            /// The closing quote was read.
+            case complete
+            /// The input ended (in the string, or in an escape: read again from its backslash).
+            case cut
+            /// An escape no more input can complete (`\u` with a letter that
+            /// is not hex): the string, and the object, are read no further.
+            case stuck
+        }
+
+        /// Decodes a string's bytes from `i` (after its opening quote) into `out`.
+        private static func decode(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, into out: inout String) -> Decoded {
+            let end = b.count
+            var run = i
+            while i < end {
+                let c = b[i]
+                if c != UInt8(ascii: "\""), c != UInt8(ascii: "\\") {
+                    i &+= 1
                     continue
                 }
-                guard decodeEscape(into: &out) else { break }
-            }
-            return (String(decoding: out, as: UTF8.self), false)
-        }
-
-        /// Decodes the escape under the cursor; false when it is cut off by the end of the input.
-        private mutating func decodeEscape(into out: inout [UInt8]) -> Bool {
-            guard index + 1 < bytes.count else { return false }
-            let letter = bytes[index + 1]
-            if letter == UInt8(ascii: "u") {
-                guard let scalar = unicodeEscape() else { return false }
-                out.append(contentsOf: String(Character(scalar)).utf8)
-                return true
-            }
-            index += 2
-            switch letter {
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            default: out.append(letter)  // \" \\ \/ and, tolerantly, anything else as itself
-            }
-            return true
-        }
-
-        /// Reads `\uXXXX` (and its low surrogate when it is a high one); nil
-        /// when the input ends before the escape does. Invalid code units become U+FFFD.
-        private mutating func unicodeEscape() -> Unicode.Scalar? {
-            guard let unit = hex4(at: index + 2) else { return nil }
-            guard (0xD800..<0xDC00).contains(unit) else {
-                index += 6
-                return Unicode.Scalar(unit) ?? "\u{FFFD}"
-            }
-            let next = index + 6
-            if next + 1 < bytes.count, bytes[next] == UInt8(ascii: "\\"), bytes[next + 1] == UInt8(ascii: "u") {
-                guard let low = hex4(at: next + 2) else { return nil }
-                if (0xDC00..<0xE000).contains(low) {
-                    index += 12
-                    return Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) ?? "\u{FFFD}"
+                // The bytes before: valid UTF-8 cut at an ASCII byte.
+                if i > run { out.append(String(decoding: UnsafeBufferPointer(rebasing: b[run..<i]), as: UTF8.self)) }
+                if c == UInt8(ascii: "\"") {
+                    i &+= 1
+                    return .complete
                 }
-            } else if next + 1 >= bytes.count {
-                return nil  // the low half may still come
+                switch escape(b, &i, into: &out) {
+                case .complete: break
+                case .cut: return .cut
+                case .stuck: return .stuck
+                }
+                run = i
             }
-            index += 6
-            return "\u{FFFD}"
+            if i > run { out.append(String(decoding: UnsafeBufferPointer(rebasing: b[run..<i]), as: UTF8.self)) }
+            return .cut
         }
 
-        /// Four hex digits at `at`, or nil when they have not all arrived or are not hex.
-        private func hex4(at start: Int) -> UInt32? {
-            guard start + 4 <= bytes.count else { return nil }
+        /// Decodes the escape at `i` (its backslash); `.cut` (nothing read)
+        /// when the input ends inside it, `.stuck` when it never can be read.
+        private static func escape(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, into out: inout String) -> Decoded {
+            guard i &+ 1 < b.count else { return .cut }
+            let letter = b[i &+ 1]
+            if letter == UInt8(ascii: "u") {
+                switch unicodeEscape(b, &i) {
+                case .scalar(let scalar):
+                    out.unicodeScalars.append(scalar)
+                    return .complete
+                case .cut: return .cut
+                case .stuck: return .stuck
+                }
+            }
+            guard letter < 0x80 else {
+                // A backslash before a multi-byte character: the character as itself.
+                i &+= 1
+                return .complete
+            }
+            i &+= 2
+            switch letter {
+            case UInt8(ascii: "n"): out.append("\n")
+            case UInt8(ascii: "t"): out.append("\t")
+            case UInt8(ascii: "r"): out.append("\r")
+            case UInt8(ascii: "b"): out.append("\u{08}")
+            case UInt8(ascii: "f"): out.append("\u{0C}")
+            default:
+                // \" \\ \/ and, tolerantly, anything else as itself.
+                out.unicodeScalars.append(Unicode.Scalar(letter))
+            }
+            return .complete
+        }
+
+        private enum UnicodeEscape {
+            case scalar(Unicode.Scalar)
+            case cut
+            case stuck
+        }
+
+        /// Reads `\uXXXX` (and its low surrogate when it is a high one).
+        /// Invalid code units become U+FFFD; digits that are not hex make it stuck.
+        private static func unicodeEscape(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> UnicodeEscape {
+            guard let unit = hex4(b, at: i &+ 2) else { return hasRoom(b, i &+ 2) ? .stuck : .cut }
+            guard (0xD800..<0xDC00).contains(unit) else {
+                i &+= 6
+                return .scalar(Unicode.Scalar(unit) ?? "\u{FFFD}")
+            }
+            let next = i &+ 6
+            if next &+ 1 < b.count, b[next] == UInt8(ascii: "\\"), b[next &+ 1] == UInt8(ascii: "u") {
+                guard let low = hex4(b, at: next &+ 2) else { return hasRoom(b, next &+ 2) ? .stuck : .cut }
+                if (0xDC00..<0xE000).contains(low) {
+                    i &+= 12
+                    return .scalar(Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) ?? "\u{FFFD}")
+                }
+            } else if next &+ 1 >= b.count {
+                return .cut  // the low half may still come
+            }
+            i &+= 6
+            return .scalar("\u{FFFD}")
+        }
+
+        /// Whether four bytes from `start` have arrived.
+        private static func hasRoom(_ b: UnsafeBufferPointer<UInt8>, _ start: Int) -> Bool { start &+ 4 <= b.count }
+
+        /// Four hex digits at `start`, or nil when they have not all arrived or are not hex.
+        private static func hex4(_ b: UnsafeBufferPointer<UInt8>, at start: Int) -> UInt32? {
+            guard start &+ 4 <= b.count else { return nil }
             var value: UInt32 = 0
-            for b in bytes[start..<start + 4] {
-                guard let digit = hexDigit(b) else { return nil }
+            for k in start..<start &+ 4 {
+                guard let digit = hexDigit(b[k]) else { return nil }
                 value = value << 4 | digit
             }
             return value
         }
 
-        private func hexDigit(_ b: UInt8) -> UInt32? {
+        private static func hexDigit(_ b: UInt8) -> UInt32? {
             switch b {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(b - UInt8(ascii: "0"))
             case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt32(b - UInt8(ascii: "a") + 10)
             case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt32(b - UInt8(ascii: "A") + 10)
             default: return nil
             }
-        }
-
-        /// Skips a non-string value (number, literal, array, object) up to
-        /// the comma or brace that ends it; false when the input ends first.
-        mutating func skipValue() -> Bool {
-            var depth = 0
-            while let b = peek {
-                switch b {
-                case UInt8(ascii: "\""):
-                    guard readString()?.complete == true else { return false }
-                    continue
-                case UInt8(ascii: "["), UInt8(ascii: "{"):
-                    depth += 1
-                case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                    if depth == 0 { return true }
-                    depth -= 1
-                case UInt8(ascii: ","):
-                    if depth == 0 { return true }
-                default:
-                    break
-                }
-                index += 1
-            }
-            return false
         }
     }
 }

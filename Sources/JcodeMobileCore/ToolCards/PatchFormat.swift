@@ -200,20 +200,67 @@ enum PatchFormat {
     /// The paths a patch text of either format names, as far as it has
     /// arrived, in order and each once.
     static func paths(in text: String) -> [String] {
-        var paths: [String] = []
-        var oldPath: Substring = ""
-        for line in TextLines.split(text) {
+        var reader = PathReader()
+        reader.read(text)
+        var paths = reader.paths
+        if let last = reader.pathOfLastLine(in: text) { paths.append(last) }
+        return paths
+    }
+
+    /// The paths of a patch text that grows at its end, read line by line
+    /// from where the last read stopped; each path is kept once (a set
+    /// says which are kept).
+    struct PathReader {
+        /// The paths of the lines read, in order, each once.
+        private(set) var paths: [String] = []
+        private var seen: Set<String> = []
+        /// The old path of the last `--- ` line (for a `+++ /dev/null`).
+        private var oldPath = ""
+        /// The byte offset where the line not ended yet starts.
+        private(set) var lineStart = 0
+
+        /// Reads the lines `text` ends from `lineStart` on: `text` must be
+        /// the text last read followed by more. The last line, not ended
+        /// yet, is left for `pathOfLastLine`.
+        mutating func read(_ text: String) {
+            let utf8 = text.utf8
+            guard utf8.count > lineStart else { return }
+            var start = utf8.index(utf8.startIndex, offsetBy: lineStart)
+            var i = start
+            while i != utf8.endIndex {
+                if utf8[i] == 0x0A {
+                    if let path = take(TextLines.line(text, from: start, to: i)), seen.insert(path).inserted { paths.append(path) }
+                    start = utf8.index(after: i)
+                }
+                i = utf8.index(after: i)
+            }
+            lineStart = utf8.distance(from: utf8.startIndex, to: start)
+        }
+
+        /// The path the text's last line (not ended yet) names when it is one not named before.
+        func pathOfLastLine(in text: String) -> String? {
+            let utf8 = text.utf8
+            guard utf8.count > lineStart else { return nil }
+            var copy = self
+            guard let path = copy.take(TextLines.line(text, from: utf8.index(utf8.startIndex, offsetBy: lineStart), to: utf8.endIndex)),
+                  !seen.contains(path)
+            else { return nil }
+            return path
+        }
+
+        /// The path one line names, if any (a `--- ` line names the old path for later).
+        private mutating func take(_ line: Substring) -> String? {
             var path: Substring?
             for marker in ["*** Add File: ", "*** Update File: ", "*** Delete File: "] where line.hasPrefix(marker) {
                 path = TextLines.trimmed(line.dropFirst(marker.count))
             }
-            if line.hasPrefix("--- ") { oldPath = stripping("a/", from: headerPath(line, "--- ")) }
+            if line.hasPrefix("--- ") { oldPath = String(stripping("a/", from: headerPath(line, "--- "))) }
             if line.hasPrefix("+++ ") {
                 let newPath = headerPath(line, "+++ ")
-                path = newPath == "/dev/null" ? oldPath : stripping("b/", from: newPath)
+                path = newPath == "/dev/null" ? Substring(oldPath) : stripping("b/", from: newPath)
             }
-            if let path, !path.isEmpty, !paths.contains(String(path)) { paths.append(String(path)) }
+            guard let path, !path.isEmpty else { return nil }
+            return String(path)
         }
-        return paths
     }
 }

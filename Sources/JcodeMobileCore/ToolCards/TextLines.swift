@@ -21,7 +21,7 @@ enum TextLines {
     }
 
     /// The bytes from `start` to `end`, less a trailing `\r`.
-    private static func line(_ text: String, from start: String.Index, to end: String.Index) -> Substring {
+    static func line(_ text: String, from start: String.Index, to end: String.Index) -> Substring {
         var end = end
         if end != start {
             let last = text.utf8.index(before: end)

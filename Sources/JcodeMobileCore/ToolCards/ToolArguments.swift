@@ -26,21 +26,35 @@
 /// | maintainer_feedback                          | `summary`                                         |
 /// | anything else                                | its first string argument                         |
 struct ToolArguments {
-    /// The input as given.
-    let text: String
     /// The input parsed, when it is one complete JSON object.
     let object: JSONObject?
+    /// The input's top-level string members as far as they have arrived.
+    let members: PartialJSON.Members
 
     init(_ text: String) {
-        self.text = text
-        object = (try? JSONParser.parse(text))?.objectValue
+        var members = PartialJSON.Members()
+        members.read(text)
+        self.init(object: Self.object(text, members), members: members)
+    }
+
+    init(object: JSONObject?, members: PartialJSON.Members) {
+        self.object = object
+        self.members = members
+    }
+
+    /// `text` parsed, when `members` (read from it) found the object's
+    /// closing brace: an input that has not closed its object is no JSON
+    /// object yet, and is not parsed whole in vain.
+    static func object(_ text: String, _ members: PartialJSON.Members) -> JSONObject? {
+        guard members.closed else { return nil }
+        return (try? JSONParser.parse(text))?.objectValue
     }
 
     /// A top-level string argument: from the parsed object, or while the
     /// input streams, as much of it as has arrived.
     func string(_ key: String) -> String? {
         if let object { return object[key]?.stringValue }
-        return PartialJSON.string(forKey: key, in: text)
+        return members.string(key)
     }
 
     /// The first top-level argument whose value is a string.
@@ -48,7 +62,7 @@ struct ToolArguments {
         if let object {
             return object.entries.lazy.compactMap { $0.value.stringValue }.first
         }
-        return PartialJSON.firstString(in: text)
+        return members.firstString
     }
 
     /// A top-level argument of any type; only once the input is complete.

@@ -18,9 +18,14 @@ public enum ToolDiff {
     ///   (see `PatchFormat`); one `FileDiff` per file.
     public static func diffs(name: String, input: String) -> [FileDiff]? {
         guard let args = (try? JSONParser.parse(input))?.objectValue else { return nil }
+        return diffs(tool: ToolName.canonical(name), args)
+    }
+
+    /// The diffs of a complete input parsed, for the tool `tool` (a canonical name).
+    static func diffs(tool: String, _ args: JSONObject) -> [FileDiff]? {
         var collector = DiffCollector(limit: lineLimit)
         let made: Bool
-        switch ToolName.canonical(name) {
+        switch tool {
         case "edit": made = collectEdit(args, into: &collector)
         case "multiedit": made = collectMultiEdit(args, into: &collector)
         case "write": made = collectWrite(args, into: &collector)

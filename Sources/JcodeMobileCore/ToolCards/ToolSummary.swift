@@ -17,11 +17,13 @@ public enum ToolSummary {
     /// tabs and other control characters read as spaces. While `input` streams
     /// (incomplete JSON) it gives what has arrived, e.g. the command so far.
     public static func summary(name: String, input: String) -> String {
-        oneLine(mainText(tool: ToolName.canonical(name), ToolArguments(input)))
+        var reading = ToolInputReading(name: name)
+        reading.read(input)
+        return reading.summary()
     }
 
     /// The summary before it is made one short line.
-    private static func mainText(tool: String, _ args: ToolArguments) -> String {
+    static func mainText(tool: String, _ args: ToolArguments) -> String {
         switch tool {
         case "bash": return firstLine(args.string("command") ?? "")
         case "read", "write", "edit", "multiedit": return args.string("file_path") ?? ""
@@ -97,7 +99,7 @@ public enum ToolSummary {
     /// characters and line separators become spaces, the ends are trimmed,
     /// and a longer text is cut at a character boundary with "…". Only the
     /// head of a long text is looked at.
-    static func oneLine(_ text: String) -> String {
+    static func oneLine<S: StringProtocol>(_ text: S) -> String {
         // Twice the length leaves room for what trimming and merging
         // (a space taking a combining mark) remove.
         let head = text.prefix(2 * maxLength + 1)
