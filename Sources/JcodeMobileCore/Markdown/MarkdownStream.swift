@@ -35,6 +35,9 @@ public struct MarkdownStream: Sendable {
     /// Blocks 0 ..< stableCount are closed: no later append can change them (they keep their index, hence their node ids).
     public private(set) var stableCount = 0
 
+    /// The text ends in a paragraph of link reference definitions only (it has no block).
+    public private(set) var endsInDefinitions = false
+
     /// Blocks 0 ..< headCount are final (closed by a complete line).
     private var headCount = 0
     /// Where the next parse starts (the start of a line).
@@ -108,8 +111,7 @@ public struct MarkdownStream: Sendable {
 
     /// Takes a parse of the tail: moves the final nodes to the head, keeps the rest as the tail.
     private mutating func accept(_ nodes: [TopLevelNode], _ fence: OpenFence?, _ bytes: UnsafeBufferPointer<UInt8>) {
-        var lastLineStart = bytes.count
-        while lastLineStart > restartOffset && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
+        let lastLineStart = BlockParser.lastLineStart(bytes, from: restartOffset)
         blocks.removeSubrange(headCount...)
         var index = 0
         while index < nodes.count, let closeLine = nodes[index].closeLine, closeLine < lastLineStart {
@@ -131,6 +133,7 @@ public struct MarkdownStream: Sendable {
             if let block = node.block { blocks.append(block) }
         }
         openFence = index == nodes.count - 1 ? fence : nil
+        endsInDefinitions = nodes.last.map { $0.block == nil } ?? false
         stableCount = max(stableCount, firstDependentHeadBlock ?? headCount)
     }
 }

@@ -188,7 +188,8 @@ extension RuntimeSchema {
                 ("text", B.string),
                 ("styles", B.array(B.enumeration(TextSpan.Style.named.map { $0.1.description }))),
                 ("url", B.described(B.string, "a link's target")),
-            ], optional: ["url"])
+                ("source", B.described(B.string, "an image's source (its run's text is the alt text)")),
+            ], optional: ["url", "source"])
         }
 
         static var scroll: JSONValue {
