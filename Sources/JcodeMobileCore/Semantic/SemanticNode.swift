@@ -160,7 +160,8 @@ public struct SemanticNode: Equatable, Sendable {
         set { detail.checked = newValue }
     }
     /// Which kind of its role the node is: a button's `primary`,
-    /// `secondary` or `destructive`; a list's `ordered` or `bullet`; a table
+    /// `secondary` or `destructive`; a list's `ordered` or `bullet`; a loose
+    /// list's items `loose`; a table
     /// cell's alignment; a diff line's `added`, `removed` or `context`; a
     /// code block still streaming `open`.
     public var variant: String? {

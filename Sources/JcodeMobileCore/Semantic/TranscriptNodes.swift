@@ -30,13 +30,16 @@ enum MarkdownNodes {
             node.level = level
             node.accessibilityLabel = "Heading level \(level)"
             return node
-        case .list(let ordered, let start, _):
+        case .list(let ordered, let start, let tight):
             var node = SemanticNode(id, .list, label: "", accessibilityLabel: ordered ? "Numbered list" : "List")
             node.variant = ordered ? "ordered" : "bullet"
             node.children.reserveCapacity(block.children.count)
             for (k, item) in block.children.enumerated() {
                 let marker = ordered ? String(start &+ k) + "." : "•"
-                node.children.append(listItem(item, id: id + "." + String(k), marker: marker))
+                var itemNode = listItem(item, id: id + "." + String(k), marker: marker)
+                // A loose list (a blank line between its items or their blocks) spaces its items as paragraphs.
+                if !tight { itemNode.variant = "loose" }
+                node.children.append(itemNode)
             }
             return node
         case .listItem:
