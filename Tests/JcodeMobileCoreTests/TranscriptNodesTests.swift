@@ -154,6 +154,53 @@ final class TranscriptNodesTests: XCTestCase {
         }
     }
 
+    /// Every example of the CommonMark and GFM specs (../shared/commonmark), streamed into
+    /// a reply as `text_delta`s of 1, 3 and 17 bytes (whole characters): the reply's row
+    /// (patched in place as deltas come, debug builds checking each patch) equals the row
+    /// built from scratch, and after every delta its blocks are those of a whole parse of the text so far.
+    func testEverySpecExampleStreamedAsTextDeltasEqualsItsWholeParse() throws {
+        guard let commonMark = CommonMarkSpecTests.examples("commonmark-0.31.2.json"),
+              let gfm = CommonMarkSpecTests.examples("gfm-0.29-spec.json") else {
+            throw XCTSkip("the spec examples are not in ../shared/commonmark")
+        }
+        func unplaced(_ node: SemanticNode) -> SemanticNode {
+            var node = node
+            node.bounds = SemanticNode.Bounds()
+            node.children = node.children.map(unplaced)
+            return node
+        }
+        var failures: [String] = []
+        for (suite, examples) in [("commonmark", commonMark), ("gfm", gfm)] {
+            for example in examples {
+                let scalars = Array(example.markdown.unicodeScalars)
+                for size in [1, 3, 17] {
+                    let app = replying()
+                    var index = 0
+                    var sent = ""
+                    var failed = false
+                    while index < scalars.count {
+                        var piece = ""
+                        while index < scalars.count && piece.utf8.count < size {
+                            piece.unicodeScalars.append(scalars[index])
+                            index += 1
+                        }
+                        delta(app, piece)
+                        sent += piece
+                        let blocks = (app.tree().find("message.m2")?.children.filter(\.role.isMarkdownBlock) ?? []).map(unplaced)
+                        if !failed && blocks != MarkdownNodes.nodes(Markdown.parse(sent), prefix: "message.m2.md") {
+                            failures.append("\(suite) \(example.number) chunks of \(size) after \(sent.debugDescription)")
+                            failed = true
+                        }
+                    }
+                    if app.tree().find("message.m2") != SemanticTree.build(app.state).find("message.m2") {
+                        failures.append("\(suite) \(example.number) chunks of \(size): the row is not the one built from scratch")
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(failures, [])
+    }
+
     private func streamAndCompare(_ reply: String, chunk size: Int, label: String) {
         do {
             let app = replying()

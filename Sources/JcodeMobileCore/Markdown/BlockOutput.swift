@@ -59,7 +59,8 @@ struct BlockOutput {
         let items = list.children
         for (index, item) in items.prefix(count).enumerated() {
             if index + 1 < items.count && item.endLine + 1 < items[index + 1].startLine { return false }
-            let blocks = item.children.filter { !$0.isRemoved }
+            // A paragraph of definitions only counts: it shows nothing but is a block.
+            let blocks = item.children
             for (k, child) in blocks.enumerated() where k + 1 < blocks.count {
                 if child.endLine + 1 < blocks[k + 1].startLine { return false }
             }

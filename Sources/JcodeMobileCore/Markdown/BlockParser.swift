@@ -203,13 +203,15 @@ struct BlockParser {
     mutating func run(definitions: [String: String]) -> (nodes: [TopLevelNode], openFence: (OpenFence, lastLineStart: Int)?) {
         var position = from
         while position < bytes.count {
+            // A line ends at "\n", "\r\n" or a lone "\r".
             var end = position
-            while end < bytes.count && bytes[end] != 10 { end += 1 }
-            nextLineStart = min(end + 1, bytes.count)
-            lineEnd = end > position && bytes[end - 1] == 13 ? end - 1 : end
+            while end < bytes.count && bytes[end] != 10 && bytes[end] != 13 { end += 1 }
+            lineEnd = end
+            nextLineStart = end < bytes.count && bytes[end] == 13 && end + 1 < bytes.count && bytes[end + 1] == 10
+                ? end + 2 : min(end + 1, bytes.count)
             lineStart = position
             incorporateLine()
-            position = end + 1
+            position = nextLineStart
         }
         let fence = openFenceState()
         let container = openContainerAtEnd()
@@ -239,11 +241,19 @@ struct BlockParser {
         return (nodes, fence)
     }
 
+    /// Where the last line of `bytes[from...]` starts: after its last line ending, a final "\r"
+    /// excepted (a "\n" after it would make them one ending: the line is not complete yet).
+    static func lastLineStart(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        var start = bytes.count
+        if start > from && bytes[start - 1] == 13 { start -= 1 }
+        while start > from && bytes[start - 1] != 10 && bytes[start - 1] != 13 { start -= 1 }
+        return start
+    }
+
     /// The open top-level fence at the end, if the text ends inside one, with its complete lines.
     private func openFenceState() -> (OpenFence, lastLineStart: Int)? {
         guard let last = document.children.last, last.isOpen, last.kind == .fencedCode, tip === last else { return nil }
-        var lastLineStart = bytes.count
-        while lastLineStart > from && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
+        let lastLineStart = Self.lastLineStart(bytes, from: from)
         guard last.start < lastLineStart else { return nil }
         let complete = last.lastAddedLineStart == lastLineStart ? last.contentBeforeLastLine : last.content.count
         let fence = OpenFence(start: last.start, fenceChar: last.fenceChar, fenceLength: last.fenceLength,
@@ -459,6 +469,7 @@ struct BlockParser {
             advanceNextNonspace()
             advanceOffset(1, columns: false)
             if isSpaceOrTab(peek(offset)) { advanceOffset(1, columns: true) }
+            node.endLine = lineIndex  // a ">" line is the quote's, even with nothing after it
             return .matched
         case .item:
             if blank {
@@ -466,6 +477,7 @@ struct BlockParser {
                 advanceNextNonspace()
             } else if indent >= node.markerOffset + node.padding {
                 advanceOffset(node.markerOffset + node.padding, columns: true)
+                node.endLine = lineIndex
             } else {
                 return .failed
             }
@@ -615,6 +627,7 @@ struct BlockParser {
         closeUnmatchedBlocks()
         let paragraph = container
         paragraph.content = Definitions.extract(paragraph.content, into: &paragraph.definitions)
+        hoistDefinitions(paragraph)
         guard !paragraph.content.isEmpty else { return false }
         paragraph.kind = .heading
         paragraph.level = char == UInt8(ascii: "=") ? 1 : 2
@@ -632,7 +645,8 @@ struct BlockParser {
         // A paragraph emptied by a setext check that took its definitions has no header line.
         guard paragraph.lastLineInContent < paragraph.content.count else { return false }
         let header = Array(paragraph.content[paragraph.lastLineInContent..<(paragraph.content.count - 1)])
-        guard Table.cells(header).count == alignments.count,
+        // A header of a lone "|" has no cell ("|" then "-|" is a paragraph).
+        guard trimmed(header) != [UInt8(ascii: "|")], Table.cells(header).count == alignments.count,
               line.contains(UInt8(ascii: "|")) || header.contains(UInt8(ascii: "|")) else { return false }
         closeUnmatchedBlocks()
         let table: BlockNode
@@ -752,10 +766,11 @@ struct BlockParser {
         case .paragraph:
             node.content = Definitions.extract(node.content, into: &node.definitions)
             node.isRemoved = node.content.isEmpty
+            hoistDefinitions(node)
         case .indentedCode:
             node.content = withoutTrailingBlankLines(node.content)
         case .quote, .list, .item:
-            if let last = node.children.last { node.endLine = last.endLine }
+            if let last = node.children.last { node.endLine = max(node.endLine, last.endLine) }
         default:
             break
         }
@@ -765,6 +780,15 @@ struct BlockParser {
             node.resumeAt = resumeAt ?? (closingLineBelongs ? nextLineStart : lineStart)
         }
         tip = node.parent ?? document
+    }
+
+    /// Moves the definitions of a paragraph inside a container (a quote, a list item) to its
+    /// top-level block: they count for the whole document, and the stream keeps them per top-level block.
+    private func hoistDefinitions(_ node: BlockNode) {
+        guard !node.definitions.isEmpty, var top = node.parent, top !== document else { return }
+        while let parent = top.parent, parent !== document { top = parent }
+        top.definitions.append(contentsOf: node.definitions)
+        node.definitions = []
     }
 
     /// An indented code block's lines without its trailing blank ones.

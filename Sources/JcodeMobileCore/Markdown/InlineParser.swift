@@ -10,6 +10,8 @@ private struct InlineNode {
     var text: [UInt8]
     var styles: MarkdownStyle = []
     var url: String?
+    /// An image's source (the node's text is its alt text).
+    var source: String?
     var opens: [Mark] = []
     var closes: [Mark] = []
 }
@@ -81,6 +83,7 @@ struct InlineParser {
     private mutating func scan() {
         while position < s.count {
             let c = s[position]
+            if isEmailCharacter(c) && (position == 0 || !isEmailCharacter(s[position - 1])) && emailAutolink() { continue }
             switch c {
             case 10: newline()
             case UInt8(ascii: "\\"): backslash()
@@ -93,7 +96,7 @@ struct InlineParser {
             case UInt8(ascii: "]"): closeBracket()
             case UInt8(ascii: "<"): angle()
             case UInt8(ascii: "&"): entity()
-            case UInt8(ascii: "h"), UInt8(ascii: "w"):
+            case UInt8(ascii: "h"), UInt8(ascii: "w"), UInt8(ascii: "f"):
                 if !extendedAutolink() { pending.append(c); position += 1 }
             default:
                 pending.append(c)
@@ -114,10 +117,19 @@ struct InlineParser {
         nodes.append(node)
     }
 
-    /// A soft or hard line break: "\n" without the spaces around it.
-    private mutating func newline() {
-        while let last = pending.last, isSpaceOrTab(last) { pending.removeLast() }
-        pending.append(10)
+    /// A soft line break ("\n" in the text) or a hard one (two spaces or more, or `hard`:
+    /// a backslash, before it; a "\n" node of its own), without the spaces around it.
+    private mutating func newline(hard: Bool = false) {
+        var spaces = 0
+        while let last = pending.last, isSpaceOrTab(last) {
+            spaces = last == 32 ? spaces + 1 : 0
+            pending.removeLast()
+        }
+        if hard || spaces >= 2 {
+            append(InlineNode(text: [10], styles: .lineBreak))
+        } else {
+            pending.append(10)
+        }
         position += 1
         while position < s.count && isSpaceOrTab(s[position]) { position += 1 }
     }
@@ -126,7 +138,7 @@ struct InlineParser {
         let next = position + 1 < s.count ? s[position + 1] : 0
         if next == 10 {
             position += 1
-            newline()
+            newline(hard: true)
         } else if isASCIIPunctuation(next) {
             pending.append(next)
             position += 2
@@ -260,17 +272,26 @@ struct InlineParser {
             pending.append(UInt8(ascii: "]"))
             return
         }
+        if opener.isImage {
+            // An image: its content's plain text is the alt text, one node of its own.
+            flush()
+            processEmphasis(bottom: opener.previousDelimiter)
+            var alt: [UInt8] = []
+            for k in (opener.node + 1)..<nodes.count { alt.append(contentsOf: nodes[k].text) }
+            nodes.removeSubrange((opener.node + 1)...)
+            nodes[opener.node] = InlineNode(text: alt, styles: .image, source: url)
+            position = after
+            return
+        }
         nodes[opener.node].text = []
         nodes[opener.node].opens.append(.link(url))
         append(InlineNode(text: [], closes: [.link(url)]))
         processEmphasis(bottom: opener.previousDelimiter)
         position = after
-        if !opener.isImage {
-            // Links may not contain links: earlier "[" can no longer make one.
-            for i in brackets.indices.reversed() where !brackets[i].isImage {
-                if !brackets[i].active { break }
-                brackets[i].active = false
-            }
+        // Links may not contain links: earlier "[" can no longer make one.
+        for i in brackets.indices.reversed() where !brackets[i].isImage {
+            if !brackets[i].active { break }
+            brackets[i].active = false
         }
     }
 
@@ -389,6 +410,7 @@ struct InlineParser {
         if hasPrefix("www.") { prefixLength = 4; scheme = "http://" }
         else if hasPrefix("http://") { prefixLength = 7; scheme = "" }
         else if hasPrefix("https://") { prefixLength = 8; scheme = "" }
+        else if hasPrefix("ftp://") { prefixLength = 6; scheme = "" }
         else { return false }
         // The domain first: a failed attempt costs only its length, not the rest of the line.
         guard isValidDomain(position + (scheme.isEmpty ? prefixLength : 0), s.count) else { return false }
@@ -398,6 +420,37 @@ struct InlineParser {
         guard isValidDomain(position + (scheme.isEmpty ? prefixLength : 0), end) else { return false }
         let text = Array(s[position..<end])
         append(InlineNode(text: text, styles: .link, url: scheme + String(decoding: text, as: UTF8.self)))
+        position = end
+        return true
+    }
+
+    private func isEmailCharacter(_ c: UInt8) -> Bool {
+        HTMLScanner.isLetter(c) || isDigit(c) || c == UInt8(ascii: ".") || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")
+            || c == UInt8(ascii: "_")
+    }
+
+    /// GFM: a bare e-mail address starting at `position` (the start of a run of the characters
+    /// of its local part): `local@domain.tld`, the domain with a "." and not ending in "-" or
+    /// "_" (a final "." is left out); true when one was taken.
+    private mutating func emailAutolink() -> Bool {
+        var at = position
+        while at < s.count && isEmailCharacter(s[at]) { at += 1 }
+        guard at < s.count, s[at] == UInt8(ascii: "@"), at > position else { return false }
+        var end = at + 1
+        var dots = 0
+        while end < s.count {
+            let c = s[end]
+            if c == UInt8(ascii: ".") {
+                guard end + 1 < s.count, HTMLScanner.isLetter(s[end + 1]) || isDigit(s[end + 1]) else { break }
+                dots += 1
+            } else if !(HTMLScanner.isLetter(c) || isDigit(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")) {
+                break
+            }
+            end += 1
+        }
+        guard dots > 0, end > at + 1, s[end - 1] != UInt8(ascii: "-"), s[end - 1] != UInt8(ascii: "_") else { return false }
+        let text = Array(s[position..<end])
+        append(InlineNode(text: text, styles: .link, url: "mailto:" + String(decoding: text, as: UTF8.self)))
         position = end
         return true
     }
@@ -540,25 +593,43 @@ struct InlineParser {
     private func spans() -> (String, [MarkdownSpan]) {
         var counts = [Int](repeating: 0, count: 3)  // bold, italic, strikethrough
         var urls: [String] = []
-        var runs: [(bytes: [UInt8], styles: MarkdownStyle, url: String?)] = []
+        var runs: [(bytes: [UInt8], styles: MarkdownStyle, url: String?, source: String?)] = []
+        // Per open link: the nodes shown when it opened (a link with no text keeps an empty run).
+        var linkStarts: [Int] = []
+        var shown = 0
         for node in nodes {
-            for mark in node.closes { apply(mark, -1, &counts, &urls) }
-            if !node.text.isEmpty {
+            for mark in node.closes {
+                if case .link(let url) = mark, let start = linkStarts.popLast(), start == shown {
+                    var styles: MarkdownStyle = .link
+                    if counts[0] > 0 { styles.insert(.bold) }
+                    if counts[1] > 0 { styles.insert(.italic) }
+                    if counts[2] > 0 { styles.insert(.strikethrough) }
+                    runs.append(([], styles, url, nil))
+                }
+                apply(mark, -1, &counts, &urls)
+            }
+            if !node.text.isEmpty || node.source != nil {
+                shown += 1
                 var styles = node.styles
                 if counts[0] > 0 { styles.insert(.bold) }
                 if counts[1] > 0 { styles.insert(.italic) }
                 if counts[2] > 0 { styles.insert(.strikethrough) }
                 if !urls.isEmpty { styles.insert(.link) }
                 let url = node.url ?? urls.last
-                if let last = runs.last, last.styles == styles, last.url == url {
+                if node.source == nil, let last = runs.last, last.source == nil, last.styles == styles, last.url == url {
                     runs[runs.count - 1].bytes.append(contentsOf: node.text)
                 } else {
-                    runs.append((node.text, styles, url))
+                    runs.append((node.text, styles, url, node.source))
                 }
             }
-            for mark in node.opens { apply(mark, 1, &counts, &urls) }
+            for mark in node.opens {
+                if case .link = mark { linkStarts.append(shown) }
+                apply(mark, 1, &counts, &urls)
+            }
         }
-        let spans = runs.map { MarkdownSpan(text: String(decoding: $0.bytes, as: UTF8.self), styles: $0.styles, url: $0.url) }
+        let spans = runs.map {
+            MarkdownSpan(text: String(decoding: $0.bytes, as: UTF8.self), styles: $0.styles, url: $0.url, source: $0.source)
+        }
         let text = spans.map(\.text).joined()
         let plain = spans.allSatisfy { $0.styles.isEmpty && $0.url == nil }
         return (text, plain ? [] : spans)

@@ -239,7 +239,8 @@ enum LinkScanner {
         return nil
     }
 
-    /// A label as definitions and references are matched: whitespace runs as one space, trimmed, lowercased.
+    /// A label as definitions and references are matched: whitespace runs as one space, trimmed, case-folded
+    /// (lowercased, uppercased, lowercased again: "ẞ", "ß" and "SS" all read "ss", as Unicode's full folding has it).
     static func normalize<C: Collection>(_ label: C) -> String where C.Element == UInt8 {
         var out: [UInt8] = []
         var space = false
@@ -251,7 +252,8 @@ enum LinkScanner {
                 out.append(c)
             }
         }
-        return String(decoding: out, as: UTF8.self).lowercased()
+        let lower = String(decoding: out, as: UTF8.self).lowercased()
+        return lower.utf8.allSatisfy({ $0 < 0x80 }) ? lower : lower.uppercased().lowercased()
     }
 
     /// Skips spaces and tabs, with at most one newline among them.

@@ -40,6 +40,9 @@ public struct MarkdownStream: Sendable {
     /// Blocks 0 ..< stableCount are closed: no later append can change them (they keep their index, hence their node ids).
     public private(set) var stableCount = 0
 
+    /// The text ends in a paragraph of link reference definitions only (it has no block).
+    public private(set) var endsInDefinitions = false
+
     /// Blocks 0 ..< headCount are final (closed by a complete line).
     private var headCount = 0
     /// Where the next parse starts (the start of a line).
@@ -191,8 +194,7 @@ public struct MarkdownStream: Sendable {
     private mutating func accept(
         _ nodes: [TopLevelNode], _ fence: OpenFence?, _ bytes: UnsafeBufferPointer<UInt8>, container: OpenContainer?
     ) {
-        var lastLineStart = bytes.count
-        while lastLineStart > restartOffset && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
+        let lastLineStart = BlockParser.lastLineStart(bytes, from: restartOffset)
         blocks.removeSubrange(headCount...)
         var index = 0
         while index < nodes.count, let closeLine = nodes[index].closeLine, closeLine < lastLineStart {
@@ -215,6 +217,7 @@ public struct MarkdownStream: Sendable {
         }
         openFence = index == nodes.count - 1 ? fence : nil
         openContainer = index == nodes.count - 1 && openFence == nil ? container : nil
+        endsInDefinitions = nodes.last.map { $0.block == nil } ?? false
         stableCount = max(stableCount, firstDependentHeadBlock ?? headCount)
     }
 }

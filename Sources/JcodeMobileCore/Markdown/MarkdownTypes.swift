@@ -1,17 +1,11 @@
 // The public shapes of the markdown parser: blocks with inline spans.
 //
-// Coverage (CommonMark 0.31 + GFM), as tested by MarkdownTests.swift:
-//   full:    thematic breaks, ATX headings, setext headings, indented code,
-//            fenced code, block quotes, list items, lists, paragraphs, blank
-//            lines, backslash escapes, code spans, emphasis, links, images,
-//            autolinks, hard/soft breaks, tables, task lists, strikethrough
-//   partial: tabs (columns inside containers follow the spec; a tab in a
-//            paragraph is kept), HTML blocks and raw inline HTML (kept as
-//            literal text; an inline tag longer than 64 KiB is text), link
-//            reference definitions (labels are case-folded with lowercased(),
-//            not full Unicode case folding), entities (a table of the common
-//            named ones, every numeric one), extended autolinks (www., http://
-//            and https://; no bare e-mail addresses)
+// Coverage (CommonMark 0.31.2 + GFM 0.29): CommonMarkSpecTests.swift runs
+// both specs' examples; every one agrees but raw HTML (HTML blocks are kept
+// as their literal text, inline tags as text) and GFM's extended autolinks
+// where plain CommonMark has text. docs/LIMITS.md, "Markdown", lists them.
+// Entities: a table of the common named ones, every numeric one. Link titles
+// are not kept.
 // Caps: containers (block quotes, lists, list items) nest at most
 // `Markdown.maxContainerDepth` (29) deep; a deeper marker is paragraph text,
 // so a block tree is at most `Markdown.maxDepth` (32) levels deep even with a
@@ -25,19 +19,29 @@ public struct MarkdownStyle: OptionSet, Sendable, Hashable {
     public static let italic = MarkdownStyle(rawValue: 2)
     public static let code = MarkdownStyle(rawValue: 4)
     public static let strikethrough = MarkdownStyle(rawValue: 8)
-    /// A link, an autolink or an image (whose run is its alt text and whose url is its source).
+    /// A link or an autolink (its url is the target).
     public static let link = MarkdownStyle(rawValue: 16)
+    /// An image: the run is its alt text (plain), `source` its source; `url` the link around it, if any.
+    public static let image = MarkdownStyle(rawValue: 32)
+    /// A hard line break (two spaces or a backslash before a newline): a run "\n" of its own
+    /// (a soft break is a "\n" in plain text).
+    public static let lineBreak = MarkdownStyle(rawValue: 64)
 }
 
-/// A run of inline text with one set of styles (adjacent runs with equal styles and url are merged).
+/// A run of inline text with one set of styles (adjacent runs with equal styles and url are merged;
+/// an image is a run of its own).
 public struct MarkdownSpan: Equatable, Sendable {
     public var text: String
     public var styles: MarkdownStyle
+    /// A link's target.
     public var url: String?
-    public init(text: String, styles: MarkdownStyle = [], url: String? = nil) {
+    /// An image's source (`image` style).
+    public var source: String?
+    public init(text: String, styles: MarkdownStyle = [], url: String? = nil, source: String? = nil) {
         self.text = text
         self.styles = styles
         self.url = url
+        self.source = source
     }
 }
 

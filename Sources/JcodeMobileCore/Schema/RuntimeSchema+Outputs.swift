@@ -177,7 +177,7 @@ extension RuntimeSchema {
                 ("spans", B.described(B.array(span), "a text with styles or links: its runs, in order; their texts make up the value")),
                 ("language", B.described(B.string, "a code block: the language named after its fence")),
                 ("checked", B.described(B.boolean, "a task list item: its check box")),
-                ("variant", B.described(B.string, "which kind of its role: a button primary, secondary or destructive; a list ordered or bullet; a table row header; a table cell left, center or right; a diff line added, removed or context; a code block still streaming open")),
+                ("variant", B.described(B.string, "which kind of its role: a button primary, secondary or destructive; a list ordered or bullet; a list item loose (its list has a blank line between items or their blocks: spaced as paragraphs); a table row header; a table cell left, center or right; a diff line added, removed or context; a code block still streaming open")),
                 ("expanded", B.described(B.boolean, "a collapsible node (tool card, reasoning, long output or diff): open or not; set_expanded (or a tap) toggles it")),
                 ("counts", B.described(B.strictObject([("added", B.integer(.count)), ("removed", B.integer(.count))]), "a diff: its lines added and removed")),
             ]
@@ -188,7 +188,8 @@ extension RuntimeSchema {
                 ("text", B.string),
                 ("styles", B.array(B.enumeration(TextSpan.Style.named.map { $0.1.description }))),
                 ("url", B.described(B.string, "a link's target")),
-            ], optional: ["url"])
+                ("source", B.described(B.string, "an image's source (its run's text is the alt text)")),
+            ], optional: ["url", "source"])
         }
 
         static var scroll: JSONValue {

@@ -160,7 +160,8 @@ public struct SemanticNode: Equatable, Sendable {
         set { detail.checked = newValue }
     }
     /// Which kind of its role the node is: a button's `primary`,
-    /// `secondary` or `destructive`; a list's `ordered` or `bullet`; a table
+    /// `secondary` or `destructive`; a list's `ordered` or `bullet`; a loose
+    /// list's items `loose`; a table
     /// cell's alignment; a diff line's `added`, `removed` or `context`; a
     /// code block still streaming `open`.
     public var variant: String? {
@@ -353,10 +354,15 @@ public struct TextSpan: Equatable, Sendable {
         public static let code = Style(rawValue: 1 << 2)
         public static let strikethrough = Style(rawValue: 1 << 3)
         public static let link = Style(rawValue: 1 << 4)
+        /// An image: the run is its alt text, `source` its source (`url`: a link around it).
+        public static let image = Style(rawValue: 1 << 5)
+        /// A hard line break: a run "\n" of its own (a soft break is a "\n" of a plain run).
+        public static let lineBreak = Style(rawValue: 1 << 6)
 
         /// Each style with its JSON name, in the order they are written.
         public static let named: [(Style, StaticString)] = [
             (.bold, "bold"), (.italic, "italic"), (.code, "code"), (.strikethrough, "strikethrough"), (.link, "link"),
+            (.image, "image"), (.lineBreak, "break"),
         ]
     }
 
@@ -364,14 +370,17 @@ public struct TextSpan: Equatable, Sendable {
     public var styles: Style
     /// A link's target (`link` style).
     public var url: String?
+    /// An image's source (`image` style).
+    public var source: String?
 
-    public init(_ text: String, _ styles: Style = [], url: String? = nil) {
+    public init(_ text: String, _ styles: Style = [], url: String? = nil, source: String? = nil) {
         self.text = text
         self.styles = styles
         self.url = url
+        self.source = source
     }
 
-    /// `{"text":…,"styles":["bold",…],"url":…}` (`url` only on a link).
+    /// `{"text":…,"styles":["bold",…],"url":…,"source":…}` (`url` only on a link, `source` only on an image).
     func write(to w: inout JSONWriter) {
         w.objectStart()
         w.key("text"); w.string(text)
@@ -380,6 +389,7 @@ public struct TextSpan: Equatable, Sendable {
         for (style, name) in Style.named where styles.contains(style) { w.staticString(name) }
         w.arrayEnd()
         if let url { w.key("url"); w.string(url) }
+        if let source { w.key("source"); w.string(source) }
         w.objectEnd()
     }
 }

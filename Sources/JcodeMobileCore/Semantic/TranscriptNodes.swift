@@ -42,8 +42,11 @@ enum MarkdownNodes {
     /// The node of child `k` of a list or table `block` whose id is `id`.
     private static func child(of block: MarkdownBlock, _ k: Int, id: String) -> SemanticNode {
         let childID = id + "." + String(k)
-        if case .list(let ordered, let start, _) = block.kind {
-            return listItem(block.children[k], id: childID, marker: ordered ? String(start &+ k) + "." : "•")
+        if case .list(let ordered, let start, let tight) = block.kind {
+            var item = listItem(block.children[k], id: childID, marker: ordered ? String(start &+ k) + "." : "•")
+            // A loose list (a blank line between its items or their blocks) spaces its items as paragraphs.
+            if !tight { item.variant = "loose" }
+            return item
         }
         let row = block.children[k]
         var header = false
@@ -144,7 +147,7 @@ enum MarkdownNodes {
     }
 
     static func spans(_ runs: [MarkdownSpan]) -> [TextSpan] {
-        runs.map { TextSpan($0.text, TextSpan.Style(rawValue: $0.styles.rawValue), url: $0.url) }
+        runs.map { TextSpan($0.text, TextSpan.Style(rawValue: $0.styles.rawValue), url: $0.url, source: $0.source) }
     }
 
 }
@@ -255,7 +258,7 @@ public final class MarkdownCache {
                 entry.nodes.removeSubrange(min(entry.nodes.count, kept &+ (grownFrom == nil ? 0 : 1))...)
                 entry.nodes.append(contentsOf: MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix, from: entry.nodes.count))
                 Self.appendTail(of: text, to: &entry.text)
-                entry.tail = Self.tail(of: text, last: entry.nodes.last)
+                entry.tail = Self.tail(of: text, last: entry.nodes.last, stream: entry.stream)
                 return answer(kept, grownFrom: grownFrom)
             }
         }
@@ -263,7 +266,7 @@ public final class MarkdownCache {
         stream.update(text, appendedOnly: false)
         let nodes = MarkdownNodes.nodes(stream.blocks, prefix: prefix)
         let entry = Entry(text: Self.copy(text), stream: stream, nodes: nodes, generation: generation)
-        entry.tail = Self.tail(of: text, last: nodes.last)
+        entry.tail = Self.tail(of: text, last: nodes.last, stream: stream)
         entries[prefix] = entry
         return Blocks(nodes: nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil)
     }
@@ -367,16 +370,25 @@ public final class MarkdownCache {
     /// What `appendInPlace` needs of `text`, when its last node is an open
     /// paragraph or code block whose last line has begun with a character
     /// that starts no block (nil otherwise).
-    static func tail(of text: String, last: SemanticNode?) -> Tail? {
-        guard let last else { return nil }
+    /// Not when the text ends in a paragraph of link reference definitions (no node: the last
+    /// node is an earlier block), nor in an HTML block (shown as a paragraph, but its text is
+    /// kept as it is, blanks and all), nor in a paragraph that begins with "[" (more text can
+    /// make it a definition, and take it away).
+    static func tail(of text: String, last: SemanticNode?, stream: MarkdownStream) -> Tail? {
+        guard let last, !stream.endsInDefinitions else { return nil }
         let code: Bool
         var path: [Int] = []
         switch last.role {
-        case .paragraph: code = false
+        case .paragraph:
+            if case .html = stream.blocks.last?.kind { return nil }
+            if last.value?.utf8.first == UInt8(ascii: "[") { return nil }
+            code = false
         case .codeBlock where last.variant == "open": code = true
         case .list:
             // A list whose last item is one paragraph (its value) and nothing after it.
-            guard let lastItem = last.children.last, lastItem.role == .listItem, lastItem.children.isEmpty, lastItem.value != nil
+            // Not one that begins with "[" (more text can make it a definition).
+            guard let lastItem = last.children.last, lastItem.role == .listItem, lastItem.children.isEmpty,
+                  let value = lastItem.value, value.utf8.first != UInt8(ascii: "[")
             else { return nil }
             code = false
             path = [last.children.count &- 1]
@@ -389,7 +401,10 @@ public final class MarkdownCache {
         default: return nil
         }
         let utf8 = text.utf8
-        guard let end = utf8.last, end != 0x0A, end != 0x0D else { return nil }
+        // Nor after a backslash (the punctuation after it would be escaped) or a run of `*`, `_`
+        // or `~` (what follows it decides whether it opens or closes).
+        guard let end = utf8.last, end != 0x0A, end != 0x0D, end != UInt8(ascii: "\\"), end != UInt8(ascii: "*"),
+              end != UInt8(ascii: "_"), end != UInt8(ascii: "~") else { return nil }
         // The last line's first character that is not a blank.
         var i = utf8.endIndex
         var lead: UInt8?
