@@ -183,4 +183,54 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.blocks, Markdown.parse(text))
         XCTAssertEqual(stream.restartPoint, head)
     }
+
+    // MARK: - A long paragraph: its inlines read on from a checkpoint
+
+    func testAnAppendToALongParagraphReadsItsInlinesOnlyFromItsLastCheckpoint() {
+        var stream = MarkdownStream()
+        // 20 times "see *this* now " (15 bytes): 299 bytes once the last blank is trimmed.
+        var text = String(repeating: "see *this* now ", count: 20)
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.inlineRestart, 266, "after a blank, every opener before it closed, 64 bytes or more after the one before")
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        // An opener not closed yet holds the checkpoint before it.
+        text += "a *b" + String(repeating: " xx", count: 40)
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.inlineRestart, 270, "the first checkpoint of this read (266 + 4); none after the open \"*b\"")
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        text += "* and on" + String(repeating: " yy", count: 40)
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(stream.blocks[0].spans.filter { $0.styles == .italic }.count, 21, "20 times \"this\", and \"b xx … xx\"")
+        XCTAssertEqual(stream.inlineRestart, 535, "past the closed opener: 270 + 4, then 64 bytes or more apart after a blank")
+    }
+
+    func testWhatMayStillCloseHoldsAParagraphsCheckpointBeforeIt() {
+        let words = String(repeating: "plain words go on ", count: 8)  // 144 bytes
+        for (opening, closing) in [("`code", "` done"), ("<b", "r> done"), ("[link](/u \"a title", "\") done"), ("[a][b", "] done"),
+                                   ("**strong", "** done"), ("[bracket", "] done"), ("<!-- note", " --> done")] {
+            var stream = MarkdownStream()
+            var text = words + opening + " " + words
+            stream.update(text, appendedOnly: true)
+            XCTAssertEqual(stream.blocks, Markdown.parse(text), opening)
+            XCTAssertLessThanOrEqual(stream.inlineRestart ?? 0, 144, "\(opening) is still open")
+            text += closing + " " + words
+            stream.update(text, appendedOnly: true)
+            XCTAssertEqual(stream.blocks, Markdown.parse(text), opening)
+        }
+    }
+
+    func testLongParagraphsWithInlineSyntaxStreamedInTokensEqualAWholeParse() {
+        let pieces = ["word ", "more words ", "*em* ", "**strong** ", "_under_ ", "`code` ", "``two`` ", "`", "*", "**", "_", "~~s~~ ",
+                      "[l](http://x.y) ", "[ref] ", "[r][ref] ", "![img](/i.png) ", "<b>raw</b> ", "<", "a < b ", "&amp; ", "&amp",
+                      "\\* ", "www.ex.com ", "me@ex.com ", "](", "[", "] ", "  \n", "\n", "x*y ", "(*) ", "<http://a.b> ", "<!-- c ",
+                      "--> ", "[l](/u \"t ", "\") "]
+        var generator = SplitMix(seed: 0xFA5A)
+        for round in 0..<12 {
+            var text = ""
+            for _ in 0..<(40 + Int(generator.next() % 80)) { text += pieces[Int(generator.next() % UInt64(pieces.count))] }
+            if round % 4 == 0 { text += "\n\n[ref]: /defined\n" }
+            for size in [1, 4, 13] where !streamsAsAWholeParse(text, size: size) { return }
+        }
+    }
 }

@@ -47,6 +47,15 @@ struct BlockOutput {
         return MarkdownBlock(kind: kind, text: text, spans: spans)
     }
 
+    /// A paragraph read on from `resuming` (see `InlineParser.Checkpoint`), and where the next read goes on from.
+    func paragraph(
+        _ content: [UInt8], resuming: InlineParser.Checkpoint?, _ sensitive: inout Bool
+    ) -> (block: MarkdownBlock, checkpoint: InlineParser.Checkpoint?) {
+        let (text, spans, unresolved, checkpoint) = InlineParser.parse(content, definitions: definitions, resuming: resuming)
+        if unresolved { sensitive = true }
+        return (MarkdownBlock(kind: .paragraph, text: text, spans: spans), checkpoint)
+    }
+
     private func withoutFinalNewline(_ content: [UInt8]) -> String {
         String(decoding: content.last == 10 ? content.dropLast() : content[...], as: UTF8.self)
     }

@@ -158,6 +158,11 @@ struct BlockParser {
     private var lineTaken = false
     /// After `run`: the open top-level list or table the text ends in, when a later parse can go on inside it.
     private(set) var openContainer: OpenContainer?
+    /// The text's last block, when it is a paragraph: where it starts and the
+    /// checkpoint its inline parse goes on from. Given by the caller (the
+    /// last update's), set by `run` (this one's; nil when the last block is
+    /// not a paragraph).
+    var lastParagraph: (start: Int, checkpoint: InlineParser.Checkpoint)?
 
     /// A parser of `bytes[from...]`; `from` is the start of a line.
     init(bytes: UnsafeBufferPointer<UInt8>, from: Int) {
@@ -225,9 +230,19 @@ struct BlockParser {
             }
         }
         let output = BlockOutput(definitions: resolved)
+        let previous = lastParagraph
+        lastParagraph = nil
         var nodes = document.children.map { node -> TopLevelNode in
             var sensitive = false
-            let block = output.block(node, sensitive: &sensitive)
+            let block: MarkdownBlock?
+            if node === document.children.last, node.kind == .paragraph, !node.isRemoved, node.definitions.isEmpty {
+                // The last paragraph (a streamed reply's open one) goes on from its checkpoint.
+                let read = output.paragraph(node.content, resuming: previous?.start == node.start ? previous?.checkpoint : nil, &sensitive)
+                block = read.block
+                lastParagraph = read.checkpoint.map { (node.start, $0) }
+            } else {
+                block = output.block(node, sensitive: &sensitive)
+            }
             return TopLevelNode(block: block, start: node.start, closeLine: node.closedAtEnd ? nil : node.closeLine,
                                 resumeAt: node.resumeAt, definitions: node.definitions, dependsOnLaterDefinitions: sensitive)
         }

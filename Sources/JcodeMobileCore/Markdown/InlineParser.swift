@@ -63,14 +63,103 @@ struct InlineParser {
     /// are read left to right, so each stretch of text is searched once per
     /// terminator (an unclosed `<!--` before many others is not scanned again).
     private var nextTerminator: [(from: Int, at: Int?)] = Array(repeating: (Int.max, nil), count: 4)
+    /// Whether the scan looks for a checkpoint (a streamed paragraph's parse).
+    private var findsCheckpoints = false
+    /// Something read so far may still change meaning with more text (a
+    /// backtick run or a "<" not closed, a "](" without its ")"): no checkpoint from here on.
+    private var open = false
+    /// Where the next checkpoint is looked for, at the earliest.
+    private var nextTry = 0
+    /// The last checkpoint found: its offset, the nodes before it, whether they looked a label up.
+    private var found: (offset: Int, nodes: Int, usesDefinitions: Bool)?
 
     /// Parses `content` (a paragraph's lines, a heading's or a cell's text).
     static func parse(_ content: [UInt8], definitions: [String: String]) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
         var parser = InlineParser(s: trimmed(content), definitions: definitions)
         parser.scan()
         parser.processEmphasis(bottom: -1)
-        let (text, spans) = parser.spans()
-        return (text, spans, parser.usesDefinitions)
+        let (text, spans, _) = parser.spans()
+        let plain = spans.allSatisfy { $0.styles.isEmpty && $0.url == nil }
+        return (text, plain ? [] : spans, parser.usesDefinitions)
+    }
+
+    /// Where a streamed paragraph's inline parse goes on from at its next
+    /// update: the text before `offset` is final. Nothing before it is left
+    /// open (every emphasis opener matched, no bracket, backtick run, "<" or
+    /// link destination waiting for its end), and a space or line break ends
+    /// it, so the text after it reads the same at the start of a paragraph.
+    struct Checkpoint: Equatable, Sendable {
+        /// In the paragraph's trimmed content.
+        var offset: Int
+        /// The content before `offset` (the next update's must be the same).
+        var prefix: [UInt8]
+        /// The runs of the text before `offset`, plain ones too, merged as `parse` merges them.
+        var spans: [MarkdownSpan]
+        var text: String
+        /// The text before `offset` looked a label up (then `definitions` must stay the same).
+        var usesDefinitions: Bool
+        var definitions: [String: String]
+    }
+
+    /// Checkpoints are at least this far apart (bytes): a checkpoint may cost
+    /// a pass over the emphasis delimiters read since the last one.
+    static let checkpointSpacing = 64
+
+    /// `parse`, going on from `resuming` when `content` begins as it did, and
+    /// finding the checkpoint the next update goes on from (the old one when
+    /// no later one is found). The answer equals `parse`'s.
+    static func parse(
+        _ content: [UInt8], definitions: [String: String], resuming: Checkpoint?
+    ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool, checkpoint: Checkpoint?) {
+        let s = trimmed(content)
+        var kept: Checkpoint?
+        if let resuming, resuming.offset < s.count, !resuming.usesDefinitions || resuming.definitions == definitions,
+           s.withUnsafeBufferPointer({ a in resuming.prefix.withUnsafeBufferPointer { b in
+               RawMemory.equal(a.baseAddress!, b.baseAddress!, resuming.offset) } }) {
+            kept = resuming
+        }
+        let base = kept?.offset ?? 0
+        var parser = InlineParser(s: base == 0 ? s : Array(s[base...]), definitions: definitions)
+        parser.findsCheckpoints = true
+        parser.scan()
+        parser.processEmphasis(bottom: -1)
+        let (read, runs, cut) = parser.spans()
+        let unresolved = parser.usesDefinitions || (kept?.usesDefinitions ?? false)
+        // The checkpoint: the new one (what was kept, then the runs before it), else the old one.
+        var checkpoint = kept
+        if let found = parser.found, let cut {
+            var before = Array(runs[..<cut.runs])
+            if let bytes = cut.bytes {
+                var last = runs[cut.runs]
+                if last.text.utf8.count > bytes { last.text = String(decoding: last.text.utf8.prefix(bytes), as: UTF8.self) }
+                before.append(last)
+            }
+            var next = Checkpoint(offset: base + found.offset, prefix: Array(s[..<(base + found.offset)]),
+                                  spans: kept?.spans ?? [], text: kept?.text ?? "",
+                                  usesDefinitions: found.usesDefinitions || (kept?.usesDefinitions ?? false), definitions: definitions)
+            join(&next.spans, before)
+            for span in before { next.text += span.text }
+            checkpoint = next
+        }
+        guard let kept else {
+            let plain = runs.allSatisfy { $0.styles.isEmpty && $0.url == nil }
+            return (read, plain ? [] : runs, unresolved, checkpoint)
+        }
+        var spans = kept.spans
+        join(&spans, runs)
+        let plain = spans.allSatisfy { $0.styles.isEmpty && $0.url == nil }
+        return (kept.text + read, plain ? [] : spans, unresolved, checkpoint)
+    }
+
+    /// Appends `runs` to `spans`, the first merged into the last when they are styled alike (as `spans()` merges).
+    private static func join(_ spans: inout [MarkdownSpan], _ runs: [MarkdownSpan]) {
+        var runs = runs[...]
+        if let first = runs.first, let last = spans.last, last.source == nil, first.source == nil,
+           last.styles == first.styles, last.url == first.url {
+            spans[spans.count - 1].text += first.text
+            runs = runs.dropFirst()
+        }
+        spans.append(contentsOf: runs)
     }
 
     private init(s: [UInt8], definitions: [String: String]) {
@@ -82,6 +171,7 @@ struct InlineParser {
 
     private mutating func scan() {
         while position < s.count {
+            if findsCheckpoints && !open && position >= nextTry && position > 0 { tryCheckpoint() }
             let c = s[position]
             if isEmailCharacter(c) && (position == 0 || !isEmailCharacter(s[position - 1])) && emailAutolink() { continue }
             switch c {
@@ -104,6 +194,28 @@ struct InlineParser {
             }
         }
         flush()
+    }
+
+    /// Takes `position` as the checkpoint when nothing before it is left open
+    /// (see `Checkpoint`): a blank or line break before it and none at it, no
+    /// bracket open, and every emphasis opener matched by a closer before it
+    /// (the closers read so far are matched now, as the end would match them:
+    /// a closer's match depends only on what is before it).
+    private mutating func tryCheckpoint() {
+        let before = s[position - 1], at = s[position]
+        guard before == 32 || before == 10, at != 32, at != 9, at != 10, brackets.isEmpty else { return }
+        nextTry = position + Self.checkpointSpacing
+        if topDelimiter >= 0 {
+            processEmphasis(bottom: -1, dropOpeners: false)
+            var d = topDelimiter
+            while d >= 0 {
+                if delimiters[d].canOpen && delimiters[d].count > 0 { return }
+                d = delimiters[d].previous
+            }
+            topDelimiter = -1
+        }
+        flush()
+        found = (position, nodes.count, usesDefinitions)
     }
 
     private mutating func flush() {
@@ -154,6 +266,7 @@ struct InlineParser {
         let length = position - start
         guard let close = nextBacktickRun(length: length, after: position) else {
             pending.append(contentsOf: repeatElement(UInt8(ascii: "`"), count: length))
+            open = true  // a later run of the same length would close it
             return
         }
         var code = s[position..<close].map { $0 == 10 ? 32 : $0 }
@@ -269,6 +382,8 @@ struct InlineParser {
         }
         brackets.removeLast()
         guard let url else {
+            // "](" or "][" not closed yet: more text could make a link of it.
+            if position < s.count && (s[position] == UInt8(ascii: "(") || s[position] == UInt8(ascii: "[")) { open = true }
             pending.append(UInt8(ascii: "]"))
             return
         }
@@ -329,6 +444,11 @@ struct InlineParser {
             pending.append(contentsOf: s[position..<end])
             position = end
         } else {
+            // More text could make a tag, an autolink or a comment of it.
+            let next = position + 1 < s.count ? s[position + 1] : 0
+            if next == 0 || HTMLScanner.isLetter(next) || next == UInt8(ascii: "/") || next == UInt8(ascii: "!") || next == UInt8(ascii: "?") {
+                open = true
+            }
             pending.append(UInt8(ascii: "<"))
             position += 1
         }
@@ -519,7 +639,7 @@ struct InlineParser {
     // MARK: - Emphasis
 
     /// CommonMark's process emphasis over the delimiters above `bottom`, then drops them.
-    private mutating func processEmphasis(bottom: Int) {
+    private mutating func processEmphasis(bottom: Int, dropOpeners: Bool = true) {
         var openersBottom = [Int](repeating: bottom, count: 18)
         var closer = -1
         var walk = topDelimiter
@@ -572,7 +692,9 @@ struct InlineParser {
                 closer = next
             }
         }
-        while topDelimiter > bottom { removeDelimiter(topDelimiter) }
+        if dropOpeners {
+            while topDelimiter > bottom { removeDelimiter(topDelimiter) }
+        }
     }
 
     private func bottomKey(_ d: Delimiter) -> Int {
@@ -589,15 +711,22 @@ struct InlineParser {
 
     // MARK: - Spans
 
-    /// The nodes as merged spans, and their text; no spans when all of it is plain.
-    private func spans() -> (String, [MarkdownSpan]) {
+    /// The nodes as merged spans (plain ones too) and their text, and where
+    /// the checkpoint falls among them (the runs before it, and the bytes of
+    /// the next one that are before it).
+    private func spans() -> (String, [MarkdownSpan], cut: (runs: Int, bytes: Int?)?) {
         var counts = [Int](repeating: 0, count: 3)  // bold, italic, strikethrough
         var urls: [String] = []
         var runs: [(bytes: [UInt8], styles: MarkdownStyle, url: String?, source: String?)] = []
         // Per open link: the nodes shown when it opened (a link with no text keeps an empty run).
         var linkStarts: [Int] = []
         var shown = 0
-        for node in nodes {
+        var cut: (runs: Int, bytes: Int?)?
+        for (index, node) in nodes.enumerated() {
+            if index == found?.nodes {
+                // Nothing is open there: the last run may go on after it, as one run.
+                cut = runs.last.map { (runs.count - 1, $0.bytes.count) } ?? (0, nil)
+            }
             for mark in node.closes {
                 if case .link(let url) = mark, let start = linkStarts.popLast(), start == shown {
                     var styles: MarkdownStyle = .link
@@ -631,8 +760,8 @@ struct InlineParser {
             MarkdownSpan(text: String(decoding: $0.bytes, as: UTF8.self), styles: $0.styles, url: $0.url, source: $0.source)
         }
         let text = spans.map(\.text).joined()
-        let plain = spans.allSatisfy { $0.styles.isEmpty && $0.url == nil }
-        return (text, plain ? [] : spans)
+        if found != nil && cut == nil { cut = runs.last.map { (runs.count - 1, $0.bytes.count) } ?? (0, nil) }
+        return (text, spans, cut)
     }
 
     private func apply(_ mark: Mark, _ delta: Int, _ counts: inout [Int], _ urls: inout [String]) {

@@ -62,6 +62,10 @@ public struct MarkdownStream: Sendable {
     /// `count` children (the same values, the same kind): a list or table
     /// that only grew.
     public private(set) var grown: (block: Int, count: Int)?
+    /// The last block, when it is a paragraph: where its inline parse goes on from.
+    private var lastParagraph: (start: Int, checkpoint: InlineParser.Checkpoint)?
+    /// Where the last paragraph's inline parse goes on from at the next update (for tests: its cost).
+    var inlineRestart: Int? { lastParagraph?.checkpoint.offset }
 
     public init() {}
 
@@ -87,7 +91,9 @@ public struct MarkdownStream: Sendable {
             }
             var parser = openFence.map { BlockParser(bytes: bytes, resuming: $0) }
                 ?? BlockParser(bytes: bytes, from: restartOffset)
+            parser.lastParagraph = lastParagraph
             let (nodes, fence) = parser.run(definitions: headDefinitions)
+            lastParagraph = parser.lastParagraph
             let definitions = newDefinitions(nodes)
             if definitions != tailDefinitions && firstDependentHeadBlock != nil {
                 return parseAll(bytes, keepStable: true)
@@ -111,7 +117,9 @@ public struct MarkdownStream: Sendable {
         } else {
             parser = BlockParser(bytes: bytes, from: open.resumeAt)
         }
+        parser.lastParagraph = lastParagraph
         var (nodes, fence) = parser.run(definitions: known)
+        lastParagraph = parser.lastParagraph
         guard var first = nodes.first, var block = first.block, first.start == (open.kind.isTable ? open.start : open.resumeAt),
               headCount == blocks.count - 1, blocks[headCount].children.count >= open.kept
         else { return nil }
@@ -168,6 +176,7 @@ public struct MarkdownStream: Sendable {
         self = MarkdownStream()
         var parser = BlockParser(bytes: bytes, from: 0)
         let (nodes, fence) = parser.run(definitions: [:])
+        lastParagraph = parser.lastParagraph
         tailDefinitions = newDefinitions(nodes)
         accept(nodes, fence?.0, bytes, container: parser.openContainer)
         if keepStable { stableCount = max(stableCount, oldStable) }
