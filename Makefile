@@ -12,7 +12,7 @@ SWIFT       ?= swift
 CC          ?= cc
 CXX         ?= c++
 PYTHON      ?= python3
-VERSION     := 0.6.0
+VERSION     := 0.7.0
 SOVERSION   := 1
 
 LIB_DIR     := lib

@@ -155,9 +155,9 @@ extern "C" {
 ** you loaded) to detect a mismatch.
 */
 #define JCODE_MOBILE_VERSION_MAJOR 0
-#define JCODE_MOBILE_VERSION_MINOR 6
+#define JCODE_MOBILE_VERSION_MINOR 7
 #define JCODE_MOBILE_VERSION_PATCH 0
-#define JCODE_MOBILE_VERSION "0.6.0"
+#define JCODE_MOBILE_VERSION "0.7.0"
 #define JCODE_MOBILE_VERSION_NUMBER \
     (JCODE_MOBILE_VERSION_MAJOR * 1000000 + JCODE_MOBILE_VERSION_MINOR * 1000 + JCODE_MOBILE_VERSION_PATCH)
 #define JCODE_MOBILE_VERSION_CHECK(major, minor, patch) \
@@ -495,8 +495,13 @@ JCODE_MOBILE_API char *jcode_mobile_changes(void *app, uint64_t since_revision);
 **         and children; "scroll" or "window" null: no longer there);
 **     {"op":"append","id":ID,"field":F,"text":T}
 **         T is appended to the string F ("value", "label",
-**         "accessibility_value" or "accessibility_label"; null counts as "").
-**   Then set the copy's revision to "revision".
+**         "accessibility_value" or "accessibility_label"; null counts as "");
+**     {"op":"spans","id":ID,"keep":K,"spans":[SPANS]}  (since library 0.7.0)
+**         the node's "spans" keep their first K (K at most their count) and
+**         go on with SPANS: a streamed paragraph with styles sends its last
+**         runs, not all of them again.
+**   Then set the copy's revision to "revision". An operation the host does
+**   not know (a newer library): read the whole tree (jcode_mobile_tree).
 ** Errors: null_argument, invalid_handle, invalid_field (since_revision is
 **   after the current revision; "field" is "since_revision"),
 **   out_of_memory. NULL: not even the error could be allocated.

@@ -9,7 +9,7 @@ import JcodeMobileCore
 // its arguments, finds the app, and hands bytes to JcodeMobileApp.
 
 /// The library version, "MAJOR.MINOR.PATCH", NUL-terminated in static storage.
-let versionLiteral: StaticString = "0.6.0\u{0}"
+let versionLiteral: StaticString = "0.7.0\u{0}"
 
 @_cdecl("jcode_mobile_version")
 public func jcode_mobile_version() -> UnsafePointer<CChar>? {

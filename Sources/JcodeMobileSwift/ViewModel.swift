@@ -280,7 +280,7 @@ extension ViewModel {
             } else {
                 try applyToChrome(change)
             }
-        case .update(let id, _, _), .append(let id, _, _):
+        case .update(let id, _, _), .append(let id, _, _), .spans(let id, _, _):
             if id == Self.listID, let listPath {
                 // The list's own fields: told to `messageList` readers only.
                 var failure: SemanticNode.ApplyError?
@@ -348,7 +348,7 @@ extension ViewModel {
         }
         if let failure { throw failure }
         switch change {
-        case .update, .append: return
+        case .update, .append, .spans: return
         case .splice, .move: break
         }
         // Children came, went or moved: the list may have moved, come or gone.

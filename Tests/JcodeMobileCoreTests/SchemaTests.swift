@@ -14,7 +14,7 @@ final class SchemaTests: XCTestCase {
 
     func testTheDocumentIsA2020_12SchemaOfThisLibraryVersion() {
         XCTAssertEqual(schema["$schema"], "https://json-schema.org/draft/2020-12/schema")
-        XCTAssertEqual(schema["$id"], "urn:jcode-mobile:schema:0.6.0")
+        XCTAssertEqual(schema["$id"], "urn:jcode-mobile:schema:0.7.0")
         XCTAssertNotNil(schema["title"]?.stringValue)
         XCTAssertEqual(SchemaValidator.unsupportedKeywords(in: schema), [], "keywords the test validator does not check")
     }

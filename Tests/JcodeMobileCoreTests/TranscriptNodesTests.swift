@@ -120,7 +120,7 @@ final class TranscriptNodesTests: XCTestCase {
         guard case .changes(_, let ops)? = app.treeChanges(since: revision) else { return XCTFail("changes expected") }
         let touched = Set(ops.map { op -> String in
             switch op {
-            case .append(let id, _, _), .update(let id, _, _), .move(let id, _, _): return id
+            case .append(let id, _, _), .update(let id, _, _), .move(let id, _, _), .spans(let id, _, _): return id
             case .splice(let parent, _, _, _): return parent
             }
         })

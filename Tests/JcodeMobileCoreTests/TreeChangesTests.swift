@@ -261,7 +261,7 @@ final class TreeChangesTests: XCTestCase {
         guard case .changes(_, let ops)? = app.treeChanges(since: revision) else { return XCTFail("changes expected") }
         let touched = Set(ops.map { op -> String in
             switch op {
-            case .append(let id, _, _), .update(let id, _, _), .move(let id, _, _): return id
+            case .append(let id, _, _), .update(let id, _, _), .move(let id, _, _), .spans(let id, _, _): return id
             case .splice(let parent, _, _, _): return parent
             }
         })
@@ -324,6 +324,77 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertEqual(tree.find("message.m2.md.2.30.0")?.value, "src/f30.swift")
         XCTAssertEqual(tree.find("message.m2.md.3.1")?.checked, true)
         XCTAssertEqual(tree.find("message.m2.md.4")?.value, "The end.")
+    }
+
+    func testSpansThatKeepTheirFirstOnesAreSentFromTheFirstThatChanged() {
+        var old = SemanticNode("p", .paragraph, label: "", value: "a b c")
+        old.spans = [TextSpan("a "), TextSpan("b", .bold), TextSpan(" c")]
+        var new = old
+        new.value = "a b cd e"
+        new.spans = [TextSpan("a "), TextSpan("b", .bold), TextSpan(" cd "), TextSpan("e", .italic)]
+        let ops = TreeChange.diff(from: old, to: new)
+        XCTAssertEqual(ops, [
+            .append(id: "p", field: .value, text: "d e"),
+            .spans(id: "p", keep: 2, spans: [TextSpan(" cd "), TextSpan("e", .italic)]),
+        ])
+        var w = JSONWriter()
+        ops[1].write(to: &w)
+        XCTAssertEqual(w.text, #"{"op":"spans","id":"p","keep":2,"spans":[{"text":" cd ","styles":[]},{"text":"e","styles":["italic"]}]}"#)
+        var copy = old
+        XCTAssertNoThrow(try copy.apply(ops))
+        XCTAssertEqual(copy, new)
+        // Nothing kept: the spans are set whole.
+        var other = new
+        other.spans = [TextSpan("x", .code), TextSpan(" y")]
+        XCTAssertEqual(TreeChange.diff(from: new, to: other).count, 1)
+        guard case .update(_, let fields, _)? = TreeChange.diff(from: new, to: other).first else { return XCTFail("an update") }
+        XCTAssertEqual(fields, [.spans])
+        // A copy that holds fewer spans than kept does not fit.
+        var short = old
+        short.spans = [TextSpan("a ")]
+        XCTAssertThrowsError(try short.apply(.spans(id: "p", keep: 2, spans: [])))
+    }
+
+    /// A long paragraph with emphasis, bold, code and links streams on: once
+    /// its first runs are final, a delta that closes a style sends the last
+    /// runs only (a `spans` operation keeping the others), and a copy follows.
+    func testALongStyledParagraphStreamedInTokensSendsItsLastRunsOnly() {
+        let app = app()
+        act(app, #"{"type":"send_message","text":"explain"}"#)
+        var reply = ""
+        for i in 1...60 { reply += "Step \(i) is *important* and **bold \(i)** with `code` and [a link](https://x.y/\(i)). " }
+        let bytes = Array(reply.utf8)
+        var mirror = Mirror(app)
+        var at = 0
+        var sizes = [1, 3, 4, 2, 8, 5]
+        var largestKept = 0
+        while at < bytes.count {
+            let size = sizes.removeFirst()
+            sizes.append(size)
+            let end = min(bytes.count, at + size)
+            let delta = String(decoding: bytes[at..<end], as: UTF8.self)
+            at = end
+            let revision = app.state.revision
+            server(app, #"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#)
+            if case .changes(_, let ops)? = app.treeChanges(since: revision) {
+                for op in ops {
+                    if case .update(let id, let fields, _) = op, id == "message.m2.md.0", at > 1_000 {
+                        XCTAssertFalse(fields.contains(.spans), "the spans of a long paragraph are never sent whole (\(at) bytes in)")
+                    }
+                    if case .spans(_, let keep, let spans) = op {
+                        largestKept = max(largestKept, keep)
+                        XCTAssertLessThanOrEqual(spans.count, 40, "the runs after the last checkpoint")
+                    }
+                }
+            }
+            mirror.follow(app)
+        }
+        XCTAssertGreaterThan(largestKept, 400, "60 steps of 9 runs: most of them kept")
+        let paragraph = app.tree().find("message.m2.md.0")
+        XCTAssertEqual(paragraph?.spans?.count, 481, "60 times plain, italic, plain, bold, plain, code, plain, link; then \".\"")
+        XCTAssertEqual(paragraph?.spans?[1], TextSpan("important", .italic))
+        XCTAssertEqual(paragraph?.spans?[8], TextSpan(". Step 2 is "))
+        XCTAssertEqual(paragraph?.spans?[480], TextSpan("."))
     }
 
     func testTheStoresRecordSaysWhichEntriesOnlyGrewTheirText() {

@@ -167,6 +167,9 @@ public struct TreeFeed {
             case .move: w &+= 64
             case .update(_, _, let node): w &+= 64 &+ weight(of: node)
             case .append(_, _, let text): w &+= 64 &+ text.utf8.count
+            case .spans(_, _, let spans):
+                w &+= 64
+                for span in spans { w &+= 32 &+ span.text.utf8.count }
             }
         }
         return w

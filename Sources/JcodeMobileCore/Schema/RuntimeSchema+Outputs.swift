@@ -239,6 +239,11 @@ extension RuntimeSchema {
                     ("field", B.enumeration(["label", "value", "accessibility_label", "accessibility_value"])),
                     ("text", B.described(B.string, "appended to the field's string (null counts as empty)")),
                 ], description: "Append text to a string field of the node id (a streamed reply)."),
+                B.strictObject([
+                    ("op", B.const("spans")), ("id", id),
+                    ("keep", B.described(B.integer(.count), "how many of the node's spans stay, from the first (at most as many as it has)")),
+                    ("spans", B.described(B.array(span), "the spans that follow the kept ones")),
+                ], description: "The node id keeps its first keep spans and goes on with spans (a streamed paragraph, library 0.7.0)."),
             ]), "One operation of jcode_mobile_tree_changes, keyed by node ids; applied in order.")
         }
 

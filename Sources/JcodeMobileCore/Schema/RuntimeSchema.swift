@@ -2,7 +2,7 @@
 /// schema's `$id` (and anything else in the core that names the version) reads.
 /// `jcode_mobile_version()` (Sources/JcodeMobileFFI) must say the same.
 public enum LibraryVersion {
-    public static let string = "0.6.0"
+    public static let string = "0.7.0"
 }
 
 /// The runtime schema (`jcode_mobile_schema`): a JSON Schema 2020-12

@@ -19,6 +19,9 @@ public enum TreeChange: Equatable, Sendable {
     /// `text` is appended to the string field `field` (a streamed reply
     /// sends its delta, not the whole text again).
     case append(id: String, field: SemanticNode.Fields, text: String)
+    /// The node's spans keep their first `keep` and go on with `spans` (a
+    /// streamed paragraph sends its last runs, not all of them again).
+    case spans(id: String, keep: Int, spans: [TextSpan])
 }
 
 extension SemanticNode {
@@ -168,6 +171,11 @@ extension TreeChange {
                     fields.remove(field)
                 }
             }
+            // Spans that kept their first ones are sent from the first that changed.
+            if fields.contains(.spans), let kept = keptSpans(old.spans, new.spans) {
+                changes.append(.spans(id: new.id, keep: kept, spans: Array(new.spans![kept...])))
+                fields.remove(.spans)
+            }
             if !fields.isEmpty {
                 var own = copy new
                 own.children = []
@@ -179,6 +187,16 @@ extension TreeChange {
             return
         }
         diffChildren(of: new.id, old.children, new.children, into: &changes)
+    }
+
+    /// How many of `old`'s first spans `new` begins with, when some and not
+    /// all of `new` (nil otherwise: then the spans are sent whole).
+    static func keptSpans(_ old: [TextSpan]?, _ new: [TextSpan]?) -> Int? {
+        guard let old, let new, !old.isEmpty, new.count > 1 else { return nil }
+        var k = 0
+        let limit = min(old.count, new.count)
+        while k < limit && old[k] == new[k] { k &+= 1 }
+        return k > 0 && k < new.count ? k : nil
     }
 
     /// What was appended to `old` to make `new`, when `new` is `old` and
@@ -340,6 +358,16 @@ extension SemanticNode {
             try withNode(id) { (node) throws(ApplyError) in node.take(fields, from: source) }
         case .append(let id, let field, let text):
             try withNode(id) { (node) throws(ApplyError) in node.append(text, to: field) }
+        case .spans(let id, let keep, let spans):
+            try withNode(id) { (node) throws(ApplyError) in
+                guard var all = node.spans, keep >= 0, keep <= all.count else {
+                    throw .mismatch("spans keep \(keep) of \(node.spans?.count ?? 0) of \(id)")
+                }
+                node.spans = nil  // held once: the kept spans are not copied
+                all.removeSubrange(keep...)
+                all.append(contentsOf: spans)
+                node.spans = all
+            }
         }
     }
 
@@ -363,7 +391,8 @@ extension TreeChange {
     /// `{"op":"splice","parent":…,"index":…,"remove":[ids],"insert":[nodes]}`,
     /// `{"op":"move","id":…,"parent":…,"index":…}`,
     /// `{"op":"update","id":…,"set":{field: value, …}}`,
-    /// `{"op":"append","id":…,"field":…,"text":…}`. An update of what the
+    /// `{"op":"append","id":…,"field":…,"text":…}`,
+    /// `{"op":"spans","id":…,"keep":…,"spans":[…]}`. An update of what the
     /// JSON does not carry (`tap`) writes nothing; the answer is then false.
     @discardableResult
     func write(to w: inout JSONWriter) -> Bool {
@@ -405,6 +434,16 @@ extension TreeChange {
             w.key("id"); w.string(id)
             w.key("field"); w.staticString(field.staticName ?? "")
             w.key("text"); w.string(text)
+            w.objectEnd()
+        case .spans(let id, let keep, let spans):
+            w.objectStart()
+            w.key("op"); w.staticString("spans")
+            w.key("id"); w.string(id)
+            w.key("keep"); w.int(keep)
+            w.key("spans")
+            w.arrayStart()
+            for span in spans { span.write(to: &w) }
+            w.arrayEnd()
             w.objectEnd()
         }
         return true

@@ -21,6 +21,7 @@ The operations (see ``jcode_mobile_tree_changes`` in include/jcode_mobile.h):
 - ``{"op":"update","id","set":{field: value}}`` (null for ``scroll``, ``window``
   or a field only some roles carry, such as ``spans`` or ``expanded``: gone)
 - ``{"op":"append","id","field","text"}`` (a null field counts as ``""``)
+- ``{"op":"spans","id","keep","spans"}`` (the first ``keep`` spans stay, ``spans`` follow)
 
 An operation that does not fit the copy (an unknown id, a removed id that is
 not the child at that place, an index out of range, a field a node does not
@@ -240,6 +241,14 @@ class TreeMirror:
             raise TreeMismatch(f"append to {field!r}, not a string field", op)
         node[field] = (node.get(field) or "") + op["text"]
 
+    def _spans(self, op: dict) -> None:
+        node = self._existing(op["id"], op)
+        keep, spans = op["keep"], node.get("spans")
+        if not (isinstance(spans, list) and isinstance(keep, int) and 0 <= keep <= len(spans)):
+            raise TreeMismatch(f"spans keeping {keep!r} of {len(spans) if isinstance(spans, list) else spans!r}", op)
+        del spans[keep:]
+        spans.extend(op["spans"])
+
     # -- the index ----------------------------------------------------------------
 
     @staticmethod
@@ -274,4 +283,5 @@ _HANDLERS = {
     "move": TreeMirror._move,
     "update": TreeMirror._update,
     "append": TreeMirror._append,
+    "spans": TreeMirror._spans,
 }

@@ -656,7 +656,7 @@ def test_version_prints_the_package_and_the_library_versions():
     out = cli("--version")
     assert out.returncode == 0, out.stderr
     library = HARNESS.parents[1] / "lib" / "libjcode_mobile.so"
-    assert out.stdout == f"jcode-mobile 0.6.0 (source tree); library 0.6.0 (ABI 1) at {library}\n"
+    assert out.stdout == f"jcode-mobile 0.7.0 (source tree); library 0.7.0 (ABI 1) at {library}\n"
 
 
 def test_a_missing_library_is_reported_with_how_to_build_it(tmp_path):

@@ -44,7 +44,7 @@ def test_the_installed_package_loads_its_bundled_library(installed, tmp_path):
     assert out.returncode == 0, out.stderr
     path, version = out.stdout.split()
     assert path.endswith("/site-packages/jcode_mobile/_lib/libjcode_mobile.so.1")
-    assert version == "0.6.0"
+    assert version == "0.7.0"
 
 
 def test_the_installed_command_runs_a_session_against_the_fake_gateway(installed, tmp_path):
@@ -70,7 +70,7 @@ def test_the_installed_command_prints_the_package_and_the_bundled_library_versio
     out = subprocess.run([str(installed / "bin" / "jcode-mobile"), "--version"], cwd=tmp_path, env=clean_env(),
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("jcode-mobile 0.6.0; library 0.6.0 (ABI 1) at "), out.stdout
+    assert out.stdout.startswith("jcode-mobile 0.7.0; library 0.7.0 (ABI 1) at "), out.stdout
     assert out.stdout.endswith("/site-packages/jcode_mobile/_lib/libjcode_mobile.so.1\n")
 
 

@@ -186,6 +186,53 @@ def test_the_tree_mirror_applies_each_kind_of_operation_by_id():
     assert mirror.revision == 4 and mirror.applied == 6
 
 
+def test_the_tree_mirror_keeps_a_nodes_first_spans_and_goes_on_with_the_new_ones():
+    tree = small_tree()
+    tree["children"][0]["children"][0].update(value="a b c", spans=[
+        {"text": "a ", "styles": []}, {"text": "b", "styles": ["bold"]}, {"text": " c", "styles": []}])
+    mirror = TreeMirror(tree=tree, revision=2)
+    mirror.apply([
+        {"op": "append", "id": "a.1", "field": "value", "text": "d e"},
+        {"op": "spans", "id": "a.1", "keep": 2, "spans": [{"text": " cd ", "styles": []}, {"text": "e", "styles": ["italic"]}]},
+    ])
+    assert mirror.node("a.1")["value"] == "a b cd e"
+    assert mirror.node("a.1")["spans"] == [
+        {"text": "a ", "styles": []}, {"text": "b", "styles": ["bold"]},
+        {"text": " cd ", "styles": []}, {"text": "e", "styles": ["italic"]}]
+    with pytest.raises(TreeMismatch, match="spans keeping 5 of 4"):
+        mirror.apply([{"op": "spans", "id": "a.1", "keep": 5, "spans": []}])
+
+
+def test_a_long_styled_paragraph_streams_as_its_last_runs_and_a_mirror_follows():
+    """A reply of one long paragraph with emphasis, bold, code and links, streamed 1 to 8 bytes per
+    delta: once its first runs are final, a delta sends the runs after the last checkpoint only
+    (a "spans" operation), never the paragraph's spans whole; each answer stays under 4 KiB."""
+    app = App({"scenario": "connected_empty_chat"})
+    app.dispatch({"type": "send_message", "text": "explain"})
+    mirror = TreeMirror(app)
+    reply = "".join(f"Step {i} is *important* and **bold {i}** with `code` and [a link](https://x.y/{i}). "
+                    for i in range(1, 81))
+    rng = random.Random(36)
+    at, kinds, largest = 0, Counter(), 0
+    while at < len(reply):
+        size = rng.randint(1, 8)
+        server_event(app, {"type": "text_delta", "text": reply[at:at + size]})
+        at += size
+        answer = app.tree_changes_bytes(mirror.revision)
+        if at > len(reply) // 2:
+            largest = max(largest, len(answer))
+        for op in json.loads(answer)["ops"]:
+            kinds[op["op"]] += 1
+            assert not (op["op"] == "update" and "spans" in op["set"] and len(op["set"]["spans"]) > 40), op["id"]
+        mirror.update()
+    assert mirror.tree == app.tree() and mirror.resyncs == 0
+    assert kinds["spans"] > 100, kinds
+    assert largest <= 4 * 1024, largest
+    paragraph = next(n for n in iter_nodes(app.tree()) if n.get("role") == "paragraph" and len(n.get("spans") or []) > 600)
+    assert len(paragraph["spans"]) == 641, "80 times plain, italic, plain, bold, plain, code, plain, link; then '.'"
+    app.close()
+
+
 @pytest.mark.parametrize("op, problem", [
     ({"op": "splice", "parent": "nowhere", "index": 0, "remove": [], "insert": []}, "no node 'nowhere'"),
     ({"op": "splice", "parent": "a", "index": 0, "remove": ["a.2"], "insert": []}, "removes 'a.2' where 'a.1' is"),
@@ -198,6 +245,7 @@ def test_the_tree_mirror_applies_each_kind_of_operation_by_id():
     ({"op": "update", "id": "ghost", "set": {"label": "x"}}, "no node 'ghost'"),
     ({"op": "update", "id": "a", "set": {"children": []}}, "not a node's own fields"),
     ({"op": "append", "id": "a", "field": "bounds", "text": "x"}, "not a string field"),
+    ({"op": "spans", "id": "a", "keep": 1, "spans": []}, "spans keeping 1 of None"),
     ({"op": "rotate", "id": "a"}, "unknown operation"),
 ])
 def test_the_tree_mirror_refuses_an_operation_that_does_not_fit_and_keeps_its_copy(op, problem):
