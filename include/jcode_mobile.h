@@ -498,8 +498,10 @@ JCODE_MOBILE_API char *jcode_mobile_changes(void *app, uint64_t since_revision);
 **         "accessibility_value" or "accessibility_label"; null counts as "");
 **     {"op":"spans","id":ID,"keep":K,"spans":[SPANS]}  (since library 0.7.0)
 **         the node's "spans" keep their first K (K at most their count) and
-**         go on with SPANS: a streamed paragraph with styles sends its last
-**         runs, not all of them again.
+**         go on with SPANS; its "value" and "accessibility_value" become the
+**         spans' texts joined (as a node with spans always has them): a
+**         streamed paragraph with styles sends its last runs, not all of
+**         them and its whole text again.
 **   Then set the copy's revision to "revision". An operation the host does
 **   not know (a newer library): read the whole tree (jcode_mobile_tree).
 ** Errors: null_argument, invalid_handle, invalid_field (since_revision is

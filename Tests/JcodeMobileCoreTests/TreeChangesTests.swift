@@ -331,18 +331,23 @@ final class TreeChangesTests: XCTestCase {
         old.spans = [TextSpan("a "), TextSpan("b", .bold), TextSpan(" c")]
         var new = old
         new.value = "a b cd e"
+        new.accessibilityValue = "a b cd e"
         new.spans = [TextSpan("a "), TextSpan("b", .bold), TextSpan(" cd "), TextSpan("e", .italic)]
         let ops = TreeChange.diff(from: old, to: new)
-        XCTAssertEqual(ops, [
-            .append(id: "p", field: .value, text: "d e"),
-            .spans(id: "p", keep: 2, spans: [TextSpan(" cd "), TextSpan("e", .italic)]),
-        ])
+        XCTAssertEqual(ops, [.spans(id: "p", keep: 2, spans: [TextSpan(" cd "), TextSpan("e", .italic)])], "the value is the spans' texts")
         var w = JSONWriter()
-        ops[1].write(to: &w)
+        ops[0].write(to: &w)
         XCTAssertEqual(w.text, #"{"op":"spans","id":"p","keep":2,"spans":[{"text":" cd ","styles":[]},{"text":"e","styles":["italic"]}]}"#)
         var copy = old
         XCTAssertNoThrow(try copy.apply(ops))
         XCTAssertEqual(copy, new)
+        XCTAssertEqual(copy.accessibilityValue, "a b cd e")
+        // A value that is not the spans' texts: both are sent whole.
+        var odd = new
+        odd.value = "something else"
+        odd.accessibilityValue = "something else"
+        guard case .update(_, let set, _)? = TreeChange.diff(from: old, to: odd).last else { return XCTFail("an update") }
+        XCTAssertEqual(set, [.value, .accessibilityValue, .spans])
         // Nothing kept: the spans are set whole.
         var other = new
         other.spans = [TextSpan("x", .code), TextSpan(" y")]

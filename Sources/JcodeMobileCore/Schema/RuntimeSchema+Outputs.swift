@@ -243,7 +243,7 @@ extension RuntimeSchema {
                     ("op", B.const("spans")), ("id", id),
                     ("keep", B.described(B.integer(.count), "how many of the node's spans stay, from the first (at most as many as it has)")),
                     ("spans", B.described(B.array(span), "the spans that follow the kept ones")),
-                ], description: "The node id keeps its first keep spans and goes on with spans (a streamed paragraph, library 0.7.0)."),
+                ], description: "The node id keeps its first keep spans and goes on with spans; its value and accessibility_value become the spans' texts joined (a streamed paragraph, library 0.7.0)."),
             ]), "One operation of jcode_mobile_tree_changes, keyed by node ids; applied in order.")
         }
 

@@ -19,8 +19,10 @@ public enum TreeChange: Equatable, Sendable {
     /// `text` is appended to the string field `field` (a streamed reply
     /// sends its delta, not the whole text again).
     case append(id: String, field: SemanticNode.Fields, text: String)
-    /// The node's spans keep their first `keep` and go on with `spans` (a
-    /// streamed paragraph sends its last runs, not all of them again).
+    /// The node's spans keep their first `keep` and go on with `spans`; its
+    /// value and accessibility value become the spans' texts joined (as a
+    /// text node's always are). A streamed paragraph sends its last runs,
+    /// not all of them and its whole text again.
     case spans(id: String, keep: Int, spans: [TextSpan])
 }
 
@@ -164,17 +166,18 @@ extension TreeChange {
     private static func diffNode(_ old: borrowing SemanticNode, _ new: borrowing SemanticNode, into changes: inout [TreeChange]) {
         var fields = new.differingFields(from: old)
         if !fields.isEmpty {
+            // Spans that kept their first ones are sent from the first that
+            // changed, and the text they make up with them.
+            if fields.contains(.spans), let kept = keptSpans(old.spans, new.spans), spansMakeText(new) {
+                changes.append(.spans(id: new.id, keep: kept, spans: Array(new.spans![kept...])))
+                fields.subtract([.spans, .value, .accessibilityValue])
+            }
             // A text that only grew is sent as what was appended.
             for field in [SemanticNode.Fields.value, .accessibilityValue, .label, .accessibilityLabel] where fields.contains(field) {
                 if let added = appended(from: old.text(field), to: new.text(field)) {
                     changes.append(.append(id: new.id, field: field, text: added))
                     fields.remove(field)
                 }
-            }
-            // Spans that kept their first ones are sent from the first that changed.
-            if fields.contains(.spans), let kept = keptSpans(old.spans, new.spans) {
-                changes.append(.spans(id: new.id, keep: kept, spans: Array(new.spans![kept...])))
-                fields.remove(.spans)
             }
             if !fields.isEmpty {
                 var own = copy new
@@ -197,6 +200,15 @@ extension TreeChange {
         let limit = min(old.count, new.count)
         while k < limit && old[k] == new[k] { k &+= 1 }
         return k > 0 && k < new.count ? k : nil
+    }
+
+    /// Whether `node`'s value and accessibility value are its spans' texts
+    /// joined, as a text node's are (`MarkdownNodes`): its length is theirs.
+    static func spansMakeText(_ node: borrowing SemanticNode) -> Bool {
+        guard let value = node.value, let spans = node.spans, node.accessibilityValue == value else { return false }
+        var length = 0
+        for span in spans { length &+= span.text.utf8.count }
+        return length == value.utf8.count
     }
 
     /// What was appended to `old` to make `new`, when `new` is `old` and
@@ -366,7 +378,11 @@ extension SemanticNode {
                 node.spans = nil  // held once: the kept spans are not copied
                 all.removeSubrange(keep...)
                 all.append(contentsOf: spans)
+                var text = ""
+                for span in all { text += span.text }
                 node.spans = all
+                node.value = text
+                node.accessibilityValue = text
             }
         }
     }

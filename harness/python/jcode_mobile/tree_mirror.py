@@ -21,7 +21,8 @@ The operations (see ``jcode_mobile_tree_changes`` in include/jcode_mobile.h):
 - ``{"op":"update","id","set":{field: value}}`` (null for ``scroll``, ``window``
   or a field only some roles carry, such as ``spans`` or ``expanded``: gone)
 - ``{"op":"append","id","field","text"}`` (a null field counts as ``""``)
-- ``{"op":"spans","id","keep","spans"}`` (the first ``keep`` spans stay, ``spans`` follow)
+- ``{"op":"spans","id","keep","spans"}`` (the first ``keep`` spans stay, ``spans`` follow; the
+  value and accessibility value become the spans' texts joined)
 
 An operation that does not fit the copy (an unknown id, a removed id that is
 not the child at that place, an index out of range, a field a node does not
@@ -248,6 +249,7 @@ class TreeMirror:
             raise TreeMismatch(f"spans keeping {keep!r} of {len(spans) if isinstance(spans, list) else spans!r}", op)
         del spans[keep:]
         spans.extend(op["spans"])
+        node["value"] = node["accessibility_value"] = "".join(span["text"] for span in spans)
 
     # -- the index ----------------------------------------------------------------
 

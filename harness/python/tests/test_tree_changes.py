@@ -192,10 +192,9 @@ def test_the_tree_mirror_keeps_a_nodes_first_spans_and_goes_on_with_the_new_ones
         {"text": "a ", "styles": []}, {"text": "b", "styles": ["bold"]}, {"text": " c", "styles": []}])
     mirror = TreeMirror(tree=tree, revision=2)
     mirror.apply([
-        {"op": "append", "id": "a.1", "field": "value", "text": "d e"},
         {"op": "spans", "id": "a.1", "keep": 2, "spans": [{"text": " cd ", "styles": []}, {"text": "e", "styles": ["italic"]}]},
     ])
-    assert mirror.node("a.1")["value"] == "a b cd e"
+    assert mirror.node("a.1")["value"] == "a b cd e" and mirror.node("a.1")["accessibility_value"] == "a b cd e"
     assert mirror.node("a.1")["spans"] == [
         {"text": "a ", "styles": []}, {"text": "b", "styles": ["bold"]},
         {"text": " cd ", "styles": []}, {"text": "e", "styles": ["italic"]}]
