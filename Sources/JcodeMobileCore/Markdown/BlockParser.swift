@@ -282,10 +282,10 @@ struct BlockParser {
     /// its children are final, and where the last one's line starts.
     private func openContainerAtEnd() -> (BlockNode, Int, Int)? {
         guard let last = document.children.last, last.isOpen else { return nil }
-        var lastLineStart = bytes.count
-        while lastLineStart > from && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
         switch last.kind {
         case .list:
+            var lastLineStart = bytes.count
+            while lastLineStart > from && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
             // The last item that began on a complete line: the items before it are final.
             var index = last.children.count - 1
             while index > 0 && lineStartOf(last.children[index].start) >= lastLineStart { index -= 1 }

@@ -64,6 +64,10 @@ public struct MarkdownStream: Sendable {
     public private(set) var grown: (block: Int, count: Int)?
     /// The last block, when it is a paragraph: where its inline parse goes on from.
     private var lastParagraph: (start: Int, checkpoint: InlineParser.Checkpoint)?
+    /// Where the text's last line starts (after its last line ending, a final
+    /// "\r" excepted), and the length it was found for: found again from there.
+    public private(set) var lastLineStart = 0
+    private var lineScanned = 0
     /// Where the last paragraph's inline parse goes on from at the next update (for tests: its cost).
     var inlineRestart: Int? { lastParagraph?.checkpoint.offset }
 
@@ -203,7 +207,12 @@ public struct MarkdownStream: Sendable {
     private mutating func accept(
         _ nodes: [TopLevelNode], _ fence: OpenFence?, _ bytes: UnsafeBufferPointer<UInt8>, container: OpenContainer?
     ) {
-        let lastLineStart = BlockParser.lastLineStart(bytes, from: restartOffset)
+        // Looked for in what came since the last update (and its last byte: a "\r" it ended in).
+        let floor = lineScanned > 0 && lineScanned <= bytes.count ? lineScanned - 1 : 0
+        let found = BlockParser.lastLineStart(bytes, from: floor)
+        if found > floor || floor == 0 { self.lastLineStart = found }
+        lineScanned = bytes.count
+        let lastLineStart = max(restartOffset, self.lastLineStart)
         blocks.removeSubrange(headCount...)
         var index = 0
         while index < nodes.count, let closeLine = nodes[index].closeLine, closeLine < lastLineStart {

@@ -393,6 +393,9 @@ public final class LineMemo {
         /// Where the last line starts (UTF-8 offset) and how many lines come before it.
         var lastLineStart: Int
         var linesBefore: Int
+        /// The same of the line before the last (the last's when it is the first).
+        var previousLineStart: Int
+        var linesBeforePrevious: Int
         /// The build that last measured it.
         var generation: Int
     }
@@ -452,18 +455,30 @@ public final class LineMemo {
         var before = 0
         // Resumed only when the whole text measured before is where it was
         // (the break before the last line may depend on what follows it).
-        if let old = entries[id], old.perLine == perLine, Self.hasPrefix(text, old.text, count: old.text.utf8.count) {
-            from = old.lastLineStart
-            before = old.linesBefore
+        // When only the last line changed (a streamed paragraph's closing "*"
+        // takes a character back): from the line before it, which the last
+        // line's first word may join now.
+        if let old = entries[id], old.perLine == perLine {
+            if Self.hasPrefix(text, old.text, count: old.text.utf8.count) {
+                from = old.lastLineStart
+                before = old.linesBefore
+            } else if Self.hasPrefix(text, old.text, count: old.lastLineStart) {
+                from = old.previousLineStart
+                before = old.linesBeforePrevious
+            }
         }
         let utf8 = text.utf8
-        var lastStart = from
+        var lastStart = from, previousStart = from
         var count = 0
         Layout.forEachLine(text, from: utf8.index(utf8.startIndex, offsetBy: from), perLine: perLine) { range in
+            previousStart = lastStart
             lastStart = utf8.distance(from: utf8.startIndex, to: range.lowerBound)
             count &+= 1
         }
-        entries[id] = Entry(text: text, perLine: perLine, lastLineStart: lastStart, linesBefore: before &+ count &- 1, generation: generation)
+        let linesBefore = before &+ count &- 1
+        entries[id] = Entry(text: text, perLine: perLine, lastLineStart: lastStart, linesBefore: linesBefore,
+                            previousLineStart: previousStart, linesBeforePrevious: count >= 2 ? linesBefore &- 1 : linesBefore,
+                            generation: generation)
         measured &+= 1
         return before &+ count
     }

@@ -405,15 +405,17 @@ public final class MarkdownCache {
         // or `~` (what follows it decides whether it opens or closes).
         guard let end = utf8.last, end != 0x0A, end != 0x0D, end != UInt8(ascii: "\\"), end != UInt8(ascii: "*"),
               end != UInt8(ascii: "_"), end != UInt8(ascii: "~") else { return nil }
-        // The last line's first character that is not a blank.
-        var i = utf8.endIndex
+        // The last line's first character that is not a blank (the stream knows where that line starts).
+        let i = utf8.index(utf8.startIndex, offsetBy: min(stream.lastLineStart, utf8.count))
         var lead: UInt8?
-        while i > utf8.startIndex {
-            let before = utf8.index(before: i)
-            let byte = utf8[before]
-            if byte == 0x0A || byte == 0x0D { break }
-            if byte != 0x20 && byte != 0x09 { lead = byte }
-            i = before
+        var scan = i
+        while scan < utf8.endIndex {
+            let byte = utf8[scan]
+            if byte != 0x20 && byte != 0x09 {
+                lead = byte
+                break
+            }
+            scan = utf8.index(after: scan)
         }
         guard var lead else { return nil }
         if path.count == 2 {
