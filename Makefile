@@ -273,9 +273,26 @@ bench-streamed: $(C_BUILD)/streamed
 			$$((last / 100)) $$(awk "BEGIN{printf \"%.2f\", $$last/$$words}"); \
 	done
 
+# A field of 1 MiB of each kind (one text_delta, one tool_input delta) and its tree_changes,
+# against 1 MiB of plain words: what an agent or a server sends at once stays bounded.
+BOUNDED_SIZE ?= 1048576
+bench-bounded: $(C_BUILD)/streamed $(C_BUILD)/instructions
+	@count() { valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null "$$@" 2>&1 \
+		| sed -n 's/.*Collected : *//p' | tr -d ,; }; \
+	words=$$(count ./$(C_BUILD)/streamed words $(BOUNDED_SIZE) once); \
+	printf '%-22s %16s %8s\n' "1 field of $(BOUNDED_SIZE) bytes" instructions "/words"; \
+	for kind in $(STREAMED_KINDS); do \
+		n=$$(count ./$(C_BUILD)/streamed $$kind $(BOUNDED_SIZE) once); \
+		printf '%-22s %16s %8s\n' $$kind $$n $$(awk "BEGIN{printf \"%.2f\", $$n/$$words}"); \
+	done; \
+	for tool in bash write edit apply_patch patch; do \
+		n=$$(count ./$(C_BUILD)/instructions tool_once_$$tool $(BOUNDED_SIZE)); \
+		printf '%-22s %16s %8s\n' tool_input:$$tool $$n $$(awk "BEGIN{printf \"%.2f\", $$n/$$words}"); \
+	done
+
 # Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead,
 # then a streamed delta through the Swift ViewModel.
-bench: $(C_BUILD)/bench deps bench-instructions bench-streamed bench-swift
+bench: $(C_BUILD)/bench deps bench-instructions bench-streamed bench-bounded bench-swift
 	./$(C_BUILD)/bench
 	cd harness/python && $(PYTHON) -m jcode_mobile.bench
 	$(SWIFT_BENCH)

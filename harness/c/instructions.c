@@ -51,7 +51,7 @@
 **                       the reply's arrays grow by doubling, a cost a delta
 **                       pays only amortized)
 **   tool_input_bash, tool_input_write, tool_input_edit, tool_input_apply_patch,
-**   tool_input_patch
+**   tool_input_patch; tool_once_<tool> (the same input in one delta)
 **                       a tool call's input of about SIZE bytes (a many-line
 **                       command, a file's content, an edit's old and new
 **                       strings, a patch of many files in either format)
@@ -362,6 +362,45 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         printf("largest answer %zu bytes\n", largest);
+    } else if (!strncmp(kind, "tool_once_", 10)) {
+        /* The whole input in one tool_input delta, then tree_changes: a field of SIZE bytes stays bounded. */
+        const char *tool = kind + 10;
+        char *input = tool_input_of(tool, size);
+        check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
+        char start[160];
+        snprintf(start, sizeof start,
+                 "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tool_start\",\"id\":\"call-1\",\"name\":\"%s\"}}", tool);
+        check("tool_start", jcode_mobile_platform_event(app, start));
+        char *tree = jcode_mobile_tree(app);
+        if (!tree) return 1;
+        unsigned long long since = revision_of(tree);
+        jcode_mobile_string_free(tree);
+        size_t length = strlen(input);
+        char *event = malloc(length * 2 + 128);
+        if (!event) return 1;
+        size_t n = (size_t)sprintf(event, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tool_input\",\"delta\":\"");
+        for (size_t k = 0; k < length; k++) {
+            if (input[k] == '"' || input[k] == '\\') event[n++] = '\\';
+            event[n++] = input[k];
+        }
+        sprintf(event + n, "\"}}");
+        CALLGRIND_START_INSTRUMENTATION;
+        char *report = jcode_mobile_platform_event(app, event);
+        if (!report || strncmp(report, "{\"ok\":true", 10) != 0) {
+            fprintf(stderr, "instructions: tool_input: %.300s\n", report ? report : "(null)");
+            return 1;
+        }
+        jcode_mobile_string_free(report);
+        char *changes = jcode_mobile_tree_changes(app, since);
+        if (!changes || !strstr(changes, "\"ops\":")) {
+            fprintf(stderr, "instructions: tree_changes: %.300s\n", changes ? changes : "(null)");
+            return 1;
+        }
+        jcode_mobile_string_free(changes);
+        CALLGRIND_STOP_INSTRUMENTATION;
+        measured = (int)length;
+        free(event);
+        free(input);
     } else if (!strncmp(kind, "tool_input_", 11)) {
         const char *tool = kind + 11;
         char *input = tool_input_of(tool, size);

@@ -24,7 +24,9 @@
 **   file:PATH  a real document (e.g. file:docs/PERFORMANCE.md), repeated until SIZE bytes
 **
 ** A last argument "tail" measures only the last 100 deltas (the cost of one
-** delta into a reply of SIZE bytes).
+** delta into a reply of SIZE bytes); "once" sends the whole reply as one
+** text_delta and measures it and its tree_changes (the cost of a field of
+** SIZE bytes: bad input stays bounded).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +99,7 @@ int main(int argc, char **argv) {
     const char *kind = argv[1];
     long size = atol(argv[2]);
     int tail = argc > 3 && !strcmp(argv[3], "tail");
+    int once = argc > 3 && !strcmp(argv[3], "once");
     if (size < 1) return 2;
     char *reply = malloc((size_t)size + 512);
     size_t length = 0;
@@ -138,6 +141,35 @@ int main(int argc, char **argv) {
     if (!tree) return 1;
     unsigned long long since = revision_of(tree);
     jcode_mobile_string_free(tree);
+
+    if (once) {
+        char *whole = malloc(length * 2 + 128);
+        char *escaped_whole = malloc(length * 2 + 1);
+        if (!whole || !escaped_whole) return 1;
+        escape(reply, length, escaped_whole);
+        snprintf(whole, length * 2 + 128, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"%s\"}}",
+                 escaped_whole);
+        CALLGRIND_START_INSTRUMENTATION;
+        char *report = jcode_mobile_platform_event(app, whole);
+        if (!report || strncmp(report, "{\"ok\":true", 10) != 0) {
+            fprintf(stderr, "streamed: text_delta: %.300s\n", report ? report : "(null)");
+            return 1;
+        }
+        jcode_mobile_string_free(report);
+        char *changes = jcode_mobile_tree_changes(app, since);
+        if (!changes || !strstr(changes, "\"ops\":")) {
+            fprintf(stderr, "streamed: tree_changes: %.300s\n", changes ? changes : "(null)");
+            return 1;
+        }
+        jcode_mobile_string_free(changes);
+        CALLGRIND_STOP_INSTRUMENTATION;
+        printf("bytes %zu\n", length);
+        free(whole);
+        free(escaped_whole);
+        jcode_mobile_app_free(app);
+        free(reply);
+        return 0;
+    }
 
     static const int sizes[] = {4, 1, 7, 3, 8, 2, 5, 6};
     char event[256];
