@@ -35,7 +35,7 @@ done
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 export PKG_CONFIG_PATH
 version=$(pkg-config --modversion jcode_mobile)
-[ "$version" = "0.6.0" ] || fail "pkg-config --modversion: expected 0.6.0, got $version"
+[ "$version" = "0.7.0" ] || fail "pkg-config --modversion: expected 0.7.0, got $version"
 supp=$(pkg-config --variable=valgrind_suppressions jcode_mobile)
 [ "$supp" = "$prefix/share/jcode_mobile/valgrind.supp" ] ||
     fail "pkg-config --variable=valgrind_suppressions: expected $prefix/share/jcode_mobile/valgrind.supp, got '$supp'"
@@ -53,7 +53,7 @@ loaded=$(ldd ./tiny_host | awk '$1 == "libjcode_mobile.so.1" { print ($3 == "not
 [ "$loaded" = "$prefix/lib/libjcode_mobile.so.1" ] ||
     fail "tiny_host loads libjcode_mobile.so.1 from '$loaded', expected $prefix/lib/libjcode_mobile.so.1"
 out=$(timeout 60 ./tiny_host) || fail "tiny_host exited with status $? without LD_LIBRARY_PATH"
-[ "$out" = "tiny_host: jcode_mobile 0.6.0 works" ] || fail "tiny_host printed '$out'"
+[ "$out" = "tiny_host: jcode_mobile 0.7.0 works" ] || fail "tiny_host printed '$out'"
 
 # The command a host developer types, with the installed suppressions.
 log="$prefix/valgrind.log"
