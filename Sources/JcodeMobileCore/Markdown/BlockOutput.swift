@@ -79,7 +79,10 @@ struct BlockOutput {
 
     /// The state to go on reading the open top-level `node` (a list or a
     /// table, whose value is `block`) at `resumeAt`, its first `kept` children final.
-    func openContainer(_ node: BlockNode, _ block: MarkdownBlock, kept: Int, resumeAt: Int) -> OpenContainer? {
+    /// `sensitive`: some inline content of the whole container looked a label
+    /// up (taken for the kept children: a later definition then has
+    /// everything read again, which is right if sometimes more than needed).
+    func openContainer(_ node: BlockNode, _ block: MarkdownBlock, kept: Int, resumeAt: Int, sensitive: Bool) -> OpenContainer? {
         guard kept <= block.children.count else { return nil }
         let kind: OpenContainer.Kind
         switch node.kind {
@@ -90,19 +93,9 @@ struct BlockOutput {
         var state = OpenContainer(kind: kind, start: node.start, resumeAt: resumeAt, kept: kept)
         if node.kind == .list {
             state.keptLoose = !isTight(node, items: kept)
-            var sensitive = false
-            for item in node.children.prefix(kept) {
-                _ = self.item(item, &sensitive)
-                Self.collectDefinitions(item, into: &state.keptDefinitions)
-            }
-            state.keptSensitive = sensitive
-        } else {
-            var sensitive = false
-            for row in node.rows.prefix(kept) {
-                for cell in Table.cells(row) where InlineParser.parse(cell, definitions: definitions).2 { sensitive = true }
-            }
-            state.keptSensitive = sensitive
+            for item in node.children.prefix(kept) { Self.collectDefinitions(item, into: &state.keptDefinitions) }
         }
+        state.keptSensitive = sensitive
         return state
     }
 

@@ -246,8 +246,8 @@ struct BlockParser {
             return TopLevelNode(block: block, start: node.start, closeLine: node.closedAtEnd ? nil : node.closeLine,
                                 resumeAt: node.resumeAt, definitions: node.definitions, dependsOnLaterDefinitions: sensitive)
         }
-        if let (node, kept, resumeAt) = container, let block = nodes.last?.block {
-            openContainer = output.openContainer(node, block, kept: kept, resumeAt: resumeAt)
+        if let (node, kept, resumeAt) = container, let last = nodes.last, let block = last.block {
+            openContainer = output.openContainer(node, block, kept: kept, resumeAt: resumeAt, sensitive: last.dependsOnLaterDefinitions)
         }
         // A paragraph that must stay with the table after it closes when the table does.
         for index in document.children.indices.dropLast().reversed() where document.children[index].finalWithNext {

@@ -198,7 +198,9 @@ public enum Layout {
         // which would first prepare the whole value as its pattern (a
         // streamed reply's value, at every delta).
         let labelBytes = node.label.utf8.count
-        if labelBytes > 0 && labelBytes < 256 && value.utf8.count <= 3 &* labelBytes && node.label.contains(value) { return nil }
+        // Nor when the value has more characters than the label (a list item's marker and its text).
+        if labelBytes > 0 && labelBytes < 256 && value.utf8.count <= 3 &* labelBytes && value.count <= node.label.count
+            && node.label.contains(value) { return nil }
         return value
     }
 
