@@ -26,7 +26,7 @@ SOURCES     := $(shell find Sources/JcodeMobileCore Sources/JcodeMobileFFI -name
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib goldens test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-instructions bench-streamed valgrind-installed fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib goldens test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-parse bench-instructions bench-streamed valgrind-installed fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -292,7 +292,7 @@ bench-bounded: $(C_BUILD)/streamed $(C_BUILD)/instructions
 
 # Speed and memory at 10 … 100 000 transcript entries, then the Python binding's overhead,
 # then a streamed delta through the Swift ViewModel.
-bench: $(C_BUILD)/bench deps bench-instructions bench-streamed bench-bounded bench-swift
+bench: $(C_BUILD)/bench deps bench-instructions bench-streamed bench-bounded bench-swift bench-parse
 	./$(C_BUILD)/bench
 	cd harness/python && $(PYTHON) -m jcode_mobile.bench
 	$(SWIFT_BENCH)
@@ -302,6 +302,30 @@ bench: $(C_BUILD)/bench deps bench-instructions bench-streamed bench-bounded ben
 SWIFT_BENCH := .build-bench/release/JcodeMobileSwiftBench
 bench-swift:
 	$(SWIFT) build -c release --product JcodeMobileSwiftBench --scratch-path .build-bench
+
+# Parsing a ~5 MB markdown document (harness/c/markdown_doc.py, generated at
+# build time, not committed): the core's Markdown.parse (Sources/
+# JcodeMobileParseBench, -c release) against cmark-gfm 0.29 with the table,
+# strikethrough, autolink and tasklist extensions (harness/c/parse_cmark.c,
+# from Debian when missing), in the same run. Parse only, both sides.
+PARSE_DOC  := $(C_BUILD)/bench-parse.md
+PARSE_REPS ?= 9
+$(PARSE_DOC): harness/c/markdown_doc.py
+	@mkdir -p $(C_BUILD)
+	$(PYTHON) harness/c/markdown_doc.py $@ 5
+$(C_BUILD)/parse_cmark: harness/c/parse_cmark.c
+	@dpkg -s libcmark-gfm-extensions-dev >/dev/null 2>&1 || \
+		{ apt-get update -qq && apt-get install -y -qq libcmark-gfm-dev libcmark-gfm-extensions-dev; }
+	@mkdir -p $(C_BUILD)
+	$(CC) -O2 -o $@ $< -lcmark-gfm-extensions -lcmark-gfm
+bench-parse: $(PARSE_DOC) $(C_BUILD)/parse_cmark
+	$(SWIFT) build -c release --product JcodeMobileParseBench --scratch-path .build-bench
+	@echo "parse only, no rendering: core = blocks with inline spans (no semantic tree), cmark-gfm = node tree with table/strikethrough/autolink/tasklist"
+	@core=$$(.build-bench/release/JcodeMobileParseBench $(PARSE_DOC) $(PARSE_REPS)); \
+	cmark=$$(./$(C_BUILD)/parse_cmark $(PARSE_DOC) $(PARSE_REPS)); \
+	printf 'document: %s bytes, median of %s parses\n' $$(wc -c < $(PARSE_DOC)) $(PARSE_REPS); \
+	printf 'core Markdown.parse %8s MB/s\ncmark-gfm           %8s MB/s\ncore / cmark-gfm    %8s\n' $$core $$cmark \
+		$$(awk "BEGIN{printf \"%.2f\", $$core/$$cmark}")
 
 # The hostile-server tests count instructions with callgrind (harness/c/instructions.c).
 test-python: lib deps $(C_BUILD)/instructions

@@ -37,6 +37,8 @@ let package = Package(
         .executableTarget(name: "JcodeMobileExample", dependencies: ["JcodeMobileSwift"]),
         // `make bench`: a streamed delta through the ViewModel (built -c release).
         .executableTarget(name: "JcodeMobileSwiftBench", dependencies: ["JcodeMobileSwift"]),
+        // `make bench-parse`: Markdown.parse on a 5 MB document (built -c release).
+        .executableTarget(name: "JcodeMobileParseBench", dependencies: ["JcodeMobileCore"]),
         .testTarget(name: "JcodeMobileCoreTests", dependencies: ["JcodeMobileCore"]),
         .testTarget(name: "JcodeMobileSwiftTests", dependencies: ["JcodeMobileSwiftTesting"]),
     ]
