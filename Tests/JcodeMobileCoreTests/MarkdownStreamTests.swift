@@ -102,6 +102,49 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.restartPoint, Array("words | more\n    | a | b |\n|---|---|\n| 1 | 2 |\n\n".utf8).count)
     }
 
+    func testAnAppendToALongHTMLBlockParsesOnlyItsLastLine() {
+        var stream = MarkdownStream()
+        var text = "Intro\n\n<div class=\"x\">\n"
+        for i in 1...200 { text += "<p>line \(i)</p>\n" }
+        stream.update(text, appendedOnly: true)
+        let end = Array(text.utf8).count
+        XCTAssertEqual(stream.restartPoint, end, "every line read is final: the block goes on at the next")
+        text += "<p>the last"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.restartPoint, end, "the last line is not complete")
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        text += " line</p>\n\nafter"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text), "a blank line ends a type 6 block")
+        // Type 2 (a comment) ends on a line with "-->", blanks inside.
+        var comment = "<!-- a\n\n"
+        var quoted = MarkdownStream()
+        for i in 1...50 { comment += "c \(i)\n"; quoted.update(comment, appendedOnly: true) }
+        XCTAssertEqual(quoted.restartPoint, Array(comment.utf8).count)
+        for piece in ["x -", "-", "> tail\n", "next\n"] {
+            comment += piece
+            quoted.update(comment, appendedOnly: true)
+            XCTAssertEqual(quoted.blocks, Markdown.parse(comment))
+        }
+    }
+
+    func testStreamedHTMLBlocksEqualAWholeParseAtEveryByte() {
+        let texts = [
+            "<div>\n*a*\n\nb\n", "<!-- x\n\n--> y\nz\n", "<pre>\nx\n\n</pre>\n# h\n", "<details>\n<summary>s</summary>\n\n- a\n",
+            "<table><tr>\n<td>1</td>\n</tr></table>\n\n| a |\n|-|\n", "<?php\nx\n?>\ny\n", "<![CDATA[\nx\n]]>\n", "<!X\ny>\nz\n",
+            "<a href=\"x\">\nb\n\nc\n", "para\n<div>\nx\n", "<div>\r\nx\r\n\r\ny\r\n",
+        ]
+        for text in texts {
+            let bytes = Array(text.utf8)
+            var stream = MarkdownStream()
+            for end in 1...bytes.count {
+                guard let prefix = String(validating: bytes[0..<end], as: UTF8.self) else { continue }
+                stream.update(prefix, appendedOnly: true)
+                XCTAssertEqual(stream.blocks, Markdown.parse(prefix), "\(prefix.debugDescription)")
+            }
+        }
+    }
+
     func testAnAppendToALongListParsesOnlyItsLastItemAndKeepsTheItemsBefore() {
         var stream = MarkdownStream()
         var text = "Intro\n\n"

@@ -146,6 +146,8 @@ final class TranscriptNodesTests: XCTestCase {
             "- a\n  - nested words\n- b words\n* star words\n+ plus\n- 1.5 million words\n- www.x.y done\n- [ ]\n- [x]done\n-  spaced words",
             "| a | b |\n|---|---|\n| c | d |\n| e | f words\n| g | h |\n| i |\nafter the table",
             "| a | b | c |\n|:-|:-:|-:|\n| one | two words | three words\n| x \\| y | z words\nw | v words\n| 1 | 2 | 3 | 4 extra words\n|\n| q",
+            // HTML blocks grow line by line; a blank line or their end condition closes them.
+            "Intro\n\n<div class=\"x\">\n<p>one *a*</p>\n<p>two</p>\n\nafter words\n<!-- c\n\nmore -->\n<details>\n<summary>s</summary>\nend",
         ]
         for (n, reply) in replies.enumerated() {
             for size in [1, 2, 3, 7, 16, 64] {

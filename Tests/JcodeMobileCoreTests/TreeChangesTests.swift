@@ -407,6 +407,29 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertEqual(paragraph?.spans?[480], TextSpan("."))
     }
 
+    func testALongHTMLBlockStreamedInTokensIsFollowedByACopy() {
+        let app = app()
+        act(app, #"{"type":"send_message","text":"show the html"}"#)
+        var reply = "Here:\n\n<div class=\"reply\">\n"
+        for i in 1...60 { reply += "<p>Line \(i) with <b>bold</b></p>\n" }
+        reply += "</div>\n\nThe end."
+        let bytes = Array(reply.utf8)
+        var mirror = Mirror(app)
+        var at = 0
+        var sizes = [1, 3, 4, 2, 8, 5]
+        while at < bytes.count {
+            let size = sizes.removeFirst()
+            sizes.append(size)
+            let end = min(bytes.count, at + size)
+            let delta = String(decoding: bytes[at..<end], as: UTF8.self)
+            at = end
+            server(app, #"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#)
+            mirror.follow(app)
+        }
+        XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree())
+        XCTAssertEqual(app.tree().find("message.m2.md.2")?.value, "The end.")
+    }
+
     func testTheStoresRecordSaysWhichEntriesOnlyGrewTheirText() {
         var record = InPlaceChanges.extending(nil, to: 5, [.appendText(index: 3, field: .text, text: "a")])
         XCTAssertEqual(record?.onlyTextAppended(3), true)

@@ -21,6 +21,9 @@
 **   nested     a list whose items hold a nested list and a fenced code block
 **   emphasis   one long paragraph of words with *emphasis*, **bold** and `code`
 **   mixed      sections mixing headings, paragraphs, lists, tables and code
+**   quote      one long block quote: paragraphs of several lines and a short list
+**              in each section, as an agent quoting a document
+**   html       one long HTML block (<div> of many lines, never closed)
 **   file:PATH  a real document (e.g. file:docs/PERFORMANCE.md), repeated until SIZE bytes
 **
 ** A last argument "tail" measures only the last 100 deltas (the cost of one
@@ -74,6 +77,20 @@ static int unit(const char *kind, int i, char *out, size_t cap) {
         case 4: return snprintf(out, cap, "1. first\n2. second\n3. third\n\n");
         default: return snprintf(out, cap, "> a quote with a [link](https://example.com)\n\n");
         }
+    }
+    if (!strcmp(kind, "quote")) {
+        switch (i % 6) {
+        case 0: return snprintf(out, cap, "> The core reads what the agent writes, part %d,\n", i);
+        case 1: return snprintf(out, cap, "> and shows it as it streams in with `code` and **bold**.\n");
+        case 2: return snprintf(out, cap, ">\n> - first point of part %d\n", i);
+        case 3: return snprintf(out, cap, "> - second point with a [link](https://example.com)\n");
+        case 4: return snprintf(out, cap, ">\n> A closing line of the section.\n");
+        default: return snprintf(out, cap, ">\n");
+        }
+    }
+    if (!strcmp(kind, "html")) {
+        if (i == 0) return snprintf(out, cap, "<div class=\"reply\">\n");
+        return snprintf(out, cap, "<p>Line %d of the block with <b>bold</b> text</p>\n", i);
     }
     return -1;
 }

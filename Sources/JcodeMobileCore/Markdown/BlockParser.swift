@@ -130,6 +130,9 @@ struct OpenFence: Sendable {
     var language: String?
     var content: [UInt8]
     var resumeAt: Int
+    /// Nonzero: an open top-level HTML block of this type (1-7), not a fence;
+    /// its lines already read are final (its end condition is line-based).
+    var htmlType = 0
 }
 
 struct BlockParser {
@@ -177,7 +180,8 @@ struct BlockParser {
     /// A parser that goes on reading an open top-level fenced code block at `fence.resumeAt`.
     init(bytes: UnsafeBufferPointer<UInt8>, resuming fence: OpenFence) {
         self.init(bytes: bytes, from: fence.resumeAt)
-        let node = BlockNode(.fencedCode, start: fence.start, line: 0, depth: 0)
+        let node = BlockNode(fence.htmlType == 0 ? .fencedCode : .html, start: fence.start, line: 0, depth: 0)
+        node.htmlType = fence.htmlType
         node.fenceChar = fence.fenceChar
         node.fenceLength = fence.fenceLength
         node.fenceOffset = fence.fenceOffset
@@ -267,13 +271,14 @@ struct BlockParser {
 
     /// The open top-level fence at the end, if the text ends inside one, with its complete lines.
     private func openFenceState() -> (OpenFence, lastLineStart: Int)? {
-        guard let last = document.children.last, last.isOpen, last.kind == .fencedCode, tip === last else { return nil }
+        guard let last = document.children.last, last.isOpen, last.kind == .fencedCode || last.kind == .html, tip === last
+        else { return nil }
         let lastLineStart = Self.lastLineStart(bytes, from: from)
         guard last.start < lastLineStart else { return nil }
         let complete = last.lastAddedLineStart == lastLineStart ? last.contentBeforeLastLine : last.content.count
         let fence = OpenFence(start: last.start, fenceChar: last.fenceChar, fenceLength: last.fenceLength,
                               fenceOffset: last.fenceOffset, language: last.language,
-                              content: Array(last.content[0..<complete]), resumeAt: lastLineStart)
+                              content: Array(last.content[0..<complete]), resumeAt: lastLineStart, htmlType: last.htmlType)
         return (fence, lastLineStart)
     }
 
