@@ -63,6 +63,25 @@ final class TreeChangesTests: XCTestCase {
         }
     }
 
+    /// Streams `reply` as `text_delta`s of 1, 3, 4, 2, 8 and 5 bytes in turn;
+    /// after each, `after` gets the bytes sent so far, the delta's size and
+    /// the revision before it.
+    private func streamInTokens(_ reply: String, into app: JcodeMobileApp, after: (_ at: Int, _ size: Int, _ revision: Int) -> Void) {
+        let bytes = Array(reply.utf8)
+        var at = 0
+        var sizes = [1, 3, 4, 2, 8, 5]
+        while at < bytes.count {
+            let size = sizes.removeFirst()
+            sizes.append(size)
+            let end = min(bytes.count, at + size)
+            let delta = String(decoding: bytes[at..<end], as: UTF8.self)
+            at = end
+            let revision = app.state.revision
+            server(app, #"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#)
+            after(at, size, revision)
+        }
+    }
+
     // MARK: - The window
 
     func testALongConversationShowsItsEndAndTheTreeHoldsOnlyTheRowsNearTheViewport() {
@@ -289,19 +308,9 @@ final class TreeChangesTests: XCTestCase {
         reply += "\n| file | lines |\n|:--|--:|\n"
         for i in 1...30 { reply += "| src/f\(i).swift | \(i * 10) |\n" }
         reply += "\n- [ ] a task\n- [x] done\n  - nested\n\nThe end."
-        let bytes = Array(reply.utf8)
         var mirror = Mirror(app)
-        var at = 0
-        var sizes = [1, 3, 4, 2, 8, 5]
         var checkedItem = false
-        while at < bytes.count {
-            let size = sizes.removeFirst()
-            sizes.append(size)
-            let end = min(bytes.count, at + size)
-            let delta = String(decoding: bytes[at..<end], as: UTF8.self)
-            at = end
-            let revision = app.state.revision
-            server(app, #"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#)
+        streamInTokens(reply, into: app) { at, _, revision in
             mirror.follow(app)
             // Deep in the numbered list: a delta touches the list's last items only.
             if at > 900 && at < 1_000, case .changes(_, let ops)? = app.treeChanges(since: revision) {
@@ -368,19 +377,9 @@ final class TreeChangesTests: XCTestCase {
         act(app, #"{"type":"send_message","text":"explain"}"#)
         var reply = ""
         for i in 1...60 { reply += "Step \(i) is *important* and **bold \(i)** with `code` and [a link](https://x.y/\(i)). " }
-        let bytes = Array(reply.utf8)
         var mirror = Mirror(app)
-        var at = 0
-        var sizes = [1, 3, 4, 2, 8, 5]
         var largestKept = 0
-        while at < bytes.count {
-            let size = sizes.removeFirst()
-            sizes.append(size)
-            let end = min(bytes.count, at + size)
-            let delta = String(decoding: bytes[at..<end], as: UTF8.self)
-            at = end
-            let revision = app.state.revision
-            server(app, #"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#)
+        streamInTokens(reply, into: app) { at, size, revision in
             if case .changes(_, let ops)? = app.treeChanges(since: revision) {
                 for op in ops {
                     if case .update(let id, let fields, _) = op, id == "message.m2.md.0", at > 1_000 {
@@ -413,19 +412,8 @@ final class TreeChangesTests: XCTestCase {
         var reply = "Here:\n\n<div class=\"reply\">\n"
         for i in 1...60 { reply += "<p>Line \(i) with <b>bold</b></p>\n" }
         reply += "</div>\n\nThe end."
-        let bytes = Array(reply.utf8)
         var mirror = Mirror(app)
-        var at = 0
-        var sizes = [1, 3, 4, 2, 8, 5]
-        while at < bytes.count {
-            let size = sizes.removeFirst()
-            sizes.append(size)
-            let end = min(bytes.count, at + size)
-            let delta = String(decoding: bytes[at..<end], as: UTF8.self)
-            at = end
-            server(app, #"{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}"#)
-            mirror.follow(app)
-        }
+        streamInTokens(reply, into: app) { _, _, _ in mirror.follow(app) }
         XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree())
         XCTAssertEqual(app.tree().find("message.m2.md.2")?.value, "The end.")
     }

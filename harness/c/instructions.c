@@ -362,9 +362,11 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         printf("largest answer %zu bytes\n", largest);
-    } else if (!strncmp(kind, "tool_once_", 10)) {
-        /* The whole input in one tool_input delta, then tree_changes: a field of SIZE bytes stays bounded. */
-        const char *tool = kind + 10;
+    } else if (!strncmp(kind, "tool_input_", 11) || !strncmp(kind, "tool_once_", 10)) {
+        /* tool_input_: streamed in 4-byte deltas; tool_once_: the whole input in one delta (a
+           field of SIZE bytes stays bounded). Each delta is followed by tree_changes. */
+        int once = kind[5] == 'o';
+        const char *tool = kind + (once ? 10 : 11);
         char *input = tool_input_of(tool, size);
         check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
         char start[160];
@@ -376,54 +378,18 @@ int main(int argc, char **argv) {
         unsigned long long since = revision_of(tree);
         jcode_mobile_string_free(tree);
         size_t length = strlen(input);
-        char *event = malloc(length * 2 + 128);
+        size_t chunk = once ? length : 4;
+        char *event = malloc(chunk * 2 + 128);
         if (!event) return 1;
-        size_t n = (size_t)sprintf(event, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tool_input\",\"delta\":\"");
-        for (size_t k = 0; k < length; k++) {
-            if (input[k] == '"' || input[k] == '\\') event[n++] = '\\';
-            event[n++] = input[k];
-        }
-        sprintf(event + n, "\"}}");
         CALLGRIND_START_INSTRUMENTATION;
-        char *report = jcode_mobile_platform_event(app, event);
-        if (!report || strncmp(report, "{\"ok\":true", 10) != 0) {
-            fprintf(stderr, "instructions: tool_input: %.300s\n", report ? report : "(null)");
-            return 1;
-        }
-        jcode_mobile_string_free(report);
-        char *changes = jcode_mobile_tree_changes(app, since);
-        if (!changes || !strstr(changes, "\"ops\":")) {
-            fprintf(stderr, "instructions: tree_changes: %.300s\n", changes ? changes : "(null)");
-            return 1;
-        }
-        jcode_mobile_string_free(changes);
-        CALLGRIND_STOP_INSTRUMENTATION;
-        measured = (int)length;
-        free(event);
-        free(input);
-    } else if (!strncmp(kind, "tool_input_", 11)) {
-        const char *tool = kind + 11;
-        char *input = tool_input_of(tool, size);
-        check("send_message", jcode_mobile_dispatch(app, "{\"type\":\"send_message\",\"text\":\"go\"}"));
-        char start[160];
-        snprintf(start, sizeof start,
-                 "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tool_start\",\"id\":\"call-1\",\"name\":\"%s\"}}", tool);
-        check("tool_start", jcode_mobile_platform_event(app, start));
-        char *tree = jcode_mobile_tree(app);
-        if (!tree) return 1;
-        unsigned long long since = revision_of(tree);
-        jcode_mobile_string_free(tree);
-        char event[128];
-        size_t length = strlen(input);
-        CALLGRIND_START_INSTRUMENTATION;
-        for (size_t at = 0; at < length; at += 4) {
+        for (size_t at = 0; at < length; at += chunk) {
             /* The delta's bytes as a JSON string (the input's quotes and backslashes escaped). */
-            size_t n = (size_t)snprintf(event, sizeof event, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tool_input\",\"delta\":\"");
-            for (size_t k = at; k < at + 4 && k < length; k++) {
+            size_t n = (size_t)sprintf(event, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"tool_input\",\"delta\":\"");
+            for (size_t k = at; k < at + chunk && k < length; k++) {
                 if (input[k] == '"' || input[k] == '\\') event[n++] = '\\';
                 event[n++] = input[k];
             }
-            snprintf(event + n, sizeof event - n, "\"}}");
+            sprintf(event + n, "\"}}");
             char *report = jcode_mobile_platform_event(app, event);
             if (!report || strncmp(report, "{\"ok\":true", 10) != 0) {
                 fprintf(stderr, "instructions: tool_input: %.300s\n", report ? report : "(null)");
@@ -441,6 +407,7 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         measured = (int)length;
+        free(event);
         free(input);
     } else if (!strcmp(kind, "tree") || !strcmp(kind, "hit_test") || !strcmp(kind, "screenshot_svg") ||
                !strcmp(kind, "tap_xy") || !strcmp(kind, "scroll_messages")) {

@@ -159,38 +159,12 @@ int main(int argc, char **argv) {
     unsigned long long since = revision_of(tree);
     jcode_mobile_string_free(tree);
 
-    if (once) {
-        char *whole = malloc(length * 2 + 128);
-        char *escaped_whole = malloc(length * 2 + 1);
-        if (!whole || !escaped_whole) return 1;
-        escape(reply, length, escaped_whole);
-        snprintf(whole, length * 2 + 128, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"%s\"}}",
-                 escaped_whole);
-        CALLGRIND_START_INSTRUMENTATION;
-        char *report = jcode_mobile_platform_event(app, whole);
-        if (!report || strncmp(report, "{\"ok\":true", 10) != 0) {
-            fprintf(stderr, "streamed: text_delta: %.300s\n", report ? report : "(null)");
-            return 1;
-        }
-        jcode_mobile_string_free(report);
-        char *changes = jcode_mobile_tree_changes(app, since);
-        if (!changes || !strstr(changes, "\"ops\":")) {
-            fprintf(stderr, "streamed: tree_changes: %.300s\n", changes ? changes : "(null)");
-            return 1;
-        }
-        jcode_mobile_string_free(changes);
-        CALLGRIND_STOP_INSTRUMENTATION;
-        printf("bytes %zu\n", length);
-        free(whole);
-        free(escaped_whole);
-        jcode_mobile_app_free(app);
-        free(reply);
-        return 0;
-    }
-
     static const int sizes[] = {4, 1, 7, 3, 8, 2, 5, 6};
-    char event[256];
-    char escaped[128];
+    /* Room for the largest delta escaped (every byte doubled) and its event around it. */
+    size_t largest = once ? length : 16;
+    char *event = malloc(largest * 2 + 128);
+    char *escaped = malloc(largest * 2 + 1);
+    if (!event || !escaped) return 1;
     int deltas = 0, measured = 0, started = 0;
     size_t at = 0;
     /* The deltas before the last 100, when only the tail is measured. */
@@ -209,12 +183,12 @@ int main(int argc, char **argv) {
             CALLGRIND_START_INSTRUMENTATION;
             started = 1;
         }
-        size_t n = (size_t)sizes[deltas % 8];
+        size_t n = once ? length : (size_t)sizes[deltas % 8];
         if (at + n > length) n = length - at;
         /* Whole characters only. */
         while (at + n < length && ((unsigned char)reply[at + n] & 0xC0) == 0x80) n++;
         escape(reply + at, n, escaped);
-        snprintf(event, sizeof event, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"%s\"}}", escaped);
+        snprintf(event, largest * 2 + 128, "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"%s\"}}", escaped);
         char *report = jcode_mobile_platform_event(app, event);
         if (!report || strncmp(report, "{\"ok\":true", 10) != 0) {
             fprintf(stderr, "streamed: text_delta: %.300s\n", report ? report : "(null)");
@@ -237,6 +211,8 @@ int main(int argc, char **argv) {
     printf("measured %d\n", measured);
     printf("bytes %zu\n", length);
     jcode_mobile_app_free(app);
+    free(event);
+    free(escaped);
     free(reply);
     return 0;
 }
