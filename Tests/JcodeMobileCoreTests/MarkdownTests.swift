@@ -481,6 +481,27 @@ final class MarkdownTests: XCTestCase {
         XCTAssertEqual(stream.stableCount, 2)
     }
 
+    func testAnOpenFenceAndHTMLBlockKeepTheirTextAcrossLineEndingsAndCharactersStreamedOneByOne() {
+        // The text of the complete lines is kept from update to update and the
+        // last line decoded on its own: CRLF, lone CR and multi-byte characters
+        // read as in a whole parse at every step, and when the text ends at a line ending.
+        let fence = "```sh\r\nlet é = \"ü\"\r\nx\ry\n\n日本\n"
+        let html = "<div>\r\nä\rb\n\n"
+        for (text, expected) in [
+            (fence, MarkdownBlock(kind: .codeBlock(language: "sh", open: true), text: "let é = \"ü\"\nx\ny\n\n日本")),
+            (html, MarkdownBlock(kind: .html, text: "<div>\nä\nb")),
+        ] {
+            var stream = MarkdownStream()
+            var sent = ""
+            for character in text {
+                sent.append(character)
+                stream.update(sent, appendedOnly: true)
+                XCTAssertEqual(stream.blocks, Markdown.parse(sent), "after \(sent.debugDescription)")
+            }
+            XCTAssertEqual(stream.blocks, [expected])
+        }
+    }
+
     func testAnUpdateThatIsNotAnAppendParsesEverythingAgain() {
         var stream = MarkdownStream()
         stream.update("# a\n\nb\n\nc", appendedOnly: true)

@@ -18,11 +18,11 @@ struct BlockOutput {
             return inline(.heading(level: node.level), node.content, &sensitive)
         case .fencedCode:
             return MarkdownBlock(kind: .codeBlock(language: node.language, open: !node.fenceClosed && node.closedAtEnd),
-                                 text: withoutFinalNewline(node.content))
+                                 text: literal(node))
         case .indentedCode:
             return MarkdownBlock(kind: .codeBlock(language: nil, open: false), text: withoutFinalNewline(node.content))
         case .html:
-            return MarkdownBlock(kind: .html, text: withoutFinalNewline(node.content))
+            return MarkdownBlock(kind: .html, text: literal(node))
         case .thematicBreak:
             return MarkdownBlock(kind: .thematicBreak)
         case .quote:
@@ -54,6 +54,19 @@ struct BlockOutput {
         let (text, spans, unresolved, checkpoint) = InlineParser.parse(content, definitions: definitions, resuming: resuming)
         if unresolved { sensitive = true }
         return (MarkdownBlock(kind: .paragraph, text: text, spans: spans), checkpoint)
+    }
+
+    /// A fenced code or HTML block's text: its lines without the final newline,
+    /// from the text kept for a resumed block's first lines and the rest decoded.
+    private func literal(_ node: BlockNode) -> String {
+        let kept = node.keptTextCount
+        let content = node.content
+        guard kept > 0, kept <= content.count else { return withoutFinalNewline(content) }
+        let end = content.last == 10 ? content.count - 1 : content.count
+        if kept <= end { return node.keptText + String(decoding: content[kept..<end], as: UTF8.self) }
+        // Only the kept lines, the last one's "\n" dropped (one byte, one scalar).
+        let text = node.keptText
+        return String(text[..<text.utf8.index(before: text.utf8.endIndex)])
     }
 
     private func withoutFinalNewline(_ content: [UInt8]) -> String {

@@ -41,6 +41,10 @@ final class BlockNode {
     /// `content.count` before the last line was added, and where that line starts in the source.
     var contentBeforeLastLine = 0
     var lastAddedLineStart = -1
+    /// A resumed open fence or HTML block: `content[0..<keptTextCount]` decoded
+    /// (grown by `openFenceState`), so that its text is not decoded whole again.
+    var keptText = ""
+    var keptTextCount = 0
     var htmlType = 0
     // Tables.
     var alignments: [MarkdownAlignment] = []
@@ -128,7 +132,14 @@ struct OpenFence: Sendable {
     var fenceLength: Int
     var fenceOffset: Int
     var language: String?
+    /// Its lines as last read, each ending with "\n"; the first `complete`
+    /// bytes are final (the last line's are read again). Kept whole and cut
+    /// by the parser that takes it over, so that the buffer is held once and
+    /// grows in place: a delta into a long open block copies none of it.
     var content: [UInt8]
+    var complete: Int
+    /// `content[0..<complete]` decoded.
+    var text: String
     var resumeAt: Int
     /// Nonzero: an open top-level HTML block of this type (1-7), not a fence;
     /// its lines already read are final (its end condition is line-based).
@@ -177,8 +188,9 @@ struct BlockParser {
         lastMatched = document
     }
 
-    /// A parser that goes on reading an open top-level fenced code block at `fence.resumeAt`.
-    init(bytes: UnsafeBufferPointer<UInt8>, resuming fence: OpenFence) {
+    /// A parser that goes on reading an open top-level fenced code block at `fence.resumeAt`;
+    /// it takes `fence.content` over (left empty), so that the buffer grows in place.
+    init(bytes: UnsafeBufferPointer<UInt8>, resuming fence: inout OpenFence) {
         self.init(bytes: bytes, from: fence.resumeAt)
         let node = BlockNode(fence.htmlType == 0 ? .fencedCode : .html, start: fence.start, line: 0, depth: 0)
         node.htmlType = fence.htmlType
@@ -186,7 +198,12 @@ struct BlockParser {
         node.fenceLength = fence.fenceLength
         node.fenceOffset = fence.fenceOffset
         node.language = fence.language
-        node.content = fence.content
+        swap(&node.content, &fence.content)
+        node.content.removeSubrange(min(fence.complete, node.content.count)...)
+        if fence.complete == node.content.count {
+            swap(&node.keptText, &fence.text)
+            node.keptTextCount = fence.complete
+        }
         node.parent = document
         document.children.append(node)
         tip = node
@@ -276,9 +293,19 @@ struct BlockParser {
         let lastLineStart = Self.lastLineStart(bytes, from: from)
         guard last.start < lastLineStart else { return nil }
         let complete = last.lastAddedLineStart == lastLineStart ? last.contentBeforeLastLine : last.content.count
+        // The complete lines' text: what was kept, and the lines completed since (decoded apart:
+        // each part ends at a line ending, where UTF-8 decoding starts afresh).
+        if last.keptTextCount > complete {
+            last.keptText = ""
+            last.keptTextCount = 0
+        }
+        if last.keptTextCount < complete {
+            last.keptText += String(decoding: last.content[last.keptTextCount..<complete], as: UTF8.self)
+            last.keptTextCount = complete
+        }
         let fence = OpenFence(start: last.start, fenceChar: last.fenceChar, fenceLength: last.fenceLength,
-                              fenceOffset: last.fenceOffset, language: last.language,
-                              content: Array(last.content[0..<complete]), resumeAt: lastLineStart, htmlType: last.htmlType)
+                              fenceOffset: last.fenceOffset, language: last.language, content: last.content,
+                              complete: complete, text: last.keptText, resumeAt: lastLineStart, htmlType: last.htmlType)
         return (fence, lastLineStart)
     }
 

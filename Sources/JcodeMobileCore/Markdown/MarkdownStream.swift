@@ -93,8 +93,14 @@ public struct MarkdownStream: Sendable {
             if let open = openContainer, openFence == nil, bytes.count >= open.resumeAt {
                 return resume(open, bytes) ?? parseAll(bytes, keepStable: true)
             }
-            var parser = openFence.map { BlockParser(bytes: bytes, resuming: $0) }
-                ?? BlockParser(bytes: bytes, from: restartOffset)
+            var parser: BlockParser
+            if var fence = openFence {
+                // Taken out first: the parser holds the fence's lines once.
+                openFence = nil
+                parser = BlockParser(bytes: bytes, resuming: &fence)
+            } else {
+                parser = BlockParser(bytes: bytes, from: restartOffset)
+            }
             parser.lastParagraph = lastParagraph
             let (nodes, fence) = parser.run(definitions: headDefinitions)
             lastParagraph = parser.lastParagraph
