@@ -75,7 +75,49 @@ struct InlineParser {
 
     /// Parses `content` (a paragraph's lines, a heading's or a cell's text).
     static func parse(_ content: [UInt8], definitions: [String: String]) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
-        var parser = InlineParser(s: trimmed(content), definitions: definitions)
+        let s = trimmed(content)
+        if let text = plainText(s) { return (text, [], false) }
+        return parseFully(s, definitions: definitions)
+    }
+
+    /// The text of `s` (trimmed content) when it holds nothing the inline
+    /// syntax reads: no line break, backslash, backtick, `*`, `~`, bracket,
+    /// `<`, `&`, `@`, "://" or "www." (autolinks), and no `_` but between two
+    /// ASCII letters or digits (such a run can neither open nor close
+    /// emphasis). Then `parseFully` would make one plain run of it; a table
+    /// cell, a heading or a list item's line mostly is such a text, and a
+    /// streamed list or table reads its open item (row) again at each delta.
+    static func plainText(_ s: [UInt8]) -> String? {
+        let plain = s.withUnsafeBufferPointer { b -> Bool in
+            let count = b.count
+            var i = 0
+            while i < count {
+                switch b[i] {
+                case 10, 13, 0x5C, 0x60, 0x2A, 0x7E, 0x5B, 0x5D, 0x3C, 0x26, 0x40:  // \n \r \\ ` * ~ [ ] < & @
+                    return false
+                case 0x5F:  // _
+                    guard i > 0, i + 1 < count, isASCIIAlphanumeric(b[i - 1]), isASCIIAlphanumeric(b[i + 1]) else { return false }
+                case 0x3A:  // :
+                    if i + 2 < count && b[i + 1] == 0x2F && b[i + 2] == 0x2F { return false }
+                case 0x77:  // w
+                    if i + 3 < count && b[i + 1] == 0x77 && b[i + 2] == 0x77 && b[i + 3] == 0x2E { return false }
+                default:
+                    break
+                }
+                i += 1
+            }
+            return true
+        }
+        return plain ? String(decoding: s, as: UTF8.self) : nil
+    }
+
+    private static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+    }
+
+    /// `parse` without the plain-text shortcut (`s` trimmed).
+    static func parseFully(_ s: [UInt8], definitions: [String: String]) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
+        var parser = InlineParser(s: s, definitions: definitions)
         parser.scan()
         parser.processEmphasis(bottom: -1)
         let (text, spans, _) = parser.spans()
