@@ -248,6 +248,24 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.inlineRestart, 535, "past the closed opener: 270 + 4, then 64 bytes or more apart after a blank")
     }
 
+    func testALongParagraphInAListItemOrAQuoteReadsItsInlinesFromItsLastCheckpoint() {
+        // The last block at any depth: the last item's paragraph, a quote's.
+        for (opening, offset) in [("- first\n- ", 266), ("> ", 266), ("1. a\n\n   > ", 266)] {
+            var stream = MarkdownStream()
+            var text = opening + String(repeating: "see *this* now ", count: 20)
+            stream.update(text, appendedOnly: true)
+            XCTAssertEqual(stream.inlineRestart, offset, opening)
+            XCTAssertEqual(stream.blocks, Markdown.parse(text), opening)
+            text += "a *b" + String(repeating: " xx", count: 40) + "*"
+            stream.update(text, appendedOnly: true)
+            XCTAssertEqual(stream.blocks, Markdown.parse(text), opening)
+        }
+        // A short last paragraph is read whole: no checkpoint.
+        var stream = MarkdownStream()
+        stream.update("- first\n- see *this* now", appendedOnly: true)
+        XCTAssertNil(stream.inlineRestart)
+    }
+
     func testWhatMayStillCloseHoldsAParagraphsCheckpointBeforeIt() {
         let words = String(repeating: "plain words go on ", count: 8)  // 144 bytes
         for (opening, closing) in [("`code", "` done"), ("<b", "r> done"), ("[link](/u \"a title", "\") done"), ("[a][b", "] done"),

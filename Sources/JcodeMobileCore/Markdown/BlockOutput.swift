@@ -13,6 +13,16 @@ struct BlockOutput {
             return nil
         case .paragraph:
             guard !node.isRemoved else { return nil }
+            if node.streamsInlines {
+                // A short one is read whole: no checkpoint would be found in it.
+                guard node.content.count > InlineParser.checkpointSpacing else {
+                    node.inlineCheckpoint = nil
+                    return inline(.paragraph, node.content, &sensitive)
+                }
+                let read = paragraph(node.content, resuming: node.inlineCheckpoint, &sensitive)
+                node.inlineCheckpoint = read.checkpoint
+                return read.block
+            }
             return inline(.paragraph, node.content, &sensitive)
         case .heading:
             return inline(.heading(level: node.level), node.content, &sensitive)

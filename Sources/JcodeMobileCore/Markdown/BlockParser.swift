@@ -46,6 +46,10 @@ final class BlockNode {
     var keptText = ""
     var keptTextCount = 0
     var htmlType = 0
+    /// The text's last paragraph: read from `inlineCheckpoint` (the last
+    /// update's, if any), which `BlockOutput` sets to this read's.
+    var streamsInlines = false
+    var inlineCheckpoint: InlineParser.Checkpoint?
     // Tables.
     var alignments: [MarkdownAlignment] = []
     var rows: [[UInt8]] = []
@@ -172,7 +176,7 @@ struct BlockParser {
     private var lineTaken = false
     /// After `run`: the open top-level list or table the text ends in, when a later parse can go on inside it.
     private(set) var openContainer: OpenContainer?
-    /// The text's last block, when it is a paragraph: where it starts and the
+    /// The text's last block at any depth (a list item's, a quote's), when it is a paragraph: where it starts and the
     /// checkpoint its inline parse goes on from. Given by the caller (the
     /// last update's), set by `run` (this one's; nil when the last block is
     /// not a paragraph).
@@ -251,22 +255,25 @@ struct BlockParser {
             }
         }
         let output = BlockOutput(definitions: resolved)
-        let previous = lastParagraph
-        lastParagraph = nil
+        // The text's last block, at any depth (the last child of the last
+        // child …: a list's last item's paragraph, a quote's), when it is a
+        // paragraph: a streamed reply's open one, whose inline parse goes on
+        // from its checkpoint (`BlockOutput.block` reads it so).
+        var last = document.children.last
+        while let node = last, node.isContainer { last = node.children.last }
+        if let node = last, node.kind == .paragraph, !node.isRemoved, node.definitions.isEmpty {
+            node.streamsInlines = true
+            node.inlineCheckpoint = lastParagraph?.start == node.start ? lastParagraph?.checkpoint : nil
+        } else {
+            last = nil
+        }
         var nodes = document.children.map { node -> TopLevelNode in
             var sensitive = false
-            let block: MarkdownBlock?
-            if node === document.children.last, node.kind == .paragraph, !node.isRemoved, node.definitions.isEmpty {
-                // The last paragraph (a streamed reply's open one) goes on from its checkpoint.
-                let read = output.paragraph(node.content, resuming: previous?.start == node.start ? previous?.checkpoint : nil, &sensitive)
-                block = read.block
-                lastParagraph = read.checkpoint.map { (node.start, $0) }
-            } else {
-                block = output.block(node, sensitive: &sensitive)
-            }
+            let block = output.block(node, sensitive: &sensitive)
             return TopLevelNode(block: block, start: node.start, closeLine: node.closedAtEnd ? nil : node.closeLine,
                                 resumeAt: node.resumeAt, definitions: node.definitions, dependsOnLaterDefinitions: sensitive)
         }
+        lastParagraph = last.flatMap { node in node.inlineCheckpoint.map { (node.start, $0) } }
         if let (node, kept, resumeAt) = container, let last = nodes.last, let block = last.block {
             openContainer = output.openContainer(node, block, kept: kept, resumeAt: resumeAt, sensitive: last.dependsOnLaterDefinitions)
         }
