@@ -10,7 +10,11 @@ final class BlockNode {
     enum Kind { case document, quote, list, item, paragraph, heading, fencedCode, indentedCode, html, thematicBreak, table }
 
     var kind: Kind
-    weak var parent: BlockNode?
+    /// Not `weak`: a weak reference gives every node a side table, and its
+    /// release a slow path. A node's parent holds it (in `children`) and the
+    /// parser holds the document, so a parent outlives each use of this
+    /// reference (only the parser reads it, while it runs).
+    unowned(unsafe) var parent: BlockNode?
     var children: [BlockNode] = []
     var isOpen = true
     /// Source byte offset and line index of the first line.
