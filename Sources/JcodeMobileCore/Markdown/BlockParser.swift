@@ -449,13 +449,22 @@ struct BlockParser {
         node.lastAddedLineStart = lineStart
         node.lastLineInContent = node.content.count
         node.lastLineSource = lineStart
+        var tab = 0
         if partiallyConsumedTab {
             offset += 1
-            node.content.append(contentsOf: repeatElement(32, count: 4 - column % 4))
+            tab = 4 - column % 4
         }
-        if offset < lineEnd { node.content.append(contentsOf: bytes[offset..<lineEnd]) }
-        node.content.append(10)
+        // One access to `content` for the line (each access to a class's
+        // property is checked for exclusivity at run time).
+        Self.appendLine(&node.content, spaces: tab, UnsafeBufferPointer(rebasing: bytes[min(offset, lineEnd)..<lineEnd]))
         node.endLine = lineIndex
+    }
+
+    /// `spaces` spaces, `line` and a "\n" appended to `content`.
+    private static func appendLine(_ content: inout [UInt8], spaces: Int, _ line: UnsafeBufferPointer<UInt8>) {
+        if spaces > 0 { content.append(contentsOf: repeatElement(32, count: spaces)) }
+        content.append(contentsOf: line)
+        content.append(10)
     }
 
     private mutating func addChild(_ kind: BlockNode.Kind, at start: Int) -> BlockNode {
