@@ -7,10 +7,17 @@
 
 /// An inline node: text with intrinsic styles, and the style marks that start and end at it.
 /// Its text is `store[start..<end]` (the parser's one byte buffer): a node costs no array of its own.
+/// Plain data: what few nodes have (a url, a source, marks) is in `NodeExtra`s,
+/// so the node array is freed without visiting its nodes.
 private struct InlineNode {
     var start: Int
     var end: Int
     var styles: MarkdownStyle = []
+    /// Index of its `NodeExtra` in the parser's `extras`, -1 when it has none.
+    var extra = -1
+}
+
+private struct NodeExtra {
     var url: String?
     /// An image's source (the node's text is its alt text).
     var source: String?
@@ -50,6 +57,9 @@ struct InlineParser {
     private let definitions: [String: String]
     private var position = 0
     private var nodes: [InlineNode] = []
+    private var extras: [NodeExtra] = []
+    /// The runs' bytes, built by `spans()` (a buffer here to be reused).
+    private var out: [UInt8] = []
     /// The bytes of every node's text, in order, then the pending text (from
     /// `pendingStart`) not yet a node: one buffer per parse instead of an array per node.
     private var store: [UInt8] = []
@@ -86,12 +96,30 @@ struct InlineParser {
     private var found: (offset: Int, nodes: Int, usesDefinitions: Bool)?
 
     /// Parses `content` (a paragraph's lines, a heading's or a cell's text).
-    static func parse(_ content: [UInt8], definitions: [String: String]) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
+    /// `scratch`: buffers kept from one parse to the next (a document's blocks
+    /// are parsed one after the other), so a parse allocates less.
+    static func parse(
+        _ content: [UInt8], definitions: [String: String], scratch: InlineScratch? = nil
+    ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
         var parser = InlineParser(s: trimmed(content), definitions: definitions)
+        if let scratch {
+            swap(&parser.store, &scratch.store)
+            swap(&parser.nodes, &scratch.nodes)
+            swap(&parser.out, &scratch.out)
+        }
+        parser.store.reserveCapacity(parser.s.count)
         parser.scan()
         parser.processEmphasis(bottom: -1)
         // Spans are not built when every run is plain (they would be dropped).
         let (text, spans, _) = parser.spans(keepPlain: false)
+        if let scratch {
+            parser.store.removeAll(keepingCapacity: true)
+            parser.nodes.removeAll(keepingCapacity: true)
+            parser.out.removeAll(keepingCapacity: true)
+            swap(&parser.store, &scratch.store)
+            swap(&parser.nodes, &scratch.nodes)
+            swap(&parser.out, &scratch.out)
+        }
         return (text, spans, parser.usesDefinitions)
     }
 
@@ -133,6 +161,7 @@ struct InlineParser {
         let base = kept?.offset ?? 0
         var parser = InlineParser(s: base == 0 ? s : Array(s[base...]), definitions: definitions)
         parser.findsCheckpoints = true
+        parser.store.reserveCapacity(parser.s.count)
         parser.scan()
         parser.processEmphasis(bottom: -1)
         let (read, runs, cut) = parser.spans()
@@ -177,8 +206,6 @@ struct InlineParser {
     private init(s: [UInt8], definitions: [String: String]) {
         self.s = s
         self.definitions = definitions
-        // The text is about as long as the content: one allocation, not a growth per doubling.
-        store.reserveCapacity(s.count)
     }
 
     // MARK: - Scan
@@ -297,7 +324,12 @@ struct InlineParser {
     ) {
         flush()
         store.append(contentsOf: s[range])
-        nodes.append(InlineNode(start: pendingStart, end: store.count, styles: styles, url: url, closes: closes))
+        var node = InlineNode(start: pendingStart, end: store.count, styles: styles)
+        if url != nil || !closes.isEmpty {
+            node.extra = extras.count
+            extras.append(NodeExtra(url: url, closes: closes))
+        }
+        nodes.append(node)
         pendingStart = store.count
     }
 
@@ -498,13 +530,14 @@ struct InlineParser {
                 for i in nodes[k].start..<nodes[k].end { store.append(store[i]) }
             }
             nodes.removeSubrange((opener.node + 1)...)
-            nodes[opener.node] = InlineNode(start: altStart, end: store.count, styles: .image, source: url)
+            nodes[opener.node] = InlineNode(start: altStart, end: store.count, styles: .image, extra: extras.count)
+            extras.append(NodeExtra(source: url))
             pendingStart = store.count
             position = after
             return
         }
         nodes[opener.node].end = nodes[opener.node].start
-        nodes[opener.node].opens.append(.link(url))
+        extras[extra(of: opener.node)].opens.append(.link(url))
         append(position..<position, closes: [.link(url)])
         processEmphasis(bottom: opener.previousDelimiter)
         position = after
@@ -803,8 +836,8 @@ struct InlineParser {
             nodes[o.node].end -= use
             // A run's text is its delimiter characters only: taken from its end, not shifted.
             nodes[d.node].end -= use
-            nodes[o.node].opens.append(.style(style))
-            nodes[d.node].closes.append(.style(style))
+            extras[extra(of: o.node)].opens.append(.style(style))
+            extras[extra(of: d.node)].closes.append(.style(style))
             delimiters[opener].next = closer
             delimiters[closer].previous = opener
             if delimiters[opener].count == 0 { removeDelimiter(opener) }
@@ -817,6 +850,15 @@ struct InlineParser {
         if dropOpeners {
             while topDelimiter > bottom { removeDelimiter(topDelimiter) }
         }
+    }
+
+    /// The index of node `index`'s `NodeExtra`, made empty when it has none.
+    private mutating func extra(of index: Int) -> Int {
+        if nodes[index].extra < 0 {
+            nodes[index].extra = extras.count
+            extras.append(NodeExtra())
+        }
+        return nodes[index].extra
     }
 
     private func bottomKey(_ d: Delimiter) -> Int {
@@ -847,12 +889,13 @@ struct InlineParser {
     /// and every run is plain: then none) and their text, and where
     /// the checkpoint falls among them (the runs before it, and the bytes of
     /// the next one that are before it).
-    private func spans(keepPlain: Bool = true) -> (String, [MarkdownSpan], cut: (runs: Int, bytes: Int?)?) {
+    private mutating func spans(keepPlain: Bool = true) -> (String, [MarkdownSpan], cut: (runs: Int, bytes: Int?)?) {
         var counts = (0, 0, 0)  // bold, italic, strikethrough
         var urls: [String] = []
-        var out: [UInt8] = []
+        out.removeAll(keepingCapacity: true)
         out.reserveCapacity(store.count)
         var runs: [Run] = []
+        runs.reserveCapacity(nodes.count)
         // Per open link: the nodes shown when it opened (a link with no text keeps an empty run).
         var linkStarts: [Int] = []
         var shown = 0
@@ -862,7 +905,9 @@ struct InlineParser {
                 // Nothing is open there: the last run may go on after it, as one run.
                 cut = runs.last.map { (runs.count - 1, $0.end - $0.start) } ?? (0, nil)
             }
-            for mark in nodes[index].closes {
+            let node = nodes[index]
+            let extra = node.extra >= 0 ? extras[node.extra] : nil
+            for mark in extra?.closes ?? [] {
                 if case .link(let url) = mark, let start = linkStarts.popLast(), start == shown {
                     var styles: MarkdownStyle = .link
                     if counts.0 > 0 { styles.insert(.bold) }
@@ -872,24 +917,24 @@ struct InlineParser {
                 }
                 apply(mark, -1, &counts, &urls)
             }
-            let node = nodes[index]
-            if node.end > node.start || node.source != nil {
+            let source = extra?.source
+            if node.end > node.start || source != nil {
                 shown += 1
                 var styles = node.styles
                 if counts.0 > 0 { styles.insert(.bold) }
                 if counts.1 > 0 { styles.insert(.italic) }
                 if counts.2 > 0 { styles.insert(.strikethrough) }
                 if !urls.isEmpty { styles.insert(.link) }
-                let url = node.url ?? urls.last
+                let url = extra?.url ?? urls.last
                 out.append(contentsOf: store[node.start..<node.end])
-                if node.source == nil, let last = runs.last, last.source == nil, last.styles == styles, last.url == url {
+                if source == nil, let last = runs.last, last.source == nil, last.styles == styles, last.url == url {
                     runs[runs.count - 1].end = out.count
                 } else {
                     runs.append(Run(start: out.count - (node.end - node.start), end: out.count, styles: styles, url: url,
-                                    source: node.source))
+                                    source: source))
                 }
             }
-            for mark in node.opens {
+            for mark in extra?.opens ?? [] {
                 if case .link = mark { linkStarts.append(shown) }
                 apply(mark, 1, &counts, &urls)
             }
@@ -960,4 +1005,11 @@ func isUnicodePunctuation(_ c: Unicode.Scalar) -> Bool {
     default:
         return false
     }
+}
+
+/// Buffers an inline parse leaves for the next (see `InlineParser.parse`); one per document parse, not shared between threads.
+final class InlineScratch {
+    fileprivate var store: [UInt8] = []
+    fileprivate var nodes: [InlineNode] = []
+    fileprivate var out: [UInt8] = []
 }
