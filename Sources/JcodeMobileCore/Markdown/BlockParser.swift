@@ -217,8 +217,7 @@ struct BlockParser {
         var position = from
         while position < bytes.count {
             // A line ends at "\n", "\r\n" or a lone "\r".
-            var end = position
-            while end < bytes.count && bytes[end] != 10 && bytes[end] != 13 { end += 1 }
+            let end = Self.lineEnd(bytes, from: position)
             lineEnd = end
             nextLineStart = end < bytes.count && bytes[end] == 13 && end + 1 < bytes.count && bytes[end + 1] == 10
                 ? end + 2 : min(end + 1, bytes.count)
@@ -262,6 +261,25 @@ struct BlockParser {
             nodes[index].closeLine = nodes[index + 1].closeLine
         }
         return (nodes, fence)
+    }
+
+    /// The first "\n" or "\r" at or after `from` (`bytes.count` when none): eight
+    /// bytes at a time while eight are left (a word holds one when one of its
+    /// bytes XOR the character is zero), then byte by byte.
+    static func lineEnd(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        var i = from
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while i <= bytes.count - 8 {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let lf = word ^ (ones &* 10), cr = word ^ (ones &* 13)
+                if ((lf &- ones) & ~lf | (cr &- ones) & ~cr) & highs != 0 { break }
+                i += 8
+            }
+        }
+        while i < bytes.count && bytes[i] != 10 && bytes[i] != 13 { i += 1 }
+        return i
     }
 
     /// Where the last line of `bytes[from...]` starts: after its last line ending, a final "\r"

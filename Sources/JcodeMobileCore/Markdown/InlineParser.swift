@@ -76,6 +76,7 @@ struct InlineParser {
     /// For runs of 1 ... `maxScannedRun` backticks: the start of the last run of
     /// each length the forward scans saw (-1: none), and whether one reached the end.
     private var lastBacktickRun: [Int] = []
+    private var backtickTableReady = false
     private var backticksScannedToEnd = false
     private static let maxScannedRun = 32
     /// For each terminator of a comment, processing instruction, CDATA section
@@ -106,6 +107,7 @@ struct InlineParser {
             swap(&parser.store, &scratch.store)
             swap(&parser.nodes, &scratch.nodes)
             swap(&parser.out, &scratch.out)
+            swap(&parser.lastBacktickRun, &scratch.lastBacktickRun)
         }
         parser.store.reserveCapacity(parser.s.count)
         parser.scan()
@@ -119,6 +121,7 @@ struct InlineParser {
             swap(&parser.store, &scratch.store)
             swap(&parser.nodes, &scratch.nodes)
             swap(&parser.out, &scratch.out)
+            swap(&parser.lastBacktickRun, &scratch.lastBacktickRun)
         }
         return (text, spans, parser.usesDefinitions)
     }
@@ -399,7 +402,15 @@ struct InlineParser {
     /// scanned about once. Longer runs: an index of the runs by length, built once.
     private mutating func nextBacktickRun(length: Int, after from: Int) -> Int? {
         if length <= Self.maxScannedRun {
-            if lastBacktickRun.isEmpty { lastBacktickRun = Array(repeating: -1, count: Self.maxScannedRun + 1) }
+            if !backtickTableReady {
+                // A buffer left by an earlier parse is reset, not allocated again.
+                if lastBacktickRun.count == Self.maxScannedRun + 1 {
+                    for k in lastBacktickRun.indices { lastBacktickRun[k] = -1 }
+                } else {
+                    lastBacktickRun = Array(repeating: -1, count: Self.maxScannedRun + 1)
+                }
+                backtickTableReady = true
+            }
             if backticksScannedToEnd && lastBacktickRun[length] < from { return nil }
             var i = from
             while i < s.count {
@@ -1012,4 +1023,5 @@ final class InlineScratch {
     fileprivate var store: [UInt8] = []
     fileprivate var nodes: [InlineNode] = []
     fileprivate var out: [UInt8] = []
+    fileprivate var lastBacktickRun: [Int] = []
 }
