@@ -4,6 +4,12 @@
 
 struct BlockOutput {
     let definitions: [String: String]
+    /// Buffers reused by the inline parses of this output's blocks.
+    private let scratch = InlineScratch()
+
+    init(definitions: [String: String]) {
+        self.definitions = definitions
+    }
 
     /// The value of `node`, nil for a paragraph of definitions only; `sensitive` is set
     /// when some inline content has a label no definition matched.
@@ -52,7 +58,7 @@ struct BlockOutput {
     }
 
     private func inline(_ kind: MarkdownBlock.Kind, _ content: [UInt8], _ sensitive: inout Bool) -> MarkdownBlock {
-        let (text, spans, unresolved) = InlineParser.parse(content, definitions: definitions)
+        let (text, spans, unresolved) = InlineParser.parse(content, definitions: definitions, scratch: scratch)
         if unresolved { sensitive = true }
         return MarkdownBlock(kind: kind, text: text, spans: spans)
     }

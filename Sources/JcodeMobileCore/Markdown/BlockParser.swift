@@ -10,7 +10,11 @@ final class BlockNode {
     enum Kind { case document, quote, list, item, paragraph, heading, fencedCode, indentedCode, html, thematicBreak, table }
 
     var kind: Kind
-    weak var parent: BlockNode?
+    /// Not `weak`: a weak reference gives every node a side table, and its
+    /// release a slow path. A node's parent holds it (in `children`) and the
+    /// parser holds the document, so a parent outlives each use of this
+    /// reference (only the parser reads it, while it runs).
+    unowned(unsafe) var parent: BlockNode?
     var children: [BlockNode] = []
     var isOpen = true
     /// Source byte offset and line index of the first line.
@@ -234,8 +238,7 @@ struct BlockParser {
         var position = from
         while position < bytes.count {
             // A line ends at "\n", "\r\n" or a lone "\r".
-            var end = position
-            while end < bytes.count && bytes[end] != 10 && bytes[end] != 13 { end += 1 }
+            let end = Self.lineEnd(bytes, from: position)
             lineEnd = end
             nextLineStart = end < bytes.count && bytes[end] == 13 && end + 1 < bytes.count && bytes[end + 1] == 10
                 ? end + 2 : min(end + 1, bytes.count)
@@ -282,6 +285,25 @@ struct BlockParser {
             nodes[index].closeLine = nodes[index + 1].closeLine
         }
         return (nodes, fence)
+    }
+
+    /// The first "\n" or "\r" at or after `from` (`bytes.count` when none): eight
+    /// bytes at a time while eight are left (a word holds one when one of its
+    /// bytes XOR the character is zero), then byte by byte.
+    static func lineEnd(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        var i = from
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while i <= bytes.count - 8 {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let lf = word ^ (ones &* 10), cr = word ^ (ones &* 13)
+                if ((lf &- ones) & ~lf | (cr &- ones) & ~cr) & highs != 0 { break }
+                i += 8
+            }
+        }
+        while i < bytes.count && bytes[i] != 10 && bytes[i] != 13 { i += 1 }
+        return i
     }
 
     /// Where the last line of `bytes[from...]` starts: after its last line ending, a final "\r"
@@ -479,13 +501,22 @@ struct BlockParser {
         node.lastAddedLineStart = lineStart
         node.lastLineInContent = node.content.count
         node.lastLineSource = lineStart
+        var tab = 0
         if partiallyConsumedTab {
             offset += 1
-            node.content.append(contentsOf: repeatElement(32, count: 4 - column % 4))
+            tab = 4 - column % 4
         }
-        if offset < lineEnd { node.content.append(contentsOf: bytes[offset..<lineEnd]) }
-        node.content.append(10)
+        // One access to `content` for the line (each access to a class's
+        // property is checked for exclusivity at run time).
+        Self.appendLine(&node.content, spaces: tab, UnsafeBufferPointer(rebasing: bytes[min(offset, lineEnd)..<lineEnd]))
         node.endLine = lineIndex
+    }
+
+    /// `spaces` spaces, `line` and a "\n" appended to `content`.
+    private static func appendLine(_ content: inout [UInt8], spaces: Int, _ line: UnsafeBufferPointer<UInt8>) {
+        if spaces > 0 { content.append(contentsOf: repeatElement(32, count: spaces)) }
+        content.append(contentsOf: line)
+        content.append(10)
     }
 
     private mutating func addChild(_ kind: BlockNode.Kind, at start: Int) -> BlockNode {

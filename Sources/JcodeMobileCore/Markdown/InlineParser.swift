@@ -6,9 +6,18 @@
 // so nesting costs no recursion.
 
 /// An inline node: text with intrinsic styles, and the style marks that start and end at it.
+/// Its text is `store[start..<end]` (the parser's one byte buffer): a node costs no array of its own.
+/// Plain data: what few nodes have (a url, a source, marks) is in `NodeExtra`s,
+/// so the node array is freed without visiting its nodes.
 private struct InlineNode {
-    var text: [UInt8]
+    var start: Int
+    var end: Int
     var styles: MarkdownStyle = []
+    /// Index of its `NodeExtra` in the parser's `extras`, -1 when it has none.
+    var extra = -1
+}
+
+private struct NodeExtra {
     var url: String?
     /// An image's source (the node's text is its alt text).
     var source: String?
@@ -48,21 +57,35 @@ struct InlineParser {
     private let definitions: [String: String]
     private var position = 0
     private var nodes: [InlineNode] = []
-    private var pending: [UInt8] = []
+    private var extras: [NodeExtra] = []
+    /// The runs' bytes, built by `spans()` (a buffer here to be reused).
+    private var out: [UInt8] = []
+    /// The bytes of every node's text, in order, then the pending text (from
+    /// `pendingStart`) not yet a node: one buffer per parse instead of an array per node.
+    private var store: [UInt8] = []
+    private var pendingStart = 0
     private var delimiters: [Delimiter] = []
     private var topDelimiter = -1
     private var brackets: [Bracket] = []
     /// A bracketed label was looked up among the definitions (found or not): the block depends on them.
     private(set) var usesDefinitions = false
-    /// Backtick runs by length: start offsets, and how far each list has been consumed.
+    /// Backtick runs by length: start offsets, and how far each list has been consumed
+    /// (runs longer than `maxScannedRun` only; see `nextBacktickRun`).
     private var backtickRuns: [Int: [Int]]?
     private var backtickCursor: [Int: Int] = [:]
+    /// For runs of 1 ... `maxScannedRun` backticks: the start of the last run of
+    /// each length the forward scans saw (-1: none), and whether one reached the end.
+    private var lastBacktickRun: [Int] = []
+    private var backtickTableReady = false
+    private var backticksScannedToEnd = false
+    private static let maxScannedRun = 32
     /// For each terminator of a comment, processing instruction, CDATA section
     /// and declaration (`-->`, `?>`, `]]>`, `>`): where the first one at or
     /// after `from` starts, nil when the rest of the text has none. Openers
     /// are read left to right, so each stretch of text is searched once per
     /// terminator (an unclosed `<!--` before many others is not scanned again).
-    private var nextTerminator: [(from: Int, at: Int?)] = Array(repeating: (Int.max, nil), count: 4)
+    /// Empty until the first opener (most parses have none: no allocation).
+    private var nextTerminator: [(from: Int, at: Int?)] = []
     /// Whether the scan looks for a checkpoint (a streamed paragraph's parse).
     private var findsCheckpoints = false
     /// Something read so far may still change meaning with more text (a
@@ -74,10 +97,14 @@ struct InlineParser {
     private var found: (offset: Int, nodes: Int, usesDefinitions: Bool)?
 
     /// Parses `content` (a paragraph's lines, a heading's or a cell's text).
-    static func parse(_ content: [UInt8], definitions: [String: String]) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
+    /// `scratch`: buffers kept from one parse to the next (a document's blocks
+    /// are parsed one after the other), so a parse allocates less.
+    static func parse(
+        _ content: [UInt8], definitions: [String: String], scratch: InlineScratch? = nil
+    ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
         let s = trimmed(content)
         if let text = plainText(s) { return (text, [], false) }
-        return parseFully(s, definitions: definitions)
+        return parseFully(s, definitions: definitions, scratch: scratch)
     }
 
     /// The text of `s` (trimmed content) when it holds nothing the inline
@@ -116,13 +143,31 @@ struct InlineParser {
     }
 
     /// `parse` without the plain-text shortcut (`s` trimmed).
-    static func parseFully(_ s: [UInt8], definitions: [String: String]) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
+    static func parseFully(
+        _ s: [UInt8], definitions: [String: String], scratch: InlineScratch? = nil
+    ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
         var parser = InlineParser(s: s, definitions: definitions)
+        if let scratch {
+            swap(&parser.store, &scratch.store)
+            swap(&parser.nodes, &scratch.nodes)
+            swap(&parser.out, &scratch.out)
+            swap(&parser.lastBacktickRun, &scratch.lastBacktickRun)
+        }
+        parser.store.reserveCapacity(parser.s.count)
         parser.scan()
         parser.processEmphasis(bottom: -1)
-        let (text, spans, _) = parser.spans()
-        let plain = spans.allSatisfy { $0.styles.isEmpty && $0.url == nil }
-        return (text, plain ? [] : spans, parser.usesDefinitions)
+        // Spans are not built when every run is plain (they would be dropped).
+        let (text, spans, _) = parser.spans(keepPlain: false)
+        if let scratch {
+            parser.store.removeAll(keepingCapacity: true)
+            parser.nodes.removeAll(keepingCapacity: true)
+            parser.out.removeAll(keepingCapacity: true)
+            swap(&parser.store, &scratch.store)
+            swap(&parser.nodes, &scratch.nodes)
+            swap(&parser.out, &scratch.out)
+            swap(&parser.lastBacktickRun, &scratch.lastBacktickRun)
+        }
+        return (text, spans, parser.usesDefinitions)
     }
 
     /// Where a streamed paragraph's inline parse goes on from at its next
@@ -163,6 +208,7 @@ struct InlineParser {
         let base = kept?.offset ?? 0
         var parser = InlineParser(s: base == 0 ? s : Array(s[base...]), definitions: definitions)
         parser.findsCheckpoints = true
+        parser.store.reserveCapacity(parser.s.count)
         parser.scan()
         parser.processEmphasis(bottom: -1)
         let (read, runs, cut) = parser.spans()
@@ -229,13 +275,66 @@ struct InlineParser {
             case UInt8(ascii: "<"): angle()
             case UInt8(ascii: "&"): entity()
             case UInt8(ascii: "h"), UInt8(ascii: "w"), UInt8(ascii: "f"):
-                if !extendedAutolink() { pending.append(c); position += 1 }
+                if !extendedAutolink() { plainRun() }
             default:
-                pending.append(c)
-                position += 1
+                plainRun()
             }
         }
         flush()
+    }
+
+    /// Text at `position` (a byte the scan's switch took as text) and the plain
+    /// bytes after it, appended at once (see `plainEnd`).
+    private mutating func plainRun() {
+        let start = position
+        let limit = findsCheckpoints && !open ? min(s.count, nextTry) : s.count
+        let end = s.withUnsafeBufferPointer { Self.plainEnd($0, from: start, limit: limit) }
+        store.append(contentsOf: s[start..<end])
+        position = end
+    }
+
+    /// Where the plain text after `b[from]` ends (at most at `limit`): at the
+    /// first byte the scan would treat otherwise, a byte of its switch, an
+    /// "h", "w" or "f" that begins what could be an extended autolink, or the
+    /// start of a run of e-mail characters followed by "@". Every index read is
+    /// checked against `b.count`.
+    private static func plainEnd(_ b: UnsafeBufferPointer<UInt8>, from: Int, limit: Int) -> Int {
+        var end = from + 1
+        while end < limit {
+            let c = b[end], before = b[end - 1]
+            switch c {
+            case 10, UInt8(ascii: "\\"), UInt8(ascii: "`"), UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                 UInt8(ascii: "["), UInt8(ascii: "!"), UInt8(ascii: "]"), UInt8(ascii: "<"), UInt8(ascii: "&"):
+                return end
+            case UInt8(ascii: "h"), UInt8(ascii: "w"), UInt8(ascii: "f"):
+                // `extendedAutolink`'s tests: the byte before, then the prefixes
+                // ("www.", "http://", "https://", "ftp://": their second letter).
+                switch before {
+                case 32, 9, 10, UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "("):
+                    let second = c == UInt8(ascii: "w") ? UInt8(ascii: "w") : UInt8(ascii: "t")
+                    if end + 1 < b.count && b[end + 1] | 0x20 == second { return end }
+                default:
+                    break
+                }
+            default:
+                break
+            }
+            if isEmailCharacter(c) && !isEmailCharacter(before) {
+                // `emailAutolink` needs an "@" after the run; without one the
+                // run is text, and all of it when it has no "_" (a delimiter).
+                var at = end + 1
+                var underscore = false
+                while at < b.count && isEmailCharacter(b[at]) {
+                    if b[at] == UInt8(ascii: "_") { underscore = true }
+                    at += 1
+                }
+                if at < b.count && b[at] == UInt8(ascii: "@") { return end }
+                end = underscore ? end + 1 : min(at, limit)
+                continue
+            }
+            end += 1
+        }
+        return end
     }
 
     /// Takes `position` as the checkpoint when nothing before it is left open
@@ -261,28 +360,46 @@ struct InlineParser {
     }
 
     private mutating func flush() {
-        guard !pending.isEmpty else { return }
-        nodes.append(InlineNode(text: pending))
-        pending.removeAll(keepingCapacity: true)
+        guard store.count > pendingStart else { return }
+        nodes.append(InlineNode(start: pendingStart, end: store.count))
+        pendingStart = store.count
     }
 
-    private mutating func append(_ node: InlineNode) {
+    /// A node of its own after the pending text, whose text is `s[range]`.
+    private mutating func append(
+        _ range: Range<Int>, styles: MarkdownStyle = [], url: String? = nil, closes: [Mark] = []
+    ) {
         flush()
+        store.append(contentsOf: s[range])
+        var node = InlineNode(start: pendingStart, end: store.count, styles: styles)
+        if url != nil || !closes.isEmpty {
+            node.extra = extras.count
+            extras.append(NodeExtra(url: url, closes: closes))
+        }
         nodes.append(node)
+        pendingStart = store.count
+    }
+
+    /// A node of its own after the pending text, whose text is `bytes`.
+    private mutating func append<C: Collection>(bytes: C, styles: MarkdownStyle) where C.Element == UInt8 {
+        flush()
+        store.append(contentsOf: bytes)
+        nodes.append(InlineNode(start: pendingStart, end: store.count, styles: styles))
+        pendingStart = store.count
     }
 
     /// A soft line break ("\n" in the text) or a hard one (two spaces or more, or `hard`:
     /// a backslash, before it; a "\n" node of its own), without the spaces around it.
     private mutating func newline(hard: Bool = false) {
         var spaces = 0
-        while let last = pending.last, isSpaceOrTab(last) {
+        while store.count > pendingStart, let last = store.last, isSpaceOrTab(last) {
             spaces = last == 32 ? spaces + 1 : 0
-            pending.removeLast()
+            store.removeLast()
         }
         if hard || spaces >= 2 {
-            append(InlineNode(text: [10], styles: .lineBreak))
+            append(bytes: CollectionOfOne(UInt8(10)), styles: .lineBreak)
         } else {
-            pending.append(10)
+            store.append(10)
         }
         position += 1
         while position < s.count && isSpaceOrTab(s[position]) { position += 1 }
@@ -294,10 +411,10 @@ struct InlineParser {
             position += 1
             newline(hard: true)
         } else if isASCIIPunctuation(next) {
-            pending.append(next)
+            store.append(next)
             position += 2
         } else {
-            pending.append(UInt8(ascii: "\\"))
+            store.append(UInt8(ascii: "\\"))
             position += 1
         }
     }
@@ -307,20 +424,49 @@ struct InlineParser {
         while position < s.count && s[position] == UInt8(ascii: "`") { position += 1 }
         let length = position - start
         guard let close = nextBacktickRun(length: length, after: position) else {
-            pending.append(contentsOf: repeatElement(UInt8(ascii: "`"), count: length))
+            store.append(contentsOf: repeatElement(UInt8(ascii: "`"), count: length))
             open = true  // a later run of the same length would close it
             return
         }
-        var code = s[position..<close].map { $0 == 10 ? 32 : $0 }
-        if code.count >= 2 && code.first == 32 && code.last == 32 && !code.allSatisfy({ $0 == 32 }) {
-            code = Array(code[1..<(code.count - 1)])
+        // Newlines read as spaces; one space is stripped from each end when both ends have one and not all are spaces.
+        var from = position, to = close
+        if to - from >= 2 && isSpaceOrNewline(s[from]) && isSpaceOrNewline(s[to - 1])
+            && !s[from..<to].allSatisfy(isSpaceOrNewline) {
+            from += 1
+            to -= 1
         }
-        append(InlineNode(text: code, styles: .code))
+        append(bytes: s[from..<to].lazy.map { $0 == 10 ? 32 : $0 }, styles: .code)
         position = close + length
     }
 
-    /// The start of the first backtick run of exactly `length` at or after `from` (the runs are indexed once).
+    /// The start of the first backtick run of exactly `length` at or after `from` (just after an opening run).
+    /// Short runs (cmark's way): a scan forward to the first match, which the
+    /// code span then consumes; once a scan has reached the end, a length whose
+    /// last run is before `from` has none, without a scan. So the text is
+    /// scanned about once. Longer runs: an index of the runs by length, built once.
     private mutating func nextBacktickRun(length: Int, after from: Int) -> Int? {
+        if length <= Self.maxScannedRun {
+            if !backtickTableReady {
+                // A buffer left by an earlier parse is reset, not allocated again.
+                if lastBacktickRun.count == Self.maxScannedRun + 1 {
+                    for k in lastBacktickRun.indices { lastBacktickRun[k] = -1 }
+                } else {
+                    lastBacktickRun = Array(repeating: -1, count: Self.maxScannedRun + 1)
+                }
+                backtickTableReady = true
+            }
+            if backticksScannedToEnd && lastBacktickRun[length] < from { return nil }
+            var i = from
+            while i < s.count {
+                guard s[i] == UInt8(ascii: "`") else { i += 1; continue }
+                let start = i
+                while i < s.count && s[i] == UInt8(ascii: "`") { i += 1 }
+                if i - start <= Self.maxScannedRun { lastBacktickRun[i - start] = start }
+                if i - start == length { return start }
+            }
+            backticksScannedToEnd = true
+            return nil
+        }
         if backtickRuns == nil {
             var runs: [Int: [Int]] = [:]
             var i = 0
@@ -344,7 +490,7 @@ struct InlineParser {
         while position < s.count && s[position] == c { position += 1 }
         let count = position - start
         if c == UInt8(ascii: "~") && count > 2 {
-            pending.append(contentsOf: s[start..<position])
+            store.append(contentsOf: s[start..<position])
             return
         }
         let before = scalar(before: start)
@@ -361,7 +507,7 @@ struct InlineParser {
             canOpen = leftFlanking
             canClose = rightFlanking
         }
-        append(InlineNode(text: Array(s[start..<position])))
+        append(start..<position)
         guard canOpen || canClose else { return }
         delimiters.append(Delimiter(node: nodes.count - 1, char: c, count: count, originalCount: count,
                                     canOpen: canOpen, canClose: canClose, previous: topDelimiter))
@@ -380,6 +526,7 @@ struct InlineParser {
     /// The scalar starting at `i` (a newline at the end).
     private func scalar(at i: Int) -> Unicode.Scalar {
         guard i < s.count else { return "\n" }
+        if s[i] < 0x80 { return Unicode.Scalar(s[i]) }
         var iterator = s[i...].makeIterator()
         var decoder = UTF8()
         if case .scalarValue(let scalar) = decoder.decode(&iterator) { return scalar }
@@ -387,7 +534,7 @@ struct InlineParser {
     }
 
     private mutating func pushBracket(image: Bool, length: Int) {
-        append(InlineNode(text: Array(s[position..<(position + length)])))
+        append(position..<(position + length))
         position += length
         brackets.append(Bracket(node: nodes.count - 1, isImage: image, previousDelimiter: topDelimiter, textStart: position))
     }
@@ -398,7 +545,7 @@ struct InlineParser {
         position += 1
         guard let opener = brackets.last, opener.active else {
             if !brackets.isEmpty { brackets.removeLast() }
-            pending.append(UInt8(ascii: "]"))
+            store.append(UInt8(ascii: "]"))
             return
         }
         var url: String?
@@ -426,23 +573,27 @@ struct InlineParser {
         guard let url else {
             // "](" or "][" not closed yet: more text could make a link of it.
             if position < s.count && (s[position] == UInt8(ascii: "(") || s[position] == UInt8(ascii: "[")) { open = true }
-            pending.append(UInt8(ascii: "]"))
+            store.append(UInt8(ascii: "]"))
             return
         }
         if opener.isImage {
             // An image: its content's plain text is the alt text, one node of its own.
             flush()
             processEmphasis(bottom: opener.previousDelimiter)
-            var alt: [UInt8] = []
-            for k in (opener.node + 1)..<nodes.count { alt.append(contentsOf: nodes[k].text) }
+            let altStart = store.count
+            for k in (opener.node + 1)..<nodes.count {
+                for i in nodes[k].start..<nodes[k].end { store.append(store[i]) }
+            }
             nodes.removeSubrange((opener.node + 1)...)
-            nodes[opener.node] = InlineNode(text: alt, styles: .image, source: url)
+            nodes[opener.node] = InlineNode(start: altStart, end: store.count, styles: .image, extra: extras.count)
+            extras.append(NodeExtra(source: url))
+            pendingStart = store.count
             position = after
             return
         }
-        nodes[opener.node].text = []
-        nodes[opener.node].opens.append(.link(url))
-        append(InlineNode(text: [], closes: [.link(url)]))
+        nodes[opener.node].end = nodes[opener.node].start
+        extras[extra(of: opener.node)].opens.append(.link(url))
+        append(position..<position, closes: [.link(url)])
         processEmphasis(bottom: opener.previousDelimiter)
         position = after
         // Links may not contain links: earlier "[" can no longer make one.
@@ -477,13 +628,13 @@ struct InlineParser {
     /// "<": an autolink, raw HTML (kept as text) or a literal "<".
     private mutating func angle() {
         if let (end, url) = autolink(position) {
-            append(InlineNode(text: Array(s[(position + 1)..<(end - 1)]), styles: .link, url: url))
+            append((position + 1)..<(end - 1), styles: .link, url: url)
             position = end
             return
         }
         let tag = s.withUnsafeBufferPointer { b in HTMLScanner.tag(b, position, s.count) }
         if let end = tag ?? otherHTML() {
-            pending.append(contentsOf: s[position..<end])
+            store.append(contentsOf: s[position..<end])
             position = end
         } else {
             // More text could make a tag, an autolink or a comment of it.
@@ -491,7 +642,7 @@ struct InlineParser {
             if next == 0 || HTMLScanner.isLetter(next) || next == UInt8(ascii: "/") || next == UInt8(ascii: "!") || next == UInt8(ascii: "?") {
                 open = true
             }
-            pending.append(UInt8(ascii: "<"))
+            store.append(UInt8(ascii: "<"))
             position += 1
         }
     }
@@ -514,6 +665,7 @@ struct InlineParser {
         guard let opening else { return nil }
         if opening.kind < 0 { return position - opening.kind }
         // The first terminator at or after `from` in the whole text, searched once per stretch.
+        if nextTerminator.isEmpty { nextTerminator = Array(repeating: (Int.max, nil), count: 4) }
         var known = nextTerminator[opening.kind]
         if known.from > opening.from || (known.at.map { $0 < opening.from } ?? false) {
             let at = text.withUnsafeBufferPointer { HTMLScanner.find($0, opening.from, text.count, opening.terminator) }
@@ -553,10 +705,10 @@ struct InlineParser {
 
     private mutating func entity() {
         if let (bytes, end) = Entities.decode(s, position) {
-            pending.append(contentsOf: bytes)
+            store.append(contentsOf: bytes)
             position = end
         } else {
-            pending.append(UInt8(ascii: "&"))
+            store.append(UInt8(ascii: "&"))
             position += 1
         }
     }
@@ -565,7 +717,10 @@ struct InlineParser {
     private mutating func extendedAutolink() -> Bool {
         if position > 0 {
             let before = s[position - 1]
-            guard isSpaceOrTab(before) || before == 10 || "*_~(".utf8.contains(before) else { return false }
+            switch before {
+            case 32, 9, 10, UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "("): break
+            default: return false
+            }
         }
         let prefixLength: Int
         let scheme: String
@@ -580,13 +735,14 @@ struct InlineParser {
         while end < s.count && s[end] > 32 && s[end] != UInt8(ascii: "<") { end += 1 }
         end = trimAutolinkEnd(position, end)
         guard isValidDomain(position + (scheme.isEmpty ? prefixLength : 0), end) else { return false }
-        let text = Array(s[position..<end])
-        append(InlineNode(text: text, styles: .link, url: scheme + String(decoding: text, as: UTF8.self)))
+        append(position..<end, styles: .link, url: scheme + String(decoding: s[position..<end], as: UTF8.self))
         position = end
         return true
     }
 
-    private func isEmailCharacter(_ c: UInt8) -> Bool {
+    @inline(__always) private func isEmailCharacter(_ c: UInt8) -> Bool { Self.isEmailCharacter(c) }
+
+    @inline(__always) private static func isEmailCharacter(_ c: UInt8) -> Bool {
         HTMLScanner.isLetter(c) || isDigit(c) || c == UInt8(ascii: ".") || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")
             || c == UInt8(ascii: "_")
     }
@@ -611,8 +767,7 @@ struct InlineParser {
             end += 1
         }
         guard dots > 0, end > at + 1, s[end - 1] != UInt8(ascii: "-"), s[end - 1] != UInt8(ascii: "_") else { return false }
-        let text = Array(s[position..<end])
-        append(InlineNode(text: text, styles: .link, url: "mailto:" + String(decoding: text, as: UTF8.self)))
+        append(position..<end, styles: .link, url: "mailto:" + String(decoding: s[position..<end], as: UTF8.self))
         position = end
         return true
     }
@@ -633,7 +788,7 @@ struct InlineParser {
         var closes = s[start..<end].filter { $0 == UInt8(ascii: ")") }.count
         while end > start {
             let c = s[end - 1]
-            if "?!.,:*_~'\"".utf8.contains(c) {
+            if Self.isTrailingAutolinkPunctuation(c) {
                 end -= 1
             } else if c == UInt8(ascii: ")") {
                 guard closes > opens else { break }
@@ -649,6 +804,17 @@ struct InlineParser {
             }
         }
         return end
+    }
+
+    /// `?!.,:*_~'"`: left off the end of an extended autolink.
+    private static func isTrailingAutolinkPunctuation(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "?"), UInt8(ascii: "!"), UInt8(ascii: "."), UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "*"),
+             UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "'"), UInt8(ascii: "\""):
+            return true
+        default:
+            return false
+        }
     }
 
     /// Segments of letters, digits, "_" and "-" separated by ".", at least one ".", no "_" in the last two.
@@ -682,6 +848,8 @@ struct InlineParser {
 
     /// CommonMark's process emphasis over the delimiters above `bottom`, then drops them.
     private mutating func processEmphasis(bottom: Int, dropOpeners: Bool = true) {
+        // No delimiter above `bottom`: nothing to match or drop (and no openers table to allocate).
+        guard topDelimiter > bottom else { return }
         var openersBottom = [Int](repeating: bottom, count: 18)
         var closer = -1
         var walk = topDelimiter
@@ -720,11 +888,11 @@ struct InlineParser {
             let style: MarkdownStyle = d.char == UInt8(ascii: "~") ? .strikethrough : use == 2 ? .bold : .italic
             delimiters[opener].count -= use
             delimiters[closer].count -= use
-            nodes[o.node].text.removeLast(use)
+            nodes[o.node].end -= use
             // A run's text is its delimiter characters only: taken from its end, not shifted.
-            nodes[d.node].text.removeLast(use)
-            nodes[o.node].opens.append(.style(style))
-            nodes[d.node].closes.append(.style(style))
+            nodes[d.node].end -= use
+            extras[extra(of: o.node)].opens.append(.style(style))
+            extras[extra(of: d.node)].closes.append(.style(style))
             delimiters[opener].next = closer
             delimiters[closer].previous = opener
             if delimiters[opener].count == 0 { removeDelimiter(opener) }
@@ -737,6 +905,15 @@ struct InlineParser {
         if dropOpeners {
             while topDelimiter > bottom { removeDelimiter(topDelimiter) }
         }
+    }
+
+    /// The index of node `index`'s `NodeExtra`, made empty when it has none.
+    private mutating func extra(of index: Int) -> Int {
+        if nodes[index].extra < 0 {
+            nodes[index].extra = extras.count
+            extras.append(NodeExtra())
+        }
+        return nodes[index].extra
     }
 
     private func bottomKey(_ d: Delimiter) -> Int {
@@ -753,64 +930,91 @@ struct InlineParser {
 
     // MARK: - Spans
 
-    /// The nodes as merged spans (plain ones too) and their text, and where
+    /// A merged run of `spans()`: its bytes are `out[start..<end]` of one buffer
+    /// (the last run is always at the buffer's end, so merging into it appends).
+    private struct Run {
+        var start: Int
+        var end: Int
+        var styles: MarkdownStyle
+        var url: String?
+        var source: String?
+    }
+
+    /// The nodes as merged spans (plain ones too, unless `keepPlain` is false
+    /// and every run is plain: then none) and their text, and where
     /// the checkpoint falls among them (the runs before it, and the bytes of
     /// the next one that are before it).
-    private func spans() -> (String, [MarkdownSpan], cut: (runs: Int, bytes: Int?)?) {
-        var counts = [Int](repeating: 0, count: 3)  // bold, italic, strikethrough
+    private mutating func spans(keepPlain: Bool = true) -> (String, [MarkdownSpan], cut: (runs: Int, bytes: Int?)?) {
+        var counts = (0, 0, 0)  // bold, italic, strikethrough
         var urls: [String] = []
-        var runs: [(bytes: [UInt8], styles: MarkdownStyle, url: String?, source: String?)] = []
+        out.removeAll(keepingCapacity: true)
+        out.reserveCapacity(store.count)
+        var runs: [Run] = []
+        runs.reserveCapacity(nodes.count)
         // Per open link: the nodes shown when it opened (a link with no text keeps an empty run).
         var linkStarts: [Int] = []
         var shown = 0
         var cut: (runs: Int, bytes: Int?)?
-        for (index, node) in nodes.enumerated() {
+        for index in nodes.indices {
             if index == found?.nodes {
                 // Nothing is open there: the last run may go on after it, as one run.
-                cut = runs.last.map { (runs.count - 1, $0.bytes.count) } ?? (0, nil)
+                cut = runs.last.map { (runs.count - 1, $0.end - $0.start) } ?? (0, nil)
             }
-            for mark in node.closes {
+            let node = nodes[index]
+            let extra = node.extra >= 0 ? extras[node.extra] : nil
+            for mark in extra?.closes ?? [] {
                 if case .link(let url) = mark, let start = linkStarts.popLast(), start == shown {
                     var styles: MarkdownStyle = .link
-                    if counts[0] > 0 { styles.insert(.bold) }
-                    if counts[1] > 0 { styles.insert(.italic) }
-                    if counts[2] > 0 { styles.insert(.strikethrough) }
-                    runs.append(([], styles, url, nil))
+                    if counts.0 > 0 { styles.insert(.bold) }
+                    if counts.1 > 0 { styles.insert(.italic) }
+                    if counts.2 > 0 { styles.insert(.strikethrough) }
+                    runs.append(Run(start: out.count, end: out.count, styles: styles, url: url, source: nil))
                 }
                 apply(mark, -1, &counts, &urls)
             }
-            if !node.text.isEmpty || node.source != nil {
+            let source = extra?.source
+            if node.end > node.start || source != nil {
                 shown += 1
                 var styles = node.styles
-                if counts[0] > 0 { styles.insert(.bold) }
-                if counts[1] > 0 { styles.insert(.italic) }
-                if counts[2] > 0 { styles.insert(.strikethrough) }
+                if counts.0 > 0 { styles.insert(.bold) }
+                if counts.1 > 0 { styles.insert(.italic) }
+                if counts.2 > 0 { styles.insert(.strikethrough) }
                 if !urls.isEmpty { styles.insert(.link) }
-                let url = node.url ?? urls.last
-                if node.source == nil, let last = runs.last, last.source == nil, last.styles == styles, last.url == url {
-                    runs[runs.count - 1].bytes.append(contentsOf: node.text)
+                let url = extra?.url ?? urls.last
+                out.append(contentsOf: store[node.start..<node.end])
+                if source == nil, let last = runs.last, last.source == nil, last.styles == styles, last.url == url {
+                    runs[runs.count - 1].end = out.count
                 } else {
-                    runs.append((node.text, styles, url, node.source))
+                    runs.append(Run(start: out.count - (node.end - node.start), end: out.count, styles: styles, url: url,
+                                    source: source))
                 }
             }
-            for mark in node.opens {
+            for mark in extra?.opens ?? [] {
                 if case .link = mark { linkStarts.append(shown) }
                 apply(mark, 1, &counts, &urls)
             }
         }
-        let spans = runs.map {
-            MarkdownSpan(text: String(decoding: $0.bytes, as: UTF8.self), styles: $0.styles, url: $0.url, source: $0.source)
+        if found != nil && cut == nil { cut = runs.last.map { (runs.count - 1, $0.end - $0.start) } ?? (0, nil) }
+        // The text is the runs' bytes decoded at once: runs meet at ASCII bytes
+        // (markers, spaces, punctuation), so this equals joining each run's decoding.
+        let text = String(decoding: out, as: UTF8.self)
+        if !keepPlain && runs.allSatisfy({ $0.styles.isEmpty && $0.url == nil }) { return (text, [], cut) }
+        if runs.count == 1 {
+            // One run: its text is the whole text (the same storage, no copy).
+            let run = runs[0]
+            return (text, [MarkdownSpan(text: text, styles: run.styles, url: run.url, source: run.source)], cut)
         }
-        let text = spans.map(\.text).joined()
-        if found != nil && cut == nil { cut = runs.last.map { (runs.count - 1, $0.bytes.count) } ?? (0, nil) }
+        let spans = runs.map {
+            MarkdownSpan(text: String(decoding: out[$0.start..<$0.end], as: UTF8.self), styles: $0.styles, url: $0.url,
+                         source: $0.source)
+        }
         return (text, spans, cut)
     }
 
-    private func apply(_ mark: Mark, _ delta: Int, _ counts: inout [Int], _ urls: inout [String]) {
+    private func apply(_ mark: Mark, _ delta: Int, _ counts: inout (Int, Int, Int), _ urls: inout [String]) {
         switch mark {
         case .style(let style):
-            let index = style == .bold ? 0 : style == .italic ? 1 : 2
-            counts[index] += delta
+            if style == .bold { counts.0 += delta } else if style == .italic { counts.1 += delta } else { counts.2 += delta }
         case .link(let url):
             if delta > 0 { urls.append(url) } else if !urls.isEmpty { urls.removeLast() }
         }
@@ -839,8 +1043,12 @@ struct InlineParser {
     }
 }
 
+@inline(__always) private func isSpaceOrNewline(_ c: UInt8) -> Bool { c == 32 || c == 10 }
+
 func isUnicodeWhitespace(_ c: Unicode.Scalar) -> Bool {
-    c == "\t" || c == "\n" || c == "\u{0C}" || c == "\r" || c.properties.generalCategory == .spaceSeparator
+    // ASCII first: the general category lookup is a table search.
+    if c.isASCII { return c == " " || c == "\t" || c == "\n" || c == "\u{0C}" || c == "\r" }
+    return c == "\t" || c == "\n" || c == "\u{0C}" || c == "\r" || c.properties.generalCategory == .spaceSeparator
 }
 
 func isUnicodePunctuation(_ c: Unicode.Scalar) -> Bool {
@@ -852,4 +1060,12 @@ func isUnicodePunctuation(_ c: Unicode.Scalar) -> Bool {
     default:
         return false
     }
+}
+
+/// Buffers an inline parse leaves for the next (see `InlineParser.parse`); one per document parse, not shared between threads.
+final class InlineScratch {
+    fileprivate var store: [UInt8] = []
+    fileprivate var nodes: [InlineNode] = []
+    fileprivate var out: [UInt8] = []
+    fileprivate var lastBacktickRun: [Int] = []
 }

@@ -131,36 +131,67 @@ enum HTMLScanner {
 enum Table {
     /// The cells of a row: outer pipes dropped, split at unescaped pipes, trimmed, "\|" made "|".
     static func cells<C: Collection>(_ row: C) -> [[UInt8]] where C.Element == UInt8, C.Index == Int {
-        var line = trimmed(row)
-        if line.first == UInt8(ascii: "|") { line.removeFirst() }
+        // Indices into `row` (no copy of the line): a cell is copied once, trimmed,
+        // and built byte by byte only when it has a backslash.
+        var start = row.startIndex, end = row.endIndex
+        while start < end && (isSpaceOrTab(row[start]) || row[start] == 10) { start += 1 }
+        while end > start && (isSpaceOrTab(row[end - 1]) || row[end - 1] == 10) { end -= 1 }
+        if start < end && row[start] == UInt8(ascii: "|") { start += 1 }
+        let empty = start == end
         var cells: [[UInt8]] = []
-        var cell: [UInt8] = []
-        var i = 0
+        var cellStart = start
+        var escaped = false  // the cell has a backslash before some byte
+        var i = start
         var endsWithPipe = false
-        while i < line.count {
-            let c = line[i]
+        func cell(_ from: Int, _ to: Int, _ escaped: Bool) -> [UInt8] {
+            guard escaped else { return trimmed(row[from..<to]) }
+            var bytes: [UInt8] = []
+            var k = from
+            while k < to {
+                if row[k] == UInt8(ascii: "\\") && k + 1 < to {
+                    if row[k + 1] != UInt8(ascii: "|") { bytes.append(row[k]) }
+                    bytes.append(row[k + 1])
+                    k += 2
+                } else {
+                    bytes.append(row[k])
+                    k += 1
+                }
+            }
+            return trimmed(bytes)
+        }
+        while i < end {
+            let c = row[i]
             endsWithPipe = false
-            if c == UInt8(ascii: "\\") && i + 1 < line.count {
-                if line[i + 1] != UInt8(ascii: "|") { cell.append(c) }
-                cell.append(line[i + 1])
+            if c == UInt8(ascii: "\\") && i + 1 < end {
+                escaped = true
                 i += 2
                 continue
             }
             if c == UInt8(ascii: "|") {
-                cells.append(trimmed(cell))
-                cell = []
+                cells.append(cell(cellStart, i, escaped))
+                cellStart = i + 1
+                escaped = false
                 endsWithPipe = true
-            } else {
-                cell.append(c)
             }
             i += 1
         }
-        if !endsWithPipe || line.isEmpty { cells.append(trimmed(cell)) }
+        if !endsWithPipe || empty { cells.append(cell(cellStart, end, escaped)) }
         return cells
     }
 
     /// The alignments of a delimiter row (`| :-- | :-: | --: |`), or nil when the line is not one.
     static func delimiterRow<C: Collection>(_ line: C) -> [MarkdownAlignment]? where C.Element == UInt8, C.Index == Int {
+        // Only "|", ":", "-" and blanks can make one, with a "-": most lines are
+        // refused here, before their cells are split.
+        var dash = false
+        for c in line {
+            switch c {
+            case UInt8(ascii: "-"): dash = true
+            case UInt8(ascii: "|"), UInt8(ascii: ":"), 32, 9, 10: break
+            default: return nil
+            }
+        }
+        guard dash else { return nil }
         var alignments: [MarkdownAlignment] = []
         for cell in cells(line) {
             var body = cell[...]
