@@ -227,6 +227,55 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.restartPoint, head)
     }
 
+    // MARK: - A long block quote: read on from its last child
+
+    func testAnOpenQuoteIsReadOnFromTheLineItsLastChildBeginsOn() {
+        var stream = MarkdownStream()
+        // Three children: a paragraph (at 0), a list (at 25), a paragraph (at 39, on the last line).
+        var text = "> first para\n> goes on\n>\n> - a\n> - b\n>\n> last"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(stream.restartPoint, 25, "the list's line: the last child that began on a complete line; the paragraph before it kept")
+        text += " words\n> more\n>\n> > inner"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(stream.restartPoint, 39, "the paragraph's line: a nested quote began after it, on the last line")
+    }
+
+    func testQuotesOfEveryShapeStreamAsAWholeParse() {
+        let quotes = [
+            "> para\nlazy line\n> more\n>\n> next para\n",
+            "> para\n> ---\n> after\n>\n> ===\n",
+            "> - a\n> - b\n>   continued\n> - c\nlazy\n>\n> tail\n",
+            "> > inner\n> > more\n> outer\n>\n> > again\n> end\n",
+            "> [a]: /url\n>\n> text [a]\n>\n> [b]\n>\n> [b]: /b\n",
+            "[c]\n\n> x\n>\n> [c]: /c\n> y\n",
+            "> ```\n> code\n>\n> more code\n> ```\n> after\n",
+            ">\tcode with a tab\n>\tmore\n>\n> text\n",
+            "> a\n>\n>     indented code\n>\n> b\n\nafter the quote\n",
+            ">  1. one\n>  2. two\n>\n>  3. three\n> para\n",
+            "> # heading\n> text\n>\n> | a | b |\n> |---|---|\n> | 1 | 2 |\n> after\n",
+            "  > indented\n  >\n  > quote\n>\n> end\n",
+            "> <div>\n> html\n>\n> para\n",
+            "> a\n>\n> b\n- list after\n> c\n",
+        ]
+        for quote in quotes {
+            for size in [1, 3, 17] where !streamsAsAWholeParse(quote + quote, size: size) { return }
+        }
+    }
+
+    func testDefinitionsInTheKeptItemsOfAListOrQuoteStillDefine() {
+        // Found in an item's (a quote's child's) paragraph, they are held by
+        // the list (quote): the ones of the kept children count after a resume.
+        for text in ["- [a]: /url\n- x\n- text [a]\n- y [a]\n", "> [a]: /url\n>\n> x\n>\n> text [a]\n>\n> y [a]\n",
+                     "1. one\n\n   [a]: /u\n2. two\n3. three [a]\n"] {
+            for size in [1, 3, 17] where !streamsAsAWholeParse(text, size: size) { return }
+            var stream = MarkdownStream()
+            stream.update(text, appendedOnly: true)
+            XCTAssertTrue(stream.blocks.last.map { "\($0)".contains("url: Optional(\"/u") } ?? false, text)
+        }
+    }
+
     // MARK: - A long paragraph: its inlines read on from a checkpoint
 
     func testAnAppendToALongParagraphReadsItsInlinesOnlyFromItsLastCheckpoint() {

@@ -117,21 +117,23 @@ struct BlockOutput {
         switch node.kind {
         case .list: kind = .list(ordered: node.ordered, startNumber: node.startNumber)
         case .table: kind = .table(alignments: node.alignments)
+        case .quote: kind = .quote
         default: return nil
         }
         var state = OpenContainer(kind: kind, start: node.start, resumeAt: resumeAt, kept: kept)
         if node.kind == .list {
             state.keptLoose = !isTight(node, items: kept)
-            for item in node.children.prefix(kept) { Self.collectDefinitions(item, into: &state.keptDefinitions) }
+        }
+        // The kept children's definitions (hoisted to the container: those of the paragraphs before `resumeAt`).
+        if node.definitionStarts.count == node.definitions.count {
+            for (definition, start) in zip(node.definitions, node.definitionStarts) where start < resumeAt {
+                state.keptDefinitions.append(definition)
+            }
+        } else {
+            return nil
         }
         state.keptSensitive = sensitive
         return state
-    }
-
-    /// The link reference definitions found in `node`'s paragraphs, in order.
-    private static func collectDefinitions(_ node: BlockNode, into definitions: inout [(label: String, url: String)]) {
-        definitions.append(contentsOf: node.definitions)
-        for child in node.children { collectDefinitions(child, into: &definitions) }
     }
 
     /// GFM task items: a first paragraph starting with "[ ]", "[x]" or "[X]" and a space.

@@ -64,6 +64,9 @@ final class BlockNode {
     /// A paragraph made only of link reference definitions: no block.
     var isRemoved = false
     var definitions: [(label: String, url: String)] = []
+    /// A top-level container's: where the paragraph each of `definitions`
+    /// came from starts (they are hoisted here from inside it).
+    var definitionStarts: [Int] = []
     // Top-level blocks: the source offset of the line during which the block was
     // closed (nil: open at the end), and where a parse may start again after it.
     var closeLine: Int?
@@ -117,6 +120,10 @@ struct OpenContainer {
     enum Kind: Equatable {
         case list(ordered: Bool, startNumber: Int)
         case table(alignments: [MarkdownAlignment])
+        /// A block quote: its children are blocks; the one a later parse
+        /// starts at begins on a line that starts a quote at the start of a
+        /// document too (its ">" marker, then a block start).
+        case quote
     }
     var kind: Kind
     /// The container's first line (its top-level node's start).
@@ -178,7 +185,7 @@ struct BlockParser {
     private var closingLineBelongs = false
     /// Set when a block start took the whole line (a fence's info string, a table's delimiter row).
     private var lineTaken = false
-    /// After `run`: the open top-level list or table the text ends in, when a later parse can go on inside it.
+    /// After `run`: the open top-level list, table or quote the text ends in, when a later parse can go on inside it.
     private(set) var openContainer: OpenContainer?
     /// The text's last block at any depth (a list item's, a quote's), when it is a paragraph: where it starts and the
     /// checkpoint its inline parse goes on from. Given by the caller (the
@@ -338,20 +345,29 @@ struct BlockParser {
         return (fence, lastLineStart)
     }
 
-    /// The open top-level list or table the text ends in, when its children
+    /// The open top-level list, table or quote the text ends in, when its children
     /// before the last one began on complete lines: the node, how many of
     /// its children are final, and where the last one's line starts.
     private func openContainerAtEnd() -> (BlockNode, Int, Int)? {
         guard let last = document.children.last, last.isOpen else { return nil }
         switch last.kind {
-        case .list:
-            var lastLineStart = bytes.count
-            while lastLineStart > from && bytes[lastLineStart - 1] != 10 { lastLineStart -= 1 }
-            // The last item that began on a complete line: the items before it are final.
+        case .list, .quote:
+            let lastLineStart = Self.lastLineStart(bytes, from: from)
+            // The last child that began on a complete line: the children before it are final.
             var index = last.children.count - 1
             while index > 0 && lineStartOf(last.children[index].start) >= lastLineStart { index -= 1 }
+            // A quote's table may begin on its paragraph's last line (its
+            // header): read alone, that line is paragraph text, and more text
+            // can still undo the table. Read on from the paragraph then.
+            while index > 0 && last.kind == .quote && last.children[index].kind == .table
+                    && last.children[index - 1].kind == .paragraph { index -= 1 }
             guard index > 0 else { return nil }
-            return (last, index, lineStartOf(last.children[index].start))
+            // Kept: the blocks the children before it became (a quote's paragraph of definitions only is none).
+            var kept = index
+            if last.kind == .quote {
+                for child in last.children[..<index] where child.kind == .paragraph && child.isRemoved { kept -= 1 }
+            }
+            return (last, kept, lineStartOf(last.children[index].start))
         case .table:
             // The rows before the last one (the header and delimiter rows stay kept).
             let index = last.rows.count - 1
@@ -362,10 +378,10 @@ struct BlockParser {
         }
     }
 
-    /// The start of the line holding `offset`.
+    /// The start of the line holding `offset` (after a "\n", "\r\n" or a lone "\r").
     private func lineStartOf(_ offset: Int) -> Int {
         var i = offset
-        while i > from && bytes[i - 1] != 10 { i -= 1 }
+        while i > from && bytes[i - 1] != 10 && bytes[i - 1] != 13 { i -= 1 }
         return i
     }
 
@@ -873,6 +889,7 @@ struct BlockParser {
         guard !node.definitions.isEmpty, var top = node.parent, top !== document else { return }
         while let parent = top.parent, parent !== document { top = parent }
         top.definitions.append(contentsOf: node.definitions)
+        top.definitionStarts.append(contentsOf: repeatElement(node.start, count: node.definitions.count))
         node.definitions = []
     }
 

@@ -27,7 +27,10 @@
 //   line that item (row) begins on, which reads the same at the start of a
 //   document (a list item's marker starts a list there; a table row is read
 //   as one, the parser given the table's columns). The list's start number
-//   and looseness so far are carried over.
+//   and looseness so far are carried over. An open top-level block quote is
+//   read on the same way from the line its last child begins on (a ">" there
+//   starts a quote at the start of a document, then the same block), but
+//   never from a table whose header was its paragraph's last line.
 // - Link reference definitions reach back: when the definitions found in the
 //   re-parsed tail change and a head block looked a label up, everything is
 //   parsed again. Such a head block, and every block after it, is not counted
@@ -56,7 +59,7 @@ public struct MarkdownStream: Sendable {
     private var firstDependentHeadBlock: Int?
     /// The open top-level fenced code block the tail is, when it is one.
     private var openFence: OpenFence?
-    /// The open top-level list or table the tail is, when it is one with final children.
+    /// The open top-level list, table or quote the tail is, when it is one with final children.
     private var openContainer: OpenContainer?
     /// After an update: the first block that may differ kept its first
     /// `count` children (the same values, the same kind): a list or table
@@ -114,7 +117,7 @@ public struct MarkdownStream: Sendable {
         }
     }
 
-    /// Goes on reading the open list or table `open` from its last child's
+    /// Goes on reading the open list, table or quote `open` from its last child's
     /// line; nil when what is read there is not that container going on
     /// (then everything is parsed again).
     private mutating func resume(_ open: OpenContainer, _ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -137,6 +140,8 @@ public struct MarkdownStream: Sendable {
         case (.list(let ordered, let startNumber), .list(let readOrdered, _, let tight)) where readOrdered == ordered:
             block.kind = .list(ordered: ordered, start: startNumber, tight: tight && !open.keptLoose)
         case (.table(let alignments), .table(let read)) where read == alignments:
+            break
+        case (.quote, .quote):
             break
         default:
             return nil

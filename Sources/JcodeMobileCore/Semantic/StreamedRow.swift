@@ -75,21 +75,26 @@ struct StreamedRowPatch {
         var grown: Grown?
         if let kept = blocks.grownFrom, first < after, children[first].id == blocks.nodes[k].id,
            children[first].children.count >= kept, children[first].visible {
-            // A list or table that grew: its kept children stay where they
+            // A list, table or quote that grew: its kept children stay where they
             // are (the row's node is not copied here: `apply` changes it in
             // place), the ones after them are placed below.
             let old = children[first]
             let top = old.bounds.y
             var cy = kept > 0 ? Layout.end(of: old.children[kept &- 1]) : top &+ Layout.ownHeight(old, width: old.bounds.width, memo: memo)
             let fresh = blocks.nodes[k].children
+            // As `Layout.place` places them: a quote's inside its box (indented, padded below).
+            let inset = Layout.holdsItsChildren(old.role) ? Layout.indent : 0
             var placed: [SemanticNode] = []
             placed.reserveCapacity(fresh.count &- kept)
             var c = kept
             while c < fresh.count {
                 var child = fresh[c]
-                Layout.place(&child, x: old.bounds.x, y: &cy, width: old.bounds.width, memo: memo)
+                Layout.place(&child, x: old.bounds.x &+ inset, y: &cy, width: max(0, old.bounds.width &- 2 &* inset), memo: memo)
                 placed.append(child)
                 c &+= 1
+            }
+            if inset > 0 && (kept > 0 || placed.contains(where: \.visible)) {
+                cy &+= Layout.padding
             }
             grown = Grown(kept: kept, children: placed, height: cy &- top)
             y = cy &+ Layout.gapAfter(old.role)

@@ -19,13 +19,13 @@ enum MarkdownNodes {
         return nodes
     }
 
-    /// A list or table's node `old` (for the same block before it grew),
+    /// A list, table or quote's node `old` (for the same block before it grew),
     /// brought up to `block`: its first `kept` children are the same and
     /// stay; the others are built. Nil when `old` is not such a node.
     static func grow(_ old: inout SemanticNode, to block: MarkdownBlock, kept: Int) -> Bool {
         guard kept <= old.children.count, kept <= block.children.count else { return false }
         switch (block.kind, old.role) {
-        case (.list, .list), (.table, .table): break
+        case (.list, .list), (.table, .table), (.quote, .quote): break
         default: return false
         }
         let id = old.id
@@ -39,9 +39,10 @@ enum MarkdownNodes {
         return true
     }
 
-    /// The node of child `k` of a list or table `block` whose id is `id`.
+    /// The node of child `k` of a list, table or quote `block` whose id is `id`.
     private static func child(of block: MarkdownBlock, _ k: Int, id: String) -> SemanticNode {
         let childID = id + "." + String(k)
+        if case .quote = block.kind { return node(block.children[k], id: childID) }
         if case .list(let ordered, let start, let tight) = block.kind {
             var item = listItem(block.children[k], id: childID, marker: ordered ? String(start &+ k) + "." : "•")
             // A loose list (a blank line between its items or their blocks) spaces its items as paragraphs.
@@ -215,7 +216,7 @@ public final class MarkdownCache {
         var beforeBytes = 0
         /// Nodes 0 ..< unchanged are those the last call answered (their ids and values).
         var unchanged: Int
-        /// Node `unchanged` is a list or table that kept its first `grownFrom`
+        /// Node `unchanged` is a list, table or quote that kept its first `grownFrom`
         /// children (the same values) and grew after them.
         var grownFrom: Int?
     }
@@ -245,7 +246,7 @@ public final class MarkdownCache {
                 }
                 let first = entry.stream.update(text, appendedOnly: true)
                 let kept = min(first, entry.nodes.count)
-                // A list or table that grew: its kept items' (rows') nodes stay.
+                // A list, table or quote that grew: its kept items' (rows', blocks') nodes stay.
                 var grownFrom: Int?
                 if let grown = entry.stream.grown, grown.block == kept, kept < entry.nodes.count, kept < entry.stream.blocks.count {
                     var node = entry.nodes[kept]
