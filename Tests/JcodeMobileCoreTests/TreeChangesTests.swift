@@ -335,6 +335,44 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertEqual(tree.find("message.m2.md.4")?.value, "The end.")
     }
 
+    func testALongQuoteStreamedInTokensChangesOnlyItsLastChildrenAndEqualsABuildFromScratch() {
+        let app = app()
+        act(app, #"{"type":"send_message","text":"quote it"}"#)
+        var reply = "The document says:\n\n"
+        for i in 1...12 {
+            reply += "> Part \(i) of the *text*,\n> on two lines.\n>\n> - point \(i)\n> - another `one`\n>\n"
+            if i % 4 == 0 { reply += "> > a nested quote\n>\n" }
+        }
+        reply += "> The end.\n\nAfter the quote."
+        var mirror = Mirror(app)
+        var checked = false
+        var steps = 0
+        streamInTokens(reply, into: app) { at, _, revision in
+            mirror.follow(app)
+            steps += 1
+            // Deep in the quote: a delta never touches its first children.
+            if at > 600 && at < 700, case .changes(_, let ops)? = app.treeChanges(since: revision) {
+                for op in ops {
+                    if case .splice(let parent, let index, _, _) = op, parent == "message.m2.md.1" { XCTAssertGreaterThanOrEqual(index, 10) }
+                    if case .update(let id, _, _) = op, id.hasPrefix("message.m2.md.1.") {
+                        XCTAssertFalse(["message.m2.md.1.0", "message.m2.md.1.1", "message.m2.md.1.2"].contains(id), id)
+                    }
+                }
+                checked = true
+            }
+            if steps % 23 == 0 {
+                XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree(), "at \(at)")
+            }
+        }
+        XCTAssertTrue(checked)
+        XCTAssertEqual(SemanticTree.build(app.state, viewport: app.options.viewport), app.tree())
+        let tree = app.tree()
+        XCTAssertEqual(tree.find("message.m2.md.1")?.role, .quote)
+        XCTAssertEqual(tree.find("message.m2.md.1")?.children.count, 28, "12 paragraphs, 12 lists, 3 nested quotes, the last line")
+        XCTAssertEqual(tree.find("message.m2.md.1.27")?.value, "The end.")
+        XCTAssertEqual(tree.find("message.m2.md.2")?.value, "After the quote.")
+    }
+
     func testSpansThatKeepTheirFirstOnesAreSentFromTheFirstThatChanged() {
         var old = SemanticNode("p", .paragraph, label: "", value: "a b c")
         old.spans = [TextSpan("a "), TextSpan("b", .bold), TextSpan(" c")]
