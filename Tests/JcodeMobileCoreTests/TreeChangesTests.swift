@@ -66,6 +66,19 @@ final class TreeChangesTests: XCTestCase {
     /// Streams `reply` as `text_delta`s of 1, 3, 4, 2, 8 and 5 bytes in turn;
     /// after each, `after` gets the bytes sent so far, the delta's size and
     /// the revision before it.
+    /// `ops` splice `container`'s children at `splicedFrom` or later only, and update none of the `untouched` ones.
+    private func assertSpares(
+        _ ops: [TreeChange], of container: String, splicedFrom: Int, untouched: [Int], line: UInt = #line
+    ) {
+        let spared = Set(untouched.map { "\(container).\($0)" })
+        for op in ops {
+            if case .splice(let parent, let index, _, _) = op, parent == container {
+                XCTAssertGreaterThanOrEqual(index, splicedFrom, line: line)
+            }
+            if case .update(let id, _, _) = op { XCTAssertFalse(spared.contains(id), id, line: line) }
+        }
+    }
+
     private func streamInTokens(_ reply: String, into app: JcodeMobileApp, after: (_ at: Int, _ size: Int, _ revision: Int) -> Void) {
         let bytes = Array(reply.utf8)
         var at = 0
@@ -314,12 +327,7 @@ final class TreeChangesTests: XCTestCase {
             mirror.follow(app)
             // Deep in the numbered list: a delta touches the list's last items only.
             if at > 900 && at < 1_000, case .changes(_, let ops)? = app.treeChanges(since: revision) {
-                for op in ops {
-                    if case .splice(let parent, let index, _, _) = op, parent == "message.m2.md.1" { XCTAssertGreaterThanOrEqual(index, 20) }
-                    if case .update(let id, _, _) = op, id.hasPrefix("message.m2.md.1.") {
-                        XCTAssertFalse(["message.m2.md.1.0", "message.m2.md.1.1", "message.m2.md.1.10"].contains(id), id)
-                    }
-                }
+                assertSpares(ops, of: "message.m2.md.1", splicedFrom: 20, untouched: [0, 1, 10])
                 checkedItem = true
             }
         }
@@ -352,12 +360,7 @@ final class TreeChangesTests: XCTestCase {
             steps += 1
             // Deep in the quote: a delta never touches its first children.
             if at > 600 && at < 700, case .changes(_, let ops)? = app.treeChanges(since: revision) {
-                for op in ops {
-                    if case .splice(let parent, let index, _, _) = op, parent == "message.m2.md.1" { XCTAssertGreaterThanOrEqual(index, 10) }
-                    if case .update(let id, _, _) = op, id.hasPrefix("message.m2.md.1.") {
-                        XCTAssertFalse(["message.m2.md.1.0", "message.m2.md.1.1", "message.m2.md.1.2"].contains(id), id)
-                    }
-                }
+                assertSpares(ops, of: "message.m2.md.1", splicedFrom: 10, untouched: [0, 1, 2])
                 checked = true
             }
             if steps % 23 == 0 {
