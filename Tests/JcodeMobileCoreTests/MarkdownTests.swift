@@ -19,10 +19,10 @@ import XCTest
 private typealias Vector = (input: String, expected: [MarkdownBlock])
 
 private func p(_ text: String, _ spans: [MarkdownSpan] = []) -> MarkdownBlock {
-    MarkdownBlock(kind: .paragraph, text: text, spans: spans)
+    MarkdownBlock(kind: .paragraph, text: text, spans: MarkdownSpans(spans))
 }
 private func h(_ level: Int, _ text: String, _ spans: [MarkdownSpan] = []) -> MarkdownBlock {
-    MarkdownBlock(kind: .heading(level: level), text: text, spans: spans)
+    MarkdownBlock(kind: .heading(level: level), text: text, spans: MarkdownSpans(spans))
 }
 private func code(_ text: String, _ language: String? = nil, open: Bool = false) -> MarkdownBlock {
     MarkdownBlock(kind: .codeBlock(language: language, open: open), text: text)

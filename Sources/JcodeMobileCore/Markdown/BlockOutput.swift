@@ -60,7 +60,7 @@ struct BlockOutput {
     private func inline(_ kind: MarkdownBlock.Kind, _ content: [UInt8], _ sensitive: inout Bool) -> MarkdownBlock {
         let (text, spans, unresolved) = InlineParser.parse(content, definitions: definitions, scratch: scratch)
         if unresolved { sensitive = true }
-        return MarkdownBlock(kind: kind, text: text, spans: spans)
+        return MarkdownBlock(kind: kind, text: text, spans: MarkdownSpans(spans))
     }
 
     /// A paragraph read on from `resuming` (see `InlineParser.Checkpoint`), and where the next read goes on from.

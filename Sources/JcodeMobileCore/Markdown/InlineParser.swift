@@ -181,7 +181,7 @@ struct InlineParser {
         /// The content before `offset` (the next update's must be the same).
         var prefix: [UInt8]
         /// The runs of the text before `offset`, plain ones too, merged as `parse` merges them.
-        var spans: [MarkdownSpan]
+        var spans: MarkdownSpans
         var text: String
         /// The text before `offset` looked a label up (then `definitions` must stay the same).
         var usesDefinitions: Bool
@@ -197,16 +197,20 @@ struct InlineParser {
     /// no later one is found). The answer equals `parse`'s.
     static func parse(
         _ content: [UInt8], definitions: [String: String], resuming: Checkpoint?
-    ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool, checkpoint: Checkpoint?) {
-        let s = trimmed(content)
+    ) -> (text: String, spans: MarkdownSpans, unresolved: Bool, checkpoint: Checkpoint?) {
+        // The trimmed content is content[lo ..< hi]; not copied whole (only what is read again is).
+        var lo = 0
+        var hi = content.count
+        while lo < hi && (isSpaceOrTab(content[lo]) || content[lo] == 10) { lo &+= 1 }
+        while hi > lo && (isSpaceOrTab(content[hi &- 1]) || content[hi &- 1] == 10) { hi &-= 1 }
         var kept: Checkpoint?
-        if let resuming, resuming.offset < s.count, !resuming.usesDefinitions || resuming.definitions == definitions,
-           s.withUnsafeBufferPointer({ a in resuming.prefix.withUnsafeBufferPointer { b in
-               RawMemory.equal(a.baseAddress!, b.baseAddress!, resuming.offset) } }) {
+        if let resuming, resuming.offset < hi &- lo, !resuming.usesDefinitions || resuming.definitions == definitions,
+           content.withUnsafeBufferPointer({ a in resuming.prefix.withUnsafeBufferPointer { b in
+               RawMemory.equal(a.baseAddress! + lo, b.baseAddress!, resuming.offset) } }) {
             kept = resuming
         }
         let base = kept?.offset ?? 0
-        var parser = InlineParser(s: base == 0 ? s : Array(s[base...]), definitions: definitions)
+        var parser = InlineParser(s: Array(content[(lo &+ base)..<hi]), definitions: definitions)
         parser.findsCheckpoints = true
         parser.store.reserveCapacity(parser.s.count)
         parser.scan()
@@ -222,7 +226,7 @@ struct InlineParser {
                 if last.text.utf8.count > bytes { last.text = String(decoding: last.text.utf8.prefix(bytes), as: UTF8.self) }
                 before.append(last)
             }
-            var next = Checkpoint(offset: base + found.offset, prefix: Array(s[..<(base + found.offset)]),
+            var next = Checkpoint(offset: base + found.offset, prefix: Array(content[lo..<(lo &+ base &+ found.offset)]),
                                   spans: kept?.spans ?? [], text: kept?.text ?? "",
                                   usesDefinitions: found.usesDefinitions || (kept?.usesDefinitions ?? false), definitions: definitions)
             join(&next.spans, before)
@@ -230,17 +234,17 @@ struct InlineParser {
             checkpoint = next
         }
         guard let kept else {
-            let plain = runs.allSatisfy { $0.styles.isEmpty && $0.url == nil }
-            return (read, plain ? [] : runs, unresolved, checkpoint)
+            let spans = MarkdownSpans(runs)
+            return (read, spans.isPlain ? [] : spans, unresolved, checkpoint)
         }
+        // The kept runs' chunks are shared with the checkpoint, not copied.
         var spans = kept.spans
         join(&spans, runs)
-        let plain = spans.allSatisfy { $0.styles.isEmpty && $0.url == nil }
-        return (kept.text + read, plain ? [] : spans, unresolved, checkpoint)
+        return (kept.text + read, spans.isPlain ? [] : spans, unresolved, checkpoint)
     }
 
     /// Appends `runs` to `spans`, the first merged into the last when they are styled alike (as `spans()` merges).
-    private static func join(_ spans: inout [MarkdownSpan], _ runs: [MarkdownSpan]) {
+    private static func join(_ spans: inout MarkdownSpans, _ runs: [MarkdownSpan]) {
         var runs = runs[...]
         if let first = runs.first, let last = spans.last, last.source == nil, first.source == nil,
            last.styles == first.styles, last.url == first.url {

@@ -77,11 +77,11 @@ public struct MarkdownBlock: Equatable, Sendable {
     public var text: String
     /// Inline runs whose texts concatenate to `text`; empty when the whole text is plain
     /// (no style, no link) and for code blocks and containers.
-    public var spans: [MarkdownSpan]
+    public var spans: MarkdownSpans
     /// list -> listItems; listItem/quote -> blocks; table -> rows; row -> cells.
     public var children: [MarkdownBlock]
 
-    public init(kind: Kind, text: String = "", spans: [MarkdownSpan] = [], children: [MarkdownBlock] = []) {
+    public init(kind: Kind, text: String = "", spans: MarkdownSpans = [], children: [MarkdownBlock] = []) {
         self.kind = kind
         self.text = text
         self.spans = spans

@@ -352,12 +352,12 @@ extension Screenshot {
     /// A text's styled runs, by where they start and end in its value
     /// (counted in Unicode scalars, as the layout counts characters).
     struct Runs {
-        let spans: [TextSpan]
+        let spans: MarkdownSpans
         /// The scalar offset after each span.
         let ends: [Int]
 
         /// Nil without spans, or when their texts are not the value (drawn plain then).
-        init?(_ spans: [TextSpan]?, value: String) {
+        init?(_ spans: MarkdownSpans?, value: String) {
             guard let spans, !spans.isEmpty else { return nil }
             var ends: [Int] = []
             ends.reserveCapacity(spans.count)

@@ -145,7 +145,7 @@ public struct SemanticNode: Equatable, Sendable {
         set { detail.level = newValue }
     }
     /// The inline runs of a text with styles or links (their texts make up `value`).
-    public var spans: [TextSpan]? {
+    public var spans: MarkdownSpans? {
         get { detailStorage?.detail.spans }
         set { detail.spans = newValue }
     }
@@ -321,7 +321,7 @@ extension SemanticNode {
     /// The optional fields of `detail`.
     public struct Detail: Equatable, Sendable {
         public var level: Int?
-        public var spans: [TextSpan]?
+        public var spans: MarkdownSpans?
         public var language: String?
         public var checked: Bool?
         public var variant: String?
@@ -344,40 +344,16 @@ extension SemanticNode {
 }
 
 /// A run of a text node's value with one set of styles: a message's
-/// `**bold**` arrives as a run with the style `bold` and no asterisks.
-public struct TextSpan: Equatable, Sendable {
-    public struct Style: OptionSet, Hashable, Sendable {
-        public let rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue }
-        public static let bold = Style(rawValue: 1 << 0)
-        public static let italic = Style(rawValue: 1 << 1)
-        public static let code = Style(rawValue: 1 << 2)
-        public static let strikethrough = Style(rawValue: 1 << 3)
-        public static let link = Style(rawValue: 1 << 4)
-        /// An image: the run is its alt text, `source` its source (`url`: a link around it).
-        public static let image = Style(rawValue: 1 << 5)
-        /// A hard line break: a run "\n" of its own (a soft break is a "\n" of a plain run).
-        public static let lineBreak = Style(rawValue: 1 << 6)
+/// `**bold**` arrives as a run with the style `bold` and no asterisks. The
+/// markdown parser's run itself, so that a block's runs become its node's
+/// without a copy (`MarkdownSpans` shares their chunks).
+public typealias TextSpan = MarkdownSpan
 
-        /// Each style with its JSON name, in the order they are written.
-        public static let named: [(Style, StaticString)] = [
-            (.bold, "bold"), (.italic, "italic"), (.code, "code"), (.strikethrough, "strikethrough"), (.link, "link"),
-            (.image, "image"), (.lineBreak, "break"),
-        ]
-    }
-
-    public var text: String
-    public var styles: Style
-    /// A link's target (`link` style).
-    public var url: String?
-    /// An image's source (`image` style).
-    public var source: String?
+extension MarkdownSpan {
+    public typealias Style = MarkdownStyle
 
     public init(_ text: String, _ styles: Style = [], url: String? = nil, source: String? = nil) {
-        self.text = text
-        self.styles = styles
-        self.url = url
-        self.source = source
+        self.init(text: text, styles: styles, url: url, source: source)
     }
 
     /// `{"text":…,"styles":["bold",…],"url":…,"source":…}` (`url` only on a link, `source` only on an image).
@@ -392,6 +368,14 @@ public struct TextSpan: Equatable, Sendable {
         if let source { w.key("source"); w.string(source) }
         w.objectEnd()
     }
+}
+
+extension MarkdownStyle {
+    /// Each style with its JSON name, in the order they are written.
+    public static let named: [(MarkdownStyle, StaticString)] = [
+        (.bold, "bold"), (.italic, "italic"), (.code, "code"), (.strikethrough, "strikethrough"), (.link, "link"),
+        (.image, "image"), (.lineBreak, "break"),
+    ]
 }
 
 extension SemanticNode.Role {

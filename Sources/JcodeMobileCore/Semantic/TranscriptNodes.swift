@@ -107,7 +107,7 @@ enum MarkdownNodes {
     /// A block of inline text: its text as the value, its runs as spans.
     private static func textNode(_ id: String, _ role: SemanticNode.Role, _ block: MarkdownBlock) -> SemanticNode {
         var node = SemanticNode(id, role, label: "", value: block.text)
-        if !block.spans.isEmpty { node.spans = spans(block.spans) }
+        if !block.spans.isEmpty { node.spans = block.spans }
         return node
     }
 
@@ -140,16 +140,13 @@ enum MarkdownNodes {
         if let lead = item.children.first, case .paragraph = lead.kind {
             node.value = lead.text
             node.accessibilityValue = lead.text
-            if !lead.spans.isEmpty { node.spans = spans(lead.spans) }
+            if !lead.spans.isEmpty { node.spans = lead.spans }
             first = 1
         }
         node.children = children(of: item, id: id, from: first)
         return node
     }
 
-    static func spans(_ runs: [MarkdownSpan]) -> [TextSpan] {
-        runs.map { TextSpan($0.text, TextSpan.Style(rawValue: $0.styles.rawValue), url: $0.url, source: $0.source) }
-    }
 
 }
 

@@ -194,11 +194,10 @@ extension TreeChange {
 
     /// How many of `old`'s first spans `new` begins with, when some and not
     /// all of `new` (nil otherwise: then the spans are sent whole).
-    static func keptSpans(_ old: [TextSpan]?, _ new: [TextSpan]?) -> Int? {
+    static func keptSpans(_ old: MarkdownSpans?, _ new: MarkdownSpans?) -> Int? {
         guard let old, let new, !old.isEmpty, new.count > 1 else { return nil }
-        var k = 0
-        let limit = min(old.count, new.count)
-        while k < limit && old[k] == new[k] { k &+= 1 }
+        // The chunks the two share (a streamed paragraph's first runs) are not read.
+        let k = old.commonPrefixCount(with: new)
         return k > 0 && k < new.count ? k : nil
     }
 
@@ -206,9 +205,7 @@ extension TreeChange {
     /// joined, as a text node's are (`MarkdownNodes`): its length is theirs.
     static func spansMakeText(_ node: borrowing SemanticNode) -> Bool {
         guard let value = node.value, let spans = node.spans, node.accessibilityValue == value else { return false }
-        var length = 0
-        for span in spans { length &+= span.text.utf8.count }
-        return length == value.utf8.count
+        return spans.utf8Count == value.utf8.count
     }
 
     /// What was appended to `old` to make `new`, when `new` is `old` and
@@ -376,10 +373,23 @@ extension SemanticNode {
                     throw .mismatch("spans keep \(keep) of \(node.spans?.count ?? 0) of \(id)")
                 }
                 node.spans = nil  // held once: the kept spans are not copied
-                all.removeSubrange(keep...)
+                let before = all.utf8Count
+                all.removeSuffix(keeping: keep)
+                var text: String
+                if var value = node.value, value.utf8.count == before {
+                    // The value is the spans' texts: it keeps the kept ones' bytes (a run ends where a character does).
+                    node.value = nil
+                    let utf8 = value.utf8
+                    if all.utf8Count < before {
+                        value = String(Substring(utf8[..<utf8.index(utf8.startIndex, offsetBy: all.utf8Count)]))
+                    }
+                    text = value
+                } else {
+                    text = ""
+                    for span in all { text += span.text }
+                }
+                for span in spans { text += span.text }
                 all.append(contentsOf: spans)
-                var text = ""
-                for span in all { text += span.text }
                 node.spans = all
                 node.value = text
                 node.accessibilityValue = text
