@@ -345,40 +345,56 @@ public enum Layout {
     /// after `perLine` characters when it has none. A space where a line
     /// breaks is not drawn. Characters here are Unicode scalars.
     static func forEachLine(_ text: String, from first: String.Index? = nil, perLine: Int, _ body: (Range<String.Index>) -> Void) {
-        let scalars = text.unicodeScalars
         let limit = max(1, perLine)
-        var start = first ?? scalars.startIndex
-        var count = 0
-        var lastSpace: String.Index?
-        var i = start
-        while i < scalars.endIndex {
-            let c = scalars[i]
-            // A newline ends a line; so does a space right after a full one.
-            if c == "\n" || (c == " " && count == limit) {
-                body(start..<i)
-                i = scalars.index(after: i)
-                start = i
-                count = 0
-                lastSpace = nil
-                continue
-            }
-            if count == limit {
-                if let space = lastSpace, space > start {
-                    body(start..<space)
-                    start = scalars.index(after: space)
-                    count = scalars.distance(from: start, to: i)
-                } else {
-                    body(start..<i)
+        let utf8 = text.utf8
+        // Read as UTF-8 bytes (a scalar counted at its first byte): a streamed
+        // text's last line is measured again at each delta.
+        func index(_ offset: Int) -> String.Index { utf8.index(utf8.startIndex, offsetBy: offset) }
+        var copy = text
+        copy.withUTF8 { b in
+            var start = first.map { utf8.distance(from: utf8.startIndex, to: $0) } ?? 0
+            var count = 0
+            var lastSpace = -1
+            var i = start
+            while i < b.count {
+                let c = b[i]
+                // A newline ends a line; so does a space right after a full one.
+                if c == 10 || (c == 32 && count == limit) {
+                    body(index(start)..<index(i))
+                    i &+= 1
                     start = i
                     count = 0
+                    lastSpace = -1
+                    continue
                 }
-                lastSpace = nil
+                // A continuation byte: its scalar was counted at its first byte.
+                if c & 0xC0 == 0x80 {
+                    i &+= 1
+                    continue
+                }
+                if count == limit {
+                    if lastSpace > start {
+                        body(index(start)..<index(lastSpace))
+                        start = lastSpace &+ 1
+                        count = 0
+                        var k = start
+                        while k < i {
+                            if b[k] & 0xC0 != 0x80 { count &+= 1 }
+                            k &+= 1
+                        }
+                    } else {
+                        body(index(start)..<index(i))
+                        start = i
+                        count = 0
+                    }
+                    lastSpace = -1
+                }
+                if c == 32 { lastSpace = i }
+                count &+= 1
+                i &+= 1
             }
-            if c == " " { lastSpace = i }
-            count += 1
-            i = scalars.index(after: i)
+            body(index(start)..<index(b.count))
         }
-        body(start..<scalars.endIndex)
     }
 }
 
