@@ -224,7 +224,38 @@ final class MarkdownStreamTests: XCTestCase {
         text += "tail words\nmore"
         stream.update(text, appendedOnly: true)
         XCTAssertEqual(stream.blocks, Markdown.parse(text))
-        XCTAssertEqual(stream.restartPoint, head)
+        XCTAssertEqual(stream.restartPoint, head + 11, "the open paragraph's last line, after \"tail words\\n\"")
+    }
+
+    // MARK: - A long paragraph: read on from its last line
+
+    func testAnOpenParagraphIsReadOnFromItsLastLineAndItsLinesStillTurnIntoAHeadingOrATable() {
+        var stream = MarkdownStream()
+        var text = "Some words\nmore words\nlast"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.restartPoint, 22, "after \"Some words\\nmore words\\n\"")
+        text += " | x\n"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.restartPoint, 31, "the end: every line is complete")
+        XCTAssertEqual(stream.blocks, [MarkdownBlock(kind: .paragraph, text: "Some words\nmore words\nlast | x")])
+        // A delimiter row under the last line: it is a table's header, the lines before stay a paragraph.
+        text += "|---|---|\n"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks.map(\.kind), [.paragraph, .table(alignments: [.none, .none])])
+        XCTAssertEqual(stream.blocks[0].text, "Some words\nmore words")
+        XCTAssertEqual(stream.blocks[1].children[0].children.map(\.text), ["last", "x"])
+
+        var setext = MarkdownStream()
+        text = "A title\nin two lines\n"
+        setext.update(text, appendedOnly: true)
+        XCTAssertEqual(setext.restartPoint, 21)
+        text += "==="
+        setext.update(text, appendedOnly: true)
+        XCTAssertEqual(setext.blocks, [MarkdownBlock(kind: .heading(level: 1), text: "A title\nin two lines")])
+        text += "\nthen a paragraph"
+        setext.update(text, appendedOnly: true)
+        XCTAssertEqual(setext.blocks, [MarkdownBlock(kind: .heading(level: 1), text: "A title\nin two lines"),
+                                       MarkdownBlock(kind: .paragraph, text: "then a paragraph")])
     }
 
     // MARK: - A long block quote: read on from its last child

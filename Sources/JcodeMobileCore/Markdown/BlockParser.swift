@@ -29,6 +29,9 @@ final class BlockNode {
     /// Where the last line begins in `content`, and that line's source offset (a table's header).
     var lastLineInContent = 0
     var lastLineSource = 0
+    /// The two before the last line was added (a resumed paragraph's, whose last line is read again).
+    var previousLineInContent = 0
+    var previousLineSource = 0
     var level = 0
     // Lists and items.
     var ordered = false
@@ -140,7 +143,9 @@ struct OpenContainer {
     var keptDefinitions: [(label: String, url: String)] = []
 }
 
-/// The state of an open top-level fenced code block, to go on reading it from `resumeAt`.
+/// The state of an open top-level fenced code block, HTML block or
+/// paragraph, to go on reading it from `resumeAt` (the start of its last,
+/// incomplete line, or the text's end) with its complete lines kept.
 struct OpenFence: Sendable {
     var start: Int
     var fenceChar: UInt8
@@ -159,6 +164,14 @@ struct OpenFence: Sendable {
     /// Nonzero: an open top-level HTML block of this type (1-7), not a fence;
     /// its lines already read are final (its end condition is line-based).
     var htmlType = 0
+    /// An open top-level paragraph, not a fence: its complete lines are
+    /// paragraph text whatever follows (a setext underline or a table's
+    /// delimiter row after them is read with the paragraph open, as the
+    /// whole parse reads it), and its last complete line, where a table's
+    /// header would be, starts at `lastLineInContent` (`lastLineSource` in the text).
+    var paragraph = false
+    var lastLineInContent = 0
+    var lastLineSource = 0
 }
 
 struct BlockParser {
@@ -207,8 +220,11 @@ struct BlockParser {
     /// it takes `fence.content` over (left empty), so that the buffer grows in place.
     init(bytes: UnsafeBufferPointer<UInt8>, resuming fence: inout OpenFence) {
         self.init(bytes: bytes, from: fence.resumeAt)
-        let node = BlockNode(fence.htmlType == 0 ? .fencedCode : .html, start: fence.start, line: 0, depth: 0)
+        let node = BlockNode(fence.paragraph ? .paragraph : fence.htmlType == 0 ? .fencedCode : .html,
+                             start: fence.start, line: 0, depth: 0)
         node.htmlType = fence.htmlType
+        node.lastLineInContent = fence.lastLineInContent
+        node.lastLineSource = fence.lastLineSource
         node.fenceChar = fence.fenceChar
         node.fenceLength = fence.fenceLength
         node.fenceOffset = fence.fenceOffset
@@ -301,6 +317,13 @@ struct BlockParser {
         var i = from
         if let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
+            // 16 bytes at a time (a long paragraph's one line is read again at each delta), then 8, then one.
+            let lf16 = SIMD16<UInt8>(repeating: 10), cr16 = SIMD16<UInt8>(repeating: 13)
+            while i <= bytes.count &- 16 {
+                let v = raw.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
+                if any((v .== lf16) .| (v .== cr16)) { break }
+                i &+= 16
+            }
             let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
             while i <= bytes.count - 8 {
                 let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
@@ -324,11 +347,31 @@ struct BlockParser {
 
     /// The open top-level fence at the end, if the text ends inside one, with its complete lines.
     private func openFenceState() -> (OpenFence, lastLineStart: Int)? {
-        guard let last = document.children.last, last.isOpen, last.kind == .fencedCode || last.kind == .html, tip === last
-        else { return nil }
-        let lastLineStart = Self.lastLineStart(bytes, from: from)
+        guard let last = document.children.last, last.isOpen, tip === last else { return nil }
+        // A paragraph that may be link reference definitions is read whole again (as they are found).
+        let paragraph = last.kind == .paragraph && last.content.first != UInt8(ascii: "[") && last.definitions.isEmpty
+        guard last.kind == .fencedCode || last.kind == .html || paragraph else { return nil }
+        let lastLineStart: Int
+        if paragraph {
+            // Not looked for backwards (a long paragraph's one line would be read
+            // again): an open paragraph took the text's last line, unless the text
+            // ends with a "\n" (its lines are complete then; a final "\r" is not an end yet).
+            lastLineStart = bytes.last == 10 ? bytes.count : last.lastAddedLineStart
+            assert(lastLineStart == Self.lastLineStart(bytes, from: from), "an open paragraph's last line is the text's")
+        } else {
+            lastLineStart = Self.lastLineStart(bytes, from: from)
+        }
         guard last.start < lastLineStart else { return nil }
-        let complete = last.lastAddedLineStart == lastLineStart ? last.contentBeforeLastLine : last.content.count
+        let lastIncomplete = last.lastAddedLineStart == lastLineStart
+        let complete = lastIncomplete ? last.contentBeforeLastLine : last.content.count
+        if paragraph {
+            var state = OpenFence(start: last.start, fenceChar: 0, fenceLength: 0, fenceOffset: 0, language: nil,
+                                  content: last.content, complete: complete, text: "", resumeAt: lastLineStart)
+            state.paragraph = true
+            state.lastLineInContent = lastIncomplete ? last.previousLineInContent : last.lastLineInContent
+            state.lastLineSource = lastIncomplete ? last.previousLineSource : last.lastLineSource
+            return (state, lastLineStart)
+        }
         // The complete lines' text: what was kept, and the lines completed since (decoded apart:
         // each part ends at a line ending, where UTF-8 decoding starts afresh).
         if last.keptTextCount > complete {
@@ -515,6 +558,8 @@ struct BlockParser {
     private mutating func addLine(to node: BlockNode) {
         node.contentBeforeLastLine = node.content.count
         node.lastAddedLineStart = lineStart
+        node.previousLineInContent = node.lastLineInContent
+        node.previousLineSource = node.lastLineSource
         node.lastLineInContent = node.content.count
         node.lastLineSource = lineStart
         var tab = 0
