@@ -68,6 +68,31 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(message?.supportedActions, ["copy"])
     }
 
+    func testADeltaOnTheCodeLineEndingAListsLastItemGoesOnTheCodeBlockAsItIs() {
+        let text = "- Step 1\n  - check it\n  ```sh\n  make st"
+        var stream = MarkdownStream()
+        stream.update(text, appendedOnly: false)
+        let nodes = MarkdownNodes.nodes(stream.blocks, prefix: "m")
+        let tail = MarkdownCache.tail(of: text, last: nodes.last, stream: stream)
+        XCTAssertEqual(tail?.code, true)
+        XCTAssertEqual(tail?.path, [0, 1], "item 0, its second block (the nested list, then the code)")
+        // A line that begins with a backtick could close the fence: read again.
+        var closing = MarkdownStream()
+        closing.update(text + "ep\n  `", appendedOnly: false)
+        XCTAssertNil(MarkdownCache.tail(of: text + "ep\n  `", last: MarkdownNodes.nodes(closing.blocks, prefix: "m").last, stream: closing))
+        // The item's own line opening the fence: more of it is the info string, not code.
+        var opener = MarkdownStream()
+        opener.update("- ```sh", appendedOnly: false)
+        XCTAssertNil(MarkdownCache.tail(of: "- ```sh", last: MarkdownNodes.nodes(opener.blocks, prefix: "m").last, stream: opener))
+        // Through the cache: the code grows, and the nodes are those of a whole parse.
+        let cache = MarkdownCache()
+        _ = cache.blocks(of: text, prefix: "m")
+        let grown = cache.blocks(of: text + "ep1 --fast", prefix: "m", appendedTo: text.utf8.count)
+        XCTAssertEqual(grown.grownFrom, 0, "the list's items before its last one stay")
+        XCTAssertEqual(grown.nodes.last?.children.last?.children.last?.value, "make step1 --fast")
+        XCTAssertEqual(grown.nodes, MarkdownNodes.nodes(Markdown.parse(text + "ep1 --fast"), prefix: "m"))
+    }
+
     func testAFencedCodeBlockHasItsLanguageItsCodeAndACopyButton() {
         let app = replying()
         delta(app, "Run:\n\n```sh\nmake test\nmake bench\n```\n")

@@ -205,6 +205,8 @@ struct BlockParser {
     /// last update's), set by `run` (this one's; nil when the last block is
     /// not a paragraph).
     var lastParagraph: (start: Int, checkpoint: InlineParser.Checkpoint)?
+    /// After `run`: the text ends inside a fenced code block not closed yet, at any depth.
+    private(set) var endsInOpenFence = false
 
     /// A parser of `bytes[from...]`; `from` is the start of a line.
     init(bytes: UnsafeBufferPointer<UInt8>, from: Int) {
@@ -273,6 +275,7 @@ struct BlockParser {
         let container = openContainerAtEnd()
         lineStart = bytes.count
         lineIndex += 1
+        endsInOpenFence = tip.kind == .fencedCode
         while tip !== document { finalize(tip, atEnd: true) }
         var resolved = definitions
         for node in document.children {

@@ -45,6 +45,9 @@ public struct MarkdownStream: Sendable {
 
     /// The text ends in a paragraph of link reference definitions only (it has no block).
     public private(set) var endsInDefinitions = false
+    /// The text ends inside a fenced code block not closed yet, at any depth
+    /// (a top-level one's block says so too: `open`).
+    public private(set) var endsInOpenFence = false
 
     /// Blocks 0 ..< headCount are final (closed by a complete line).
     private var headCount = 0
@@ -107,6 +110,7 @@ public struct MarkdownStream: Sendable {
             parser.lastParagraph = lastParagraph
             let (nodes, fence) = parser.run(definitions: headDefinitions)
             lastParagraph = parser.lastParagraph
+            endsInOpenFence = parser.endsInOpenFence
             let definitions = newDefinitions(nodes)
             if definitions != tailDefinitions && firstDependentHeadBlock != nil {
                 return parseAll(bytes, keepStable: true)
@@ -133,6 +137,7 @@ public struct MarkdownStream: Sendable {
         parser.lastParagraph = lastParagraph
         var (nodes, fence) = parser.run(definitions: known)
         lastParagraph = parser.lastParagraph
+        endsInOpenFence = parser.endsInOpenFence
         guard var first = nodes.first, var block = first.block, first.start == (open.kind.isTable ? open.start : open.resumeAt),
               headCount == blocks.count - 1, blocks[headCount].children.count >= open.kept
         else { return nil }
@@ -192,6 +197,7 @@ public struct MarkdownStream: Sendable {
         var parser = BlockParser(bytes: bytes, from: 0)
         let (nodes, fence) = parser.run(definitions: [:])
         lastParagraph = parser.lastParagraph
+        endsInOpenFence = parser.endsInOpenFence
         tailDefinitions = newDefinitions(nodes)
         accept(nodes, fence?.0, bytes, container: parser.openContainer)
         if keepStable { stableCount = max(stableCount, oldStable) }

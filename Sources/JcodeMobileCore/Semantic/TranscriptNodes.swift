@@ -186,9 +186,10 @@ public final class MarkdownCache {
         var blanks: String
         /// The last word holds `.`, `:` or `@`: more letters could make it a link (`www.a`, `http://`, `a@b.c`).
         var wordMayLink: Bool
-        /// Where the open paragraph's node is under the last node: [] (it is
-        /// the last node), [item] (a list's last item, its only block), or
-        /// [row, cell] (a cell of a table's last row).
+        /// Where the open paragraph's or code block's node is under the last
+        /// node: [] (it is the last node), [item] (a list's last item, its
+        /// only block), [item, block] (an open code block ending a list's last
+        /// item) or [row, cell] (a cell of a table's last row).
         var path: [Int] = []
     }
 
@@ -383,13 +384,22 @@ public final class MarkdownCache {
             code = false
         case .codeBlock where last.variant == "open": code = true
         case .list:
-            // A list whose last item is one paragraph (its value) and nothing after it.
-            // Not one that begins with "[" (more text can make it a definition).
-            guard let lastItem = last.children.last, lastItem.role == .listItem, lastItem.children.isEmpty,
-                  let value = lastItem.value, value.utf8.first != UInt8(ascii: "[")
-            else { return nil }
-            code = false
-            path = [last.children.count &- 1]
+            guard let lastItem = last.children.last, lastItem.role == .listItem else { return nil }
+            if let block = lastItem.children.last, block.role == .codeBlock, stream.endsInOpenFence,
+               block.value.map({ !$0.isEmpty }) ?? false {
+                // A list whose last item ends in an open fenced code block: the
+                // line has matched the item by its indentation, and it goes on the
+                // code (not the fence's own line, "- ```sh": the code has none yet).
+                code = true
+                path = [last.children.count &- 1, lastItem.children.count &- 1]
+            } else {
+                // A list whose last item is one paragraph (its value) and nothing after it.
+                // Not one that begins with "[" (more text can make it a definition).
+                guard lastItem.children.isEmpty, let value = lastItem.value, value.utf8.first != UInt8(ascii: "[")
+                else { return nil }
+                code = false
+                path = [last.children.count &- 1]
+            }
         case .table:
             // A table whose last line is a row after its header, that does not end in a pipe: its last cell grows.
             guard last.children.count >= 2, let row = last.children.last, let cell = lastLineCell(text), cell < row.children.count
@@ -416,7 +426,7 @@ public final class MarkdownCache {
             scan = utf8.index(after: scan)
         }
         guard var lead else { return nil }
-        if path.count == 2 {
+        if path.count == 2 && !code {
             // A row: its line may begin with a pipe.
             if lead == UInt8(ascii: "|") { lead = UInt8(ascii: "a") }
         } else if path.count == 1 {
