@@ -54,7 +54,13 @@ struct BlockOutput {
     }
 
     private func children(_ node: BlockNode, _ sensitive: inout Bool) -> [MarkdownBlock] {
-        node.children.compactMap { block($0, sensitive: &sensitive) }
+        // Allocated once at its size (`compactMap` grows its array as it goes).
+        var blocks: [MarkdownBlock] = []
+        blocks.reserveCapacity(node.children.count)
+        for child in node.children {
+            if let value = block(child, sensitive: &sensitive) { blocks.append(value) }
+        }
+        return blocks
     }
 
     private func inline(_ kind: MarkdownBlock.Kind, _ content: [UInt8], _ sensitive: inout Bool) -> MarkdownBlock {

@@ -914,6 +914,15 @@ struct BlockParser {
 @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 
 /// `bytes` without leading and trailing spaces, tabs and newlines.
+/// Where `trimmed(bytes)` is in `bytes`.
+func trimmedBounds(_ bytes: [UInt8]) -> Range<Int> {
+    var start = 0
+    var end = bytes.count
+    while start < end && (isSpaceOrTab(bytes[start]) || bytes[start] == 10) { start += 1 }
+    while end > start && (isSpaceOrTab(bytes[end - 1]) || bytes[end - 1] == 10) { end -= 1 }
+    return start..<end
+}
+
 func trimmed<C: Collection>(_ bytes: C) -> [UInt8] where C.Element == UInt8, C.Index == Int {
     var start = bytes.startIndex
     var end = bytes.endIndex

@@ -102,9 +102,21 @@ struct InlineParser {
     static func parse(
         _ content: [UInt8], definitions: [String: String], scratch: InlineScratch? = nil
     ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
-        let s = trimmed(content)
-        if let text = plainText(s) { return (text, [], false) }
-        return parseFully(s, definitions: definitions, scratch: scratch)
+        // The trimmed text's bounds, not a copy of it: a plain text is decoded
+        // from `content` itself, and a full parse gets the scratch's buffer.
+        let range = trimmedBounds(content)
+        if let text = content.withUnsafeBufferPointer({ plainText(UnsafeBufferPointer(rebasing: $0[range])) }) {
+            return (text, [], false)
+        }
+        guard let scratch else { return parseFully(Array(content[range]), definitions: definitions) }
+        var s: [UInt8] = []
+        swap(&s, &scratch.input)
+        s.removeAll(keepingCapacity: true)
+        s.append(contentsOf: content[range])
+        let result = parseFully(s, definitions: definitions, scratch: scratch)
+        // The parser is gone: `s` is unique again, kept for the next parse.
+        scratch.input = s
+        return result
     }
 
     /// The text of `s` (trimmed content) when it holds nothing the inline
@@ -115,7 +127,12 @@ struct InlineParser {
     /// cell, a heading or a list item's line mostly is such a text, and a
     /// streamed list or table reads its open item (row) again at each delta.
     static func plainText(_ s: [UInt8]) -> String? {
-        let plain = s.withUnsafeBufferPointer { b -> Bool in
+        s.withUnsafeBufferPointer { plainText($0) }
+    }
+
+    /// `plainText` of the bytes `b` points to.
+    static func plainText(_ b: UnsafeBufferPointer<UInt8>) -> String? {
+        let plain = { () -> Bool in
             let count = b.count
             var i = 0
             while i < count {
@@ -134,8 +151,8 @@ struct InlineParser {
                 i += 1
             }
             return true
-        }
-        return plain ? String(decoding: s, as: UTF8.self) : nil
+        }()
+        return plain ? String(decoding: b, as: UTF8.self) : nil
     }
 
     private static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
@@ -152,6 +169,9 @@ struct InlineParser {
             swap(&parser.nodes, &scratch.nodes)
             swap(&parser.out, &scratch.out)
             swap(&parser.lastBacktickRun, &scratch.lastBacktickRun)
+            swap(&parser.extras, &scratch.extras)
+            swap(&parser.delimiters, &scratch.delimiters)
+            swap(&parser.brackets, &scratch.brackets)
         }
         parser.store.reserveCapacity(parser.s.count)
         parser.scan()
@@ -162,10 +182,16 @@ struct InlineParser {
             parser.store.removeAll(keepingCapacity: true)
             parser.nodes.removeAll(keepingCapacity: true)
             parser.out.removeAll(keepingCapacity: true)
+            parser.extras.removeAll(keepingCapacity: true)
+            parser.delimiters.removeAll(keepingCapacity: true)
+            parser.brackets.removeAll(keepingCapacity: true)
             swap(&parser.store, &scratch.store)
             swap(&parser.nodes, &scratch.nodes)
             swap(&parser.out, &scratch.out)
             swap(&parser.lastBacktickRun, &scratch.lastBacktickRun)
+            swap(&parser.extras, &scratch.extras)
+            swap(&parser.delimiters, &scratch.delimiters)
+            swap(&parser.brackets, &scratch.brackets)
         }
         return (text, spans, parser.usesDefinitions)
     }
@@ -1063,9 +1089,15 @@ func isUnicodePunctuation(_ c: Unicode.Scalar) -> Bool {
 }
 
 /// Buffers an inline parse leaves for the next (see `InlineParser.parse`); one per document parse, not shared between threads.
+/// Its properties skip the run-time exclusivity check (each parse swaps them in and out; no two accesses overlap).
 final class InlineScratch {
-    fileprivate var store: [UInt8] = []
-    fileprivate var nodes: [InlineNode] = []
-    fileprivate var out: [UInt8] = []
-    fileprivate var lastBacktickRun: [Int] = []
+    /// The trimmed text being parsed (see `parse`).
+    @exclusivity(unchecked) fileprivate var input: [UInt8] = []
+    @exclusivity(unchecked) fileprivate var extras: [NodeExtra] = []
+    @exclusivity(unchecked) fileprivate var delimiters: [Delimiter] = []
+    @exclusivity(unchecked) fileprivate var brackets: [Bracket] = []
+    @exclusivity(unchecked) fileprivate var store: [UInt8] = []
+    @exclusivity(unchecked) fileprivate var nodes: [InlineNode] = []
+    @exclusivity(unchecked) fileprivate var out: [UInt8] = []
+    @exclusivity(unchecked) fileprivate var lastBacktickRun: [Int] = []
 }
