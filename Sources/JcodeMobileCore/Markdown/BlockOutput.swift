@@ -163,13 +163,18 @@ struct BlockOutput {
     }
 
     private func table(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {
-        let rows = node.rows.enumerated().map { index, row -> MarkdownBlock in
+        // Arrays reserved at their size, each allocated once.
+        var rows: [MarkdownBlock] = []
+        rows.reserveCapacity(node.rows.count)
+        for (index, row) in node.rows.enumerated() {
             let cells = Table.cells(row)
-            let values = node.alignments.enumerated().map { column, alignment -> MarkdownBlock in
+            var values: [MarkdownBlock] = []
+            values.reserveCapacity(node.alignments.count)
+            for (column, alignment) in node.alignments.enumerated() {
                 let content = column < cells.count ? cells[column] : []
-                return inline(.tableCell(alignment: alignment), content, &sensitive)
+                values.append(inline(.tableCell(alignment: alignment), content, &sensitive))
             }
-            return MarkdownBlock(kind: .tableRow(header: node.rowOffset + index == 0), children: values)
+            rows.append(MarkdownBlock(kind: .tableRow(header: node.rowOffset + index == 0), children: values))
         }
         return MarkdownBlock(kind: .table(alignments: node.alignments), children: rows)
     }

@@ -60,6 +60,8 @@ struct InlineParser {
     private var extras: [NodeExtra] = []
     /// The runs' bytes, built by `spans()` (a buffer here to be reused).
     private var out: [UInt8] = []
+    /// `spans()`'s runs (a buffer here to be reused).
+    private var runs: [Run] = []
     /// The bytes of every node's text, in order, then the pending text (from
     /// `pendingStart`) not yet a node: one buffer per parse instead of an array per node.
     private var store: [UInt8] = []
@@ -172,6 +174,7 @@ struct InlineParser {
             swap(&parser.extras, &scratch.extras)
             swap(&parser.delimiters, &scratch.delimiters)
             swap(&parser.brackets, &scratch.brackets)
+            swap(&parser.runs, &scratch.runs)
         }
         parser.store.reserveCapacity(parser.s.count)
         parser.scan()
@@ -192,6 +195,7 @@ struct InlineParser {
             swap(&parser.extras, &scratch.extras)
             swap(&parser.delimiters, &scratch.delimiters)
             swap(&parser.brackets, &scratch.brackets)
+            swap(&parser.runs, &scratch.runs)
         }
         return (text, spans, parser.usesDefinitions)
     }
@@ -958,7 +962,7 @@ struct InlineParser {
 
     /// A merged run of `spans()`: its bytes are `out[start..<end]` of one buffer
     /// (the last run is always at the buffer's end, so merging into it appends).
-    private struct Run {
+    fileprivate struct Run {
         var start: Int
         var end: Int
         var styles: MarkdownStyle
@@ -976,7 +980,13 @@ struct InlineParser {
         out.removeAll(keepingCapacity: true)
         out.reserveCapacity(store.count)
         var runs: [Run] = []
+        swap(&runs, &self.runs)
         runs.reserveCapacity(nodes.count)
+        // Emptied and handed back once the spans are built from them.
+        defer {
+            runs.removeAll(keepingCapacity: true)
+            swap(&runs, &self.runs)
+        }
         // Per open link: the nodes shown when it opened (a link with no text keeps an empty run).
         var linkStarts: [Int] = []
         var shown = 0
@@ -1096,6 +1106,7 @@ final class InlineScratch {
     @exclusivity(unchecked) fileprivate var extras: [NodeExtra] = []
     @exclusivity(unchecked) fileprivate var delimiters: [Delimiter] = []
     @exclusivity(unchecked) fileprivate var brackets: [Bracket] = []
+    @exclusivity(unchecked) fileprivate var runs: [InlineParser.Run] = []
     @exclusivity(unchecked) fileprivate var store: [UInt8] = []
     @exclusivity(unchecked) fileprivate var nodes: [InlineNode] = []
     @exclusivity(unchecked) fileprivate var out: [UInt8] = []
