@@ -169,9 +169,12 @@ struct BlockParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let from: Int
     private let document: BlockNode
-    private var tip: BlockNode
-    private var oldTip: BlockNode
-    private var lastMatched: BlockNode
+    // Not counted references: each line moves them, a retain and a release
+    // each time otherwise. They point into the tree under `document`, which
+    // this parser holds and from which no node is ever taken out.
+    private unowned(unsafe) var tip: BlockNode
+    private unowned(unsafe) var oldTip: BlockNode
+    private unowned(unsafe) var lastMatched: BlockNode
     private var lineStart = 0
     private var lineEnd = 0
     private var nextLineStart = 0
