@@ -537,6 +537,9 @@ struct BlockParser {
 
     /// `spaces` spaces, `line` and a "\n" appended to `content`.
     private static func appendLine(_ content: inout [UInt8], spaces: Int, _ line: UnsafeBufferPointer<UInt8>) {
+        // Room for a few lines at the first: most blocks are then allocated
+        // once (appending line by line grows the array two or three times).
+        if content.isEmpty { content.reserveCapacity(max(256, spaces + line.count + 1)) }
         if spaces > 0 { content.append(contentsOf: repeatElement(32, count: spaces)) }
         content.append(contentsOf: line)
         content.append(10)
