@@ -64,7 +64,14 @@ struct BlockOutput {
     }
 
     private func inline(_ kind: MarkdownBlock.Kind, _ content: [UInt8], _ sensitive: inout Bool) -> MarkdownBlock {
-        let (text, spans, unresolved) = InlineParser.parse(content, definitions: definitions, scratch: scratch)
+        inline(kind, content, in: 0..<content.count, &sensitive)
+    }
+
+    /// The inline content `content[bounds]`.
+    private func inline(
+        _ kind: MarkdownBlock.Kind, _ content: [UInt8], in bounds: Range<Int>, _ sensitive: inout Bool
+    ) -> MarkdownBlock {
+        let (text, spans, unresolved) = InlineParser.parse(content, in: bounds, definitions: definitions, scratch: scratch)
         if unresolved { sensitive = true }
         return MarkdownBlock(kind: kind, text: text, spans: spans)
     }
@@ -167,12 +174,19 @@ struct BlockOutput {
         var rows: [MarkdownBlock] = []
         rows.reserveCapacity(node.rows.count)
         for (index, row) in node.rows.enumerated() {
-            let cells = Table.cells(row)
+            // A cell without a backslash is read in place in the row (`Table.cells` would copy it).
+            let cells = Table.cellBounds(row)
             var values: [MarkdownBlock] = []
             values.reserveCapacity(node.alignments.count)
             for (column, alignment) in node.alignments.enumerated() {
-                let content = column < cells.count ? cells[column] : []
-                values.append(inline(.tableCell(alignment: alignment), content, &sensitive))
+                let kind = MarkdownBlock.Kind.tableCell(alignment: alignment)
+                if column >= cells.count {
+                    values.append(inline(kind, [], &sensitive))
+                } else if cells[column].escaped {
+                    values.append(inline(kind, Table.cell(row, cells[column]), &sensitive))
+                } else {
+                    values.append(inline(kind, row, in: cells[column].from..<cells[column].to, &sensitive))
+                }
             }
             rows.append(MarkdownBlock(kind: .tableRow(header: node.rowOffset + index == 0), children: values))
         }

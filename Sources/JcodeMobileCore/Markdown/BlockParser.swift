@@ -920,10 +920,10 @@ struct BlockParser {
 @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 
 /// `bytes` without leading and trailing spaces, tabs and newlines.
-/// Where `trimmed(bytes)` is in `bytes`.
-func trimmedBounds(_ bytes: [UInt8]) -> Range<Int> {
-    var start = 0
-    var end = bytes.count
+/// Where `trimmed(bytes[bounds])` is in `bytes`.
+func trimmedBounds(_ bytes: [UInt8], in bounds: Range<Int>) -> Range<Int> {
+    var start = bounds.lowerBound
+    var end = bounds.upperBound
     while start < end && (isSpaceOrTab(bytes[start]) || bytes[start] == 10) { start += 1 }
     while end > start && (isSpaceOrTab(bytes[end - 1]) || bytes[end - 1] == 10) { end -= 1 }
     return start..<end

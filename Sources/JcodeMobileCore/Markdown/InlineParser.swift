@@ -104,9 +104,16 @@ struct InlineParser {
     static func parse(
         _ content: [UInt8], definitions: [String: String], scratch: InlineScratch? = nil
     ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
+        parse(content, in: 0..<content.count, definitions: definitions, scratch: scratch)
+    }
+
+    /// `parse(Array(content[bounds]), …)` without the copy.
+    static func parse(
+        _ content: [UInt8], in bounds: Range<Int>, definitions: [String: String], scratch: InlineScratch? = nil
+    ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
         // The trimmed text's bounds, not a copy of it: a plain text is decoded
         // from `content` itself, and a full parse gets the scratch's buffer.
-        let range = trimmedBounds(content)
+        let range = trimmedBounds(content, in: bounds)
         if let text = content.withUnsafeBufferPointer({ plainText(UnsafeBufferPointer(rebasing: $0[range])) }) {
             return (text, [], false)
         }
