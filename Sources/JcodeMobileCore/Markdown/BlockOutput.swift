@@ -54,11 +54,24 @@ struct BlockOutput {
     }
 
     private func children(_ node: BlockNode, _ sensitive: inout Bool) -> [MarkdownBlock] {
-        node.children.compactMap { block($0, sensitive: &sensitive) }
+        // Allocated once at its size (`compactMap` grows its array as it goes).
+        var blocks: [MarkdownBlock] = []
+        blocks.reserveCapacity(node.children.count)
+        for child in node.children {
+            if let value = block(child, sensitive: &sensitive) { blocks.append(value) }
+        }
+        return blocks
     }
 
     private func inline(_ kind: MarkdownBlock.Kind, _ content: [UInt8], _ sensitive: inout Bool) -> MarkdownBlock {
-        let (text, spans, unresolved) = InlineParser.parse(content, definitions: definitions, scratch: scratch)
+        inline(kind, content, in: 0..<content.count, &sensitive)
+    }
+
+    /// The inline content `content[bounds]`.
+    private func inline(
+        _ kind: MarkdownBlock.Kind, _ content: [UInt8], in bounds: Range<Int>, _ sensitive: inout Bool
+    ) -> MarkdownBlock {
+        let (text, spans, unresolved) = InlineParser.parse(content, in: bounds, definitions: definitions, scratch: scratch)
         if unresolved { sensitive = true }
         return MarkdownBlock(kind: kind, text: text, spans: MarkdownSpans(spans))
     }
@@ -157,13 +170,25 @@ struct BlockOutput {
     }
 
     private func table(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {
-        let rows = node.rows.enumerated().map { index, row -> MarkdownBlock in
-            let cells = Table.cells(row)
-            let values = node.alignments.enumerated().map { column, alignment -> MarkdownBlock in
-                let content = column < cells.count ? cells[column] : []
-                return inline(.tableCell(alignment: alignment), content, &sensitive)
+        // Arrays reserved at their size, each allocated once.
+        var rows: [MarkdownBlock] = []
+        rows.reserveCapacity(node.rows.count)
+        for (index, row) in node.rows.enumerated() {
+            // A cell without a backslash is read in place in the row (`Table.cells` would copy it).
+            let cells = Table.cellBounds(row)
+            var values: [MarkdownBlock] = []
+            values.reserveCapacity(node.alignments.count)
+            for (column, alignment) in node.alignments.enumerated() {
+                let kind = MarkdownBlock.Kind.tableCell(alignment: alignment)
+                if column >= cells.count {
+                    values.append(inline(kind, [], &sensitive))
+                } else if cells[column].escaped {
+                    values.append(inline(kind, Table.cell(row, cells[column]), &sensitive))
+                } else {
+                    values.append(inline(kind, row, in: cells[column].from..<cells[column].to, &sensitive))
+                }
             }
-            return MarkdownBlock(kind: .tableRow(header: node.rowOffset + index == 0), children: values)
+            rows.append(MarkdownBlock(kind: .tableRow(header: node.rowOffset + index == 0), children: values))
         }
         return MarkdownBlock(kind: .table(alignments: node.alignments), children: rows)
     }

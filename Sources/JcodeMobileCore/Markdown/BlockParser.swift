@@ -6,80 +6,84 @@
 // the blocks closed by complete lines.
 
 /// A block being built.
+/// Its stored properties are `@exclusivity(unchecked)`: the parser reads and
+/// writes them on every line, each access a run-time exclusivity check
+/// otherwise, and a node is only used by the one parse that made it, on one
+/// thread, never through two overlapping accesses.
 final class BlockNode {
     enum Kind { case document, quote, list, item, paragraph, heading, fencedCode, indentedCode, html, thematicBreak, table }
 
-    var kind: Kind
+    @exclusivity(unchecked) var kind: Kind
     /// Not `weak`: a weak reference gives every node a side table, and its
     /// release a slow path. A node's parent holds it (in `children`) and the
     /// parser holds the document, so a parent outlives each use of this
     /// reference (only the parser reads it, while it runs).
-    unowned(unsafe) var parent: BlockNode?
-    var children: [BlockNode] = []
-    var isOpen = true
+    @exclusivity(unchecked) unowned(unsafe) var parent: BlockNode?
+    @exclusivity(unchecked) var children: [BlockNode] = []
+    @exclusivity(unchecked) var isOpen = true
     /// Source byte offset and line index of the first line.
-    var start: Int
+    @exclusivity(unchecked) var start: Int
     let startLine: Int
     /// Index of the last line of the block (containers: of their last child), set when closed.
-    var endLine: Int
+    @exclusivity(unchecked) var endLine: Int
     /// Container nesting of this node: quotes, lists and items, itself included.
     let depth: Int
     /// Lines of a paragraph, heading, code or HTML block, each ending with "\n" (a heading's: its text).
-    var content: [UInt8] = []
+    @exclusivity(unchecked) var content: [UInt8] = []
     /// Where the last line begins in `content`, and that line's source offset (a table's header).
-    var lastLineInContent = 0
-    var lastLineSource = 0
+    @exclusivity(unchecked) var lastLineInContent = 0
+    @exclusivity(unchecked) var lastLineSource = 0
     /// The two before the last line was added (a resumed paragraph's, whose last line is read again).
-    var previousLineInContent = 0
-    var previousLineSource = 0
-    var level = 0
+    @exclusivity(unchecked) var previousLineInContent = 0
+    @exclusivity(unchecked) var previousLineSource = 0
+    @exclusivity(unchecked) var level = 0
     // Lists and items.
-    var ordered = false
-    var marker: UInt8 = 0
-    var startNumber = 1
-    var markerOffset = 0
-    var padding = 0
+    @exclusivity(unchecked) var ordered = false
+    @exclusivity(unchecked) var marker: UInt8 = 0
+    @exclusivity(unchecked) var startNumber = 1
+    @exclusivity(unchecked) var markerOffset = 0
+    @exclusivity(unchecked) var padding = 0
     // Fenced code.
-    var fenceChar: UInt8 = 0
-    var fenceLength = 0
-    var fenceOffset = 0
-    var language: String?
-    var fenceClosed = false
+    @exclusivity(unchecked) var fenceChar: UInt8 = 0
+    @exclusivity(unchecked) var fenceLength = 0
+    @exclusivity(unchecked) var fenceOffset = 0
+    @exclusivity(unchecked) var language: String?
+    @exclusivity(unchecked) var fenceClosed = false
     /// `content.count` before the last line was added, and where that line starts in the source.
-    var contentBeforeLastLine = 0
-    var lastAddedLineStart = -1
+    @exclusivity(unchecked) var contentBeforeLastLine = 0
+    @exclusivity(unchecked) var lastAddedLineStart = -1
     /// A resumed open fence or HTML block: `content[0..<keptTextCount]` decoded
     /// (grown by `openFenceState`), so that its text is not decoded whole again.
-    var keptText = ""
-    var keptTextCount = 0
-    var htmlType = 0
+    @exclusivity(unchecked) var keptText = ""
+    @exclusivity(unchecked) var keptTextCount = 0
+    @exclusivity(unchecked) var htmlType = 0
     /// The text's last paragraph: read from `inlineCheckpoint` (the last
     /// update's, if any), which `BlockOutput` sets to this read's.
-    var streamsInlines = false
-    var inlineCheckpoint: InlineParser.Checkpoint?
+    @exclusivity(unchecked) var streamsInlines = false
+    @exclusivity(unchecked) var inlineCheckpoint: InlineParser.Checkpoint?
     // Tables.
-    var alignments: [MarkdownAlignment] = []
-    var rows: [[UInt8]] = []
+    @exclusivity(unchecked) var alignments: [MarkdownAlignment] = []
+    @exclusivity(unchecked) var rows: [[UInt8]] = []
     /// Where each row's line starts in the source.
-    var rowStarts: [Int] = []
+    @exclusivity(unchecked) var rowStarts: [Int] = []
     /// Rows read by an earlier parse (a resumed table): row 0 here is not the header.
-    var rowOffset = 0
+    @exclusivity(unchecked) var rowOffset = 0
     /// A paragraph made only of link reference definitions: no block.
-    var isRemoved = false
-    var definitions: [(label: String, url: String)] = []
+    @exclusivity(unchecked) var isRemoved = false
+    @exclusivity(unchecked) var definitions: [(label: String, url: String)] = []
     /// A top-level container's: where the paragraph each of `definitions`
     /// came from starts (they are hoisted here from inside it).
-    var definitionStarts: [Int] = []
+    @exclusivity(unchecked) var definitionStarts: [Int] = []
     // Top-level blocks: the source offset of the line during which the block was
     // closed (nil: open at the end), and where a parse may start again after it.
-    var closeLine: Int?
-    var resumeAt = 0
-    var closedAtEnd = false
+    @exclusivity(unchecked) var closeLine: Int?
+    @exclusivity(unchecked) var resumeAt = 0
+    @exclusivity(unchecked) var closedAtEnd = false
     /// A top-level paragraph cut short by a table whose header line, read on its
     /// own at the start of a document, would not be a paragraph line (indented
     /// code, a list item, an HTML block): a parse cannot start again at the
     /// header, so the paragraph is final only when the table after it is.
-    var finalWithNext = false
+    @exclusivity(unchecked) var finalWithNext = false
 
     init(_ kind: Kind, start: Int, line: Int, depth: Int) {
         self.kind = kind
@@ -178,9 +182,12 @@ struct BlockParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let from: Int
     private let document: BlockNode
-    private var tip: BlockNode
-    private var oldTip: BlockNode
-    private var lastMatched: BlockNode
+    // Not counted references: each line moves them, a retain and a release
+    // each time otherwise. They point into the tree under `document`, which
+    // this parser holds and from which no node is ever taken out.
+    private unowned(unsafe) var tip: BlockNode
+    private unowned(unsafe) var oldTip: BlockNode
+    private unowned(unsafe) var lastMatched: BlockNode
     private var lineStart = 0
     private var lineEnd = 0
     private var nextLineStart = 0
@@ -578,6 +585,9 @@ struct BlockParser {
 
     /// `spaces` spaces, `line` and a "\n" appended to `content`.
     private static func appendLine(_ content: inout [UInt8], spaces: Int, _ line: UnsafeBufferPointer<UInt8>) {
+        // Room for a few lines at the first: most blocks are then allocated
+        // once (appending line by line grows the array two or three times).
+        if content.isEmpty { content.reserveCapacity(max(256, spaces + line.count + 1)) }
         if spaces > 0 { content.append(contentsOf: repeatElement(32, count: spaces)) }
         content.append(contentsOf: line)
         content.append(10)
@@ -958,6 +968,15 @@ struct BlockParser {
 @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 
 /// `bytes` without leading and trailing spaces, tabs and newlines.
+/// Where `trimmed(bytes[bounds])` is in `bytes`.
+func trimmedBounds(_ bytes: [UInt8], in bounds: Range<Int>) -> Range<Int> {
+    var start = bounds.lowerBound
+    var end = bounds.upperBound
+    while start < end && (isSpaceOrTab(bytes[start]) || bytes[start] == 10) { start += 1 }
+    while end > start && (isSpaceOrTab(bytes[end - 1]) || bytes[end - 1] == 10) { end -= 1 }
+    return start..<end
+}
+
 func trimmed<C: Collection>(_ bytes: C) -> [UInt8] where C.Element == UInt8, C.Index == Int {
     var start = bytes.startIndex
     var end = bytes.endIndex

@@ -60,6 +60,8 @@ struct InlineParser {
     private var extras: [NodeExtra] = []
     /// The runs' bytes, built by `spans()` (a buffer here to be reused).
     private var out: [UInt8] = []
+    /// `spans()`'s runs (a buffer here to be reused).
+    private var runs: [Run] = []
     /// The bytes of every node's text, in order, then the pending text (from
     /// `pendingStart`) not yet a node: one buffer per parse instead of an array per node.
     private var store: [UInt8] = []
@@ -102,9 +104,28 @@ struct InlineParser {
     static func parse(
         _ content: [UInt8], definitions: [String: String], scratch: InlineScratch? = nil
     ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
-        let s = trimmed(content)
-        if let text = plainText(s) { return (text, [], false) }
-        return parseFully(s, definitions: definitions, scratch: scratch)
+        parse(content, in: 0..<content.count, definitions: definitions, scratch: scratch)
+    }
+
+    /// `parse(Array(content[bounds]), …)` without the copy.
+    static func parse(
+        _ content: [UInt8], in bounds: Range<Int>, definitions: [String: String], scratch: InlineScratch? = nil
+    ) -> (text: String, spans: [MarkdownSpan], unresolved: Bool) {
+        // The trimmed text's bounds, not a copy of it: a plain text is decoded
+        // from `content` itself, and a full parse gets the scratch's buffer.
+        let range = trimmedBounds(content, in: bounds)
+        if let text = content.withUnsafeBufferPointer({ plainText(UnsafeBufferPointer(rebasing: $0[range])) }) {
+            return (text, [], false)
+        }
+        guard let scratch else { return parseFully(Array(content[range]), definitions: definitions) }
+        var s: [UInt8] = []
+        swap(&s, &scratch.input)
+        s.removeAll(keepingCapacity: true)
+        s.append(contentsOf: content[range])
+        let result = parseFully(s, definitions: definitions, scratch: scratch)
+        // The parser is gone: `s` is unique again, kept for the next parse.
+        scratch.input = s
+        return result
     }
 
     /// The text of `s` (trimmed content) when it holds nothing the inline
@@ -115,7 +136,12 @@ struct InlineParser {
     /// cell, a heading or a list item's line mostly is such a text, and a
     /// streamed list or table reads its open item (row) again at each delta.
     static func plainText(_ s: [UInt8]) -> String? {
-        let plain = s.withUnsafeBufferPointer { b -> Bool in
+        s.withUnsafeBufferPointer { plainText($0) }
+    }
+
+    /// `plainText` of the bytes `b` points to.
+    static func plainText(_ b: UnsafeBufferPointer<UInt8>) -> String? {
+        let plain = { () -> Bool in
             let count = b.count
             var i = 0
             while i < count {
@@ -134,8 +160,8 @@ struct InlineParser {
                 i += 1
             }
             return true
-        }
-        return plain ? String(decoding: s, as: UTF8.self) : nil
+        }()
+        return plain ? String(decoding: b, as: UTF8.self) : nil
     }
 
     private static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
@@ -152,6 +178,10 @@ struct InlineParser {
             swap(&parser.nodes, &scratch.nodes)
             swap(&parser.out, &scratch.out)
             swap(&parser.lastBacktickRun, &scratch.lastBacktickRun)
+            swap(&parser.extras, &scratch.extras)
+            swap(&parser.delimiters, &scratch.delimiters)
+            swap(&parser.brackets, &scratch.brackets)
+            swap(&parser.runs, &scratch.runs)
         }
         parser.store.reserveCapacity(parser.s.count)
         parser.scan()
@@ -162,10 +192,17 @@ struct InlineParser {
             parser.store.removeAll(keepingCapacity: true)
             parser.nodes.removeAll(keepingCapacity: true)
             parser.out.removeAll(keepingCapacity: true)
+            parser.extras.removeAll(keepingCapacity: true)
+            parser.delimiters.removeAll(keepingCapacity: true)
+            parser.brackets.removeAll(keepingCapacity: true)
             swap(&parser.store, &scratch.store)
             swap(&parser.nodes, &scratch.nodes)
             swap(&parser.out, &scratch.out)
             swap(&parser.lastBacktickRun, &scratch.lastBacktickRun)
+            swap(&parser.extras, &scratch.extras)
+            swap(&parser.delimiters, &scratch.delimiters)
+            swap(&parser.brackets, &scratch.brackets)
+            swap(&parser.runs, &scratch.runs)
         }
         return (text, spans, parser.usesDefinitions)
     }
@@ -936,7 +973,7 @@ struct InlineParser {
 
     /// A merged run of `spans()`: its bytes are `out[start..<end]` of one buffer
     /// (the last run is always at the buffer's end, so merging into it appends).
-    private struct Run {
+    fileprivate struct Run {
         var start: Int
         var end: Int
         var styles: MarkdownStyle
@@ -954,7 +991,13 @@ struct InlineParser {
         out.removeAll(keepingCapacity: true)
         out.reserveCapacity(store.count)
         var runs: [Run] = []
+        swap(&runs, &self.runs)
         runs.reserveCapacity(nodes.count)
+        // Emptied and handed back once the spans are built from them.
+        defer {
+            runs.removeAll(keepingCapacity: true)
+            swap(&runs, &self.runs)
+        }
         // Per open link: the nodes shown when it opened (a link with no text keeps an empty run).
         var linkStarts: [Int] = []
         var shown = 0
@@ -1067,9 +1110,16 @@ func isUnicodePunctuation(_ c: Unicode.Scalar) -> Bool {
 }
 
 /// Buffers an inline parse leaves for the next (see `InlineParser.parse`); one per document parse, not shared between threads.
+/// Its properties skip the run-time exclusivity check (each parse swaps them in and out; no two accesses overlap).
 final class InlineScratch {
-    fileprivate var store: [UInt8] = []
-    fileprivate var nodes: [InlineNode] = []
-    fileprivate var out: [UInt8] = []
-    fileprivate var lastBacktickRun: [Int] = []
+    /// The trimmed text being parsed (see `parse`).
+    @exclusivity(unchecked) fileprivate var input: [UInt8] = []
+    @exclusivity(unchecked) fileprivate var extras: [NodeExtra] = []
+    @exclusivity(unchecked) fileprivate var delimiters: [Delimiter] = []
+    @exclusivity(unchecked) fileprivate var brackets: [Bracket] = []
+    @exclusivity(unchecked) fileprivate var runs: [InlineParser.Run] = []
+    @exclusivity(unchecked) fileprivate var store: [UInt8] = []
+    @exclusivity(unchecked) fileprivate var nodes: [InlineNode] = []
+    @exclusivity(unchecked) fileprivate var out: [UInt8] = []
+    @exclusivity(unchecked) fileprivate var lastBacktickRun: [Int] = []
 }

@@ -131,34 +131,44 @@ enum HTMLScanner {
 enum Table {
     /// The cells of a row: outer pipes dropped, split at unescaped pipes, trimmed, "\|" made "|".
     static func cells<C: Collection>(_ row: C) -> [[UInt8]] where C.Element == UInt8, C.Index == Int {
-        // Indices into `row` (no copy of the line): a cell is copied once, trimmed,
-        // and built byte by byte only when it has a backslash.
+        cellBounds(row).map { cell(row, $0) }
+    }
+
+    /// A cell of `row` (one of `cellBounds(row)`): copied once, trimmed, and
+    /// built byte by byte only when it has a backslash.
+    static func cell<C: Collection>(_ row: C, _ bounds: (from: Int, to: Int, escaped: Bool)) -> [UInt8]
+    where C.Element == UInt8, C.Index == Int {
+        let (from, to, escaped) = bounds
+        guard escaped else { return trimmed(row[from..<to]) }
+        var bytes: [UInt8] = []
+        var k = from
+        while k < to {
+            if row[k] == UInt8(ascii: "\\") && k + 1 < to {
+                if row[k + 1] != UInt8(ascii: "|") { bytes.append(row[k]) }
+                bytes.append(row[k + 1])
+                k += 2
+            } else {
+                bytes.append(row[k])
+                k += 1
+            }
+        }
+        return trimmed(bytes)
+    }
+
+    /// Where the cells of a row are (`cells`' split, untrimmed), and whether each has a
+    /// backslash before some byte: indices into `row`, no copy of the line.
+    static func cellBounds<C: Collection>(_ row: C) -> [(from: Int, to: Int, escaped: Bool)]
+    where C.Element == UInt8, C.Index == Int {
         var start = row.startIndex, end = row.endIndex
         while start < end && (isSpaceOrTab(row[start]) || row[start] == 10) { start += 1 }
         while end > start && (isSpaceOrTab(row[end - 1]) || row[end - 1] == 10) { end -= 1 }
         if start < end && row[start] == UInt8(ascii: "|") { start += 1 }
         let empty = start == end
-        var cells: [[UInt8]] = []
+        var cells: [(from: Int, to: Int, escaped: Bool)] = []
         var cellStart = start
         var escaped = false  // the cell has a backslash before some byte
         var i = start
         var endsWithPipe = false
-        func cell(_ from: Int, _ to: Int, _ escaped: Bool) -> [UInt8] {
-            guard escaped else { return trimmed(row[from..<to]) }
-            var bytes: [UInt8] = []
-            var k = from
-            while k < to {
-                if row[k] == UInt8(ascii: "\\") && k + 1 < to {
-                    if row[k + 1] != UInt8(ascii: "|") { bytes.append(row[k]) }
-                    bytes.append(row[k + 1])
-                    k += 2
-                } else {
-                    bytes.append(row[k])
-                    k += 1
-                }
-            }
-            return trimmed(bytes)
-        }
         while i < end {
             let c = row[i]
             endsWithPipe = false
@@ -168,14 +178,14 @@ enum Table {
                 continue
             }
             if c == UInt8(ascii: "|") {
-                cells.append(cell(cellStart, i, escaped))
+                cells.append((cellStart, i, escaped))
                 cellStart = i + 1
                 escaped = false
                 endsWithPipe = true
             }
             i += 1
         }
-        if !endsWithPipe || empty { cells.append(cell(cellStart, end, escaped)) }
+        if !endsWithPipe || empty { cells.append((cellStart, end, escaped)) }
         return cells
     }
 
