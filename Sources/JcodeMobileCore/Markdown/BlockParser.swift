@@ -214,6 +214,10 @@ struct BlockParser {
     var lastParagraph: (start: Int, checkpoint: InlineParser.Checkpoint)?
     /// After `run`: the text ends inside a fenced code block not closed yet, at any depth.
     private(set) var endsInOpenFence = false
+    /// Bytes the caller knows hold no line ending (the last line as far as
+    /// the last update read it): a line starting in them is looked at for
+    /// its end from their end on, not read again.
+    var noLineEnd: Range<Int> = 0..<0
 
     /// A parser of `bytes[from...]`; `from` is the start of a line.
     init(bytes: UnsafeBufferPointer<UInt8>, from: Int) {
@@ -270,7 +274,7 @@ struct BlockParser {
         var position = from
         while position < bytes.count {
             // A line ends at "\n", "\r\n" or a lone "\r".
-            let end = Self.lineEnd(bytes, from: position)
+            let end = Self.lineEnd(bytes, from: noLineEnd.contains(position) ? noLineEnd.upperBound : position)
             lineEnd = end
             nextLineStart = end < bytes.count && bytes[end] == 13 && end + 1 < bytes.count && bytes[end + 1] == 10
                 ? end + 2 : min(end + 1, bytes.count)

@@ -108,6 +108,7 @@ public struct MarkdownStream: Sendable {
                 parser = BlockParser(bytes: bytes, from: restartOffset)
             }
             parser.lastParagraph = lastParagraph
+            parser.noLineEnd = knownLastLine(bytes)
             let (nodes, fence) = parser.run(definitions: headDefinitions)
             lastParagraph = parser.lastParagraph
             endsInOpenFence = parser.endsInOpenFence
@@ -135,6 +136,7 @@ public struct MarkdownStream: Sendable {
             parser = BlockParser(bytes: bytes, from: open.resumeAt)
         }
         parser.lastParagraph = lastParagraph
+        parser.noLineEnd = knownLastLine(bytes)
         var (nodes, fence) = parser.run(definitions: known)
         lastParagraph = parser.lastParagraph
         endsInOpenFence = parser.endsInOpenFence
@@ -187,6 +189,15 @@ public struct MarkdownStream: Sendable {
             grown = (firstChanged, open.kept)
         }
         return firstChanged
+    }
+
+    /// The last line as the last update read it (`bytes` begins with that
+    /// text): no line ending in it, but for a "\r" it ended in, which more
+    /// text may make part of a "\r\n".
+    private func knownLastLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int> {
+        guard lineScanned <= bytes.count, lastLineStart <= lineScanned else { return 0..<0 }
+        let end = lineScanned > 0 && bytes[lineScanned &- 1] == 13 ? lineScanned &- 1 : lineScanned
+        return lastLineStart..<max(lastLineStart, end)
     }
 
     /// Parses everything again; returns the first block that differs from before.
