@@ -1004,8 +1004,9 @@ struct InlineParser {
                 cut = runs.last.map { (runs.count - 1, $0.end - $0.start) } ?? (0, nil)
             }
             let node = nodes[index]
-            let extra = node.extra >= 0 ? extras[node.extra] : nil
-            for mark in extra?.closes ?? [] {
+            // The node's extra read in place: a copy of it would retain and release its four fields.
+            let extra = node.extra
+            for mark in extra >= 0 ? extras[extra].closes : [] {
                 if case .link(let url) = mark, let start = linkStarts.popLast(), start == shown {
                     var styles: MarkdownStyle = .link
                     if counts.0 > 0 { styles.insert(.bold) }
@@ -1015,7 +1016,7 @@ struct InlineParser {
                 }
                 apply(mark, -1, &counts, &urls)
             }
-            let source = extra?.source
+            let source = extra >= 0 ? extras[extra].source : nil
             if node.end > node.start || source != nil {
                 shown += 1
                 var styles = node.styles
@@ -1023,7 +1024,7 @@ struct InlineParser {
                 if counts.1 > 0 { styles.insert(.italic) }
                 if counts.2 > 0 { styles.insert(.strikethrough) }
                 if !urls.isEmpty { styles.insert(.link) }
-                let url = extra?.url ?? urls.last
+                let url = (extra >= 0 ? extras[extra].url : nil) ?? urls.last
                 out.append(contentsOf: store[node.start..<node.end])
                 if source == nil, let last = runs.last, last.source == nil, last.styles == styles, last.url == url {
                     runs[runs.count - 1].end = out.count
@@ -1032,7 +1033,7 @@ struct InlineParser {
                                     source: source))
                 }
             }
-            for mark in extra?.opens ?? [] {
+            for mark in extra >= 0 ? extras[extra].opens : [] {
                 if case .link = mark { linkStarts.append(shown) }
                 apply(mark, 1, &counts, &urls)
             }
