@@ -604,6 +604,9 @@ struct BlockParser {
         let node = BlockNode(kind, start: tip === document ? lineStart : start, line: lineIndex,
                              depth: parentDepth + (isContainer ? 1 : 0))
         node.parent = tip
+        // Room for a few children at the first: a list's items, a quote's
+        // blocks are then not reallocated at the second and the third.
+        if tip.children.isEmpty { tip.children.reserveCapacity(4) }
         tip.children.append(node)
         tip = node
         return node

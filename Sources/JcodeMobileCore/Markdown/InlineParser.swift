@@ -21,8 +21,23 @@ private struct NodeExtra {
     var url: String?
     /// An image's source (the node's text is its alt text).
     var source: String?
-    var opens: [Mark] = []
-    var closes: [Mark] = []
+    /// The marks that start after the node's text and those that end before
+    /// it: chains in the parser's `marks`, not arrays of their own (an array
+    /// per mark list was an allocation per emphasis).
+    var opens = MarkChain()
+    var closes = MarkChain()
+}
+
+/// A node's list of marks: its first and last link in `marks` (-1: none).
+private struct MarkChain {
+    var first = -1
+    var last = -1
+}
+
+private struct MarkLink {
+    var mark: Mark
+    /// The next link of the same chain, -1 at its end.
+    var next = -1
 }
 
 private enum Mark {
@@ -58,6 +73,8 @@ struct InlineParser {
     private var position = 0
     private var nodes: [InlineNode] = []
     private var extras: [NodeExtra] = []
+    /// Every node's marks, chained per node (see `NodeExtra`).
+    private var marks: [MarkLink] = []
     /// The runs' bytes, built by `spans()` (a buffer here to be reused).
     private var out: [UInt8] = []
     /// `spans()`'s runs (a buffer here to be reused).
@@ -182,6 +199,7 @@ struct InlineParser {
             swap(&parser.delimiters, &scratch.delimiters)
             swap(&parser.brackets, &scratch.brackets)
             swap(&parser.runs, &scratch.runs)
+            swap(&parser.marks, &scratch.marks)
         }
         parser.store.reserveCapacity(parser.s.count)
         parser.scan()
@@ -195,6 +213,7 @@ struct InlineParser {
             parser.extras.removeAll(keepingCapacity: true)
             parser.delimiters.removeAll(keepingCapacity: true)
             parser.brackets.removeAll(keepingCapacity: true)
+            parser.marks.removeAll(keepingCapacity: true)
             swap(&parser.store, &scratch.store)
             swap(&parser.nodes, &scratch.nodes)
             swap(&parser.out, &scratch.out)
@@ -203,6 +222,7 @@ struct InlineParser {
             swap(&parser.delimiters, &scratch.delimiters)
             swap(&parser.brackets, &scratch.brackets)
             swap(&parser.runs, &scratch.runs)
+            swap(&parser.marks, &scratch.marks)
         }
         return (text, spans, parser.usesDefinitions)
     }
@@ -408,14 +428,15 @@ struct InlineParser {
 
     /// A node of its own after the pending text, whose text is `s[range]`.
     private mutating func append(
-        _ range: Range<Int>, styles: MarkdownStyle = [], url: String? = nil, closes: [Mark] = []
+        _ range: Range<Int>, styles: MarkdownStyle = [], url: String? = nil, closes: Mark? = nil
     ) {
         flush()
         store.append(contentsOf: s[range])
         var node = InlineNode(start: pendingStart, end: store.count, styles: styles)
-        if url != nil || !closes.isEmpty {
+        if url != nil || closes != nil {
             node.extra = extras.count
-            extras.append(NodeExtra(url: url, closes: closes))
+            extras.append(NodeExtra(url: url))
+            if let closes { Self.add(closes, to: &extras[node.extra].closes, &marks) }
         }
         nodes.append(node)
         pendingStart = store.count
@@ -633,8 +654,9 @@ struct InlineParser {
             return
         }
         nodes[opener.node].end = nodes[opener.node].start
-        extras[extra(of: opener.node)].opens.append(.link(url))
-        append(position..<position, closes: [.link(url)])
+        let openerExtra = extra(of: opener.node)
+        Self.add(.link(url), to: &extras[openerExtra].opens, &marks)
+        append(position..<position, closes: .link(url))
         processEmphasis(bottom: opener.previousDelimiter)
         position = after
         // Links may not contain links: earlier "[" can no longer make one.
@@ -932,8 +954,9 @@ struct InlineParser {
             nodes[o.node].end -= use
             // A run's text is its delimiter characters only: taken from its end, not shifted.
             nodes[d.node].end -= use
-            extras[extra(of: o.node)].opens.append(.style(style))
-            extras[extra(of: d.node)].closes.append(.style(style))
+            let openerExtra = extra(of: o.node), closerExtra = extra(of: d.node)
+            Self.add(.style(style), to: &extras[openerExtra].opens, &marks)
+            Self.add(.style(style), to: &extras[closerExtra].closes, &marks)
             delimiters[opener].next = closer
             delimiters[closer].previous = opener
             if delimiters[opener].count == 0 { removeDelimiter(opener) }
@@ -946,6 +969,14 @@ struct InlineParser {
         if dropOpeners {
             while topDelimiter > bottom { removeDelimiter(topDelimiter) }
         }
+    }
+
+    /// `mark` appended to `chain` (a node's opens or closes), its link in `marks`.
+    private static func add(_ mark: Mark, to chain: inout MarkChain, _ marks: inout [MarkLink]) {
+        let index = marks.count
+        marks.append(MarkLink(mark: mark))
+        if chain.last >= 0 { marks[chain.last].next = index } else { chain.first = index }
+        chain.last = index
     }
 
     /// The index of node `index`'s `NodeExtra`, made empty when it has none.
@@ -1008,8 +1039,12 @@ struct InlineParser {
                 cut = runs.last.map { (runs.count - 1, $0.end - $0.start) } ?? (0, nil)
             }
             let node = nodes[index]
-            let extra = node.extra >= 0 ? extras[node.extra] : nil
-            for mark in extra?.closes ?? [] {
+            // The node's extra read in place: a copy of it would retain and release its four fields.
+            let extra = node.extra
+            var link = extra >= 0 ? extras[extra].closes.first : -1
+            while link >= 0 {
+                let mark = marks[link].mark
+                link = marks[link].next
                 if case .link(let url) = mark, let start = linkStarts.popLast(), start == shown {
                     var styles: MarkdownStyle = .link
                     if counts.0 > 0 { styles.insert(.bold) }
@@ -1019,7 +1054,7 @@ struct InlineParser {
                 }
                 apply(mark, -1, &counts, &urls)
             }
-            let source = extra?.source
+            let source = extra >= 0 ? extras[extra].source : nil
             if node.end > node.start || source != nil {
                 shown += 1
                 var styles = node.styles
@@ -1027,7 +1062,7 @@ struct InlineParser {
                 if counts.1 > 0 { styles.insert(.italic) }
                 if counts.2 > 0 { styles.insert(.strikethrough) }
                 if !urls.isEmpty { styles.insert(.link) }
-                let url = extra?.url ?? urls.last
+                let url = (extra >= 0 ? extras[extra].url : nil) ?? urls.last
                 out.append(contentsOf: store[node.start..<node.end])
                 if source == nil, let last = runs.last, last.source == nil, last.styles == styles, last.url == url {
                     runs[runs.count - 1].end = out.count
@@ -1036,7 +1071,10 @@ struct InlineParser {
                                     source: source))
                 }
             }
-            for mark in extra?.opens ?? [] {
+            link = extra >= 0 ? extras[extra].opens.first : -1
+            while link >= 0 {
+                let mark = marks[link].mark
+                link = marks[link].next
                 if case .link = mark { linkStarts.append(shown) }
                 apply(mark, 1, &counts, &urls)
             }
@@ -1118,6 +1156,7 @@ final class InlineScratch {
     @exclusivity(unchecked) fileprivate var delimiters: [Delimiter] = []
     @exclusivity(unchecked) fileprivate var brackets: [Bracket] = []
     @exclusivity(unchecked) fileprivate var runs: [InlineParser.Run] = []
+    @exclusivity(unchecked) fileprivate var marks: [MarkLink] = []
     @exclusivity(unchecked) fileprivate var store: [UInt8] = []
     @exclusivity(unchecked) fileprivate var nodes: [InlineNode] = []
     @exclusivity(unchecked) fileprivate var out: [UInt8] = []

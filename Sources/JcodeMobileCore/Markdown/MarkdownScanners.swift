@@ -165,6 +165,7 @@ enum Table {
         if start < end && row[start] == UInt8(ascii: "|") { start += 1 }
         let empty = start == end
         var cells: [(from: Int, to: Int, escaped: Bool)] = []
+        cells.reserveCapacity(8)  // most rows: one allocation, not one per doubling
         var cellStart = start
         var escaped = false  // the cell has a backslash before some byte
         var i = start
