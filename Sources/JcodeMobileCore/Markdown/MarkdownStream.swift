@@ -107,11 +107,7 @@ public struct MarkdownStream: Sendable {
             } else {
                 parser = BlockParser(bytes: bytes, from: restartOffset)
             }
-            parser.lastParagraph = lastParagraph
-            parser.noLineEnd = knownLastLine(bytes)
-            let (nodes, fence) = parser.run(definitions: headDefinitions)
-            lastParagraph = parser.lastParagraph
-            endsInOpenFence = parser.endsInOpenFence
+            let (nodes, fence) = read(&parser, bytes, definitions: headDefinitions)
             let definitions = newDefinitions(nodes)
             if definitions != tailDefinitions && firstDependentHeadBlock != nil {
                 return parseAll(bytes, keepStable: true)
@@ -135,11 +131,7 @@ public struct MarkdownStream: Sendable {
         } else {
             parser = BlockParser(bytes: bytes, from: open.resumeAt)
         }
-        parser.lastParagraph = lastParagraph
-        parser.noLineEnd = knownLastLine(bytes)
-        var (nodes, fence) = parser.run(definitions: known)
-        lastParagraph = parser.lastParagraph
-        endsInOpenFence = parser.endsInOpenFence
+        var (nodes, fence) = read(&parser, bytes, definitions: known)
         guard var first = nodes.first, var block = first.block, first.start == (open.kind.isTable ? open.start : open.resumeAt),
               headCount == blocks.count - 1, blocks[headCount].children.count >= open.kept
         else { return nil }
@@ -191,6 +183,19 @@ public struct MarkdownStream: Sendable {
         return firstChanged
     }
 
+    /// Runs `parser` with what the last update found (the last paragraph's
+    /// checkpoint, the last line read) and keeps what this run finds.
+    private mutating func read(
+        _ parser: inout BlockParser, _ bytes: UnsafeBufferPointer<UInt8>, definitions: [String: String]
+    ) -> (nodes: [TopLevelNode], openFence: (OpenFence, lastLineStart: Int)?) {
+        parser.lastParagraph = lastParagraph
+        parser.noLineEnd = knownLastLine(bytes)
+        let result = parser.run(definitions: definitions)
+        lastParagraph = parser.lastParagraph
+        endsInOpenFence = parser.endsInOpenFence
+        return result
+    }
+
     /// The last line as the last update read it (`bytes` begins with that
     /// text): no line ending in it, but for a "\r" it ended in, which more
     /// text may make part of a "\r\n".
@@ -206,9 +211,7 @@ public struct MarkdownStream: Sendable {
         let oldStable = stableCount
         self = MarkdownStream()
         var parser = BlockParser(bytes: bytes, from: 0)
-        let (nodes, fence) = parser.run(definitions: [:])
-        lastParagraph = parser.lastParagraph
-        endsInOpenFence = parser.endsInOpenFence
+        let (nodes, fence) = read(&parser, bytes, definitions: [:])
         tailDefinitions = newDefinitions(nodes)
         accept(nodes, fence?.0, bytes, container: parser.openContainer)
         if keepStable { stableCount = max(stableCount, oldStable) }
