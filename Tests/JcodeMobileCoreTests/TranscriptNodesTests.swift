@@ -93,6 +93,62 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(grown.nodes, MarkdownNodes.nodes(Markdown.parse(text + "ep1 --fast"), prefix: "m"))
     }
 
+    func testADeltaWithPipesIntoATablesLastRowGoesOnItsCellsAsTheyAre() {
+        let text = "| name | runs | state |\n|--|--:|:-:|\n| core | 1"
+        let cache = MarkdownCache()
+        _ = cache.blocks(of: text, prefix: "m")
+        XCTAssertEqual(cache.tail(for: "m")?.path, [1, 1], "row 1, cell 1")
+        // A pipe ends the cell; the text after it goes on the next one, its blanks at the start dropped.
+        let two = text + "2 |  ok "
+        let grown = cache.blocks(of: two, prefix: "m", appendedTo: text.utf8.count)
+        XCTAssertEqual(grown.grownFrom, 1, "the header row stays")
+        XCTAssertEqual(grown.nodes.last?.children.last?.children.map(\.value), ["core", "12", "ok"])
+        XCTAssertEqual(cache.tail(for: "m")?.path, [1, 2])
+        XCTAssertEqual(cache.tail(for: "m")?.blanks, " ")
+        XCTAssertEqual(grown.nodes, MarkdownNodes.nodes(Markdown.parse(two), prefix: "m"))
+        // A trailing pipe, then more: a cell past the header's is left out, so the parser reads it.
+        let three = two + "|"
+        XCTAssertEqual(cache.blocks(of: three, prefix: "m", appendedTo: two.utf8.count).nodes, MarkdownNodes.nodes(Markdown.parse(three), prefix: "m"))
+        XCTAssertNil(cache.tail(for: "m"), "the row ends in a pipe: the next delta is parsed")
+        // Streamed byte by byte with empty cells, tabs and runs of blanks: a whole parse's nodes after every byte.
+        let table = "| a | b | c |\n|---|:-:|--:|\n|  x  |\ty\t|  |\n| | 2 |three  four\n|5|6|7|\n| last  | row |"
+        let bytes = Array(table.utf8)
+        let streamed = MarkdownCache()
+        var failures: [Int] = []
+        for n in 1...bytes.count {
+            let prefix = String(decoding: bytes[..<n], as: UTF8.self)
+            let nodes = streamed.blocks(of: prefix, prefix: "t", appendedTo: n > 1 ? n - 1 : nil).nodes
+            if nodes != MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "t") { failures.append(n) }
+        }
+        XCTAssertEqual(failures, [])
+        XCTAssertEqual(streamed.blocks(of: table, prefix: "t").nodes.last?.children.map { $0.children.map(\.value) },
+                       [["a", "b", "c"], ["x", "y", ""], ["", "2", "three  four"], ["5", "6", "7"], ["last", "row", ""]])
+    }
+
+    func testDotsAndUnderscoresStreamedIntoTextEqualAWholeParseAndOnlyWwwDotMayStartALink() {
+        let sentence = "Edit src/module_12.swift, then www.example.com/a_b and mail a.b_c@x.org. Done_ok _em_ a_ _b x.y.z WWW.Q.COM wwx.y"
+        let texts = [sentence, "- " + sentence + "\n- next_item.", "| file | note |\n|--|--|\n| " + sentence + " | a_b.c |"]
+        for text in texts {
+            let bytes = Array(text.utf8)
+            let cache = MarkdownCache()
+            var failures: [Int] = []
+            for n in 1...bytes.count {
+                let prefix = String(decoding: bytes[..<n], as: UTF8.self)
+                if cache.blocks(of: prefix, prefix: "m", appendedTo: n > 1 ? n - 1 : nil).nodes
+                    != MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "m") { failures.append(n) }
+            }
+            XCTAssertEqual(failures, [], text)
+        }
+        // A dot after a word: more letters go on as they are; after "www" it is read by the parser.
+        let cache = MarkdownCache()
+        _ = cache.blocks(of: "see module_1", prefix: "p")
+        XCTAssertEqual(cache.blocks(of: "see module_12.swi", prefix: "p", appendedTo: 12).nodes.first?.value, "see module_12.swi")
+        XCTAssertEqual(cache.tail(for: "p")?.wordMayLink, false)
+        _ = cache.blocks(of: "see module_12.swift www", prefix: "p", appendedTo: 17)
+        let linked = cache.blocks(of: "see module_12.swift www.a.io", prefix: "p", appendedTo: 23).nodes
+        XCTAssertEqual(linked.first?.spans?.last?.url, "http://www.a.io")
+    }
+
     func testAFencedCodeBlockHasItsLanguageItsCodeAndACopyButton() {
         let app = replying()
         delta(app, "Run:\n\n```sh\nmake test\nmake bench\n```\n")

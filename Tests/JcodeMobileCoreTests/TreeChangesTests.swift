@@ -410,6 +410,34 @@ final class TreeChangesTests: XCTestCase {
         XCTAssertThrowsError(try short.apply(.spans(id: "p", keep: 2, spans: [])))
     }
 
+    func testChildrenAddedOrTakenAwayAtTheEndAreOneSpliceAfterTheKeptChildrensChanges() {
+        func item(_ k: Int, _ value: String) -> SemanticNode { SemanticNode("l.\(k)", .listItem, label: "•", value: value) }
+        func list(_ values: [String]) -> SemanticNode {
+            SemanticNode("l", .list, children: values.enumerated().map { item($0.offset, $0.element) })
+        }
+        let three = list(["a", "b", "c"])
+        let five = list(["a", "b", "c d", "e", "f"])
+        let grown = TreeChange.diff(from: three, to: five)
+        XCTAssertEqual(grown, [
+            .append(id: "l.2", field: .value, text: " d"),
+            .append(id: "l.2", field: .accessibilityValue, text: " d"),
+            .splice(parent: "l", index: 3, removed: [], inserted: [item(3, "e"), item(4, "f")]),
+        ])
+        // Taken away: the splice comes first, then the kept children's changes.
+        let shrunk = TreeChange.diff(from: five, to: list(["a", "B", "c d"]))
+        XCTAssertEqual(shrunk, [
+            .splice(parent: "l", index: 3, removed: ["l.3", "l.4"], inserted: []),
+            .update(id: "l.1", fields: [.value, .accessibilityValue], node: item(1, "B")),
+        ])
+        // Applied in order, each turns the old list into the new one.
+        var copy = three
+        XCTAssertNoThrow(try copy.apply(grown))
+        XCTAssertEqual(copy, five)
+        copy = five
+        XCTAssertNoThrow(try copy.apply(shrunk))
+        XCTAssertEqual(copy, list(["a", "B", "c d"]))
+    }
+
     /// A long paragraph with emphasis, bold, code and links streams on: once
     /// its first runs are final, a delta that closes a style sends the last
     /// runs only (a `spans` operation keeping the others), and a copy follows.

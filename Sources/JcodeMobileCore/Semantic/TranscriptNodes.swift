@@ -13,7 +13,7 @@ enum MarkdownNodes {
         nodes.reserveCapacity(max(0, blocks.count &- start))
         var k = start
         while k < blocks.count {
-            nodes.append(node(blocks[k], id: prefix + "." + String(k)))
+            nodes.append(node(blocks[k], id: childID(prefix, k)))
             k &+= 1
         }
         return nodes
@@ -41,13 +41,11 @@ enum MarkdownNodes {
 
     /// The node of child `k` of a list, table or quote `block` whose id is `id`.
     private static func child(of block: MarkdownBlock, _ k: Int, id: String) -> SemanticNode {
-        let childID = id + "." + String(k)
+        let childID = Self.childID(id, k)
         if case .quote = block.kind { return node(block.children[k], id: childID) }
         if case .list(let ordered, let start, let tight) = block.kind {
-            var item = listItem(block.children[k], id: childID, marker: ordered ? String(start &+ k) + "." : "•")
             // A loose list (a blank line between its items or their blocks) spaces its items as paragraphs.
-            if !tight { item.variant = "loose" }
-            return item
+            return listItem(block.children[k], id: childID, marker: ordered ? String(start &+ k) + "." : "•", loose: !tight)
         }
         let row = block.children[k]
         var header = false
@@ -56,9 +54,9 @@ enum MarkdownNodes {
         if header { rowNode.variant = "header" }
         rowNode.children.reserveCapacity(row.children.count)
         for (c, cell) in row.children.enumerated() {
-            var cellNode = textNode(childID + "." + String(c), .tableCell, cell)
-            if case .tableCell(let alignment) = cell.kind, alignment != .none { cellNode.variant = alignment.rawValue }
-            rowNode.children.append(cellNode)
+            var variant: String?
+            if case .tableCell(let alignment) = cell.kind, alignment != .none { variant = alignment.rawValue }
+            rowNode.children.append(textNode(Self.childID(childID, c), .tableCell, cell, variant: variant))
         }
         return rowNode
     }
@@ -105,10 +103,30 @@ enum MarkdownNodes {
     }
 
     /// A block of inline text: its text as the value, its runs as spans.
-    private static func textNode(_ id: String, _ role: SemanticNode.Role, _ block: MarkdownBlock) -> SemanticNode {
+    /// Its detail (runs, `variant`) set at once: one storage for the node.
+    private static func textNode(_ id: String, _ role: SemanticNode.Role, _ block: MarkdownBlock, variant: String? = nil) -> SemanticNode {
         var node = SemanticNode(id, role, label: "", value: block.text)
-        if !block.spans.isEmpty { node.spans = block.spans }
+        if !block.spans.isEmpty || variant != nil {
+            var detail = SemanticNode.Detail()
+            if !block.spans.isEmpty { detail.spans = block.spans }
+            detail.variant = variant
+            node.detail = detail
+        }
         return node
+    }
+
+    /// `id.k`, built in one allocation at most (none when it fits a small string).
+    private static func childID(_ id: String, _ k: Int) -> String {
+        let number = String(k)
+        let count = id.utf8.count &+ 1 &+ number.utf8.count
+        // Up to 15 UTF-8 bytes a string is held inline: `+` allocates nothing then.
+        guard count > 15 else { return id + "." + number }
+        var child = ""
+        child.reserveCapacity(count)
+        child.append(id)
+        child.append(".")
+        child.append(number)
+        return child
     }
 
     private static func container(_ id: String, _ role: SemanticNode.Role, _ block: MarkdownBlock, accessibilityLabel: String?) -> SemanticNode {
@@ -122,7 +140,7 @@ enum MarkdownNodes {
         nodes.reserveCapacity(max(0, block.children.count &- start))
         var k = start
         while k < block.children.count {
-            nodes.append(node(block.children[k], id: id + "." + String(k)))
+            nodes.append(node(block.children[k], id: childID(id, k)))
             k &+= 1
         }
         return nodes
@@ -130,19 +148,23 @@ enum MarkdownNodes {
 
     /// A list item: its marker as the label; a first paragraph's text (the
     /// item's line) as its own value, the blocks after it as children.
-    private static func listItem(_ item: MarkdownBlock, id: String, marker: String) -> SemanticNode {
+    /// Its detail (check box, runs, `loose`) set at once: one storage for the node.
+    private static func listItem(_ item: MarkdownBlock, id: String, marker: String, loose: Bool = false) -> SemanticNode {
         var node = SemanticNode(id, .listItem, label: marker, accessibilityLabel: "List item")
+        var detail = SemanticNode.Detail()
         if case .listItem(let checked) = item.kind, let checked {
-            node.checked = checked
+            detail.checked = checked
             node.accessibilityLabel = checked ? "Done" : "To do"
         }
         var first = 0
         if let lead = item.children.first, case .paragraph = lead.kind {
             node.value = lead.text
             node.accessibilityValue = lead.text
-            if !lead.spans.isEmpty { node.spans = lead.spans }
+            if !lead.spans.isEmpty { detail.spans = lead.spans }
             first = 1
         }
+        if loose { detail.variant = "loose" }
+        if !detail.isEmpty { node.detail = detail }
         node.children = children(of: item, id: id, from: first)
         return node
     }
@@ -184,7 +206,7 @@ public final class MarkdownCache {
         var code: Bool
         /// The spaces and tabs that end the text (a paragraph's value leaves them out).
         var blanks: String
-        /// The last word holds `.`, `:` or `@`: more letters could make it a link (`www.a`, `http://`, `a@b.c`).
+        /// The last word holds `:`, `@` or "www.": more letters could make it a link (`http://`, `a@b.c`, `www.a`).
         var wordMayLink: Bool
         /// Where the open paragraph's or code block's node is under the last
         /// node: [] (it is the last node), [item] (a list's last item, its
@@ -196,6 +218,9 @@ public final class MarkdownCache {
     private var entries: [String: Entry] = [:]
     private var generation = 0
     private var used = 0
+
+    /// Where the next delta for `prefix` would be appended as it is (nil: it is parsed); for tests.
+    func tail(for prefix: String) -> Tail? { entries[prefix]?.tail }
 
     /// The block nodes of `text`, ids `prefix.k`.
     func nodes(of text: String, prefix: String) -> [SemanticNode] {
@@ -279,6 +304,7 @@ public final class MarkdownCache {
     /// that is not appended so.
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
+        if tail.path.count == 2 && !tail.code { return appendToRow(entry, tail, text, from: old, table: lastIndex) }
         // The node the text goes on: the last block, a list's last item or
         // a table's cell (taken as it is, the list or table not copied).
         var node: SemanticNode
@@ -291,8 +317,12 @@ public final class MarkdownCache {
         guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
         var blankRun = 0
         var hasBlank = false
-        for byte in delta.utf8 {
-            if Self.isSpecial(byte, code: tail.code) { return false }
+        let utf8 = text.utf8
+        var at = delta.startIndex
+        while at < delta.endIndex {
+            let byte = utf8[at]
+            if Self.isSpecial(byte, code: tail.code) && !Self.isInert(utf8, at, end: delta.endIndex) { return false }
+            at = utf8.index(after: at)
             if byte == 0x20 || byte == 0x09 {
                 blankRun &+= 1
                 hasBlank = true
@@ -336,6 +366,73 @@ public final class MarkdownCache {
         return true
     }
 
+    /// `appendInPlace` into a table's last row: a pipe in the delta ends
+    /// the cell (its blanks at the end dropped) and the text after it goes
+    /// on the next one (its blanks at the start dropped), as the row's line
+    /// is split before its cells are read. Not past the header's cells (a
+    /// row's extra cells are left out: the delta is parsed then).
+    private func appendToRow(_ entry: Entry, _ tail: Tail, _ text: String, from old: Int, table: Int) -> Bool {
+        let rowIndex = tail.path[0]
+        var row = entry.nodes[table].children[rowIndex]
+        var cell = tail.path[1]
+        var blanks = tail.blanks
+        var mayLink = tail.wordMayLink
+        let delta = text.utf8.dropFirst(old)
+        guard delta.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
+        var i = delta.startIndex
+        while i < delta.endIndex {
+            // One cell's part of the delta: up to the next pipe or the end.
+            var end = i
+            while end < delta.endIndex && delta[end] != UInt8(ascii: "|") {
+                if Self.isSpecial(delta[end], code: false) && !Self.isInert(text.utf8, end, end: delta.endIndex) { return false }
+                end = delta.index(after: end)
+            }
+            var node = row.children[cell]
+            let empty = node.value?.isEmpty ?? true
+            var start = i
+            if empty {
+                while start < end && (delta[start] == 0x20 || delta[start] == 0x09) { start = delta.index(after: start) }
+            }
+            var bodyEnd = end
+            while bodyEnd > start && (delta[delta.index(before: bodyEnd)] == 0x20 || delta[delta.index(before: bodyEnd)] == 0x09) {
+                bodyEnd = delta.index(before: bodyEnd)
+            }
+            if start < bodyEnd {
+                // More letters after a word that may become a link are read by the parser.
+                if mayLink && !empty && start == i && delta[start] != 0x20 && delta[start] != 0x09 { return false }
+                var addition = empty ? "" : blanks
+                addition += String(Substring(delta[start..<bodyEnd]))
+                if var spans = node.spans {
+                    guard var last = spans.last, last.styles.isEmpty, last.url == nil else { return false }
+                    last.text += addition
+                    spans[spans.count &- 1] = last
+                    node.spans = spans
+                }
+                node.value = (node.value ?? "") + addition
+                node.accessibilityValue = node.value
+                row.children[cell] = node
+                blanks = String(Substring(delta[bodyEnd..<end]))
+                if bodyEnd < end || delta[start..<bodyEnd].contains(where: { $0 == 0x20 || $0 == 0x09 }) { mayLink = false }
+            } else if !empty {
+                blanks += String(Substring(delta[start..<end]))
+                if start < end { mayLink = false }
+            }
+            guard end < delta.endIndex else { break }
+            // A pipe: the next cell, when the header has one.
+            cell &+= 1
+            guard cell < row.children.count else { return false }
+            blanks = ""
+            mayLink = false
+            i = delta.index(after: end)
+        }
+        entry.nodes[table].children[rowIndex] = row
+        entry.tail?.path[1] = cell
+        entry.tail?.blanks = blanks
+        entry.tail?.wordMayLink = mayLink
+        Self.appendTail(of: text, to: &entry.text)
+        return true
+    }
+
     /// `text` in storage of its own (never shared with the caller's).
     private static func copy(_ text: String) -> String {
         var text = text
@@ -364,6 +461,34 @@ public final class MarkdownCache {
             return !code
         default: return false
         }
+    }
+
+    /// Whether the special byte at `i` of `utf8` (a delta's, which ends at
+    /// `end`) reads as itself in plain text whatever follows: a `_` between
+    /// two ASCII letters or digits (it can neither open nor close emphasis),
+    /// or a `.` that does not end "www" (the only way a dot can begin a link
+    /// without a `:` or an `@`, which are parsed).
+    private static func isInert(_ utf8: String.UTF8View, _ i: String.Index, end: String.Index) -> Bool {
+        switch utf8[i] {
+        case UInt8(ascii: "_"):
+            let next = utf8.index(after: i)
+            guard i > utf8.startIndex, next < end else { return false }
+            return isASCIIAlphanumeric(utf8[utf8.index(before: i)]) && isASCIIAlphanumeric(utf8[next])
+        case UInt8(ascii: "."):
+            var k = i
+            for _ in 0 ..< 3 {
+                guard k > utf8.startIndex else { return true }
+                k = utf8.index(before: k)
+                if utf8[k] | 0x20 != UInt8(ascii: "w") { return true }
+            }
+            return false
+        default:
+            return false
+        }
+    }
+
+    private static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
     }
 
     /// What `appendInPlace` needs of `text`, when its last node is an open
@@ -454,7 +579,8 @@ public final class MarkdownCache {
                 let before = utf8.index(before: k)
                 let byte = utf8[before]
                 if byte == 0x20 || byte == 0x09 || byte == 0x0A { break }
-                if byte == UInt8(ascii: ".") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "@") {
+                // A dot only after "www" (see `isInert`).
+                if byte == UInt8(ascii: ":") || byte == UInt8(ascii: "@") || (byte == UInt8(ascii: ".") && !Self.isInert(utf8, before, end: utf8.endIndex)) {
                     mayLink = true
                     break
                 }

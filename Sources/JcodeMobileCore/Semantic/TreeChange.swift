@@ -249,6 +249,27 @@ extension TreeChange {
                 return
             }
         }
+        // A streamed list's or table's: children added or taken away at the end only.
+        let common = min(old.count, new.count)
+        var prefix = true
+        for k in 0 ..< common where old[k].id != new[k].id {
+            prefix = false
+            break
+        }
+        if prefix {
+            if old.count > common {
+                changes.append(.splice(parent: parent, index: offset &+ common, removed: old[common...].map(\.id), inserted: []))
+            }
+            old.withUnsafeBufferPointer { old in
+                new.withUnsafeBufferPointer { new in
+                    for k in 0 ..< common { diffNode(old[k], new[k], into: &changes) }
+                }
+            }
+            if new.count > common {
+                changes.append(.splice(parent: parent, index: offset &+ common, removed: [], inserted: Array(new[common...])))
+            }
+            return
+        }
         var newIDs: [String: Int] = [:]
         newIDs.reserveCapacity(new.count)
         for (k, node) in new.enumerated() { newIDs[node.id] = k }
