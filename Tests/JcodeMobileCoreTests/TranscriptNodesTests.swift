@@ -149,6 +149,34 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(linked.first?.spans?.last?.url, "http://www.a.io")
     }
 
+    func testADeltaIntoAQuotesLastParagraphGoesOnItAsItIs() {
+        let text = "> The core reads\n> and shows it"
+        let cache = MarkdownCache()
+        _ = cache.blocks(of: text, prefix: "q")
+        XCTAssertEqual(cache.tail(for: "q")?.path, [0], "the quote's first block")
+        let grown = cache.blocks(of: text + " as it streams", prefix: "q", appendedTo: text.utf8.count)
+        XCTAssertEqual(grown.grownFrom, 0)
+        XCTAssertEqual(grown.nodes.first?.children.first?.value, "The core reads\nand shows it as it streams")
+        XCTAssertEqual(grown.nodes, MarkdownNodes.nodes(Markdown.parse(text + " as it streams"), prefix: "q"))
+        // Not a line that is the marker alone, a nested quote's, a list's in the quote, nor a definition's.
+        for other in ["> a\n>", "> a\n> > b", "> - a", "> [a]: /b", "> <div>"] {
+            var stream = MarkdownStream()
+            stream.update(other, appendedOnly: false)
+            XCTAssertNil(MarkdownCache.tail(of: other, last: MarkdownNodes.nodes(stream.blocks, prefix: "q").last, stream: stream), other)
+        }
+        // Streamed byte by byte (lazy lines, tabs after the marker, nested quotes, a list): a whole parse's nodes after every byte.
+        let quote = "> The core reads what the agent writes,\nlazy words go on it.\n>\tand a tab\n>\n> > nested quote here\n> back out\n> - a point\n>   more of it\n\n> again, with `code` and **bold** words"
+        let bytes = Array(quote.utf8)
+        let streamed = MarkdownCache()
+        var failures: [Int] = []
+        for n in 1...bytes.count {
+            let prefix = String(decoding: bytes[..<n], as: UTF8.self)
+            if streamed.blocks(of: prefix, prefix: "s", appendedTo: n > 1 ? n - 1 : nil).nodes
+                != MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "s") { failures.append(n) }
+        }
+        XCTAssertEqual(failures, [])
+    }
+
     func testAFencedCodeBlockHasItsLanguageItsCodeAndACopyButton() {
         let app = replying()
         delta(app, "Run:\n\n```sh\nmake test\nmake bench\n```\n")

@@ -210,8 +210,9 @@ public final class MarkdownCache {
         var wordMayLink: Bool
         /// Where the open paragraph's or code block's node is under the last
         /// node: [] (it is the last node), [item] (a list's last item, its
-        /// only block), [item, block] (an open code block ending a list's last
-        /// item) or [row, cell] (a cell of a table's last row).
+        /// only block), [block] (a quote's last block), [item, block] (an
+        /// open code block ending a list's last item) or [row, cell] (a cell
+        /// of a table's last row).
         var path: [Int] = []
     }
 
@@ -525,6 +526,13 @@ public final class MarkdownCache {
                 code = false
                 path = [last.children.count &- 1]
             }
+        case .quote:
+            // A quote whose last block is a paragraph (not an HTML block shown as one, nor one that begins with "[").
+            guard let paragraph = last.children.last, paragraph.role == .paragraph,
+                  case .paragraph? = stream.blocks.last?.children.last?.kind,
+                  paragraph.value?.utf8.first != UInt8(ascii: "[") else { return nil }
+            code = false
+            path = [last.children.count &- 1]
         case .table:
             // A table whose last line is a row after its header, that does not end in a pipe: its last cell grows.
             guard last.children.count >= 2, let row = last.children.last, let cell = lastLineCell(text), cell < row.children.count
@@ -551,7 +559,16 @@ public final class MarkdownCache {
             scan = utf8.index(after: scan)
         }
         guard var lead else { return nil }
-        if path.count == 2 && !code {
+        if last.role == .quote {
+            // The quote's marker and the blank after it (a lazy line has none): the paragraph's text follows.
+            if lead == UInt8(ascii: ">") {
+                scan = utf8.index(after: scan)
+                if scan < utf8.endIndex, utf8[scan] == 0x20 || utf8[scan] == 0x09 { scan = utf8.index(after: scan) }
+                while scan < utf8.endIndex && (utf8[scan] == 0x20 || utf8[scan] == 0x09) { scan = utf8.index(after: scan) }
+                guard scan < utf8.endIndex else { return nil }
+                lead = utf8[scan]
+            }
+        } else if path.count == 2 && !code {
             // A row: its line may begin with a pipe.
             if lead == UInt8(ascii: "|") { lead = UInt8(ascii: "a") }
         } else if path.count == 1 {
