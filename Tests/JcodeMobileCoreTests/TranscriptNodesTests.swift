@@ -112,33 +112,15 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertNil(cache.tail(for: "m"), "the row ends in a pipe: the next delta is parsed")
         // Streamed byte by byte with empty cells, tabs and runs of blanks: a whole parse's nodes after every byte.
         let table = "| a | b | c |\n|---|:-:|--:|\n|  x  |\ty\t|  |\n| | 2 |three  four\n|5|6|7|\n| last  | row |"
-        let bytes = Array(table.utf8)
-        let streamed = MarkdownCache()
-        var failures: [Int] = []
-        for n in 1...bytes.count {
-            let prefix = String(decoding: bytes[..<n], as: UTF8.self)
-            let nodes = streamed.blocks(of: prefix, prefix: "t", appendedTo: n > 1 ? n - 1 : nil).nodes
-            if nodes != MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "t") { failures.append(n) }
-        }
-        XCTAssertEqual(failures, [])
-        XCTAssertEqual(streamed.blocks(of: table, prefix: "t").nodes.last?.children.map { $0.children.map(\.value) },
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(table), [])
+        XCTAssertEqual(MarkdownNodes.nodes(Markdown.parse(table), prefix: "t").last?.children.map { $0.children.map(\.value) },
                        [["a", "b", "c"], ["x", "y", ""], ["", "2", "three  four"], ["5", "6", "7"], ["last", "row", ""]])
     }
 
     func testDotsAndUnderscoresStreamedIntoTextEqualAWholeParseAndOnlyWwwDotMayStartALink() {
         let sentence = "Edit src/module_12.swift, then www.example.com/a_b and mail a.b_c@x.org. Done_ok _em_ a_ _b x.y.z WWW.Q.COM wwx.y"
         let texts = [sentence, "- " + sentence + "\n- next_item.", "| file | note |\n|--|--|\n| " + sentence + " | a_b.c |"]
-        for text in texts {
-            let bytes = Array(text.utf8)
-            let cache = MarkdownCache()
-            var failures: [Int] = []
-            for n in 1...bytes.count {
-                let prefix = String(decoding: bytes[..<n], as: UTF8.self)
-                if cache.blocks(of: prefix, prefix: "m", appendedTo: n > 1 ? n - 1 : nil).nodes
-                    != MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "m") { failures.append(n) }
-            }
-            XCTAssertEqual(failures, [], text)
-        }
+        for text in texts { XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(text), [], text) }
         // A dot after a word: more letters go on as they are; after "www" it is read by the parser.
         let cache = MarkdownCache()
         _ = cache.blocks(of: "see module_1", prefix: "p")
@@ -166,15 +148,21 @@ final class TranscriptNodesTests: XCTestCase {
         }
         // Streamed byte by byte (lazy lines, tabs after the marker, nested quotes, a list): a whole parse's nodes after every byte.
         let quote = "> The core reads what the agent writes,\nlazy words go on it.\n>\tand a tab\n>\n> > nested quote here\n> back out\n> - a point\n>   more of it\n\n> again, with `code` and **bold** words"
-        let bytes = Array(quote.utf8)
-        let streamed = MarkdownCache()
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(quote), [])
+    }
+
+    /// `text` streamed byte by byte through a `MarkdownCache`: the byte counts
+    /// after which its nodes differ from those of a whole parse.
+    private static func bytesWhereStreamingDiffersFromAWholeParse(_ text: String) -> [Int] {
+        let bytes = Array(text.utf8)
+        let cache = MarkdownCache()
         var failures: [Int] = []
         for n in 1...bytes.count {
             let prefix = String(decoding: bytes[..<n], as: UTF8.self)
-            if streamed.blocks(of: prefix, prefix: "s", appendedTo: n > 1 ? n - 1 : nil).nodes
+            if cache.blocks(of: prefix, prefix: "s", appendedTo: n > 1 ? n - 1 : nil).nodes
                 != MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "s") { failures.append(n) }
         }
-        XCTAssertEqual(failures, [])
+        return failures
     }
 
     func testAFencedCodeBlockHasItsLanguageItsCodeAndACopyButton() {

@@ -346,15 +346,7 @@ public final class MarkdownCache {
                 return true
             }
             delta = Substring(body)
-            let addition = tail.blanks + delta
-            if var spans = node.spans {
-                guard var last = spans.last, last.styles.isEmpty, last.url == nil else { return false }
-                last.text += addition
-                spans[spans.count &- 1] = last
-                node.spans = spans
-            }
-            node.value = (node.value ?? "") + addition
-            node.accessibilityValue = node.value
+            guard Self.appendPlain(tail.blanks + delta, to: &node) else { return false }
             entry.tail?.blanks = String(Substring(trailing))
             if hasBlank { entry.tail?.wordMayLink = false }
         }
@@ -401,16 +393,7 @@ public final class MarkdownCache {
             if start < bodyEnd {
                 // More letters after a word that may become a link are read by the parser.
                 if mayLink && !empty && start == i && delta[start] != 0x20 && delta[start] != 0x09 { return false }
-                var addition = empty ? "" : blanks
-                addition += String(Substring(delta[start..<bodyEnd]))
-                if var spans = node.spans {
-                    guard var last = spans.last, last.styles.isEmpty, last.url == nil else { return false }
-                    last.text += addition
-                    spans[spans.count &- 1] = last
-                    node.spans = spans
-                }
-                node.value = (node.value ?? "") + addition
-                node.accessibilityValue = node.value
+                guard Self.appendPlain((empty ? "" : blanks) + Substring(delta[start..<bodyEnd]), to: &node) else { return false }
                 row.children[cell] = node
                 blanks = String(Substring(delta[bodyEnd..<end]))
                 if bodyEnd < end || delta[start..<bodyEnd].contains(where: { $0 == 0x20 || $0 == 0x09 }) { mayLink = false }
@@ -431,6 +414,20 @@ public final class MarkdownCache {
         entry.tail?.blanks = blanks
         entry.tail?.wordMayLink = mayLink
         Self.appendTail(of: text, to: &entry.text)
+        return true
+    }
+
+    /// Appends plain `addition` to a text node's value (and to its last run,
+    /// when it has runs and the last is plain; false, the node unchanged, when not).
+    private static func appendPlain(_ addition: String, to node: inout SemanticNode) -> Bool {
+        if var spans = node.spans {
+            guard var last = spans.last, last.styles.isEmpty, last.url == nil else { return false }
+            last.text += addition
+            spans[spans.count &- 1] = last
+            node.spans = spans
+        }
+        node.value = (node.value ?? "") + addition
+        node.accessibilityValue = node.value
         return true
     }
 
