@@ -151,6 +151,33 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(quote), [])
     }
 
+    func testALineOfAnOpenHTMLBlockGoesOnItAsItIsBlanksAndAll() {
+        let text = "<div class=\"reply\">\n<p>Line 1 of the"
+        let cache = MarkdownCache()
+        _ = cache.blocks(of: text, prefix: "h")
+        XCTAssertEqual(cache.tail(for: "h")?.code, true, "the block's text is kept as it is")
+        let grown = cache.blocks(of: text + " block  <b>bold</b> ", prefix: "h", appendedTo: text.utf8.count)
+        XCTAssertEqual(grown.nodes.first?.value, "<div class=\"reply\">\n<p>Line 1 of the block  <b>bold</b> ")
+        // Not on the block's first line: more of it can undo its start ("<del>*foo*" is a paragraph).
+        var first = MarkdownStream()
+        first.update("<del>", appendedOnly: false)
+        XCTAssertFalse(first.endsInOpenHTML)
+        // A comment closed on its line: the block is closed, and what follows is parsed.
+        var closed = MarkdownStream()
+        closed.update("<!-- a\nb -->", appendedOnly: false)
+        XCTAssertFalse(closed.endsInOpenHTML)
+        XCTAssertNil(MarkdownCache.tail(of: "<!-- a\nb -->", last: MarkdownNodes.nodes(closed.blocks, prefix: "h").last, stream: closed))
+        // Streamed byte by byte: a whole parse's nodes after every byte.
+        let blocks = [
+            "<div>\n  <p>Line  one</p>  \n\n  after the block",
+            "<!-- a comment\nstill --> trailing\ntext after",
+            "<script>\nlet a = 1;  \n</script>\n*after*",
+            "<?php echo 1; ?>\nafter\n<table><tr><td>\ncell</td></tr></table>\n\n- item",
+            "<del>*foo*</del>\n\n<del>\n*foo*\n</del>",
+        ]
+        for html in blocks { XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(html), [], html) }
+    }
+
     /// `text` streamed byte by byte through a `MarkdownCache`: the byte counts
     /// after which its nodes differ from those of a whole parse.
     private static func bytesWhereStreamingDiffersFromAWholeParse(_ text: String) -> [Int] {

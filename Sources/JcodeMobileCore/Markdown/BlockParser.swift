@@ -214,6 +214,9 @@ struct BlockParser {
     var lastParagraph: (start: Int, checkpoint: InlineParser.Checkpoint)?
     /// After `run`: the text ends inside a fenced code block not closed yet, at any depth.
     private(set) var endsInOpenFence = false
+    /// After `run`: the text ends inside a top-level HTML block not closed
+    /// yet, on a line after its first (whose start condition more text can undo: `<del>*`).
+    private(set) var endsInOpenHTML = false
     /// Bytes the caller knows hold no line ending (the last line as far as
     /// the last update read it): a line starting in them is looked at for
     /// its end from their end on, not read again.
@@ -287,6 +290,7 @@ struct BlockParser {
         lineStart = bytes.count
         lineIndex += 1
         endsInOpenFence = tip.kind == .fencedCode
+        endsInOpenHTML = tip.kind == .html && tip.parent === document && tip.contentBeforeLastLine > 0
         while tip !== document { finalize(tip, atEnd: true) }
         var resolved = definitions
         for node in document.children {

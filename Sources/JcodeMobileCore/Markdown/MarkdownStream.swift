@@ -48,6 +48,8 @@ public struct MarkdownStream: Sendable {
     /// The text ends inside a fenced code block not closed yet, at any depth
     /// (a top-level one's block says so too: `open`).
     public private(set) var endsInOpenFence = false
+    /// The text ends inside a top-level HTML block not closed yet, on a line after its first.
+    public private(set) var endsInOpenHTML = false
 
     /// Blocks 0 ..< headCount are final (closed by a complete line).
     private var headCount = 0
@@ -193,6 +195,7 @@ public struct MarkdownStream: Sendable {
         let result = parser.run(definitions: definitions)
         lastParagraph = parser.lastParagraph
         endsInOpenFence = parser.endsInOpenFence
+        endsInOpenHTML = parser.endsInOpenHTML
         return result
     }
 

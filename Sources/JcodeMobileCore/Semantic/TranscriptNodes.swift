@@ -202,7 +202,7 @@ public final class MarkdownCache {
 
     /// The end of a text whose last block is an open paragraph or code block.
     struct Tail {
-        /// The open block is a fenced code block (else a paragraph).
+        /// The open block is a fenced code block or an HTML block, whose text is kept as it is (else a paragraph).
         var code: Bool
         /// The spaces and tabs that end the text (a paragraph's value leaves them out).
         var blanks: String
@@ -493,18 +493,23 @@ public final class MarkdownCache {
     /// paragraph or code block whose last line has begun with a character
     /// that starts no block (nil otherwise).
     /// Not when the text ends in a paragraph of link reference definitions (no node: the last
-    /// node is an earlier block), nor in an HTML block (shown as a paragraph, but its text is
-    /// kept as it is, blanks and all), nor in a paragraph that begins with "[" (more text can
-    /// make it a definition, and take it away).
+    /// node is an earlier block), nor in an HTML block that is closed (shown as a paragraph; an
+    /// open one's line goes on it as code does, its text kept as it is), nor in a paragraph that
+    /// begins with "[" (more text can make it a definition, and take it away).
     static func tail(of text: String, last: SemanticNode?, stream: MarkdownStream) -> Tail? {
         guard let last, !stream.endsInDefinitions else { return nil }
         let code: Bool
         var path: [Int] = []
         switch last.role {
         case .paragraph:
-            if case .html = stream.blocks.last?.kind { return nil }
-            if last.value?.utf8.first == UInt8(ascii: "[") { return nil }
-            code = false
+            if case .html = stream.blocks.last?.kind {
+                // An HTML block keeps its text as it is, blanks and all: as code, while its last line is its own.
+                guard stream.endsInOpenHTML else { return nil }
+                code = true
+            } else {
+                if last.value?.utf8.first == UInt8(ascii: "[") { return nil }
+                code = false
+            }
         case .codeBlock where last.variant == "open": code = true
         case .list:
             guard let lastItem = last.children.last, lastItem.role == .listItem else { return nil }
