@@ -61,7 +61,24 @@ deps:
 install-python: lib
 	$(PYTHON) -m pip install --quiet ./harness/python
 
-test: test-swift test-swift-example test-c test-install test-python sanitize
+# Every stage in turn, each one's wall time printed as it ends and all of
+# them at the end (also when one fails: the stages before it and the one
+# that failed).
+TEST_STAGES := test-swift test-swift-example test-c test-install test-python \
+	test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
+test:
+	@begin=$$(date +%s); times=""; status=0; \
+	for stage in $(TEST_STAGES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$stage || status=$$?; \
+		took=$$(( $$(date +%s) - start )); \
+		echo "== make test: $$stage took $$took s"; \
+		times="$$times$$(printf '%-20s %5d s' $$stage $$took)\n"; \
+		[ $$status -eq 0 ] || break; \
+	done; \
+	echo "== make test: stage times"; printf "$$times"; \
+	printf '%-20s %5d s\n' total $$(( $$(date +%s) - begin )); \
+	[ $$status -eq 0 ] || { echo "== make test: $$stage failed"; exit $$status; }
 
 # Everything that checks the library is safe to embed: the Swift suite under
 # AddressSanitizer and ThreadSanitizer, the C harness and the stress test
