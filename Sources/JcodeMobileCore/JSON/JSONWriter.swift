@@ -125,7 +125,7 @@ public struct JSONWriter: ~Copyable {
     public consuming func cString() -> UnsafeMutablePointer<CChar>? {
         if borrowed {
             // Not the writer's to hand over: a copy.
-            var copy = JSONWriter(copying: self)
+            let copy = JSONWriter(copying: self)
             discard self
             return copy.cString()
         }

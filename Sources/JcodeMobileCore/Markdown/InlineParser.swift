@@ -181,7 +181,8 @@ struct InlineParser {
         return plain ? String(decoding: b, as: UTF8.self) : nil
     }
 
-    private static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
+    /// An ASCII letter or digit (also what `MarkdownCache` asks of the bytes around a `_`).
+    static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
     }
 

@@ -322,7 +322,7 @@ public final class MarkdownCache {
         var at = delta.startIndex
         while at < delta.endIndex {
             let byte = utf8[at]
-            if Self.isSpecial(byte, code: tail.code) && !Self.isInert(utf8, at, end: delta.endIndex) { return false }
+            guard Self.readsAsItself(utf8, at, end: delta.endIndex, code: tail.code) else { return false }
             at = utf8.index(after: at)
             if byte == 0x20 || byte == 0x09 {
                 blankRun &+= 1
@@ -377,7 +377,7 @@ public final class MarkdownCache {
             // One cell's part of the delta: up to the next pipe or the end.
             var end = i
             while end < delta.endIndex && delta[end] != UInt8(ascii: "|") {
-                if Self.isSpecial(delta[end], code: false) && !Self.isInert(text.utf8, end, end: delta.endIndex) { return false }
+                guard Self.readsAsItself(text.utf8, end, end: delta.endIndex, code: false) else { return false }
                 end = delta.index(after: end)
             }
             var node = row.children[cell]
@@ -449,6 +449,13 @@ public final class MarkdownCache {
         kept.append(contentsOf: Substring(utf8[utf8.index(utf8.startIndex, offsetBy: kept.utf8.count)...]))
     }
 
+    /// Whether the byte at `i` of `utf8` (a delta's, which ends at `end`)
+    /// may be appended as it is: it means nothing inline or to the blocks, or
+    /// it is special but inert there (`isInert`).
+    private static func readsAsItself(_ utf8: String.UTF8View, _ i: String.Index, end: String.Index, code: Bool) -> Bool {
+        !isSpecial(utf8[i], code: code) || isInert(utf8, i, end: end)
+    }
+
     /// A byte a delta appended as it is may not hold.
     private static func isSpecial(_ byte: UInt8, code: Bool) -> Bool {
         switch byte {
@@ -471,7 +478,7 @@ public final class MarkdownCache {
         case UInt8(ascii: "_"):
             let next = utf8.index(after: i)
             guard i > utf8.startIndex, next < end else { return false }
-            return isASCIIAlphanumeric(utf8[utf8.index(before: i)]) && isASCIIAlphanumeric(utf8[next])
+            return InlineParser.isASCIIAlphanumeric(utf8[utf8.index(before: i)]) && InlineParser.isASCIIAlphanumeric(utf8[next])
         case UInt8(ascii: "."):
             var k = i
             for _ in 0 ..< 3 {
@@ -483,10 +490,6 @@ public final class MarkdownCache {
         default:
             return false
         }
-    }
-
-    private static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
-        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
     }
 
     /// What `appendInPlace` needs of `text`, when its last node is an open
