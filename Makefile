@@ -2,6 +2,7 @@
 #
 #   make            release library: lib/libjcode_mobile.so (Swift stdlib linked statically)
 #   make test       every test: swift test, the Swift example host, the C harness, the installed library, the Python suite, sanitizers
+#   make check      the edit loop: the Swift suite and the Python tests against the debug build (a few minutes)
 #   make goldens    rewrite the golden screens and traces (after a change to the layout or the pictures)
 #   make demo       a whole session over real sockets against the fake jcode gateway
 #   make install PREFIX=/usr/local
@@ -26,7 +27,7 @@ SOURCES     := $(shell find Sources/JcodeMobileCore Sources/JcodeMobileFFI -name
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
-.PHONY: all lib goldens test test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-parse bench-instructions bench-streamed valgrind-installed fuzz fuzz-build install install-python clean deps \
+.PHONY: all lib goldens test check test-swift test-swift-example test-c test-install test-python header-check demo docs bench bench-swift bench-parse bench-instructions bench-streamed valgrind-installed fuzz fuzz-build install install-python clean deps \
 	sanitize test-swift-asan test-swift-tsan test-c-asan test-c-tsan valgrind stress soak smoke-fuzz
 
 all: lib
@@ -79,6 +80,17 @@ test:
 	echo "== make test: stage times"; printf "$$times"; \
 	printf '%-20s %5d s\n' total $$(( $$(date +%s) - begin )); \
 	[ $$status -eq 0 ] || { echo "== make test: $$stage failed"; exit $$status; }
+
+# The edit loop, about 4 minutes: the Swift suite (debug) and the Python
+# tests that need neither the release library nor C programs, run against
+# the debug build's library, its assertions on. `make test` runs everything.
+CHECK_PY_SKIP := test_screenshots.py test_trace.py test_hostile_server.py test_install.py test_swift_example.py \
+	test_demo.py test_docs_walkthrough.py test_cli.py test_version.py
+check: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	cd harness/python && JCODE_MOBILE_LIB=$(CURDIR)/.build/debug/$(LIB_NAME) $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) \
+		$(addprefix --ignore=tests/,$(CHECK_PY_SKIP)) tests
 
 # Everything that checks the library is safe to embed: the Swift suite under
 # AddressSanitizer and ThreadSanitizer, the C harness and the stress test
@@ -153,18 +165,24 @@ SWIFT_BIN     := $(dir $(realpath $(shell command -v $(SWIFT))))
 SWIFT_RUNTIME := $(realpath $(SWIFT_BIN)/../lib/swift/linux)
 SAN_CC        := $(SWIFT_BIN)clang
 SAN_CFLAGS    := -g -O1 -fno-omit-frame-pointer $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude
-ASAN_LIB      := .build-asan-lib/release
-TSAN_LIB      := .build-tsan-lib/release
+# The core is built once per sanitizer, in debug and with its tests: the
+# Swift suite runs on that build and the C harness links its library.
+ASAN_BUILD    := .build-asan
+TSAN_BUILD    := .build-tsan
+ASAN_LIB      := $(ASAN_BUILD)/debug
+TSAN_LIB      := $(TSAN_BUILD)/debug
+# What a sanitizer build is made of: every Swift target, tests included.
+SAN_INPUTS    := $(shell find Sources Tests -name '*.swift') Package.swift
 SMOKE_FUZZ_SECONDS ?= 10
 # (In variables: a literal comma would split the arguments of $(call).)
 ASAN_UBSAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 RPATH         := -Wl,-rpath,
 
-$(ASAN_LIB)/$(LIB_NAME): $(SOURCES)
-	$(SWIFT) build -c release --product jcode_mobile --scratch-path .build-asan-lib -Xswiftc -sanitize=address
+$(ASAN_LIB)/$(LIB_NAME): $(SAN_INPUTS)
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_BUILD)
 
-$(TSAN_LIB)/$(LIB_NAME): $(SOURCES)
-	$(SWIFT) build -c release --product jcode_mobile --scratch-path .build-tsan-lib -Xswiftc -sanitize=thread
+$(TSAN_LIB)/$(LIB_NAME): $(SAN_INPUTS)
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_BUILD)
 
 $(C_BUILD)/%-asan: harness/c/%.c include/jcode_mobile.h $(ASAN_LIB)/$(LIB_NAME) | $(C_BUILD)
 	@echo "$(SAN_CC) -fsanitize=address,undefined $< -o $@"
@@ -178,15 +196,15 @@ $(C_BUILD)/%-tsan: harness/c/%.c include/jcode_mobile.h $(TSAN_LIB)/$(LIB_NAME) 
 
 # XCTest's own runner objects are reported as leaks under ASan; leaks are
 # checked by valgrind and by the fuzzers' LeakSanitizer instead.
-test-swift-asan:
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address --scratch-path .build-asan-tests
+test-swift-asan: $(ASAN_LIB)/$(LIB_NAME)
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path $(ASAN_BUILD)
 
 # ThreadSanitizer sees only memory that two threads touch. The tests named in
 # TSAN_SKIP stream markdown through the parser and the tree on one thread for
 # minutes under TSan (the debug run and ASan check them); the TSan run leaves them out.
 TSAN_SKIP := testEverySpecExampleStreamedAsTextDeltasEqualsItsWholeParse|testGeneratedRepliesStreamAsAWholeParseAtEveryChunkSize|testEveryExampleStreamedEqualsItsWholeParse|testALongStyledParagraphStreamedInTokensSendsItsLastRunsOnly|testLongParagraphsWithInlineSyntaxStreamedInTokensEqualAWholeParse|testTheStreamedTreeEqualsATreeBuiltFromScratchAfterEveryDelta
-test-swift-tsan:
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan-tests --skip '$(TSAN_SKIP)'
+test-swift-tsan: $(TSAN_LIB)/$(LIB_NAME)
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_BUILD) --skip '$(TSAN_SKIP)'
 
 # The two-copies test dlopens the release library; only its C code is instrumented.
 $(C_BUILD)/two_copies-ubsan: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
@@ -204,7 +222,7 @@ test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/events-asan $(C_BUILD)/stress-as
 test-c-tsan: $(C_BUILD)/harness-tsan $(C_BUILD)/events-tsan $(C_BUILD)/stress-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/harness-tsan
 	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/events-tsan
-	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/stress-tsan 2000
+	TSAN_OPTIONS=halt_on_error=1 ./$(C_BUILD)/stress-tsan 500
 
 # valgrind (and its headers, which harness/c/instructions.c includes): installed when missing.
 valgrind-installed:
@@ -214,10 +232,23 @@ valgrind-installed:
 VALGRIND_CHECK := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	--errors-for-leak-kinds=definite,indirect --error-exitcode=9 --suppressions=harness/c/valgrind.supp
 
+# The three runs at once (each is one thread under valgrind), each one's
+# output kept apart and printed when it ends; the first that failed fails the target.
+VALGRIND_RUNS := harness events "two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)"
 valgrind: $(C_BUILD)/harness $(C_BUILD)/events $(C_BUILD)/two_copies valgrind-installed
-	$(VALGRIND_CHECK) ./$(C_BUILD)/harness
-	$(VALGRIND_CHECK) ./$(C_BUILD)/events
-	$(VALGRIND_CHECK) ./$(C_BUILD)/two_copies $(LIB_DIR)/$(LIB_NAME).$(SOVERSION)
+	@status=0; \
+	for run in $(VALGRIND_RUNS); do \
+		name=$${run%% *}; \
+		echo "$(VALGRIND_CHECK) ./$(C_BUILD)/$$run"; \
+		{ $(VALGRIND_CHECK) ./$(C_BUILD)/$$run > $(C_BUILD)/valgrind-$$name.log 2>&1; \
+		  echo $$? > $(C_BUILD)/valgrind-$$name.status; } & \
+	done; wait; \
+	for run in $(VALGRIND_RUNS); do \
+		name=$${run%% *}; \
+		echo "== valgrind $$name"; cat $(C_BUILD)/valgrind-$$name.log; \
+		code=$$(cat $(C_BUILD)/valgrind-$$name.status); \
+		[ "$$code" = 0 ] || { echo "== valgrind $$name exited $$code"; status=1; }; \
+	done; exit $$status
 
 $(C_BUILD)/stress: harness/c/stress.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) -O2 $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/stress.c \
@@ -352,7 +383,7 @@ bench-parse: $(PARSE_DOC) $(C_BUILD)/parse_cmark
 # Two worker processes (pytest-xdist): many tests wait on sockets and child processes.
 PYTEST_WORKERS ?= 2
 test-python: lib deps $(C_BUILD)/instructions
-	cd harness/python && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) tests
+	cd harness/python && $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --durations=15 tests
 
 # Rewrite the golden pictures (tests/golden/screens: SVG, PNG, RENDERER.json)
 # and the golden traces (tests/golden/traces, whose trees carry bounds) from
@@ -367,7 +398,7 @@ demo: lib deps
 	cd harness/python && $(PYTHON) -m jcode_mobile.demo
 
 # ---------------------------------------------------------------- fuzzing
-# libFuzzer targets (harness/fuzz/FuzzTargets.swift), built with swiftc
+# libFuzzer targets (harness/fuzz/FuzzTargets.swift, one executable), built with swiftc
 # -sanitize=fuzzer,address against an instrumented static core. Each runs for
 # FUZZ_SECONDS on a working corpus seeded from harness/fuzz/corpus, after
 # replaying every saved regression input. Crashes land in fuzz-out/crashes/.
@@ -389,24 +420,25 @@ $(FUZZ_BUILD)/libJcodeMobileCore.a: $(CORE_SOURCES)
 	@$(SWIFTC) $(FUZZ_FLAGS) -emit-library -static -emit-module -module-name JcodeMobileCore \
 		-emit-module-path $(FUZZ_BUILD)/JcodeMobileCore.swiftmodule $(CORE_SOURCES) -o $@
 
-$(FUZZ_BUILD)/fuzz_%: harness/fuzz/FuzzTargets.swift $(FFI_SOURCES) $(FUZZ_BUILD)/libJcodeMobileCore.a
-	@echo "swiftc … -D FUZZ_$(shell echo $* | tr a-z A-Z) -o $@"
-	@$(call QUIET_LINK,$(SWIFTC) $(FUZZ_FLAGS) -D FUZZ_$(shell echo $* | tr a-z A-Z) -module-name JcodeMobileFuzz \
+# One executable for every target: JCODE_FUZZ_TARGET names the one a run fuzzes.
+$(FUZZ_BUILD)/fuzz: harness/fuzz/FuzzTargets.swift $(FFI_SOURCES) $(FUZZ_BUILD)/libJcodeMobileCore.a
+	@echo "swiftc $(FUZZ_FLAGS) … -o $@ (the targets)"
+	@$(call QUIET_LINK,$(SWIFTC) $(FUZZ_FLAGS) -module-name JcodeMobileFuzz \
 		-I $(FUZZ_BUILD) -L $(FUZZ_BUILD) -lJcodeMobileCore $(FFI_SOURCES) harness/fuzz/FuzzTargets.swift -o $@)
 
-fuzz-build: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
+fuzz-build: $(FUZZ_BUILD)/fuzz
 
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p fuzz-out/corpus/$$t fuzz-out/crashes harness/fuzz/regressions/$$t; \
 		echo "== fuzz $$t: saved regressions"; \
 		if ls harness/fuzz/regressions/$$t/* >/dev/null 2>&1; then \
-			LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
-			$(FUZZ_BUILD)/fuzz_$$t -runs=0 harness/fuzz/regressions/$$t/* > fuzz-out/$$t-regressions.log 2>&1 \
+			JCODE_FUZZ_TARGET=$$t LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
+			$(FUZZ_BUILD)/fuzz -runs=0 harness/fuzz/regressions/$$t/* > fuzz-out/$$t-regressions.log 2>&1 \
 			|| { tail -40 fuzz-out/$$t-regressions.log; exit 1; }; fi; \
 		echo "== fuzz $$t: $(FUZZ_SECONDS) s"; \
-		LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
-		$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -dict=harness/fuzz/jcode.dict -max_len=4096 \
+		JCODE_FUZZ_TARGET=$$t LSAN_OPTIONS=suppressions=$(CURDIR)/harness/fuzz/lsan.supp \
+		$(FUZZ_BUILD)/fuzz -max_total_time=$(FUZZ_SECONDS) -dict=harness/fuzz/jcode.dict -max_len=4096 \
 			-artifact_prefix=fuzz-out/crashes/$$t- -print_final_stats=1 \
 			fuzz-out/corpus/$$t harness/fuzz/corpus/$$t > fuzz-out/$$t.log 2>&1 \
 			|| { tail -40 fuzz-out/$$t.log; exit 1; }; \

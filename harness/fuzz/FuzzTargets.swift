@@ -1,21 +1,22 @@
 // libFuzzer targets for the core, compiled with the FFI sources into one
-// executable per target (`-D FUZZ_<TARGET>`, see the Makefile's `fuzz`):
+// executable; JCODE_FUZZ_TARGET names the target a run fuzzes (see the
+// Makefile's `fuzz`):
 //
-//   FUZZ_JSON            the JSON codec: parse, write, parse again
-//   FUZZ_APP_NEW         jcode_mobile_app_new with any options text
-//   FUZZ_DISPATCH        jcode_mobile_dispatch on a connected chat
-//   FUZZ_PLATFORM_EVENT  jcode_mobile_platform_event: as given, as a raw
-//                        websocket frame (multi-line), as a parsed server event
-//   FUZZ_SESSION         a sequence of calls on one handle, with a mirror kept
-//                        from the change feed checked against the state
-//   FUZZ_SERVER          a hostile server: bursts of up to 3 000 events per
-//                        frame, with colliding or fresh ids, in any order; the
-//                        lists stay within their caps, a frame buzzes at most
-//                        once per style, and the mirror equals the state
-//   FUZZ_MARKDOWN        the markdown parser: depth within the cap, and the
-//                        input streamed in chunks (sized by its first byte)
-//                        equals a whole parse after every step
-//   FUZZ_TOOLDIFF        tool-card summaries and diffs of any tool call input
+//   json            the JSON codec: parse, write, parse again
+//   app_new         jcode_mobile_app_new with any options text
+//   dispatch        jcode_mobile_dispatch on a connected chat
+//   platform_event  jcode_mobile_platform_event: as given, as a raw
+//                   websocket frame (multi-line), as a parsed server event
+//   session         a sequence of calls on one handle, with a mirror kept
+//                   from the change feed checked against the state
+//   server          a hostile server: bursts of up to 3 000 events per
+//                   frame, with colliding or fresh ids, in any order; the
+//                   lists stay within their caps, a frame buzzes at most
+//                   once per style, and the mirror equals the state
+//   markdown        the markdown parser: depth within the cap, and the
+//                   input streamed in chunks (sized by its first byte)
+//                   equals a whole parse after every step
+//   tooldiff        tool-card summaries and diffs of any tool call input
 //
 // Every answer must be one JSON object with "ok"; an error must carry a
 // known code. A violated invariant traps, which libFuzzer reports as a crash.
@@ -78,9 +79,7 @@ func inspect(_ app: UnsafeMutableRawPointer) {
     take(jcode_mobile_changes(app, 0), "changes")
 }
 
-#if FUZZ_JSON
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = UnsafeBufferPointer(start: data, count: size)
     guard let value = try? JSONParser.parse(input) else { return 0 }
     // What the writer writes parses back to the same value, and writing that
@@ -110,11 +109,8 @@ func containsNonFinite(_ v: JSONValue) -> Bool {
     default: return false
     }
 }
-#endif
 
-#if FUZZ_APP_NEW
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzAppNew(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     withCString(UnsafeBufferPointer(start: data, count: size)) { options in
         if let app = jcode_mobile_app_new(options) {
             precondition(take(jcode_mobile_last_error(), "last_error")["ok"] == true)
@@ -126,11 +122,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     return 0
 }
-#endif
 
-#if FUZZ_DISPATCH
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzDispatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let app = connectedChat()
     defer { jcode_mobile_app_free(app) }
     let revision = take(jcode_mobile_state(app), "state")["state"]?["revision"]
@@ -141,11 +134,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     inspect(app)
     return 0
 }
-#endif
 
-#if FUZZ_PLATFORM_EVENT
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzPlatformEvent(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let app = connectedChat()
     defer { jcode_mobile_app_free(app) }
@@ -170,9 +160,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     inspect(app)
     return 0
 }
-#endif
 
-#if FUZZ_SESSION || FUZZ_SERVER
 /// A mirror of the state kept only from the change feed.
 struct Mirror {
     var document: JSONValue
@@ -224,12 +212,9 @@ struct Mirror {
     }
 }
 
-#endif
 
-#if FUZZ_SESSION
 /// Reads the input as steps: a byte choosing the call, a byte of length, then that many bytes.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var app = connectedChat()
     defer { jcode_mobile_app_free(app) }
     var mirror = Mirror(app)
@@ -289,14 +274,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     return 0
 }
-#endif
 
-#if FUZZ_SERVER
 /// Reads the input as frames: a byte choosing the event, a byte for how many
 /// (a burst of up to 3 000 in one frame), a byte seeding the ids (low values
 /// collide with earlier ones, high ones are fresh), then up to 16 bytes of text.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzServer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let app = connectedChat()
     defer { jcode_mobile_app_free(app) }
     var mirror = Mirror(app)
@@ -352,11 +334,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     inspect(app)
     return 0
 }
-#endif
 
-#if FUZZ_MARKDOWN
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzMarkdown(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     let whole = Markdown.parse(text)
     for block in whole {
@@ -385,15 +364,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(stream.blocks == whole, "the streamed end differs from the whole parse")
     return 0
 }
-#endif
 
-#if FUZZ_TOOLDIFF
 // Tool cards: the input's first line is a tool name, the rest its input
 // JSON (complete, streaming or broken). The summary stays one short line;
 // the diffs keep within the line limit and, when nothing was left out,
 // count exactly the lines they hold.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzToolDiff(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     let name = String(text.prefix { $0 != "\n" && $0 != "\r\n" })
     let input = String(text.dropFirst(name.count).drop { $0 == "\n" || $0 == "\r\n" })
@@ -414,4 +390,38 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(kept <= ToolDiff.lineLimit, "\(kept) lines kept")
     return 0
 }
-#endif
+
+/// The targets, by the name JCODE_FUZZ_TARGET gives.
+enum FuzzTarget: String, CaseIterable {
+    case json, app_new, dispatch, platform_event, session, server, markdown, tooldiff
+
+    /// The one this run fuzzes: read once, at the first input.
+    static let chosen: FuzzTarget = {
+        let names = allCases.map(\.rawValue).joined(separator: ", ")
+        guard let name = getenv("JCODE_FUZZ_TARGET").map({ String(cString: $0) }) else {
+            fatalError("JCODE_FUZZ_TARGET is not set (one of: \(names))")
+        }
+        guard let target = FuzzTarget(rawValue: name) else {
+            fatalError("JCODE_FUZZ_TARGET=\(name) is no target (one of: \(names))")
+        }
+        return target
+    }()
+
+    func run(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+        switch self {
+        case .json: return fuzzJSON(data, size)
+        case .app_new: return fuzzAppNew(data, size)
+        case .dispatch: return fuzzDispatch(data, size)
+        case .platform_event: return fuzzPlatformEvent(data, size)
+        case .session: return fuzzSession(data, size)
+        case .server: return fuzzServer(data, size)
+        case .markdown: return fuzzMarkdown(data, size)
+        case .tooldiff: return fuzzToolDiff(data, size)
+        }
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    FuzzTarget.chosen.run(data, size)
+}
