@@ -22,6 +22,8 @@ from __future__ import annotations
 import inspect
 import json
 import keyword
+import multiprocessing
+import os
 import threading
 from collections import Counter
 from typing import Any, Callable, Dict, List, Optional
@@ -269,25 +271,42 @@ def check_recorded_answers(paths: List[str], document: Optional[dict] = None) ->
 
         iter_errors = anything.iter_errors
 
-    check = _Check()
-    checked, problems = 0, []
+    recorded = []  # (path, line number, line)
     for path in paths:
         with open(path, encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                line = line.rstrip("\n")
-                if not line:
-                    continue
-                checked += 1
-                try:
-                    value = json.loads(line)
-                except ValueError as problem:
-                    problems.append(f"{path}:{number}: not JSON ({problem}): {line[:200]}")
-                    continue
-                if not check.is_valid(value):
-                    # Name the closest definition: the one whose errors go deepest.
-                    best = jsonschema.exceptions.best_match(check.iter_errors(value))
-                    problems.append(f"{path}:{number}: matches no answer of the schema ({best.message[:300]}): {line[:300]}")
+            recorded += [(path, number, line.rstrip("\n")) for number, line in enumerate(lines, 1) if line.strip()]
+    # A harness repeats many answers: each distinct line is judged once, the
+    # distinct lines spread over one process per core.
+    distinct = list(dict.fromkeys(line for _, _, line in recorded))
+    global _recorded_check
+    _recorded_check = _Check()
+    workers = min(os.cpu_count() or 1, max(1, len(distinct) // 1000))
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            found = pool.map(_recorded_verdict, distinct, chunksize=64)
+    else:
+        found = [_recorded_verdict(line) for line in distinct]
+    verdicts = dict(zip(distinct, found))
+    problems = [f"{path}:{number}: {verdicts[line]}" for path, number, line in recorded if verdicts[line] is not None]
+    checked = len(recorded)
     return checked, problems
+
+
+_recorded_check: Any = None  # check_recorded_answers's check, where its worker processes find it
+
+
+def _recorded_verdict(line: str) -> Optional[str]:
+    """None when the recorded line is an answer the schema allows, else what is wrong with it."""
+    check = _recorded_check
+    try:
+        value = json.loads(line)
+    except ValueError as problem:
+        return f"not JSON ({problem}): {line[:200]}"
+    if check.is_valid(value):
+        return None
+    # Name the closest definition: the one whose errors go deepest.
+    best = jsonschema.exceptions.best_match(check.iter_errors(value))
+    return f"matches no answer of the schema ({best.message[:300]}): {line[:300]}"
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -148,3 +148,13 @@ def test_recorded_answers_of_another_program_are_checked_line_by_line(tmp_path):
     checked, problems = check_recorded_answers([str(bad)])
     assert checked == 2
     assert [p.split(":")[1] for p in problems] == ["1", "2"]
+
+
+def test_a_recorded_answer_repeated_is_judged_once_and_reported_at_every_line_it_is_on(tmp_path):
+    from jcode_mobile.schema import check_recorded_answers
+
+    answers = tmp_path / "repeated.jsonl"
+    answers.write_text('{"ok":true}\nnot json\n{"ok":true}\nnot json\n')
+    checked, problems = check_recorded_answers([str(answers)])
+    assert checked == 4
+    assert [p.split(":")[1] for p in problems] == ["2", "4"]
