@@ -22,6 +22,8 @@ LIB         := $(LIB_DIR)/$(LIB_NAME)
 RELEASE_DIR := .build/release
 C_BUILD     := harness/c/build
 CFLAGS_STRICT := -std=c99 -Wall -Wextra -Werror -pedantic
+# The C test programs' shared headers: the JSON reader and the pass/fail counts.
+C_CHECKS    := harness/c/json_mini.h harness/c/checks.h
 # What the library is built from (the Swift host products and the example are not part of it).
 SOURCES     := $(shell find Sources/JcodeMobileCore Sources/JcodeMobileFFI -name '*.swift') Package.swift linker/jcode_mobile.map
 
@@ -47,14 +49,14 @@ $(LIB): $(SOURCES)
 	@echo "built $(LIB); it needs:"; readelf -d $(LIB) | grep NEEDED
 
 # What the Python harness needs beyond the image: the dependencies its
-# pyproject.toml declares (aiohttp, jsonschema, cairosvg, Pillow) and its test extras (pytest and
-# pytest-xdist; wheel and setuptools to install it in a scratch virtualenv), from PyPI when missing.
+# pyproject.toml declares (aiohttp, jsonschema, cairosvg, Pillow) and its test extras (pytest,
+# pytest-xdist and pytest-timeout; wheel and setuptools to install it in a scratch virtualenv), from PyPI when missing.
 PY_REQUIREMENTS = $(PYTHON) -c "import tomllib; p = tomllib.load(open('harness/python/pyproject.toml', 'rb'))['project']; \
 	print(' '.join(p['dependencies'] + p['optional-dependencies']['test']))"
 # Screenshots are drawn by cairo (through cairosvg) in DejaVu Sans Mono: from
 # Debian when the machine lacks them.
 deps:
-	@$(PYTHON) -c "import pytest, xdist, aiohttp, jsonschema, cairosvg, PIL, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
+	@$(PYTHON) -c "import pytest, xdist, pytest_timeout, aiohttp, jsonschema, cairosvg, PIL, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
 	@{ ldconfig -p | grep -q 'libcairo\.so\.2' && fc-list 2>/dev/null | grep -qi 'DejaVu Sans Mono'; } || \
 		{ apt-get update -qq && apt-get install -y -qq libcairo2 fonts-dejavu-core fontconfig; }
 
@@ -130,22 +132,22 @@ header-check: $(C_BUILD)
 $(C_BUILD):
 	mkdir -p $(C_BUILD)
 
-$(C_BUILD)/harness: harness/c/harness.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+$(C_BUILD)/harness: harness/c/harness.c $(C_CHECKS) include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/harness.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -lpthread -o $@
 
 # Two copies of the library in one process (two plugins each bundling it):
 # dlopened, not linked, so the program names the file to copy and load.
-$(C_BUILD)/two_copies: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
+$(C_BUILD)/two_copies: harness/c/two_copies.c $(C_CHECKS) | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L harness/c/two_copies.c -ldl -o $@
 
 # Out of memory under RLIMIT_AS (not under the sanitizers: they need the address space).
-$(C_BUILD)/oom: harness/c/oom.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+$(C_BUILD)/oom: harness/c/oom.c harness/c/in_child.h include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/oom.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
 # Handles that come and go under RLIMIT_AS (not under the sanitizers either).
-$(C_BUILD)/handles: harness/c/handles.c include/jcode_mobile.h $(LIB) | $(C_BUILD)
+$(C_BUILD)/handles: harness/c/handles.c harness/c/in_child.h include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/handles.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
@@ -155,7 +157,7 @@ $(C_BUILD)/memory_probe: harness/c/memory_probe.c include/jcode_mobile.h $(LIB) 
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
 # The event stream (subscriptions, waiters, callbacks) from many threads.
-$(C_BUILD)/events: harness/c/events.c harness/c/json_mini.h include/jcode_mobile.h $(LIB) | $(C_BUILD)
+$(C_BUILD)/events: harness/c/events.c $(C_CHECKS) include/jcode_mobile.h $(LIB) | $(C_BUILD)
 	$(CC) $(CFLAGS_STRICT) -D_POSIX_C_SOURCE=200809L -Iinclude harness/c/events.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -lpthread -o $@
 
@@ -197,12 +199,12 @@ $(ASAN_LIB)/$(LIB_NAME): $(SAN_INPUTS)
 $(TSAN_LIB)/$(LIB_NAME): $(SAN_INPUTS)
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_BUILD)
 
-$(C_BUILD)/%-asan: harness/c/%.c include/jcode_mobile.h $(ASAN_LIB)/$(LIB_NAME) | $(C_BUILD)
+$(C_BUILD)/%-asan: harness/c/%.c $(C_CHECKS) include/jcode_mobile.h $(ASAN_LIB)/$(LIB_NAME) | $(C_BUILD)
 	@echo "$(SAN_CC) -fsanitize=address,undefined $< -o $@"
 	@$(call QUIET_LINK,$(SAN_CC) $(ASAN_UBSAN) $(SAN_CFLAGS) $< \
 		-L$(ASAN_LIB) -ljcode_mobile $(RPATH)$(CURDIR)/$(ASAN_LIB) $(RPATH)$(SWIFT_RUNTIME) -lpthread -o $@)
 
-$(C_BUILD)/%-tsan: harness/c/%.c include/jcode_mobile.h $(TSAN_LIB)/$(LIB_NAME) | $(C_BUILD)
+$(C_BUILD)/%-tsan: harness/c/%.c $(C_CHECKS) include/jcode_mobile.h $(TSAN_LIB)/$(LIB_NAME) | $(C_BUILD)
 	@echo "$(SAN_CC) -fsanitize=thread $< -o $@"
 	@$(call QUIET_LINK,$(SAN_CC) -fsanitize=thread $(SAN_CFLAGS) $< -L$(TSAN_LIB) -ljcode_mobile \
 		-L$(SWIFT_RUNTIME) -ldispatch -lBlocksRuntime $(RPATH)$(CURDIR)/$(TSAN_LIB) $(RPATH)$(SWIFT_RUNTIME) -lpthread -o $@)
@@ -220,7 +222,7 @@ test-swift-tsan: $(TSAN_LIB)/$(LIB_NAME)
 	TSAN_OPTIONS=halt_on_error=1 harness/swift/shards.sh $(SWIFT_SHARDS) $(TSAN_BUILD) '$(TSAN_SKIP)'
 
 # The two-copies test dlopens the release library; only its C code is instrumented.
-$(C_BUILD)/two_copies-ubsan: harness/c/two_copies.c harness/c/json_mini.h | $(C_BUILD)
+$(C_BUILD)/two_copies-ubsan: harness/c/two_copies.c $(C_CHECKS) | $(C_BUILD)
 	$(SAN_CC) -fsanitize=undefined -fno-sanitize-recover=undefined $(SAN_CFLAGS) harness/c/two_copies.c -ldl -o $@
 
 test-c-asan: $(C_BUILD)/harness-asan $(C_BUILD)/events-asan $(C_BUILD)/stress-asan $(C_BUILD)/two_copies-ubsan $(LIB)

@@ -23,6 +23,9 @@
 
 #include "jcode_mobile.h"
 #include "json_mini.h"
+#define CHECKS_FILE "events.c"
+#define CHECKS_THREADED
+#include "checks.h" /* g_section: written by the main thread between tests only */
 
 #include <pthread.h>
 #include <signal.h>
@@ -34,45 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* LeakSanitizer: the Swift runtime's one-time initialisers of globals (see harness.c). */
-#if defined(__SANITIZE_ADDRESS__)
-#define EVENTS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EVENTS_ASAN 1
-#endif
-#endif
-#ifdef EVENTS_ASAN
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) { return "leak:threading_impl::once_slow\n"; }
-#endif
-
-/* ================================================================ checks */
-
-static pthread_mutex_t g_check_lock = PTHREAD_MUTEX_INITIALIZER;
-static long g_passed, g_failed;
-/* Written by the main thread between tests only. */
-static const char *volatile g_section = "";
-
-static JMINI_PRINTF_LIKE(3, 4) int check_at(int line, int ok, const char *fmt, ...) {
-    va_list ap;
-    pthread_mutex_lock(&g_check_lock);
-    if (ok) {
-        g_passed++;
-    } else {
-        g_failed++;
-        printf("FAIL [%s] events.c:%d: ", g_section, line);
-        va_start(ap, fmt);
-        vprintf(fmt, ap);
-        va_end(ap);
-        putchar('\n');
-        fflush(stdout);
-    }
-    pthread_mutex_unlock(&g_check_lock);
-    return ok;
-}
-
-#define CHECK(cond, ...) check_at(__LINE__, (cond) ? 1 : 0, __VA_ARGS__)
+/* ================================================================ checks (checks.h) */
 
 /* ================================================================ watchdog */
 

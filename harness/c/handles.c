@@ -30,6 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "in_child.h"
+
 #define MiB (1024UL * 1024UL)
 #define CHURN_HEADROOM (256 * MiB)
 #define CYCLES 400000L
@@ -145,33 +147,6 @@ static int exhaust(void) {
     free(live);
     jcode_mobile_app_free(app);
     return g_failed ? 1 : 0;
-}
-
-/* Runs `body` in a child; 0 when it exited 0 (not killed by a signal). */
-static int in_child(const char *name, int (*body)(void)) {
-    int status = 0;
-    pid_t pid;
-    fflush(stdout);
-    pid = fork();
-    if (pid < 0) {
-        perror("fork");
-        return 2;
-    }
-    if (pid == 0) _exit(body());
-    if (waitpid(pid, &status, 0) != pid) {
-        perror("waitpid");
-        return 2;
-    }
-    if (WIFSIGNALED(status)) {
-        printf("FAIL %s: the child died by signal %d (%s)%s\n", name, WTERMSIG(status), strsignal(WTERMSIG(status)),
-               WTERMSIG(status) == SIGALRM ? ": over 60 s" : "");
-        return 1;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        printf("FAIL %s: child exit status %d\n", name, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        return 1;
-    }
-    return 0;
 }
 
 int main(void) {

@@ -18,6 +18,9 @@
 
 #include "jcode_mobile.h"
 #include "json_mini.h"
+#define CHECKS_FILE "harness.c"
+#define CHECKS_THREADED
+#include "checks.h" /* g_section: written by the main thread between sections only */
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -39,45 +42,10 @@
 ** are suppressed; any per-call leak in the library or the harness is still
 ** reported. The equivalent valgrind suppression:
 **     { swift-once-init  Memcheck:Leak  ...  fun:*once_slow*  ... }
+** The suppression itself is in checks.h.
 */
-#if defined(__SANITIZE_ADDRESS__)
-#define HARNESS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HARNESS_ASAN 1
-#endif
-#endif
-#ifdef HARNESS_ASAN
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) { return "leak:threading_impl::once_slow\n"; }
-#endif
 
-/* ================================================================ checks */
-
-static pthread_mutex_t g_check_lock = PTHREAD_MUTEX_INITIALIZER;
-static long g_passed, g_failed;
-/* Written by the main thread between sections only (never while workers run). */
-static const char *g_section = "";
-
-static JMINI_PRINTF_LIKE(3, 4) int check_at(int line, int ok, const char *fmt, ...) {
-    va_list ap;
-    pthread_mutex_lock(&g_check_lock);
-    if (ok) {
-        g_passed++;
-    } else {
-        g_failed++;
-        printf("FAIL [%s] harness.c:%d: ", g_section, line);
-        va_start(ap, fmt);
-        vprintf(fmt, ap);
-        va_end(ap);
-        putchar('\n');
-        fflush(stdout);
-    }
-    pthread_mutex_unlock(&g_check_lock);
-    return ok;
-}
-
-#define CHECK(cond, ...) check_at(__LINE__, (cond) ? 1 : 0, __VA_ARGS__)
+/* ================================================================ checks (checks.h) */
 
 static void expect_str_at(int line, const jv *doc, const char *path, const char *want, const char *ctx) {
     const jv *x = doc ? jget(doc, path) : NULL;

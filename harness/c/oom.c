@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "in_child.h"
+
 #define MiB (1024UL * 1024UL)
 /* One entry's text keeps at most 1 MiB (docs/LIMITS.md): 36 replies of 1 MiB. */
 #define DELTA_BYTES (1 * MiB)
@@ -156,26 +158,8 @@ static int child(void) {
 }
 
 int main(void) {
-    int status = 0;
-    pid_t pid;
-    fflush(stdout);
-    pid = fork();
-    if (pid < 0) {
-        perror("fork");
-        return 2;
-    }
-    if (pid == 0) _exit(child());
-    if (waitpid(pid, &status, 0) != pid) {
-        perror("waitpid");
-        return 2;
-    }
-    if (WIFSIGNALED(status)) {
-        printf("FAIL the child died by signal %d (%s)%s\n", WTERMSIG(status), strsignal(WTERMSIG(status)),
-               WTERMSIG(status) == SIGALRM ? ": over 60 s" : "");
-        return 1;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        printf("oom: FAILED (child exit status %d)\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (in_child("oom", child) != 0) {
+        printf("oom: FAILED\n");
         return 1;
     }
     printf("oom: out of memory answered without aborting; the app stayed usable\n");

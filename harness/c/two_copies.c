@@ -19,6 +19,8 @@
 #endif
 
 #include "json_mini.h"
+#define CHECKS_FILE "two_copies.c"
+#include "checks.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -28,25 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static long g_passed, g_failed;
-
-static JMINI_PRINTF_LIKE(3, 4) int check_at(int line, int ok, const char *fmt, ...) {
-    va_list ap;
-    if (ok) {
-        g_passed++;
-        return 1;
-    }
-    g_failed++;
-    printf("FAIL two_copies.c:%d: ", line);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-    return 0;
-}
-
-#define CHECK(cond, ...) check_at(__LINE__, (cond) ? 1 : 0, __VA_ARGS__)
 
 /* The functions of include/jcode_mobile.h, as found in one loaded copy. */
 typedef struct {

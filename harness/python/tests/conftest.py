@@ -10,6 +10,7 @@ received it with :class:`jcode_mobile.schema.SchemaViolation`.
 import os
 import sys
 from pathlib import Path
+from typing import Any, Callable, Iterator, List, Optional
 
 import pytest
 
@@ -42,3 +43,44 @@ def lib():
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture
+def hosts() -> Iterator[Callable[..., Any]]:
+    """``hosts(app=None, **options)`` starts a BackgroundHost around ``app`` (its http and
+    connect timeouts 2 s and a VirtualClock unless ``options`` say otherwise); all are closed
+    after the test."""
+    from jcode_mobile.host import BackgroundHost, VirtualClock
+
+    started: List[BackgroundHost] = []
+
+    def start(app: Optional[Any] = None, **options: Any) -> BackgroundHost:
+        options.setdefault("http_timeout", 2.0)
+        options.setdefault("connect_timeout", 2.0)
+        options.setdefault("clock", VirtualClock())
+        host = BackgroundHost(app, **options)
+        started.append(host)
+        return host
+
+    yield start
+    for host in started:
+        host.close()
+
+
+@pytest.fixture
+def start_gateway() -> Iterator[Callable[..., Any]]:
+    """``start_gateway(faults=None, **options)`` starts a gateway on loopback around
+    ``FakeJcodeServer(**options)``, its faults injected; all are stopped after the test."""
+    from jcode_mobile.fake_gateway import FakeJcodeServer
+    from jcode_mobile.gateway import RunningGateway
+
+    started: List[RunningGateway] = []
+
+    def start(faults: Optional[Any] = None, **options: Any) -> RunningGateway:
+        running = RunningGateway(FakeJcodeServer(**options), faults=faults).start()
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop()

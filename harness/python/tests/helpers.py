@@ -3,7 +3,7 @@
 import json
 import re
 from pathlib import Path
-from typing import Dict, List
+from typing import Any, Callable, Dict, List
 
 from jcode_mobile import iter_nodes
 from jcode_mobile.fake_gateway import Host
@@ -78,3 +78,36 @@ def dumps(value) -> str:
 def tappable(tree) -> List[dict]:
     """Visible (with all ancestors), enabled nodes that support "tap"."""
     return [n for n in iter_nodes(tree, visible_only=True) if n["enabled"] and "tap" in n["supported_actions"]]
+
+
+# -- a host and the fake gateway on loopback --------------------------------------------------
+
+
+def connected(state: dict) -> bool:
+    """On the chat, connected, the session's history loaded."""
+    return (state["screen"] == "chat" and state["connection"]["phase"] == "connected"
+            and state["session"]["history_loaded"])
+
+
+def idle(state: dict) -> bool:
+    """Connected, history loaded, no turn running, nothing left in the outbox."""
+    return connected(state) and not state["session"]["is_processing"] and state["outbox"] == []
+
+
+def phase_is(phase: str) -> Callable[[dict], bool]:
+    def check(state: dict) -> bool:
+        return state["connection"]["phase"] == phase
+    check.__name__ = f"phase_is_{phase}"
+    return check
+
+
+def pair_and_open(host: Any, gateway: Any, *, code: str, device: str, session: str, messages: int,
+                  timeout: float = 5) -> None:
+    """Pair ``host`` (a BackgroundHost) with ``gateway`` (a RunningGateway on 127.0.0.1), wait until
+    connected, open ``session`` and wait until its ``messages`` entries show."""
+    fill_pairing_form(host, server="127.0.0.1", port=str(gateway.port), code=code, device=device)
+    host.dispatch({"type": "submit_pairing"})
+    host.wait_for(connected, timeout=5)
+    host.dispatch({"type": "resume_session", "session_id": session})
+    host.wait_for(lambda s: connected(s) and s["session"]["id"] == session and len(s["transcript"]) == messages,
+                  timeout=timeout)

@@ -24,19 +24,17 @@ message then went missing from the view.
 from __future__ import annotations
 
 import json
-import signal
-import time
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional
+from typing import Iterator, List
 
 import pytest
 
-from jcode_mobile import App, find_node
+from jcode_mobile import find_node
 from jcode_mobile.fake_gateway import FakeJcodeServer, Reply
-from jcode_mobile.gateway import Faults, RunningGateway
-from jcode_mobile.host import BackgroundHost, FileSecureStore, FileStorage, VirtualClock
+from jcode_mobile.gateway import RunningGateway
+from jcode_mobile.host import BackgroundHost, FileSecureStore, FileStorage
 
-from helpers import WORKING_DIR
+from helpers import WORKING_DIR, idle, pair_and_open, phase_is
 
 CODE = "640127"
 HISTORY = [
@@ -45,25 +43,13 @@ HISTORY = [
 ]
 DELTAS = ["The test ", "now waits ", "for the ", "connected event."]
 TEST_DEADLINE_S = 30
+pytestmark = pytest.mark.timeout(TEST_DEADLINE_S)  # pytest-timeout fails a test still running then
 KEEPALIVE_MS = 20_000
 
 
 
 # -- fixtures ---------------------------------------------------------------------------------
 
-
-@pytest.fixture(autouse=True)
-def deadline() -> Iterator[None]:
-    def expired(signum, frame):  # noqa: ARG001
-        raise TimeoutError(f"the test ran past {TEST_DEADLINE_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_DEADLINE_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture
@@ -75,58 +61,20 @@ def gateway() -> Iterator[RunningGateway]:
 
 
 @pytest.fixture
-def hosts() -> Iterator[Callable[..., BackgroundHost]]:
-    started: List[BackgroundHost] = []
-
-    def start(**options) -> BackgroundHost:
-        options.setdefault("http_timeout", 2.0)
-        options.setdefault("connect_timeout", 2.0)
-        options.setdefault("clock", VirtualClock())
-        host = BackgroundHost(**options)
-        started.append(host)
-        return host
-
-    yield start
-    for host in started:
-        host.close()
-
-
-@pytest.fixture
 def host(hosts) -> BackgroundHost:
-    return hosts()
+    return hosts()  # hosts: conftest.py
 
 
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def connected(state: dict) -> bool:
-    return (state["screen"] == "chat" and state["connection"]["phase"] == "connected"
-            and state["session"]["history_loaded"])
 
-
-def phase_is(phase: str) -> Callable[[dict], bool]:
-    def check(state: dict) -> bool:
-        return state["connection"]["phase"] == phase
-    check.__name__ = f"phase_is_{phase}"
-    return check
-
-
-def idle(state: dict) -> bool:
-    """Connected, history loaded, no turn running, nothing left in the outbox."""
-    return connected(state) and not state["session"]["is_processing"] and state["outbox"] == []
 
 
 def pair(host: BackgroundHost, gateway: RunningGateway) -> dict:
     """Pair (the device creates its identity first), connect, open the server's session."""
-    for kind, value in [("set_host", "127.0.0.1"), ("set_port", str(gateway.port)), ("set_pair_code", CODE),
-                        ("set_device_name", "Nothing-lost phone"), ("set_working_dir", WORKING_DIR)]:
-        host.dispatch({"type": kind, "value": value})
-    host.dispatch({"type": "submit_pairing"})
-    host.wait_for(connected, timeout=5)
-    main = gateway.fake.main_session
-    host.dispatch({"type": "resume_session", "session_id": main})
-    host.wait_for(lambda s: connected(s) and s["session"]["id"] == main and len(s["transcript"]) == len(HISTORY),
-                  timeout=5)
+    pair_and_open(host, gateway, code=CODE, device="Nothing-lost phone", session=gateway.fake.main_session,
+                  messages=len(HISTORY))
     assert host.settle(timeout=5)
     return host.state()
 

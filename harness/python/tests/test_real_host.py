@@ -10,7 +10,7 @@ import json
 import os
 import socket
 import stat
-from typing import Awaitable, Callable, List, Optional
+from typing import Any, Awaitable, Callable, List, Optional
 
 import pytest
 from aiohttp import WSMsgType, web
@@ -183,6 +183,25 @@ def connected(state: dict) -> bool:
     return state["screen"] == "chat" and state["connection"]["phase"] == "connected" and state["session"]["history_loaded"]
 
 
+def against_a_gateway(*, virtual_clock: bool = False, timeout: float = 10.0, **gateway_options: Any):
+    """Makes ``async def test_…(host, gateway)`` a test: it runs on a fresh event loop against a
+    ``Gateway(**gateway_options)`` with a :func:`new_host` (on a VirtualClock when asked), which is
+    closed after it; past ``timeout`` seconds it fails."""
+    def decorate(body: Callable[[RealHost, "Gateway"], Awaitable[None]]) -> Callable[[], None]:
+        def test() -> None:
+            async def main() -> None:
+                async with Gateway(**gateway_options) as gateway:
+                    host = new_host(clock=VirtualClock()) if virtual_clock else new_host()
+                    try:
+                        await body(host, gateway)
+                    finally:
+                        await host.close()
+            run(main, timeout)
+        test.__name__, test.__qualname__, test.__doc__ = body.__name__, body.__qualname__, body.__doc__
+        return test
+    return decorate
+
+
 async def pair_and_connect(host: RealHost, gateway: Gateway) -> dict:
     fill_pairing_form(host, server="127.0.0.1", port=str(gateway.port), code=CODE, working_dir=WORKING_DIR)
     host.dispatch({"type": "submit_pairing"})
@@ -202,37 +221,25 @@ def check_server(host: RealHost, port: int) -> None:
     host.dispatch({"type": "check_server"})
 
 
-def test_health_of_a_gateway_answers_ok_with_its_version():
-    async def main():
-        async with Gateway() as gateway:
-            host = new_host()
-            try:
-                check_server(host, gateway.port)
-                assert await host.settle(timeout=3.0)
-                (answer,) = steps_with(host, "health_finished")
-                assert answer.input == {"type": "health_finished", "effect_id": host.effects[-1]["effect_id"],
-                                        "ok": True, "version": "0.9.2"}
-                assert host.app.state()["pairing"]["health"]["status"] == "reachable"
-                assert host.errors == []
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway()
+async def test_health_of_a_gateway_answers_ok_with_its_version(host: RealHost, gateway: Gateway) -> None:
+    check_server(host, gateway.port)
+    assert await host.settle(timeout=3.0)
+    (answer,) = steps_with(host, "health_finished")
+    assert answer.input == {"type": "health_finished", "effect_id": host.effects[-1]["effect_id"],
+                            "ok": True, "version": "0.9.2"}
+    assert host.app.state()["pairing"]["health"]["status"] == "reachable"
+    assert host.errors == []
 
 
-def test_health_answered_with_500_reports_the_status_and_the_servers_error():
-    async def main():
-        async with Gateway(health_status=500) as gateway:
-            host = new_host()
-            try:
-                check_server(host, gateway.port)
-                assert await host.settle(timeout=3.0)
-                (answer,) = steps_with(host, "health_finished")
-                assert {k: v for k, v in answer.input.items() if k != "effect_id"} == {
-                    "type": "health_finished", "ok": False, "status": 500, "error": "database on fire"}
-                assert host.app.state()["pairing"]["health"]["status"] == "failed"
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(health_status=500)
+async def test_health_answered_with_500_reports_the_status_and_the_servers_error(host: RealHost, gateway: Gateway) -> None:
+    check_server(host, gateway.port)
+    assert await host.settle(timeout=3.0)
+    (answer,) = steps_with(host, "health_finished")
+    assert {k: v for k, v in answer.input.items() if k != "effect_id"} == {
+        "type": "health_finished", "ok": False, "status": 500, "error": "database on fire"}
+    assert host.app.state()["pairing"]["health"]["status"] == "failed"
 
 
 def test_health_of_a_refused_port_is_unreachable_without_status():
@@ -312,24 +319,18 @@ def test_pairing_stores_the_token_in_the_secure_store_and_never_in_errors():
     run(main)
 
 
-def test_pairing_with_a_wrong_code_reports_401_and_the_servers_error_text():
-    async def main():
-        async with Gateway() as gateway:
-            host = new_host()
-            try:
-                fill_pairing_form(host, server="127.0.0.1", port=str(gateway.port), code="000000")
-                host.dispatch({"type": "submit_pairing"})
-                assert await host.settle(timeout=3.0)
-                (answer,) = steps_with(host, "pair_finished")
-                assert {k: v for k, v in answer.input.items() if k != "effect_id"} == {
-                    "type": "pair_finished", "ok": False, "status": 401, "error": "Invalid or expired pairing code"}
-                state = host.app.state()
-                assert state["screen"] == "onboarding"
-                assert state["banners"]["error"] is not None
-                assert "websocket_connect" not in effect_types(host)
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway()
+async def test_pairing_with_a_wrong_code_reports_401_and_the_servers_error_text(host: RealHost, gateway: Gateway) -> None:
+    fill_pairing_form(host, server="127.0.0.1", port=str(gateway.port), code="000000")
+    host.dispatch({"type": "submit_pairing"})
+    assert await host.settle(timeout=3.0)
+    (answer,) = steps_with(host, "pair_finished")
+    assert {k: v for k, v in answer.input.items() if k != "effect_id"} == {
+        "type": "pair_finished", "ok": False, "status": 401, "error": "Invalid or expired pairing code"}
+    state = host.app.state()
+    assert state["screen"] == "onboarding"
+    assert state["banners"]["error"] is not None
+    assert "websocket_connect" not in effect_types(host)
 
 
 def test_pairing_with_an_unreachable_server_reports_no_status():
@@ -351,36 +352,30 @@ def test_pairing_with_an_unreachable_server_reports_no_status():
 # -- the WebSocket ------------------------------------------------------------------------------
 
 
-def test_pair_connect_subscribe_reaches_the_chat_with_the_history_then_a_reply_streams_in():
-    async def main():
-        async with Gateway() as gateway:
-            host = new_host()
-            try:
-                state = await pair_and_connect(host, gateway)
-                assert state["connection"]["phase"] == "connected"
-                assert [(m["role"], m["text"]) for m in state["transcript"]] == [
-                    ("user", "Why does the build fail?"), ("assistant", "A missing semicolon in main.c.")]
-                assert gateway.auth_headers == [f"Bearer {TOKEN}"]
-                assert gateway.requests == [
-                    {"id": 1, "type": "subscribe", "working_dir": WORKING_DIR,
-                     "client_instance_id": "device-under-test"},
-                    {"id": 2, "type": "get_history"},
-                ]
-                # each server event arrived as its own frame: 3 for subscribe, 2 for get_history
-                assert host.frames_in == 5 and host.frames_out == 2
-                assert [s.input["line"] for s in steps_with(host, "websocket_event")][:3] == [
-                    '{"type":"ack","id":1}', '{"type":"session","session_id":"s1"}', '{"type":"done","id":1}']
+@against_a_gateway()
+async def test_pair_connect_subscribe_reaches_the_chat_with_the_history_then_a_reply_streams_in(host: RealHost, gateway: Gateway) -> None:
+    state = await pair_and_connect(host, gateway)
+    assert state["connection"]["phase"] == "connected"
+    assert [(m["role"], m["text"]) for m in state["transcript"]] == [
+        ("user", "Why does the build fail?"), ("assistant", "A missing semicolon in main.c.")]
+    assert gateway.auth_headers == [f"Bearer {TOKEN}"]
+    assert gateway.requests == [
+        {"id": 1, "type": "subscribe", "working_dir": WORKING_DIR,
+         "client_instance_id": "device-under-test"},
+        {"id": 2, "type": "get_history"},
+    ]
+    # each server event arrived as its own frame: 3 for subscribe, 2 for get_history
+    assert host.frames_in == 5 and host.frames_out == 2
+    assert [s.input["line"] for s in steps_with(host, "websocket_event")][:3] == [
+        '{"type":"ack","id":1}', '{"type":"session","session_id":"s1"}', '{"type":"done","id":1}']
 
-                host.dispatch({"type": "send_message", "text": "Fix it"})
-                state = await host.wait_for(lambda s: not s["session"]["is_processing"]
-                                            and s["transcript"][-1]["text"] == "Fixed it.", timeout=3.0)
-                assert [(m["role"], m["text"]) for m in state["transcript"][-2:]] == [
-                    ("user", "Fix it"), ("assistant", "Fixed it.")]
-                assert gateway.requests[-1] == {"id": 3, "type": "message", "content": "Fix it"}
-                assert host.errors == []
-            finally:
-                await host.close()
-    run(main)
+    host.dispatch({"type": "send_message", "text": "Fix it"})
+    state = await host.wait_for(lambda s: not s["session"]["is_processing"]
+                                and s["transcript"][-1]["text"] == "Fixed it.", timeout=3.0)
+    assert [(m["role"], m["text"]) for m in state["transcript"][-2:]] == [
+        ("user", "Fix it"), ("assistant", "Fixed it.")]
+    assert gateway.requests[-1] == {"id": 3, "type": "message", "content": "Fix it"}
+    assert host.errors == []
 
 
 def ipv6_loopback() -> bool:
@@ -393,39 +388,27 @@ def ipv6_loopback() -> bool:
 
 
 @pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")
-def test_an_ipv6_host_is_reached_in_brackets_for_health_pairing_and_the_socket():
-    async def main():
-        async with Gateway(bind="::1") as gateway:
-            host = new_host()
-            try:
-                fill_pairing_form(host, server="::1", port=str(gateway.port), code=CODE, working_dir=WORKING_DIR)
-                host.dispatch({"type": "check_server"})
-                host.dispatch({"type": "submit_pairing"})
-                await host.wait_for(connected, timeout=5.0)
-                (health,) = steps_with(host, "health_finished")
-                assert health.input["ok"] is True
-                (connect,) = [e for e in host.effects if e["type"] == "websocket_connect"]
-                assert connect["url"] == f"ws://[::1]:{gateway.port}/ws"
-                assert host.errors == []
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(bind="::1")
+async def test_an_ipv6_host_is_reached_in_brackets_for_health_pairing_and_the_socket(host: RealHost, gateway: Gateway) -> None:
+    fill_pairing_form(host, server="::1", port=str(gateway.port), code=CODE, working_dir=WORKING_DIR)
+    host.dispatch({"type": "check_server"})
+    host.dispatch({"type": "submit_pairing"})
+    await host.wait_for(connected, timeout=5.0)
+    (health,) = steps_with(host, "health_finished")
+    assert health.input["ok"] is True
+    (connect,) = [e for e in host.effects if e["type"] == "websocket_connect"]
+    assert connect["url"] == f"ws://[::1]:{gateway.port}/ws"
+    assert host.errors == []
 
 
-def test_one_frame_holding_several_newline_separated_events_is_applied_whole():
-    async def main():
-        async with Gateway(frame_events=3) as gateway:
-            host = new_host()
-            try:
-                state = await pair_and_connect(host, gateway)
-                assert host.frames_in == 2  # ack+session+done, then ack+history
-                lines = [s.input["line"] for s in steps_with(host, "websocket_event")]
-                assert lines[0] == '{"type":"ack","id":1}\n{"type":"session","session_id":"s1"}\n{"type":"done","id":1}'
-                assert state["session"]["id"] == "s1"
-                assert len(state["transcript"]) == 2
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(frame_events=3)
+async def test_one_frame_holding_several_newline_separated_events_is_applied_whole(host: RealHost, gateway: Gateway) -> None:
+    state = await pair_and_connect(host, gateway)
+    assert host.frames_in == 2  # ack+session+done, then ack+history
+    lines = [s.input["line"] for s in steps_with(host, "websocket_event")]
+    assert lines[0] == '{"type":"ack","id":1}\n{"type":"session","session_id":"s1"}\n{"type":"done","id":1}'
+    assert state["session"]["id"] == "s1"
+    assert len(state["transcript"]) == 2
 
 
 def test_a_frame_past_the_cores_input_limit_reaches_the_core_which_refuses_it_and_the_socket_stays():
@@ -447,177 +430,135 @@ def test_a_frame_past_the_cores_input_limit_reaches_the_core_which_refuses_it_an
     run(main)
 
 
-def test_a_token_refused_at_the_upgrade_is_websocket_failed_401_and_no_reconnect():
-    async def main():
-        async with Gateway(issued_token=TOKEN, accepted_token="tok-someone-else") as gateway:
-            clock = VirtualClock()
-            host = new_host(clock=clock)
-            try:
-                fill_pairing_form(host, server="127.0.0.1", port=str(gateway.port), code=CODE)
-                host.dispatch({"type": "submit_pairing"})
-                state = await host.wait_for(lambda s: s["connection"]["phase"] == "failed", timeout=5.0)
-                (failed,) = steps_with(host, "websocket_failed")
-                connect = next(e for e in host.effects if e["type"] == "websocket_connect")
-                assert failed.input == {"type": "websocket_failed", "effect_id": connect["effect_id"], "status": 401,
-                                        "error": "the server refused the WebSocket upgrade with HTTP 401"}
-                assert "schedule_timer" not in effect_types(host)  # never connected: no reconnect, no keep-alive
-                assert clock.pending() == {}
-                assert "error" in host.haptics
-                assert gateway.auth_headers == [f"Bearer {TOKEN}"]
-                assert state["screen"] == "onboarding"
-                assert state["connection"]["reason"] == ("This device is no longer paired with the server. "
-                                                         "Re-pair to reconnect.")
-                assert TOKEN not in json.dumps(host.errors)
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(issued_token=TOKEN, accepted_token="tok-someone-else", virtual_clock=True)
+async def test_a_token_refused_at_the_upgrade_is_websocket_failed_401_and_no_reconnect(host: RealHost, gateway: Gateway) -> None:
+    clock = host.clock
+    fill_pairing_form(host, server="127.0.0.1", port=str(gateway.port), code=CODE)
+    host.dispatch({"type": "submit_pairing"})
+    state = await host.wait_for(lambda s: s["connection"]["phase"] == "failed", timeout=5.0)
+    (failed,) = steps_with(host, "websocket_failed")
+    connect = next(e for e in host.effects if e["type"] == "websocket_connect")
+    assert failed.input == {"type": "websocket_failed", "effect_id": connect["effect_id"], "status": 401,
+                            "error": "the server refused the WebSocket upgrade with HTTP 401"}
+    assert "schedule_timer" not in effect_types(host)  # never connected: no reconnect, no keep-alive
+    assert clock.pending() == {}
+    assert "error" in host.haptics
+    assert gateway.auth_headers == [f"Bearer {TOKEN}"]
+    assert state["screen"] == "onboarding"
+    assert state["connection"]["reason"] == ("This device is no longer paired with the server. "
+                                             "Re-pair to reconnect.")
+    assert TOKEN not in json.dumps(host.errors)
 
 
-def test_a_dropped_connection_is_websocket_closed_1006_once_and_the_reconnect_timer_waits_for_advance():
-    async def main():
-        async with Gateway() as gateway:
-            clock = VirtualClock()
-            host = new_host(clock=clock)
-            try:
-                await pair_and_connect(host, gateway)
-                first = host.socket_id
-                mark = len(host.effects)
-                gateway.drop()
-                await host.wait_for(lambda s: s["connection"]["phase"] == "reconnecting", timeout=3.0)
-                assert await host.settle(timeout=3.0)
-                closed = steps_with(host, "websocket_closed")
-                assert [s.input for s in closed] == [
-                    {"type": "websocket_closed", "effect_id": first, "code": 1006, "reason": "connection lost"}]
-                (timer,) = [e for e in host.effects[mark:] if e["type"] == "schedule_timer"]
-                assert (timer["after_ms"], timer["purpose"]) == (1000, "reconnect")
-                assert clock.pending() == {timer["timer_id"]: 1000}
+@against_a_gateway(virtual_clock=True)
+async def test_a_dropped_connection_is_websocket_closed_1006_once_and_the_reconnect_timer_waits_for_advance(host: RealHost, gateway: Gateway) -> None:
+    clock = host.clock
+    await pair_and_connect(host, gateway)
+    first = host.socket_id
+    mark = len(host.effects)
+    gateway.drop()
+    await host.wait_for(lambda s: s["connection"]["phase"] == "reconnecting", timeout=3.0)
+    assert await host.settle(timeout=3.0)
+    closed = steps_with(host, "websocket_closed")
+    assert [s.input for s in closed] == [
+        {"type": "websocket_closed", "effect_id": first, "code": 1006, "reason": "connection lost"}]
+    (timer,) = [e for e in host.effects[mark:] if e["type"] == "schedule_timer"]
+    assert (timer["after_ms"], timer["purpose"]) == (1000, "reconnect")
+    assert clock.pending() == {timer["timer_id"]: 1000}
 
-                # real time passes, the virtual clock does not: no reconnect
-                await asyncio.sleep(0.2)
-                assert "websocket_connect" not in effect_types(host, mark)
-                assert host.advance(999) == []
-                assert host.advance(1) == [timer["timer_id"]]
-                state = await host.wait_for(connected, timeout=3.0)
-                assert state["connection"]["attempt"] == 0
-                assert host.socket_id != first
-                # this server's subscribe brings no history: the ping after it is answered first, get_history follows
-                assert [r["type"] for r in gateway.requests[-4:]] == ["subscribe", "ping", "get_history", "ping"]
-                assert gateway.requests[-4] == {"id": 1, "type": "subscribe", "working_dir": WORKING_DIR,
-                                                "target_session_id": "s1", "client_instance_id": "device-under-test"}
-                assert len(steps_with(host, "websocket_closed")) == 1
-            finally:
-                await host.close()
-    run(main)
+    # real time passes, the virtual clock does not: no reconnect
+    await asyncio.sleep(0.2)
+    assert "websocket_connect" not in effect_types(host, mark)
+    assert host.advance(999) == []
+    assert host.advance(1) == [timer["timer_id"]]
+    state = await host.wait_for(connected, timeout=3.0)
+    assert state["connection"]["attempt"] == 0
+    assert host.socket_id != first
+    # this server's subscribe brings no history: the ping after it is answered first, get_history follows
+    assert [r["type"] for r in gateway.requests[-4:]] == ["subscribe", "ping", "get_history", "ping"]
+    assert gateway.requests[-4] == {"id": 1, "type": "subscribe", "working_dir": WORKING_DIR,
+                                    "target_session_id": "s1", "client_instance_id": "device-under-test"}
+    assert len(steps_with(host, "websocket_closed")) == 1
 
 
-def test_a_close_frame_from_the_server_reports_its_code_and_reason():
-    async def main():
-        async with Gateway() as gateway:
-            host = new_host(clock=VirtualClock())
-            try:
-                await pair_and_connect(host, gateway)
-                socket_id = host.socket_id
-                await gateway.sockets[-1].close(code=4000, message=b"server going down")
-                await host.wait_for(lambda s: s["connection"]["phase"] == "reconnecting", timeout=3.0)
-                assert await host.settle(timeout=3.0)
-                assert [s.input for s in steps_with(host, "websocket_closed")] == [
-                    {"type": "websocket_closed", "effect_id": socket_id, "code": 4000,
-                     "reason": "server going down"}]
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(virtual_clock=True)
+async def test_a_close_frame_from_the_server_reports_its_code_and_reason(host: RealHost, gateway: Gateway) -> None:
+    await pair_and_connect(host, gateway)
+    socket_id = host.socket_id
+    await gateway.sockets[-1].close(code=4000, message=b"server going down")
+    await host.wait_for(lambda s: s["connection"]["phase"] == "reconnecting", timeout=3.0)
+    assert await host.settle(timeout=3.0)
+    assert [s.input for s in steps_with(host, "websocket_closed")] == [
+        {"type": "websocket_closed", "effect_id": socket_id, "code": 4000,
+         "reason": "server going down"}]
 
 
-def test_disconnect_closes_with_1000_and_reports_websocket_closed_once():
-    async def main():
-        async with Gateway() as gateway:
-            host = new_host(clock=VirtualClock())
-            try:
-                await pair_and_connect(host, gateway)
-                socket_id = host.socket_id
-                host.dispatch({"type": "disconnect"})
-                assert await host.settle(timeout=3.0)
-                assert [s.input for s in steps_with(host, "websocket_closed")] == [
-                    {"type": "websocket_closed", "effect_id": socket_id, "code": 1000}]
-                assert host.app.state()["connection"]["phase"] == "disconnected"
-                assert host.socket_id is None
-                for _ in range(50):  # the server sees the close handshake
-                    if gateway.close_codes:
-                        break
-                    await asyncio.sleep(0.02)
-                assert gateway.close_codes == [1000]
-                # no reconnect is scheduled, and the keep-alive stopped with the socket
-                timers = [(e["type"], e["timer_id"]) for e in host.effects if e["type"].endswith("_timer")]
-                assert timers == [("schedule_timer", "keepalive.1"), ("cancel_timer", "keepalive.1")]
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(virtual_clock=True)
+async def test_disconnect_closes_with_1000_and_reports_websocket_closed_once(host: RealHost, gateway: Gateway) -> None:
+    await pair_and_connect(host, gateway)
+    socket_id = host.socket_id
+    host.dispatch({"type": "disconnect"})
+    assert await host.settle(timeout=3.0)
+    assert [s.input for s in steps_with(host, "websocket_closed")] == [
+        {"type": "websocket_closed", "effect_id": socket_id, "code": 1000}]
+    assert host.app.state()["connection"]["phase"] == "disconnected"
+    assert host.socket_id is None
+    for _ in range(50):  # the server sees the close handshake
+        if gateway.close_codes:
+            break
+        await asyncio.sleep(0.02)
+    assert gateway.close_codes == [1000]
+    # no reconnect is scheduled, and the keep-alive stopped with the socket
+    timers = [(e["type"], e["timer_id"]) for e in host.effects if e["type"].endswith("_timer")]
+    assert timers == [("schedule_timer", "keepalive.1"), ("cancel_timer", "keepalive.1")]
 
 
-def test_frames_of_a_replaced_socket_are_never_delivered():
-    async def main():
-        async with Gateway(chatter=True) as gateway:
-            host = new_host(clock=VirtualClock())
-            try:
-                await pair_and_connect(host, gateway)  # the first socket now chatters every 2 ms
-                old_id = host.socket_id
-                await host.wait_for(lambda s: (s["session"]["status_detail"] or "").startswith("ghost"), timeout=3.0)
-                # a new working directory makes the core replace the socket
-                report = host.dispatch({"type": "set_working_dir", "value": "/srv/other",
-                                        "server_id": f"127.0.0.1:{gateway.port}"})
-                # the old socket closes (its keep-alive stops), a new one opens, the new directory is kept
-                assert [e["type"] for e in report["effects"]][-4:] == [
-                    "websocket_close", "cancel_timer", "websocket_connect", "storage_write"]
-                replaced_at = len(host.steps)
-                await host.wait_for(connected, timeout=3.0)
-                assert await host.settle(timeout=3.0)
-                assert host.socket_id != old_id
-                late = [s.input for s in host.steps[replaced_at:]
-                        if s.input.get("type") == "websocket_event" and s.input.get("effect_id") == old_id]
-                assert late == []
-                assert gateway.chatter_sent > 0
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(chatter=True, virtual_clock=True)
+async def test_frames_of_a_replaced_socket_are_never_delivered(host: RealHost, gateway: Gateway) -> None:
+    await pair_and_connect(host, gateway)  # the first socket now chatters every 2 ms
+    old_id = host.socket_id
+    await host.wait_for(lambda s: (s["session"]["status_detail"] or "").startswith("ghost"), timeout=3.0)
+    # a new working directory makes the core replace the socket
+    report = host.dispatch({"type": "set_working_dir", "value": "/srv/other",
+                            "server_id": f"127.0.0.1:{gateway.port}"})
+    # the old socket closes (its keep-alive stops), a new one opens, the new directory is kept
+    assert [e["type"] for e in report["effects"]][-4:] == [
+        "websocket_close", "cancel_timer", "websocket_connect", "storage_write"]
+    replaced_at = len(host.steps)
+    await host.wait_for(connected, timeout=3.0)
+    assert await host.settle(timeout=3.0)
+    assert host.socket_id != old_id
+    late = [s.input for s in host.steps[replaced_at:]
+            if s.input.get("type") == "websocket_event" and s.input.get("effect_id") == old_id]
+    assert late == []
+    assert gateway.chatter_sent > 0
 
 
-def test_frames_after_session_close_requested_are_not_delivered():
-    async def main():
-        async with Gateway() as gateway:
-            host = new_host(clock=VirtualClock())
-            try:
-                await pair_and_connect(host, gateway)
-                socket_id = host.socket_id
-                await gateway.push([{"type": "session_close_requested", "reason": "Another client took over"},
-                                    {"type": "status_detail", "detail": "ghost"}])
-                await host.wait_for(lambda s: s["connection"]["phase"] == "failed", timeout=3.0)
-                assert await host.settle(timeout=3.0)
-                assert host.app.state()["session"]["status_detail"] != "ghost"
-                assert "ghost" not in json.dumps([s.input for s in host.steps])
-                assert [s.input for s in steps_with(host, "websocket_closed")] == [
-                    {"type": "websocket_closed", "effect_id": socket_id, "code": 1000}]
-                for _ in range(50):
-                    if gateway.close_codes:
-                        break
-                    await asyncio.sleep(0.02)
-                assert gateway.close_codes == [1000]
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(virtual_clock=True)
+async def test_frames_after_session_close_requested_are_not_delivered(host: RealHost, gateway: Gateway) -> None:
+    await pair_and_connect(host, gateway)
+    socket_id = host.socket_id
+    await gateway.push([{"type": "session_close_requested", "reason": "Another client took over"},
+                        {"type": "status_detail", "detail": "ghost"}])
+    await host.wait_for(lambda s: s["connection"]["phase"] == "failed", timeout=3.0)
+    assert await host.settle(timeout=3.0)
+    assert host.app.state()["session"]["status_detail"] != "ghost"
+    assert "ghost" not in json.dumps([s.input for s in host.steps])
+    assert [s.input for s in steps_with(host, "websocket_closed")] == [
+        {"type": "websocket_closed", "effect_id": socket_id, "code": 1000}]
+    for _ in range(50):
+        if gateway.close_codes:
+            break
+        await asyncio.sleep(0.02)
+    assert gateway.close_codes == [1000]
 
 
-def test_server_pings_are_answered_so_the_server_keeps_the_connection():
-    async def main():
-        async with Gateway(server_heartbeat=0.1) as gateway:
-            host = new_host()
-            try:
-                await pair_and_connect(host, gateway)
-                await asyncio.sleep(0.6)  # six pings; a missed pong closes the socket after 0.05 s
-                assert steps_with(host, "websocket_closed") == []
-                assert host.app.state()["connection"]["phase"] == "connected"
-            finally:
-                await host.close()
-    run(main)
+@against_a_gateway(server_heartbeat=0.1)
+async def test_server_pings_are_answered_so_the_server_keeps_the_connection(host: RealHost, gateway: Gateway) -> None:
+    await pair_and_connect(host, gateway)
+    await asyncio.sleep(0.6)  # six pings; a missed pong closes the socket after 0.05 s
+    assert steps_with(host, "websocket_closed") == []
+    assert host.app.state()["connection"]["phase"] == "connected"
 
 
 def test_close_is_idempotent_and_closes_the_socket():

@@ -14,8 +14,7 @@ fails a test still running after ``TEST_DEADLINE_S``.
 from __future__ import annotations
 
 import json
-import signal
-from typing import Iterator, List, Tuple
+from typing import List, Tuple
 
 import pytest
 
@@ -29,25 +28,13 @@ OTHER = "session-owl"
 HISTORY = [{"role": "user", "content": "Where were we?"}, {"role": "assistant", "content": "At the release."}]
 SHOWN = [("user", "Where were we?"), ("assistant", "At the release.")]
 TEST_DEADLINE_S = 10
+pytestmark = pytest.mark.timeout(TEST_DEADLINE_S)  # pytest-timeout fails a test still running then
 #: jcode's continuation after a reload (tool/selfdev/reload.rs, interrupted_session_continuation_message).
 RELOAD_CONTINUATION = (
     "Your session was interrupted by a server reload while a tool was running. The tool was aborted and results "
     "may be incomplete. Continue exactly where you left off and do not ask the user what to do next.")
 BUILD = {"id": "toolu_b", "name": "bash", "input": {"command": "cargo build"}, "output": "Finished dev"}
 
-
-@pytest.fixture(autouse=True)
-def deadline() -> Iterator[None]:
-    def expired(signum, frame):  # noqa: ARG001
-        raise TimeoutError(f"the test ran past {TEST_DEADLINE_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_DEADLINE_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # -- helpers ----------------------------------------------------------------------------------

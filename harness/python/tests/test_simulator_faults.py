@@ -37,24 +37,23 @@ from __future__ import annotations
 import json
 import queue
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import pytest
 
 from jcode_mobile import App, find_node
-from jcode_mobile.fake_gateway import FakeJcodeServer, Reply
+from jcode_mobile.fake_gateway import Reply
 from jcode_mobile.gateway import Faults, RunningGateway
 from jcode_mobile.gateway.faults import OPCODE_TEXT, ws_frame
-from jcode_mobile.host import BackgroundHost, VirtualClock
+from jcode_mobile.host import BackgroundHost
 
-from helpers import WORKING_DIR
+from helpers import WORKING_DIR, connected, fill_pairing_form, pair_and_open, phase_is
 
 HARNESS = Path(__file__).resolve().parents[1]
 
@@ -76,42 +75,22 @@ TOOL_REPLY = Reply(text="All 42 tests pass.", reasoning="Run the suite.",
 
 #: No test may run longer than this (every wait inside is far shorter).
 TEST_DEADLINE_S = 30
+pytestmark = pytest.mark.timeout(TEST_DEADLINE_S)  # pytest-timeout fails a test still running then
 
 
 # -- fixtures ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def deadline() -> Iterator[None]:
-    """Fail a test that runs past TEST_DEADLINE_S instead of hanging the suite."""
-
-    def expired(signum, frame):  # noqa: ARG001 - signal handler signature
-        raise TimeoutError(f"the test ran past {TEST_DEADLINE_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_DEADLINE_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
 
 @pytest.fixture
-def gateways() -> Iterator[Callable[..., RunningGateway]]:
-    """``gateways(replies=[…], faults=Faults(…))`` starts a fake gateway; all stop after the test."""
-    started: List[RunningGateway] = []
+def gateways(start_gateway) -> Callable[..., RunningGateway]:
+    """``gateways(replies=[…], faults=Faults(…))`` starts a fake gateway (start_gateway: conftest.py)."""
 
     def start(replies: Optional[List[Reply]] = None, faults: Optional[Faults] = None) -> RunningGateway:
-        fake = FakeJcodeServer(pair_code=CODE, history=HISTORY, other_sessions={},
-                               replies=replies if replies is not None else [Reply(text=REPLY_TEXT, chunks=DELTAS)])
-        gateway = RunningGateway(fake, faults=faults).start()
-        started.append(gateway)
-        return gateway
+        return start_gateway(faults=faults, pair_code=CODE, history=HISTORY, other_sessions={},
+                             replies=replies if replies is not None else [Reply(text=REPLY_TEXT, chunks=DELTAS)])
 
-    yield start
-    for gateway in started:
-        gateway.stop()
+    return start
 
 
 @pytest.fixture
@@ -120,57 +99,23 @@ def gateway(gateways) -> RunningGateway:
 
 
 @pytest.fixture
-def hosts() -> Iterator[Callable[..., BackgroundHost]]:
-    """``hosts(http_timeout=…)`` starts an app behind the real host on a VirtualClock; all closed after."""
-    started: List[BackgroundHost] = []
-
-    def start(**options) -> BackgroundHost:
-        options.setdefault("http_timeout", 2.0)
-        options.setdefault("connect_timeout", 2.0)
-        host = BackgroundHost(App({"device_id": DEVICE_ID}), clock=VirtualClock(), **options)
-        started.append(host)
-        return host
-
-    yield start
-    for host in started:
-        host.close()
-
-
-@pytest.fixture
 def host(hosts) -> BackgroundHost:
-    return hosts()
+    return hosts(App({"device_id": DEVICE_ID}))  # hosts: conftest.py
 
 
 # -- helpers ----------------------------------------------------------------------------------
 
 
 def fill_form(host: BackgroundHost, gateway: RunningGateway) -> None:
-    for kind, value in [("set_host", "127.0.0.1"), ("set_port", str(gateway.port)), ("set_pair_code", CODE),
-                        ("set_device_name", "Fault iPhone"), ("set_working_dir", WORKING_DIR)]:
-        host.dispatch({"type": kind, "value": value})
+    fill_pairing_form(host, server="127.0.0.1", port=str(gateway.port), code=CODE, device="Fault iPhone")
 
 
-def connected(state: dict) -> bool:
-    return (state["screen"] == "chat" and state["connection"]["phase"] == "connected"
-            and state["session"]["history_loaded"])
-
-
-def phase_is(phase: str) -> Callable[[dict], bool]:
-    def check(state: dict) -> bool:
-        return state["connection"]["phase"] == phase
-    check.__name__ = f"phase_is_{phase}"
-    return check
 
 
 def pair(host: BackgroundHost, gateway: RunningGateway) -> dict:
     """Pair, connect, open the server's session (its history shown); returns the settled state."""
-    fill_form(host, gateway)
-    host.dispatch({"type": "submit_pairing"})
-    host.wait_for(connected, timeout=5)
-    main = gateway.fake.main_session
-    host.dispatch({"type": "resume_session", "session_id": main})
-    host.wait_for(lambda s: connected(s) and s["session"]["id"] == main and len(s["transcript"]) == len(HISTORY),
-                  timeout=5)
+    pair_and_open(host, gateway, code=CODE, device="Fault iPhone", session=gateway.fake.main_session,
+                  messages=len(HISTORY))
     assert host.settle(timeout=5)
     state = host.state()
     assert transcript(state) == [(m["role"], m["content"]) for m in HISTORY]
@@ -579,7 +524,7 @@ def test_coalesced_events_share_frames_and_the_reply_is_intact(gateway, host):
 
 
 def test_pairing_against_a_stalled_gateway_times_out_with_a_clear_banner(gateway, hosts):
-    host = hosts(http_timeout=0.5)
+    host = hosts(App({"device_id": DEVICE_ID}), http_timeout=0.5)
     fill_form(host, gateway)
     gateway.set_faults(http_stall=True)
     started = time.monotonic()

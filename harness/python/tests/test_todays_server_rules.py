@@ -19,19 +19,18 @@ running after ``TEST_DEADLINE_S``.
 from __future__ import annotations
 
 import json
-import signal
 import urllib.request
-from typing import Callable, Iterator, List, Tuple
+from typing import Callable, List, Tuple
 
 import pytest
 
 from jcode_mobile import App, find_node
-from jcode_mobile.fake_gateway import FakeJcodeServer, Reply, compacted_rows, image_heavy_history
+from jcode_mobile.fake_gateway import Reply, compacted_rows, image_heavy_history
 from jcode_mobile.gateway import RunningGateway
 from jcode_mobile.gateway.server import CONTROL_PATH
-from jcode_mobile.host import BackgroundHost, VirtualClock
+from jcode_mobile.host import BackgroundHost
 
-from helpers import WORKING_DIR
+from helpers import WORKING_DIR, idle, pair_and_open, phase_is
 
 CODE = "583920"
 DEVICE = "phone-rules-1"
@@ -41,6 +40,7 @@ HISTORY = [
     {"role": "assistant", "content": "The fixture shares one cookie jar between tests; I made it per test."},
 ]
 TEST_DEADLINE_S = 40
+pytestmark = pytest.mark.timeout(TEST_DEADLINE_S)  # pytest-timeout fails a test still running then
 #: The system entry of docs/LIMITS.md, "A history too large".
 TOO_LARGE = ("This conversation could not be loaded: it is too large for the phone (over 16 MiB, mostly images). "
              "Earlier messages are not shown; new ones are. Compacting the conversation or starting a new one "
@@ -54,44 +54,21 @@ CONTINUATION = ("Your last turn was cut off before it finished (the app's connec
 # -- fixtures ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def deadline() -> Iterator[None]:
-    def expired(signum, frame):  # noqa: ARG001
-        raise TimeoutError(f"the test ran past {TEST_DEADLINE_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_DEADLINE_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
 
 @pytest.fixture
-def gateways() -> Iterator[Callable[..., RunningGateway]]:
-    """Start a gateway around a FakeJcodeServer built with these options (stopped after the test)."""
-    started: List[RunningGateway] = []
+def gateways(start_gateway) -> Callable[..., RunningGateway]:
+    """Start a gateway around a FakeJcodeServer built with these options (start_gateway: conftest.py)."""
 
     def start(**options) -> RunningGateway:
-        options.setdefault("pair_code", CODE)
-        options.setdefault("session_id", SESSION)
-        options.setdefault("history", HISTORY)
-        options.setdefault("other_sessions", {})
-        running = RunningGateway(FakeJcodeServer(**options)).start()
-        started.append(running)
-        return running
+        return start_gateway(**{"pair_code": CODE, "session_id": SESSION, "history": HISTORY, "other_sessions": {},
+                                **options})
 
-    yield start
-    for running in started:
-        running.stop()
+    return start
 
 
 @pytest.fixture
-def host() -> Iterator[BackgroundHost]:
-    started = BackgroundHost(App({"device_id": DEVICE}), clock=VirtualClock(), http_timeout=2.0, connect_timeout=2.0)
-    yield started
-    started.close()
+def host(hosts) -> BackgroundHost:
+    return hosts(App({"device_id": DEVICE}))  # hosts: conftest.py
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -107,21 +84,7 @@ def control(gateway: RunningGateway, **command) -> dict:
     return answer
 
 
-def connected(state: dict) -> bool:
-    return (state["screen"] == "chat" and state["connection"]["phase"] == "connected"
-            and state["session"]["history_loaded"])
 
-
-def idle(state: dict) -> bool:
-    """Connected, history loaded, no turn running, nothing left in the outbox."""
-    return connected(state) and not state["session"]["is_processing"] and state["outbox"] == []
-
-
-def phase_is(phase: str) -> Callable[[dict], bool]:
-    def check(state: dict) -> bool:
-        return state["connection"]["phase"] == phase
-    check.__name__ = f"phase_is_{phase}"
-    return check
 
 
 def settle_idle(host: BackgroundHost, timeout: float = 5) -> dict:
@@ -134,14 +97,7 @@ def settle_idle(host: BackgroundHost, timeout: float = 5) -> dict:
 
 def open_session(host: BackgroundHost, gateway: RunningGateway, messages: int) -> dict:
     """Pair, connect, open the server's session SESSION (``messages`` entries shown)."""
-    for kind, value in [("set_host", "127.0.0.1"), ("set_port", str(gateway.port)), ("set_pair_code", CODE),
-                        ("set_device_name", "Rules phone"), ("set_working_dir", WORKING_DIR)]:
-        host.dispatch({"type": kind, "value": value})
-    host.dispatch({"type": "submit_pairing"})
-    host.wait_for(connected, timeout=5)
-    host.dispatch({"type": "resume_session", "session_id": SESSION})
-    host.wait_for(lambda s: connected(s) and s["session"]["id"] == SESSION and len(s["transcript"]) == messages,
-                  timeout=10)
+    pair_and_open(host, gateway, code=CODE, device="Rules phone", session=SESSION, messages=messages, timeout=10)
     return settle_idle(host)
 
 

@@ -9,9 +9,8 @@ runtime schema (conftest.py). Each test bounds its own run time."""
 
 import json
 import random
-import signal
 from collections import Counter
-from typing import Any, Iterator, List, Optional
+from typing import Any, List, Optional
 
 import pytest
 
@@ -25,20 +24,8 @@ from jcode_mobile.tree_mirror import TreeMirror, TreeMismatch
 from helpers import all_scenarios, fill_pairing_form, tappable
 
 TEST_DEADLINE_S = 90
+pytestmark = pytest.mark.timeout(TEST_DEADLINE_S)  # pytest-timeout fails a test still running then
 
-
-@pytest.fixture(autouse=True)
-def deadline() -> Iterator[None]:
-    def expired(signum, frame):  # noqa: ARG001
-        raise TimeoutError(f"the test ran past {TEST_DEADLINE_S} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_DEADLINE_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # -- a mirror checked after every call ------------------------------------------------------
