@@ -46,6 +46,30 @@ final class DocumentationTests: XCTestCase {
         XCTAssertEqual(String(text[start..<stop]), "\n" + generated, "\(document) is stale: run `make docs`", file: file, line: line)
     }
 
+    /// The table's outputs are every case of every output type (the compiler
+    /// sees to it: OutputSamples.swift), each kind's examples of that kind.
+    func testTheTableKnowsEveryOutputAndEachExampleIsOfItsKind() {
+        func examplesAreOfTheirKind<Output: EnumeratedOutput>(_: Output.Type) {
+            for kind in Output.Kind.allCases {
+                let samples = Output.samples(of: kind)
+                XCTAssertFalse(samples.isEmpty, "\(Output.self).\(kind)")
+                XCTAssertTrue(samples.allSatisfy { $0.kind == kind }, "\(Output.self).\(kind)")
+            }
+        }
+        examplesAreOfTheirKind(InternalInput.self)
+        examplesAreOfTheirKind(PairingOutput.self)
+        examplesAreOfTheirKind(LifecycleOutput.self)
+        examplesAreOfTheirKind(ServersOutput.self)
+        examplesAreOfTheirKind(ConnectionOutput.self)
+        examplesAreOfTheirKind(SessionOutput.self)
+        examplesAreOfTheirKind(ChatOutput.self)
+        examplesAreOfTheirKind(ApprovalsOutput.self)
+        examplesAreOfTheirKind(AppOutput.self)
+        let names = Set(OwnershipTable.everyOutput.map(\.name))
+        XCTAssertEqual(names.count, 34, "30 outputs of the eight features and 4 shared requests")
+        XCTAssertTrue(names.isSuperset(of: ["history_lost", "clear_answered", "turn_started", "older_messages_shown"]))
+    }
+
     /// A few rows stated as literals, so the generator itself is checked.
     func testTheOwnershipTableNamesWhatEachFeatureOwns() {
         let rows = OwnershipTable.rows()
@@ -57,10 +81,11 @@ final class DocumentationTests: XCTestCase {
         XCTAssertEqual(rows[.composer]?.awaits, ["request_speech_transcript", "request_image_picker"])
         XCTAssertEqual(rows[.servers]?.actions, ["set_working_dir", "select_server", "forget_server"])
         XCTAssertEqual(rows[.pairing]?.actions.contains("set_working_dir"), true, "the form's working directory, without server_id")
-        XCTAssertEqual(rows[.chat]?.tells, ["turn_ended", "composer_sent", "keep_in_draft"])
+        XCTAssertEqual(rows[.chat]?.tells, ["turn_ended", "composer_sent", "keep_in_draft", "turn_started", "older_messages_shown"])
         XCTAssertEqual(
             rows[.notices]?.actsOn,
-            ["pairing_started (pairing)", "server_selected (servers)", "socket_opened (connection)", "session_switched (session)", "show_error", "notice"])
+            ["pairing_started (pairing)", "server_selected (servers)", "socket_opened (connection)", "session_switched (session)",
+             "clear_answered (session)", "turn_started (chat)", "show_error", "notice"])
     }
 
     func testEveryExampleInTheReferenceDecodes() {

@@ -7,29 +7,9 @@
 /// events that answer them. `DocumentationTests` checks the document
 /// against it (`JCODE_UPDATE_DOCS=1` rewrites it).
 public enum OwnershipTable {
-    /// One of every feature output and shared request (the table's
-    /// "acts on" and "tells" columns).
-    static let everyOutput: [InternalInput] = {
-        let server = SavedServer(address: ServerAddress(host: "devbox.local", port: 7643, useTLS: false), name: "devbox", workingDir: "/src")
-        let paired = PairedServer(address: server.address, name: "devbox", serverVersion: nil, workingDir: "/src", token: "<token>")
-        return [
-            .pairing(.pairingStarted), .pairing(.pairingFailed), .pairing(.paired(paired)), .pairing(.pairingLinkScanned),
-            .pairing(.serverVersionSeen(serverID: server.id, version: nil)), .pairing(.identityNeeded),
-            .lifecycle(.identityReady), .lifecycle(.identityFailed), .lifecycle(.sessionAskedOffline(sessionID: "session-owl")),
-            .servers(.serverChanged(to: server)), .servers(.serverChanged(to: nil)),
-            .servers(.serverSelected(ServerSelection(server: server, reason: .chosen))),
-            .servers(.serverSelected(ServerSelection(server: server, reason: .paired(serverVersion: nil)))),
-            .servers(.credentialsLoaded(serverID: server.id)), .servers(.credentialsMissing(serverName: "devbox")),
-            .servers(.workingDirChanged(serverID: server.id)),
-            .connection(.credentialsNeeded), .connection(.credentialsRejected(serverID: server.id)), .connection(.socketOpened),
-            .connection(.connectionLost),
-            .session(.sessionSwitched(sessionID: "session-fox")),
-            .chat(.turnEnded(outcome: .done)), .chat(.composerSent(clearDraft: true, clearAttachments: true)), .chat(.keepInDraft(text: "hi")),
-            .approvals(.permissionAsked(action: "bash", sessionID: nil)), .approvals(.inputAsked(prompt: "Name:")),
-            .app(.focus(nodeID: "chat.draft")), .app(.scrollMessages(offset: nil)),
-            .send(.ping), .showError(ErrorBanner(message: "!")), .notice(.info, "!"), .openChat,
-        ]
-    }()
+    /// Every feature output and shared request (the table's "acts on" and
+    /// "tells" columns), as the compiler enumerates them (OutputSamples.swift).
+    static let everyOutput: [InternalInput] = InternalInput.everySample
 
     /// Who sends an output (nil: a shared request, anyone may).
     static func sender(of message: InternalInput) -> FeatureID? {
