@@ -16,15 +16,7 @@ final class AppTests: XCTestCase {
     }
 
     private func optionsError(_ text: String) -> CoreError? {
-        var text = text
-        return text.withUTF8 { bytes in
-            do throws(CoreError) {
-                _ = try AppOptions.parse(bytes)
-                return nil
-            } catch {
-                return error
-            }
-        }
+        parseError(of: text, AppOptions.parse)
     }
 
     /// The state JSON of an app, parsed (`{"ok":true,"state":{…}}`).

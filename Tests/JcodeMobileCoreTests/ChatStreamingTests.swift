@@ -240,20 +240,7 @@ final class ChatStreamingTests: XCTestCase {
 
     func testClearConversationSendsClearAndEmptiesTheTranscriptWhenTheServerAccepts() {
         var store = SpecStore(.connectedChat)
-        store.send(.clearConversation, effects: [.webSocket(.send(#"{"id":3,"type":"clear"}"#))], followUps: ["send"]) {
-            $0["/session/is_clearing"] = true
-        }
-        // jcode answers with the fresh session's id, then done (client_session.rs, handle_clear_session).
-        store.server(#"{"type":"session","session_id":"session_otter_1700000000001_0000000000000001"}"#) {
-            $0["/session/id"] = "session_otter_1700000000001_0000000000000001"
-            $0["/session/title"] = nil
-            $0.append("/session/all_sessions", ["id": "session_otter_1700000000001_0000000000000001", "title": nil])
-        }
-        store.server(#"{"type":"done","id":3}"#, notes: ["done for clear"], followUps: ["clear_answered"]) {
-            $0["/transcript"] = []
-            $0["/session/is_clearing"] = false
-            $0["/session/total_tokens"] = nil
-        }
+        store.clearIntoAFreshSession()
         XCTAssertEqual(store.node("chat.header")?.label, "Otter")
     }
 }

@@ -12,15 +12,7 @@ final class IntegerFieldTests: XCTestCase {
     }
 
     private func optionsError(_ text: String) -> String? {
-        var text = text
-        return text.withUTF8 { bytes in
-            do throws(CoreError) {
-                _ = try AppOptions.parse(bytes)
-                return nil
-            } catch {
-                return JcodeMobileApp.errorDocument(error).text
-            }
-        }
+        parseError(of: text, AppOptions.parse).map { JcodeMobileApp.errorDocument($0).text }
     }
 
     func testAnEffectIdBeyondSixtyFourBitsIsRefusedAsWrittenNotClamped() {
@@ -106,15 +98,7 @@ final class IntegerFieldTests: XCTestCase {
     }
 
     private func subscribeError(_ text: String) -> String? {
-        var text = text
-        return text.withUTF8 { bytes in
-            do throws(CoreError) {
-                _ = try SubscribeOptions.parse(bytes)
-                return nil
-            } catch {
-                return JcodeMobileApp.errorDocument(error).text
-            }
-        }
+        parseError(of: text, SubscribeOptions.parse).map { JcodeMobileApp.errorDocument($0).text }
     }
 
     func testSubscribeOptionsNameACapacityOutOfRangeAsWrittenLikeEveryOtherCall() {

@@ -322,11 +322,7 @@ extension LifecycleTests {
             .webSocket(.send(#"{"id":6,"type":"ping"}"#)),
         ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send"]) {
             $0["/screen"] = "chat"
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
+            $0.showsTheOwlSessionLoading()
             $0["/banners/status"] = "Loading conversation…"
         }
     }
@@ -360,24 +356,7 @@ extension LifecycleTests {
         store.send(.navigate(.sessions)) { $0["/screen"] = "sessions" }
         store.loseTheConnection()
         // Offline, the session switches at once; the reconnect's subscribe names it, which resumes it.
-        store.event(
-            #"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#,
-            effects: [
-                .timer(.cancel(timerID: "reconnect.2")),
-                .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
-            ],
-            notes: ["session session-owl is resumed when the connection is up"],
-            followUps: ["open_chat", "session_asked_offline", "session_switched", "retry_connection"]
-        ) {
-            $0["/screen"] = "chat"
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
-            $0["/connection/reconnect_delay_ms"] = nil
-            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
-        }
+        store.openTheOwlNotificationOffline { $0["/screen"] = "chat" }
         store.resubscribe(keepalive: "keepalive.3", session: "session-owl")
         store.server(#"{"type":"history","id":1,"session_id":"session-owl","messages":[{"role":"user","content":"Draft the notes"}]}"#) {
             $0["/transcript"] = [entryJSON("m4", "user", text: "Draft the notes")]

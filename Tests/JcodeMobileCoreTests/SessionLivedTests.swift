@@ -57,11 +57,7 @@ final class SessionLivedTests: XCTestCase {
         store.loseTheConnection()
         store.send(.resumeSession(id: "session-owl"), notes: ["session session-owl is resumed when the connection is up"],
                    followUps: ["open_chat", "session_switched"]) {
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
+            $0.showsTheOwlSessionLoading()
         }
         store.fireTheReconnect()
         store.resubscribe(keepalive: "keepalive.3", session: "session-owl")

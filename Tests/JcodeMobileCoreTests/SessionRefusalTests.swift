@@ -84,19 +84,7 @@ final class SessionRefusalTests: XCTestCase {
 
     func testTheFreshSessionAClearMadeIsListedAndNamedFromItsId() {
         var store = SpecStore(.connectedChat)
-        store.send(.clearConversation, effects: [.webSocket(.send(#"{"id":3,"type":"clear"}"#))], followUps: ["send"]) {
-            $0["/session/is_clearing"] = true
-        }
-        store.server(#"{"type":"session","session_id":"session_otter_1700000000001_0000000000000001"}"#) {
-            $0["/session/id"] = "session_otter_1700000000001_0000000000000001"
-            $0["/session/title"] = nil
-            $0.append("/session/all_sessions", ["id": "session_otter_1700000000001_0000000000000001", "title": nil])
-        }
-        store.server(#"{"type":"done","id":3}"#, notes: ["done for clear"], followUps: ["clear_answered"]) {
-            $0["/transcript"] = []
-            $0["/session/is_clearing"] = false
-            $0["/session/total_tokens"] = nil
-        }
+        store.clearIntoAFreshSession()
         store.send(.navigate(.sessions)) { $0["/screen"] = "sessions" }
         XCTAssertEqual(store.node("sessions.list")?.children.map(\.label), ["Fix the flaky test", "Release notes", "Otter"])
         XCTAssertEqual(store.node("session.session_otter_1700000000001_0000000000000001")?.value, "current")
@@ -110,20 +98,7 @@ final class SessionRefusalTests: XCTestCase {
             $0["/session/total_tokens"] = ["input": 48310, "output": 3140, "cache_read_input": nil, "cache_creation_input": nil]
         }
         store.finishTheTurn()
-        store.send(.clearConversation, effects: [.webSocket(.send(#"{"id":4,"type":"clear"}"#))], followUps: ["send"]) {
-            $0["/session/is_clearing"] = true
-        }
-        store.server(#"{"type":"session","session_id":"session_otter_1700000000001_0000000000000001"}"#) {
-            $0["/session/id"] = "session_otter_1700000000001_0000000000000001"
-            $0["/session/title"] = nil
-            $0.append("/session/all_sessions", ["id": "session_otter_1700000000001_0000000000000001", "title": nil])
-        }
-        store.server(#"{"type":"done","id":4}"#, notes: ["done for clear"], followUps: ["clear_answered"]) {
-            $0["/transcript"] = []
-            $0["/session/is_clearing"] = false
-            $0["/session/tokens"] = nil
-            $0["/session/total_tokens"] = nil
-        }
+        store.clearIntoAFreshSession(request: 4) { $0["/session/tokens"] = nil }
         // The same done again (a frame sent twice): the clear was answered and is forgotten.
         store.server(#"{"type":"done","id":4}"#, notes: ["done 4 for a turn this device did not see; nothing to end"])
     }

@@ -105,11 +105,7 @@ final class SessionTests: XCTestCase {
             ], followUps: ["resume_session", "open_chat", "session_switched", "send"]
         ) {
             $0["/screen"] = "chat"
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
+            $0.showsTheOwlSessionLoading()
             $0["/banners/status"] = "Loading conversation…"
         }
         XCTAssertEqual(store.node("chat.loading")?.label, "Loading conversation…")

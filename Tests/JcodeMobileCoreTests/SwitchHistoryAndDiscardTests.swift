@@ -191,33 +191,13 @@ final class SwitchHistoryAndDiscardTests: XCTestCase {
 
     func testDiscardingAFailedMessagePutsItsTextInTheEmptyDraftAndTheNextOneGoes() {
         var store = Self.failedMessageWithOneBehind()
-        store.dispatch(
-            #"{"type":"discard_message","message_id":"o1"}"#,
-            effects: [.webSocket(.send(#"{"id":5,"type":"message","content":"next"}"#))],
-            notes: ["message o1 discarded: its text is back in the draft"], followUps: ["keep_in_draft", "send"]
-        ) {
-            $0["/draft"] = "go"
-            $0.remove("/outbox/0")
-            $0["/outbox/0/delivery"] = "awaiting_ack"
-            $0.append("/transcript", entryJSON("m6", "user", text: "next"))
-            $0["/session/is_processing"] = true
-        }
+        store.discardTheFailedMessage(draftAfter: "go")
     }
 
     func testDiscardingWithADraftTypedKeepsBothOnePerLine() {
         var store = Self.failedMessageWithOneBehind()
         store.send(.setDraft("half typed")) { $0["/draft"] = "half typed" }
-        store.dispatch(
-            #"{"type":"discard_message","message_id":"o1"}"#,
-            effects: [.webSocket(.send(#"{"id":5,"type":"message","content":"next"}"#))],
-            notes: ["message o1 discarded: its text is back in the draft"], followUps: ["keep_in_draft", "send"]
-        ) {
-            $0["/draft"] = "half typed\ngo"
-            $0.remove("/outbox/0")
-            $0["/outbox/0/delivery"] = "awaiting_ack"
-            $0.append("/transcript", entryJSON("m6", "user", text: "next"))
-            $0["/session/is_processing"] = true
-        }
+        store.discardTheFailedMessage(draftAfter: "half typed\ngo")
     }
 
     func testDiscardingAMessageThatHasNotFailedOrIsUnknownIsLogged() {
@@ -231,23 +211,7 @@ final class SwitchHistoryAndDiscardTests: XCTestCase {
     func testAMessageUnconfirmedInTheSessionLeftBehindFailsWhenTheOtherSessionsHistoryComes() {
         var store = SpecStore.turnRunning()
         store.loseTheConnection { $0["/outbox/0/delivery"] = "unconfirmed"; $0["/session/is_processing"] = false }
-        store.event(
-            #"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#,
-            effects: [
-                .timer(.cancel(timerID: "reconnect.2")),
-                .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
-            ],
-            notes: ["session session-owl is resumed when the connection is up"],
-            followUps: ["open_chat", "session_asked_offline", "session_switched", "retry_connection"]
-        ) {
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
-            $0["/connection/reconnect_delay_ms"] = nil
-            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
-        }
+        store.openTheOwlNotificationOffline()
         store.resubscribe(keepalive: "keepalive.3", session: "session-owl")
         // Only session-fox's history could say whether "go" arrived: it waits for Retry or Discard.
         store.server(
@@ -262,6 +226,25 @@ final class SwitchHistoryAndDiscardTests: XCTestCase {
             $0["/banners/error"] = [
                 "message": .string(ChatInteractor.failedMessage), "retry_after_secs": nil, "text": .string(ChatInteractor.failedMessage),
             ]
+        }
+    }
+}
+
+extension SpecStore {
+    /// After `failedMessageWithOneBehind()`: Discard on the failed o1 puts
+    /// "go" back in the draft (`draftAfter`: the draft then) and "next",
+    /// behind it, goes out as request 5.
+    fileprivate mutating func discardTheFailedMessage(draftAfter: String, file: StaticString = #filePath, line: UInt = #line) {
+        dispatch(
+            #"{"type":"discard_message","message_id":"o1"}"#,
+            effects: [.webSocket(.send(#"{"id":5,"type":"message","content":"next"}"#))],
+            notes: ["message o1 discarded: its text is back in the draft"], followUps: ["keep_in_draft", "send"], file: file, line: line
+        ) {
+            $0["/draft"] = .string(draftAfter)
+            $0.remove("/outbox/0")
+            $0["/outbox/0/delivery"] = "awaiting_ack"
+            $0.append("/transcript", entryJSON("m6", "user", text: "next"))
+            $0["/session/is_processing"] = true
         }
     }
 }

@@ -195,12 +195,55 @@ extension SpecStore {
             .webSocket(.send(#"{"id":\#(request),"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":\#(request + 1),"type":"ping"}"#)),
         ], notes: notes, followUps: ["open_chat", "session_switched", "send"], file: file, line: line) {
-            $0["/transcript"] = []
-            $0["/session/id"] = "session-owl"
-            $0["/session/title"] = "Release notes"
-            $0["/session/history_loaded"] = false
-            $0["/session/total_tokens"] = nil
+            $0.showsTheOwlSessionLoading()
             $0["/banners/status"] = "Loading conversation…"
+            also(&$0)
+        }
+    }
+
+    /// `clear_conversation` as request `request`; jcode answers with its
+    /// fresh session's id (`session_otter_…`, listed, untitled: the chat
+    /// calls it "Otter"), then `done` (client_session.rs,
+    /// `handle_clear_session`): the transcript empties and the tokens are gone.
+    mutating func clearIntoAFreshSession(
+        request: Int = 3, file: StaticString = #filePath, line: UInt = #line, also: (inout ExpectedState) -> Void = { _ in }
+    ) {
+        send(.clearConversation, effects: [.webSocket(.send(#"{"id":\#(request),"type":"clear"}"#))], followUps: ["send"],
+             file: file, line: line) {
+            $0["/session/is_clearing"] = true
+        }
+        server(#"{"type":"session","session_id":"session_otter_1700000000001_0000000000000001"}"#, file: file, line: line) {
+            $0["/session/id"] = "session_otter_1700000000001_0000000000000001"
+            $0["/session/title"] = nil
+            $0.append("/session/all_sessions", ["id": "session_otter_1700000000001_0000000000000001", "title": nil])
+        }
+        server(#"{"type":"done","id":\#(request)}"#, notes: ["done for clear"], followUps: ["clear_answered"], file: file, line: line) {
+            $0["/transcript"] = []
+            $0["/session/is_clearing"] = false
+            $0["/session/total_tokens"] = nil
+            also(&$0)
+        }
+    }
+
+    /// Offline (after `loseTheConnection()`), a notification about
+    /// session-owl is opened: the chat switches to it at once and the
+    /// reconnect is tried now; its `subscribe` names the session, which
+    /// resumes it.
+    mutating func openTheOwlNotificationOffline(
+        file: StaticString = #filePath, line: UInt = #line, also: (inout ExpectedState) -> Void = { _ in }
+    ) {
+        event(
+            #"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#,
+            effects: [
+                .timer(.cancel(timerID: "reconnect.2")),
+                .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
+            ],
+            notes: ["session session-owl is resumed when the connection is up"],
+            followUps: ["open_chat", "session_asked_offline", "session_switched", "retry_connection"], file: file, line: line
+        ) {
+            $0.showsTheOwlSessionLoading()
+            $0["/connection/reconnect_delay_ms"] = nil
+            $0["/banners/status"] = "Reconnecting to devbox (attempt 1)…"
             also(&$0)
         }
     }

@@ -152,6 +152,16 @@ struct SpecStore {
 
 /// The expected state JSON of a step, written as edits of the previous one.
 struct ExpectedState {
+    /// The chat shows session-owl ("Release notes") of the fixtures' server,
+    /// empty until its history comes.
+    mutating func showsTheOwlSessionLoading() {
+        self["/transcript"] = []
+        self["/session/id"] = "session-owl"
+        self["/session/title"] = "Release notes"
+        self["/session/history_loaded"] = false
+        self["/session/total_tokens"] = nil
+    }
+
     var json: JSONValue
     /// Edits that named a path the state does not have.
     fileprivate(set) var failures: [String] = []
