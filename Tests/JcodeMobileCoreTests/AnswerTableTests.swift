@@ -182,10 +182,7 @@ final class LeftBehindTurnTests: XCTestCase {
             $0["/outbox"] = []
             $0["/session/is_processing"] = false
         }
-        store.server(
-            #"{"type":"pong","id":5}"#,
-            effects: [.webSocket(.send(#"{"id":6,"type":"get_history"}"#)), .webSocket(.send(#"{"id":7,"type":"ping"}"#))],
-            notes: ["no history before the pong: asking for it"])
+        store.pongWithoutHistory(5)
         store.server(
             #"{"type":"history","id":6,"session_id":"session-fox","messages":[{"role":"user","content":"go"}],"activity":{"is_processing":true}}"#,
             followUps: nil

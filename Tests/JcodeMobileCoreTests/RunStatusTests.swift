@@ -23,6 +23,21 @@ final class RunStatusTests: XCTestCase {
     }
 
     /// The keep-alive tick `n` (timer `keepalive.n`), its ping request `ping`, answered at once.
+    /// `buildRunning()` for two spells of 20 s with nothing of the turn:
+    /// the second asks the server for the history (request 6) to check on it.
+    private func buildRunningUntilItIsChecked(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = buildRunning()
+        tick(&store, 1, ping: 4, file: file, line: line) {
+            $0["/run_status/elapsed_secs"] = 20
+            $0["/run_status/text"] = "Running cargo build · 20 s"
+        }
+        tick(&store, 2, ping: 5, also: [.webSocket(.send(#"{"id":6,"type":"get_history"}"#))],
+             notes: ["nothing of the turn for 40 s: checking with the server"], followUps: ["send"], file: file, line: line) {
+            $0["/run_status"] = ["kind": "checking", "tool": nil, "summary": nil, "elapsed_secs": nil, "text": "Checking on jcode…"]
+        }
+        return store
+    }
+
     private func tick(
         _ store: inout SpecStore, _ n: Int, ping: Int, also: [Effect] = [], notes: [String] = [], followUps: [String] = [],
         file: StaticString = #filePath, line: UInt = #line, _ expect: (inout ExpectedState) -> Void = { _ in }
@@ -95,15 +110,7 @@ final class RunStatusTests: XCTestCase {
     }
 
     func testACheckThatFindsTheTurnOverEndsIt() {
-        var store = buildRunning()
-        tick(&store, 1, ping: 4) {
-            $0["/run_status/elapsed_secs"] = 20
-            $0["/run_status/text"] = "Running cargo build · 20 s"
-        }
-        tick(&store, 2, ping: 5, also: [.webSocket(.send(#"{"id":6,"type":"get_history"}"#))],
-             notes: ["nothing of the turn for 40 s: checking with the server"], followUps: ["send"]) {
-            $0["/run_status"] = ["kind": "checking", "tool": nil, "summary": nil, "elapsed_secs": nil, "text": "Checking on jcode…"]
-        }
+        var store = buildRunningUntilItIsChecked()
         XCTAssertEqual(store.node("chat.activity")?.label, "Checking on jcode…")
         // The server says nothing runs: the history holds the turn's end, and the turn ends.
         store.server(
@@ -121,15 +128,7 @@ final class RunStatusTests: XCTestCase {
     }
 
     func testACheckUnansweredForAWholeSpellShowsNotAnsweringWithRetry() {
-        var store = buildRunning()
-        tick(&store, 1, ping: 4) {
-            $0["/run_status/elapsed_secs"] = 20
-            $0["/run_status/text"] = "Running cargo build · 20 s"
-        }
-        tick(&store, 2, ping: 5, also: [.webSocket(.send(#"{"id":6,"type":"get_history"}"#))],
-             notes: ["nothing of the turn for 40 s: checking with the server"], followUps: ["send"]) {
-            $0["/run_status"] = ["kind": "checking", "tool": nil, "summary": nil, "elapsed_secs": nil, "text": "Checking on jcode…"]
-        }
+        var store = buildRunningUntilItIsChecked()
         tick(&store, 3, ping: 7)
         tick(&store, 4, ping: 8, notes: ["the turn check went unanswered for 40 s: jcode is not answering"]) {
             $0["/run_status/kind"] = "not_answering"

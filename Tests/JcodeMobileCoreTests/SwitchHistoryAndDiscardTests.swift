@@ -70,10 +70,7 @@ final class SwitchHistoryAndDiscardTests: XCTestCase {
         var store = SpecStore(.connectedChat)
         store.resumeTheOwlSession()
         // jcode answers a refused resume with an error on the event channel, which can come after the pong.
-        store.server(
-            #"{"type":"pong","id":4}"#,
-            effects: [.webSocket(.send(#"{"id":5,"type":"get_history"}"#)), .webSocket(.send(#"{"id":6,"type":"ping"}"#))],
-            notes: ["no history before the pong: asking for it"])
+        store.pongWithoutHistory(4)
         store.server(#"{"type":"error","id":3,"message":"Session 'session-owl' is already live but could not be shared safely with this connection.","retry_after_secs":1}"#, followUps: ["show_error"]) {
             $0["/banners/error"] = [
                 "message": "Session 'session-owl' is already live but could not be shared safely with this connection.", "retry_after_secs": 1,
@@ -94,10 +91,7 @@ final class SwitchHistoryAndDiscardTests: XCTestCase {
         var store = SpecStore(.connectedChat)
         store.resumeTheOwlSession()
         // The history frame was refused by the host (too_large): only the pongs arrive.
-        store.server(
-            #"{"type":"pong","id":4}"#,
-            effects: [.webSocket(.send(#"{"id":5,"type":"get_history"}"#)), .webSocket(.send(#"{"id":6,"type":"ping"}"#))],
-            notes: ["no history before the pong: asking for it"])
+        store.pongWithoutHistory(4)
         store.server(
             #"{"type":"pong","id":6}"#,
             notes: ["asked again and still no history before the pong: it did not reach the core"], followUps: ["history_lost"]

@@ -76,12 +76,7 @@ final class TodaysServerHistoryTests: XCTestCase {
     }
 
     func testASessionThatStoppedMidTurnSaysSo() {
-        var store = SpecStore(.connectedEmptyChat)
-        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {
-            $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
-            $0["/session/was_interrupted"] = true
-            $0["/interrupted_turn"] = ["continuation": .string(TranscriptRecoveryTests.ourContinuation), "reconnect_notice": nil]
-        }
+        var store = SpecStore.interruptedTurnOffered()
         store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}]}"#) {
             $0["/transcript"] = [entryJSON("m2", "user", text: "Refactor it")]
             $0["/session/was_interrupted"] = false

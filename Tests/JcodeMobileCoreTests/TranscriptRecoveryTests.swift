@@ -12,12 +12,7 @@ final class TranscriptRecoveryTests: XCTestCase {
     // MARK: - Interrupted turns (client_disconnect_cleanup.rs, the TUI's History handler)
 
     func testAHistorySayingTheTurnWasInterruptedOffersToContinueAndContinueSendsItOnce() {
-        var store = SpecStore(.connectedEmptyChat)
-        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {
-            $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
-            $0["/session/was_interrupted"] = true
-            $0["/interrupted_turn"] = ["continuation": .string(Self.ourContinuation), "reconnect_notice": nil]
-        }
+        var store = SpecStore.interruptedTurnOffered()
         XCTAssertEqual(store.node("chat.interrupted")?.label, "The last turn stopped before it finished.")
         XCTAssertEqual(store.node("chat.continue")?.label, "Continue")
         XCTAssertEqual(store.node("chat.continue")?.enabled, true)
@@ -38,12 +33,7 @@ final class TranscriptRecoveryTests: XCTestCase {
     }
 
     func testContinueTappedOfflineWaitsInTheOutboxAndTheNextHistoryDoesNotOfferItAgain() {
-        var store = SpecStore(.connectedEmptyChat)
-        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {
-            $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
-            $0["/session/was_interrupted"] = true
-            $0["/interrupted_turn"] = ["continuation": .string(Self.ourContinuation), "reconnect_notice": nil]
-        }
+        var store = SpecStore.interruptedTurnOffered()
         store.loseTheConnection()
         store.send(.tapNode(id: "chat.continue"), notes: ["message queued in the outbox"], followUps: ["continue_interrupted_turn"]) {
             $0["/outbox"] = [outboxJSON("o1", "", delivery: "waiting", systemReminder: Self.ourContinuation)]
@@ -87,12 +77,7 @@ final class TranscriptRecoveryTests: XCTestCase {
     }
 
     func testDismissClosesTheOfferAndSendsNothing() {
-        var store = SpecStore(.connectedEmptyChat)
-        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {
-            $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
-            $0["/session/was_interrupted"] = true
-            $0["/interrupted_turn"] = ["continuation": .string(Self.ourContinuation), "reconnect_notice": nil]
-        }
+        var store = SpecStore.interruptedTurnOffered()
         store.send(.tapNode(id: "chat.interrupted.dismiss"), followUps: ["dismiss_interrupted_turn"]) { $0["/interrupted_turn"] = nil }
         store.send(.dismissInterruptedTurn, notes: ["dismiss_interrupted_turn: no interrupted turn is shown"])
     }
@@ -132,12 +117,7 @@ final class TranscriptRecoveryTests: XCTestCase {
     }
 
     func testATurnStartedElsewhereClosesTheOffer() {
-        var store = SpecStore(.connectedEmptyChat)
-        store.server(#"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#) {
-            $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
-            $0["/session/was_interrupted"] = true
-            $0["/interrupted_turn"] = ["continuation": .string(Self.ourContinuation), "reconnect_notice": nil]
-        }
+        var store = SpecStore.interruptedTurnOffered()
         store.server(#"{"type":"state","id":0,"session_id":"session-fox","message_count":2,"is_processing":true}"#) {
             $0["/session/is_processing"] = true
             $0["/interrupted_turn"] = nil
@@ -372,5 +352,23 @@ final class TranscriptRecoveryTests: XCTestCase {
         store.fireTheReconnect()
         // The notice goes: the reconnect succeeded.
         store.resubscribe(keepalive: "keepalive.3") { $0["/notices"] = [] }
+    }
+}
+
+extension SpecStore {
+    /// `connected_empty_chat` given a history whose turn was cut off
+    /// (`was_interrupted`): the chat offers to continue it, with the words
+    /// the continuation will send.
+    static func interruptedTurnOffered(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = SpecStore(.connectedEmptyChat, file: file, line: line)
+        store.server(
+            #"{"type":"history","id":2,"session_id":"session-fox","messages":[{"role":"user","content":"Refactor it"}],"was_interrupted":true}"#,
+            file: file, line: line
+        ) {
+            $0["/transcript"] = [entryJSON("m1", "user", text: "Refactor it")]
+            $0["/session/was_interrupted"] = true
+            $0["/interrupted_turn"] = ["continuation": .string(TranscriptRecoveryTests.ourContinuation), "reconnect_notice": nil]
+        }
+        return store
     }
 }

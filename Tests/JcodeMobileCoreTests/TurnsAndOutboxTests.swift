@@ -230,18 +230,7 @@ final class TurnsAndOutboxTests: XCTestCase {
         // The reload is over: its notice goes.
         store.resubscribe(keepalive: "keepalive.3") { $0["/notices"] = [] }
         // The history does not hold "go": it goes again (request 3 of the new socket).
-        store.server(
-            #"{"type":"history","id":1,"session_id":"session-fox","messages":[]}"#,
-            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))],
-            notes: ["message o1 is not in the server's history: it goes again"], followUps: ["send"]
-        ) {
-            $0["/connection/attempt"] = 0
-            $0["/session/history_loaded"] = true
-            $0["/banners/status"] = nil
-            $0["/transcript"] = [entryJSON("m5", "user", text: "go")]
-            $0["/outbox/0/delivery"] = "awaiting_ack"
-            $0["/session/is_processing"] = true
-        }
+        store.anEmptyHistorySendsTheMessageAgain()
     }
 
     func testADropAfterTheAckLeavesTheMessageToTheHistoryWhichHoldsIt() {
@@ -265,17 +254,7 @@ final class TurnsAndOutboxTests: XCTestCase {
         var store = SpecStore.turnRunning()
         store.loseTheConnectionMidTurn()
         store.reconnect()
-        store.server(
-            #"{"type":"history","id":1,"session_id":"session-fox","messages":[]}"#, effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))],
-            notes: ["message o1 is not in the server's history: it goes again"], followUps: ["send"]
-        ) {
-            $0["/connection/attempt"] = 0
-            $0["/session/history_loaded"] = true
-            $0["/banners/status"] = nil
-            $0["/transcript"] = [entryJSON("m5", "user", text: "go")]
-            $0["/outbox/0/delivery"] = "awaiting_ack"
-            $0["/session/is_processing"] = true
-        }
+        store.anEmptyHistorySendsTheMessageAgain()
         store.loseTheConnection(keepalive: "keepalive.3", reconnect: "reconnect.4") {
             $0["/session/is_processing"] = false
             $0["/outbox/0/delivery"] = "unconfirmed"
@@ -303,10 +282,7 @@ final class TurnsAndOutboxTests: XCTestCase {
     func testASubscribeNamingAGoneSessionIsFollowedByGetHistory() {
         var store = SpecStore.reconnectedAndSubscribed()
         // The pong of the ping after the subscribe comes first: no history came with it.
-        store.server(
-            #"{"type":"pong","id":2}"#,
-            effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#)), .webSocket(.send(#"{"id":4,"type":"ping"}"#))],
-            notes: ["no history before the pong: asking for it"])
+        store.pongWithoutHistory(2)
         store.server(#"{"type":"history","id":3,"session_id":"session-new","messages":[]}"#, notes: nil, followUps: nil) {
             $0["/connection/attempt"] = 0
             $0["/session/id"] = "session-new"
@@ -341,10 +317,7 @@ final class TurnsAndOutboxTests: XCTestCase {
         }
         store.reconnect()
         // The history frame was refused by the host (too_large): only the pongs arrive.
-        store.server(
-            #"{"type":"pong","id":2}"#,
-            effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#)), .webSocket(.send(#"{"id":4,"type":"ping"}"#))],
-            notes: ["no history before the pong: asking for it"])
+        store.pongWithoutHistory(2)
         store.server(
             #"{"type":"pong","id":4}"#, effects: [.webSocket(.send(#"{"id":5,"type":"message","content":"still there?"}"#))],
             notes: ["asked again and still no history before the pong: it did not reach the core"], followUps: ["history_lost", "send"]
@@ -389,5 +362,24 @@ final class TurnsAndOutboxTests: XCTestCase {
         XCTAssertEqual(driver.shownMessages.last?.value, "what about the screenshots?")
         XCTAssertEqual(driver.sentMessages.last, "what about the screenshots?")
         XCTAssertEqual(driver.userTexts.last, "what about the screenshots?")
+    }
+}
+
+extension SpecStore {
+    /// After a reconnect mid-turn: the new socket's history (request 1) is
+    /// empty, so message o1 ("go") goes again as request 3 and the turn runs.
+    fileprivate mutating func anEmptyHistorySendsTheMessageAgain(file: StaticString = #filePath, line: UInt = #line) {
+        server(
+            #"{"type":"history","id":1,"session_id":"session-fox","messages":[]}"#,
+            effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))],
+            notes: ["message o1 is not in the server's history: it goes again"], followUps: ["send"], file: file, line: line
+        ) {
+            $0["/connection/attempt"] = 0
+            $0["/session/history_loaded"] = true
+            $0["/banners/status"] = nil
+            $0["/transcript"] = [entryJSON("m5", "user", text: "go")]
+            $0["/outbox/0/delivery"] = "awaiting_ack"
+            $0["/session/is_processing"] = true
+        }
     }
 }

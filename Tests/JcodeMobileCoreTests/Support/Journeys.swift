@@ -248,6 +248,15 @@ extension SpecStore {
         }
     }
 
+    /// The pong of ping `pong` came and no history before it: the core
+    /// asks for the history (request `pong + 1`) and pings again (`pong + 2`).
+    mutating func pongWithoutHistory(_ pong: Int, file: StaticString = #filePath, line: UInt = #line) {
+        server(
+            #"{"type":"pong","id":\#(pong)}"#,
+            effects: [.webSocket(.send(#"{"id":\#(pong + 1),"type":"get_history"}"#)), .webSocket(.send(#"{"id":\#(pong + 2),"type":"ping"}"#))],
+            notes: ["no history before the pong: asking for it"], file: file, line: line)
+    }
+
     // MARK: - A turn
 
     /// After `turnRunning()`: the reply starts streaming, `text` its first
