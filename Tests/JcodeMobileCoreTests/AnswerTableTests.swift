@@ -80,9 +80,7 @@ final class AnswerTableTests: XCTestCase {
                 .timer(.schedule(timerID: "keepalive.4", afterMS: 20000, purpose: "keepalive")),
             ])
         // The turn's done carries the old socket's 3: it is the turn's end, not the ping's answer.
-        store.server(#"{"type":"done","id":3}"#, effects: [.webSocket(.send(#"{"id":4,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
-            $0["/session/is_processing"] = false
-        }
+        store.doneOfATurnStartedElsewhere(id: 3, history: 4)
     }
 
     /// Request ids start again with every socket: a done carrying the number of a request of an
@@ -100,10 +98,7 @@ final class AnswerTableTests: XCTestCase {
             $0["/transcript"] = [entryJSON("m4", "assistant", text: "From the terminal", isStreaming: true)]
             $0["/session/is_processing"] = true
         }
-        store.server(#"{"type":"done","id":3}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
-            $0["/session/is_processing"] = false
-            $0["/transcript/0/is_streaming"] = false
-        }
+        store.doneOfATurnStartedElsewhere(id: 3) { $0["/transcript/0/is_streaming"] = false }
     }
 }
 
@@ -167,10 +162,7 @@ final class LeftBehindTurnTests: XCTestCase {
         store.server(#"{"type":"text_delta","text":"Fox"}"#) {
             $0.append("/transcript", entryJSON("m6", "assistant", text: "Fox", isStreaming: true))
         }
-        store.server(#"{"type":"done","id":3}"#, effects: [.webSocket(.send(#"{"id":8,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
-            $0["/transcript/1/is_streaming"] = false
-            $0["/session/is_processing"] = false
-        }
+        store.doneOfATurnStartedElsewhere(id: 3, history: 8) { $0["/transcript/1/is_streaming"] = false }
     }
 
     /// Found by the resume property test (seed 70): the resume refused, the server kept the turn's

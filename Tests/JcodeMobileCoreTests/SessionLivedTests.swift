@@ -12,10 +12,7 @@ final class SessionLivedTests: XCTestCase {
             $0["/session/server_phase"] = "waiting for response"
             $0["/session/is_processing"] = true
         }
-        store.server(#"{"type":"done","id":41}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
-            $0["/session/server_phase"] = nil
-            $0["/session/is_processing"] = false
-        }
+        store.doneOfATurnStartedElsewhere(id: 41) { $0["/session/server_phase"] = nil }
     }
 
     /// jcode's TUI clears its notices on a session switch and a clear (server_events.rs).

@@ -29,13 +29,7 @@ final class SessionRefusalTests: XCTestCase {
     }
 
     func testAMessageSentWhileAClearIsUnansweredGoesOnceTheClearIsRefused() {
-        var store = SpecStore(.connectedChat)
-        store.send(.clearConversation, effects: [.webSocket(.send(#"{"id":3,"type":"clear"}"#))], followUps: ["send"]) {
-            $0["/session/is_clearing"] = true
-        }
-        store.send(.sendMessage(text: "go"), notes: ["message queued in the outbox"]) {
-            $0.append("/outbox", outboxJSON("o1", "go", delivery: "waiting"))
-        }
+        var store = SpecStore.clearingWithAMessageWaiting()
         store.server(
             #"{"type":"error","id":3,"message":"\#(Self.busyClear)"}"#,
             effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"go"}"#))],

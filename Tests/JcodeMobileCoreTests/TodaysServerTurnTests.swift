@@ -61,14 +61,7 @@ final class TodaysServerTurnTests: XCTestCase {
     // MARK: - done
 
     func testDoneAnsweringSubscribeOrClearEndsNoTurn() {
-        var store = SpecStore(.connectedChat)
-        store.send(.clearConversation, effects: [.webSocket(.send(#"{"id":3,"type":"clear"}"#))], followUps: ["send"]) {
-            $0["/session/is_clearing"] = true
-        }
-        // While the clear is unanswered the message waits (it would land in either session).
-        store.send(.sendMessage(text: "go"), notes: ["message queued in the outbox"]) {
-            $0.append("/outbox", outboxJSON("o1", "go", delivery: "waiting"))
-        }
+        var store = SpecStore.clearingWithAMessageWaiting()
         // The clear's done empties the chat and lets the message go: it starts a turn, it ends none.
         store.server(
             #"{"type":"done","id":3}"#, effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"go"}"#))],

@@ -24,10 +24,7 @@ final class TurnsAndOutboxTests: XCTestCase {
             $0["/session/is_processing"] = true
         }
         // Its done carries the terminal connection's id, which this socket never sent.
-        store.server(#"{"type":"done","id":12}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
-            $0["/transcript/3/is_streaming"] = false
-            $0["/session/is_processing"] = false
-        }
+        store.doneOfATurnStartedElsewhere(id: 12) { $0["/transcript/3/is_streaming"] = false }
     }
 
     func testATurnRunningWhenThePhoneReconnectedEndsOnAnyDone() {
@@ -39,9 +36,7 @@ final class TurnsAndOutboxTests: XCTestCase {
             $0["/transcript"] = []
             $0["/banners/status"] = nil
         }
-        store.server(#"{"type":"done","id":5}"#, effects: [.webSocket(.send(#"{"id":3,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
-            $0["/session/is_processing"] = false
-        }
+        store.doneOfATurnStartedElsewhere(id: 5)
     }
 
     func testATurnLongerThan32PingsStillEndsOnItsOwnDone() {
@@ -78,10 +73,7 @@ final class TurnsAndOutboxTests: XCTestCase {
         }
         // jcode answers compact with compact_result only (client_actions.rs, handle_compact): a done
         // carrying 3 is the other client's turn ending, and the turn shown ends.
-        store.server(#"{"type":"done","id":3}"#, effects: [.webSocket(.send(#"{"id":4,"type":"get_history"}"#))], notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"]) {
-            $0["/session/is_processing"] = false
-            $0["/transcript/3/is_streaming"] = false
-        }
+        store.doneOfATurnStartedElsewhere(id: 3, history: 4) { $0["/transcript/3/is_streaming"] = false }
         XCTAssertEqual(store["/session/is_processing"], false)
     }
 
@@ -184,17 +176,7 @@ final class TurnsAndOutboxTests: XCTestCase {
         var store = SpecStore.turnRunning()
         store.loseTheConnectionMidTurn()
         store.reconnect()
-        store.server(
-            #"{"type":"history","id":1,"session_id":"session-fox","messages":[]}"#, effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"go"}"#))],
-            notes: nil, followUps: nil
-        ) {
-            $0["/connection/attempt"] = 0
-            $0["/session/history_loaded"] = true
-            $0["/banners/status"] = nil
-            $0["/transcript"] = [entryJSON("m5", "user", text: "go")]
-            $0["/outbox/0/delivery"] = "awaiting_ack"
-            $0["/session/is_processing"] = true
-        }
+        store.anEmptyHistorySendsTheMessageAgain()
         store.server(#"{"type":"error","id":3,"message":"Already processing a message"}"#, notes: nil, followUps: nil) {
             $0["/transcript"] = []
             $0["/outbox/0/delivery"] = "failed"

@@ -257,7 +257,37 @@ extension SpecStore {
             notes: ["no history before the pong: asking for it"], file: file, line: line)
     }
 
+    /// `connected_chat`: `clear_conversation` goes out (request 3), and "go",
+    /// sent while the clear is unanswered, waits in the outbox (it would
+    /// land in either session).
+    static func clearingWithAMessageWaiting(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = SpecStore(.connectedChat, file: file, line: line)
+        store.send(.clearConversation, effects: [.webSocket(.send(#"{"id":3,"type":"clear"}"#))], followUps: ["send"], file: file, line: line) {
+            $0["/session/is_clearing"] = true
+        }
+        store.send(.sendMessage(text: "go"), notes: ["message queued in the outbox"], file: file, line: line) {
+            $0.append("/outbox", outboxJSON("o1", "go", delivery: "waiting"))
+        }
+        return store
+    }
+
     // MARK: - A turn
+
+    /// The `done` (request `id` of another connection) of a turn this device
+    /// did not start: the turn ends, and the core asks for the history
+    /// (request `history`) to show it whole.
+    mutating func doneOfATurnStartedElsewhere(
+        id: Int, history: Int = 3, file: StaticString = #filePath, line: UInt = #line, also: (inout ExpectedState) -> Void = { _ in }
+    ) {
+        server(
+            #"{"type":"done","id":\#(id)}"#, effects: [.webSocket(.send(#"{"id":\#(history),"type":"get_history"}"#))],
+            notes: ["a turn this device did not start ended: asking for its history to show it whole"], followUps: ["turn_ended", "send"],
+            file: file, line: line
+        ) {
+            $0["/session/is_processing"] = false
+            also(&$0)
+        }
+    }
 
     /// After `turnRunning()`: the reply starts streaming, `text` its first
     /// delta; a streaming assistant entry `m5` is appended.
