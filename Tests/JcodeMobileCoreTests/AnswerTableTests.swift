@@ -53,8 +53,7 @@ final class AnswerTableTests: XCTestCase {
     /// fanned out with the number the message had on the old socket, ends the turn even when a
     /// ping of the new socket took that number.
     func testATurnAcrossAReconnectEndsWithItsDoneWhenAPingOfTheNewSocketHasItsNumber() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         store.loseTheConnectionMidTurn()
         store.reconnect()
         // The history has the message, and the turn still runs (another client is attached).
@@ -107,8 +106,7 @@ final class AnswerTableTests: XCTestCase {
 /// so after a switch they keep coming, with no session named.
 final class LeftBehindTurnTests: XCTestCase {
     func testTheRestOfATurnLeftBehindInAnotherSessionIsNotShownInTheNewOne() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         store.resumeTheOwlSession(request: 4, notes: ["the turn of request 3 goes on in the session left behind: its events are not shown here"]) {
             $0["/outbox"] = []
             $0["/session/is_processing"] = false
@@ -132,8 +130,7 @@ final class LeftBehindTurnTests: XCTestCase {
     /// Found by the resume property test (seeds 56, 70): switched away and back while the turn
     /// runs, its events are the shown session's again.
     func testSwitchingBackToTheSessionWhoseTurnWasLeftBehindShowsItsEventsAgain() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         store.resumeTheOwlSession(request: 4, notes: ["the turn of request 3 goes on in the session left behind: its events are not shown here"]) {
             $0["/outbox"] = []
             $0["/session/is_processing"] = false
@@ -168,8 +165,7 @@ final class LeftBehindTurnTests: XCTestCase {
     /// Found by the resume property test (seed 70): the resume refused, the server kept the turn's
     /// session; its history says the connection is there again, and the turn's events show.
     func testAResumeRefusedLeavesTheConnectionInTheTurnsSessionAndItsEventsShow() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         store.resumeTheOwlSession(request: 4, notes: ["the turn of request 3 goes on in the session left behind: its events are not shown here"]) {
             $0["/outbox"] = []
             $0["/session/is_processing"] = false

@@ -21,26 +21,14 @@ final class ApprovalTests: XCTestCase {
 
     func testApprovingSendsPermissionResponseAndClosesTheSheet() {
         var store = SpecStore(.toolApprovalRequired)
-        store.send(.tapNode(id: "permission.perm-1.approve"), effects: [
-            .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-1","approved":true,"remember":false}"#)),
-        ], followUps: ["respond_permission", "send"]) {
-            $0["/permission_requests"] = []
-        }
+        store.answerTheOnlyPermission(.tapNode(id: "permission.perm-1.approve"), approved: true, remember: false, followUps: ["respond_permission", "send"])
     }
 
     func testAlwaysAllowRemembersAndDenyDenies() {
         var store = SpecStore(.toolApprovalRequired)
-        store.send(.tapNode(id: "permission.perm-1.always"), effects: [
-            .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-1","approved":true,"remember":true}"#)),
-        ], followUps: ["respond_permission", "send"]) {
-            $0["/permission_requests"] = []
-        }
+        store.answerTheOnlyPermission(.tapNode(id: "permission.perm-1.always"), approved: true, remember: true, followUps: ["respond_permission", "send"])
         var other = SpecStore(.toolApprovalRequired)
-        other.send(.respondPermission(requestID: "perm-1", approved: false, remember: false), effects: [
-            .webSocket(.send(#"{"id":4,"type":"permission_response","request_id":"perm-1","approved":false,"remember":false}"#)),
-        ], followUps: ["send"]) {
-            $0["/permission_requests"] = []
-        }
+        other.answerTheOnlyPermission(.respondPermission(requestID: "perm-1", approved: false, remember: false), approved: false, remember: false, followUps: ["send"])
     }
 
     func testSeveralRequestsAreKeptInOrderAndShownOneAtATime() {

@@ -7,8 +7,7 @@ final class RunStatusTests: XCTestCase {
     /// `turnRunning()` with the agent running `cargo build` (call_build): started, its input
     /// streamed, running. The run status names it.
     private func buildRunning() -> SpecStore {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         store.server(#"{"type":"tool_start","id":"call_build","name":"bash"}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("call_build", "bash", status: "pending")], isStreaming: true))
         }
@@ -163,8 +162,7 @@ final class RunStatusTests: XCTestCase {
     /// After a drop mid-turn the reconnect's history lacks the text streaming now and the
     /// reasoning: they are kept after it, once, and the reply goes on streaming into them.
     func testAPartialReplyAndItsReasoningSurviveAReconnectMidTurn() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         store.server(#"{"type":"reasoning_delta","text":"Look at the sleeps."}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", reasoning: "Look at the sleeps.", isStreaming: true))
             $0["/session/is_reasoning"] = true
@@ -231,8 +229,7 @@ final class RunStatusTests: XCTestCase {
     /// history names the call without an id; the card this device saw takes its place, running,
     /// and the status names its command (found by the end-to-end tests).
     func testAReconnectWhileAToolRunsKeepsItsCardOnceAndTheStatusNamesIt() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         store.server(#"{"type":"text_delta","text":"Counting now."}"#) {
             $0.append("/transcript", entryJSON("m5", "assistant", text: "Counting now.", isStreaming: true))
         }

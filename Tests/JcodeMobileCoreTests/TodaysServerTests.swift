@@ -342,11 +342,7 @@ final class TodaysServerTests: XCTestCase {
         store.reconnect()
         // The server asks again on this socket (the same request: kept once, no second haptic).
         store.server(#"{"type":"permission_request","request_id":"perm-1","session_id":"session-fox","action":"bash","detail":"cargo test -p jcode-mobile-core","tier":"medium"}"#)
-        store.send(.respondPermission(requestID: "perm-1", approved: true, remember: false), effects: [
-            .webSocket(.send(#"{"id":3,"type":"permission_response","request_id":"perm-1","approved":true,"remember":false}"#)),
-        ], followUps: ["send"]) {
-            $0["/permission_requests"] = []
-        }
+        store.answerTheOnlyPermission(.respondPermission(requestID: "perm-1", approved: true, remember: false), request: 3, approved: true, remember: false, followUps: ["send"])
     }
 
     func testARequestFromAnEarlierConnectionIsWithdrawnEvenWhenTheNewConnectionAsksAnother() {

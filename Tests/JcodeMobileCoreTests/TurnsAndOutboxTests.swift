@@ -102,15 +102,13 @@ final class TurnsAndOutboxTests: XCTestCase {
     // MARK: - ack means received
 
     func testAnAckMeansReceivedAndTheMessageStaysUntilItsTurnEnds() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         XCTAssertEqual(store.node("outbox.o1"), nil, "shown once, as its transcript entry")
         store.finishTheTurn()
     }
 
     func testARefusedMessageGoesAgainWhenTheRunningTurnEnds() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         // jcode's answer while this connection still processes a turn (client_lifecycle.rs).
         store.server(
             #"{"type":"error","id":3,"message":"Already processing a message"}"#,
@@ -198,8 +196,7 @@ final class TurnsAndOutboxTests: XCTestCase {
     }
 
     func testReloadingAfterTheAckMakesTheMessageUnconfirmedAndTheHistoryDecides() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         // jcode refuses a message while a reload starts: `reloading` instead of a turn.
         store.server(#"{"type":"reloading"}"#, notes: ["message o1 is unconfirmed: the server is reloading"], followUps: ["notice"]) {
             $0["/outbox/0/delivery"] = "unconfirmed"
@@ -216,8 +213,7 @@ final class TurnsAndOutboxTests: XCTestCase {
     }
 
     func testADropAfterTheAckLeavesTheMessageToTheHistoryWhichHoldsIt() {
-        var store = SpecStore.turnRunning()
-        store.server(#"{"type":"ack","id":3}"#) { $0["/outbox/0/delivery"] = "received" }
+        var store = SpecStore.turnRunningAndReceived()
         store.loseTheConnectionMidTurn()
         store.reconnect()
         store.server(

@@ -271,7 +271,28 @@ extension SpecStore {
         return store
     }
 
+    /// `input` answers perm-1, the only request waiting: its
+    /// `permission_response` goes out as request `request` and the sheet
+    /// closes; `followUps` are the ones the log names.
+    mutating func answerTheOnlyPermission(
+        _ input: Action, request: Int = 4, approved: Bool, remember: Bool, followUps: [String],
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let response = #"{"id":\#(request),"type":"permission_response","request_id":"perm-1","approved":\#(approved),"remember":\#(remember)}"#
+        send(input, effects: [.webSocket(.send(response))], followUps: followUps, file: file, line: line) {
+            $0["/permission_requests"] = []
+        }
+    }
+
     // MARK: - A turn
+
+    /// `turn_running` whose message o1 ("go", request 3) the server acked:
+    /// it is received.
+    static func turnRunningAndReceived(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
+        var store = SpecStore.turnRunning(file: file, line: line)
+        store.server(#"{"type":"ack","id":3}"#, file: file, line: line) { $0["/outbox/0/delivery"] = "received" }
+        return store
+    }
 
     /// The `done` (request `id` of another connection) of a turn this device
     /// did not start: the turn ends, and the core asks for the history
