@@ -287,6 +287,24 @@ extension LifecycleTests {
     /// `connected_chat`, a turn running, the person on the session list when
     /// the app went to the background; the turn ended there (one
     /// notification) and the app is back in front.
+    /// After `notifiedAndBackInFront()`: the notification of `session`, not
+    /// the current one, is opened: the chat shows, "Loading conversation…",
+    /// and `resume_session` (request 5) and a ping (6) go out; `also` is
+    /// what the session switch shows.
+    private func openTheNotification(
+        of session: String, _ store: inout SpecStore, file: StaticString = #filePath, line: UInt = #line,
+        also: (inout ExpectedState) -> Void
+    ) {
+        store.event(#"{"type":"push_notification_opened","payload":{"session_id":"\#(session)"}}"#, effects: [
+            .webSocket(.send(#"{"id":5,"type":"resume_session","session_id":"\#(session)","client_instance_id":"fixture-device"}"#)),
+            .webSocket(.send(#"{"id":6,"type":"ping"}"#)),
+        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send"], file: file, line: line) {
+            $0["/screen"] = "chat"
+            $0["/banners/status"] = "Loading conversation…"
+            also(&$0)
+        }
+    }
+
     private func notifiedAndBackInFront(file: StaticString = #filePath, line: UInt = #line) -> SpecStore {
         var store = SpecStore.turnRunning(file: file, line: line)
         store.send(.navigate(.sessions), file: file, line: line) { $0["/screen"] = "sessions" }
@@ -317,30 +335,18 @@ extension LifecycleTests {
 
     func testOpeningTheNotificationOfAnotherSessionResumesIt() {
         var store = notifiedAndBackInFront()
-        store.event(#"{"type":"push_notification_opened","payload":{"session_id":"session-owl"}}"#, effects: [
-            .webSocket(.send(#"{"id":5,"type":"resume_session","session_id":"session-owl","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":6,"type":"ping"}"#)),
-        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send"]) {
-            $0["/screen"] = "chat"
-            $0.showsTheOwlSessionLoading()
-            $0["/banners/status"] = "Loading conversation…"
-        }
+        openTheNotification(of: "session-owl", &store) { $0.showsTheOwlSessionLoading() }
     }
 
     func testOpeningANotificationForASessionTheAppDoesNotKnowAsksTheServerForIt() {
         var store = notifiedAndBackInFront()
         // Not in the session list: the server decides (it answers with that session's history, or an error banner).
-        store.event(#"{"type":"push_notification_opened","payload":{"session_id":"session-gone"}}"#, effects: [
-            .webSocket(.send(#"{"id":5,"type":"resume_session","session_id":"session-gone","client_instance_id":"fixture-device"}"#)),
-            .webSocket(.send(#"{"id":6,"type":"ping"}"#)),
-        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send"]) {
-            $0["/screen"] = "chat"
+        openTheNotification(of: "session-gone", &store) {
             $0["/transcript"] = []
             $0["/session/id"] = "session-gone"
             $0["/session/title"] = nil
             $0["/session/history_loaded"] = false
             $0["/session/total_tokens"] = nil
-            $0["/banners/status"] = "Loading conversation…"
         }
     }
 

@@ -5,6 +5,13 @@ import XCTest
 /// equals a whole parse of the text so far after every update: the whole
 /// parse is the specification of the stream.
 final class MarkdownStreamTests: XCTestCase {
+    /// Streams `text` (what `stream` had, and more) and checks the blocks
+    /// equal a parse of the whole.
+    private func streamAndCompare(_ stream: inout MarkdownStream, _ text: String, file: StaticString = #filePath, line: UInt = #line) {
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text), file: file, line: line)
+    }
+
     /// Lines that mix the constructs whose boundaries the stream must get right:
     /// paragraphs with pipes, table headers and delimiter rows (indented, after a
     /// paragraph, in quotes and lists), lists and nested lists, quotes, fences,
@@ -81,8 +88,7 @@ final class MarkdownStreamTests: XCTestCase {
     func testAParagraphBeforeATableIsHeadOnceTheDelimiterRowIsComplete() {
         var stream = MarkdownStream()
         let text = "words | more\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 |"
-        stream.update(text, appendedOnly: true)
-        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        streamAndCompare(&stream, text)
         XCTAssertEqual(stream.stableCount, 1)
         // The table's rows before its last are final: the next parse reads from the last row on.
         XCTAssertEqual(stream.restartPoint, Array("words | more\n| a | b |\n|---|---|\n| 1 | 2 |\n".utf8).count)
@@ -91,13 +97,11 @@ final class MarkdownStreamTests: XCTestCase {
     func testAParagraphBeforeATableWithAnIndentedHeaderIsReadAgainUntilTheTableCloses() {
         var stream = MarkdownStream()
         var text = "words | more\n    | a | b |\n|---|---|\n| 1 | 2 |\n"
-        stream.update(text, appendedOnly: true)
-        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        streamAndCompare(&stream, text)
         XCTAssertEqual(stream.stableCount, 0)
         XCTAssertEqual(stream.restartPoint, 0)
         text += "\nafter"
-        stream.update(text, appendedOnly: true)
-        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        streamAndCompare(&stream, text)
         XCTAssertEqual(stream.stableCount, 2)
         XCTAssertEqual(stream.restartPoint, Array("words | more\n    | a | b |\n|---|---|\n| 1 | 2 |\n\n".utf8).count)
     }
@@ -194,8 +198,7 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.blocks[0].children[201].kind, .tableRow(header: false))
         XCTAssertEqual(stream.blocks, Markdown.parse(text))
         text += "\n\nAfter the table."
-        stream.update(text, appendedOnly: true)
-        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        streamAndCompare(&stream, text)
         XCTAssertEqual(stream.blocks.count, 2)
     }
 
@@ -222,8 +225,7 @@ final class MarkdownStreamTests: XCTestCase {
         stream.update(text, appendedOnly: true)
         let head = Array(text.utf8).count
         text += "tail words\nmore"
-        stream.update(text, appendedOnly: true)
-        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        streamAndCompare(&stream, text)
         XCTAssertEqual(stream.restartPoint, head + 11, "the open paragraph's last line, after \"tail words\\n\"")
     }
 
@@ -264,12 +266,10 @@ final class MarkdownStreamTests: XCTestCase {
         var stream = MarkdownStream()
         // Three children: a paragraph (at 0), a list (at 25), a paragraph (at 39, on the last line).
         var text = "> first para\n> goes on\n>\n> - a\n> - b\n>\n> last"
-        stream.update(text, appendedOnly: true)
-        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        streamAndCompare(&stream, text)
         XCTAssertEqual(stream.restartPoint, 25, "the list's line: the last child that began on a complete line; the paragraph before it kept")
         text += " words\n> more\n>\n> > inner"
-        stream.update(text, appendedOnly: true)
-        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        streamAndCompare(&stream, text)
         XCTAssertEqual(stream.restartPoint, 39, "the paragraph's line: a nested quote began after it, on the last line")
     }
 
@@ -322,8 +322,7 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.inlineRestart, 270, "the first checkpoint of this read (266 + 4); none after the open \"*b\"")
         XCTAssertEqual(stream.blocks, Markdown.parse(text))
         text += "* and on" + String(repeating: " yy", count: 40)
-        stream.update(text, appendedOnly: true)
-        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        streamAndCompare(&stream, text)
         XCTAssertEqual(stream.blocks[0].spans.filter { $0.styles == .italic }.count, 21, "20 times \"this\", and \"b xx … xx\"")
         XCTAssertEqual(stream.inlineRestart, 535, "past the closed opener: 270 + 4, then 64 bytes or more apart after a blank")
     }
