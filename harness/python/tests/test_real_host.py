@@ -30,7 +30,7 @@ from jcode_mobile.host import (
 )
 from jcode_mobile.host.storage import write_private
 
-from helpers import fill_pairing_form, steps_with
+from helpers import connected, fill_pairing_form, steps_with
 
 TOKEN = "tok-real-7f3a9c41"
 CODE = "482913"
@@ -177,10 +177,6 @@ def new_host(**options) -> RealHost:
     options.setdefault("http_timeout", 2.0)
     options.setdefault("connect_timeout", 2.0)
     return RealHost(App({"device_id": "device-under-test"}), **options)
-
-
-def connected(state: dict) -> bool:
-    return state["screen"] == "chat" and state["connection"]["phase"] == "connected" and state["session"]["history_loaded"]
 
 
 def against_a_gateway(*, virtual_clock: bool = False, timeout: float = 10.0, **gateway_options: Any):
