@@ -117,6 +117,20 @@ final class SecretsByValueTests: XCTestCase {
         XCTAssertFalse(everything(driver).contains(token))
     }
 
+    /// The hot path trusts the log's copy of a delta only when the delta's
+    /// text is all a server wrote in it; a member beside it is scanned too.
+    func testASecretBesideADeltaInAMemberTheStreamDoesNotReadIsMaskedInTheLog() {
+        let driver = connected(.chatStreaming)
+        let socket = driver.app.state.connection.socketEffectID!.rawValue
+        driver.event(#"{"type":"websocket_event","effect_id":\#(socket),"event":{"type":"text_delta","text":" one","note":"fixture-token"}}"#)
+        driver.event(#"{"type":"websocket_event","effect_id":\#(socket),"event":{"type":"text_delta","text":" two"},"note":"fixture-token"}"#)
+        driver.event(#"{"type":"websocket_event","effect_id":\#(socket),"event":{"type":"text_delta","text":" three","text":" four fixture-token"}}"#)
+        let text = driver.state.at("/transcript").flatMap { $0.arrayValue?.last }?["text"]?.stringValue ?? ""
+        XCTAssertTrue(text.hasSuffix(" one two four [redacted]"), text)
+        XCTAssertFalse(driver.app.logsJSON(limit: 0).string.contains(token))
+        XCTAssertFalse(everything(driver).contains(token))
+    }
+
     func testTheMaskingOfAStringFindsEverySecretAndCopiesNothingWithoutOne() {
         var secrets = SecretValues()
         secrets.learnTokens(["3f9a0c"])

@@ -18,7 +18,7 @@ final class StateSectionTests: XCTestCase {
         XCTAssertEqual(StateSection.all.map(\.owner), expected.map(\.1))
         XCTAssertEqual(StateSection.all.map(\.index), Array(0..<expected.count))
         XCTAssertEqual(StateSection.named("session").alsoReads, [.chat])
-        XCTAssertEqual(StateSection.named("banners").alsoReads, [.connection, .servers, .pairing, .session])
+        XCTAssertEqual(StateSection.named("banners").alsoReads, [.connection, .servers, .pairing, .chat])
         XCTAssertEqual(StateSection.named("run_status").alsoReads, [.approvals, .connection])
         XCTAssertEqual(StateSection.all.filter { !$0.alsoReads.isEmpty }.map(\.name), ["session", "run_status", "banners"])
         XCTAssertEqual(Snapshot.members.map(\.name), ["version", "device", "servers", "selected_server_id", "composer", "outbox"])

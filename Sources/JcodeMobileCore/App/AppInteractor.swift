@@ -47,9 +47,9 @@ public struct AppInteractor: Sendable {
             return .none
         case .one(let delivery):
             reached |= delivery.reaches
-            return deliver(delivery, &state, facts: nil)
+            return deliver(delivery, &state)
         case .many(let deliveries):
-            let facts = Facts(state)
+            let facts = Self.facts(&state)
             var emission = Emission.none
             for delivery in deliveries {
                 reached |= delivery.reaches
@@ -59,25 +59,40 @@ public struct AppInteractor: Sendable {
         }
     }
 
-    /// Runs one owner on its slice, with `facts` for an owner that reads
-    /// them: taken now when not given (an argument is read before the
-    /// slice's access begins, so before the owner changes anything).
-    private func deliver(_ delivery: AppRouter.Delivery, _ state: inout AppState, facts given: Facts?) -> Emission {
+    /// Runs one owner on its slice, with the facts taken now for an owner
+    /// that reads them (before the owner changes anything).
+    private func deliver(_ delivery: AppRouter.Delivery, _ state: inout AppState) -> Emission {
         switch delivery {
         case .connectionFrame(let id, let items): return ConnectionInteractor.frame(state.connection, effectID: id, items: items)
         case .chatStream(let input): return ChatInteractor.stream(&state.chat, input)
         case .composer(let input): return ComposerInteractor().interact(&state.composer, input, ())
         case .notices(let input): return NoticesInteractor().interact(&state.notices, input, ())
         case .app(let input): return app(&state, input)
-        case .navigation(let input): return NavigationInteractor().interact(&state.navigation, input, given ?? Facts(state))
-        case .pairing(let input): return PairingInteractor().interact(&state.pairing, input, given ?? Facts(state))
-        case .servers(let input): return ServersInteractor().interact(&state.servers, input, given ?? Facts(state))
-        case .connection(let input): return ConnectionInteractor().interact(&state.connection, input, given ?? Facts(state))
-        case .session(let input): return SessionInteractor().interact(&state.session, input, given ?? Facts(state))
-        case .chat(let input): return ChatInteractor().interact(&state.chat, input, given ?? Facts(state))
-        case .approvals(let input): return ApprovalsInteractor().interact(&state.approvals, input, given ?? Facts(state))
-        case .lifecycle(let input): return LifecycleInteractor().interact(&state.lifecycle, input, given ?? Facts(state))
+        case .navigation, .pairing, .servers, .connection, .session, .chat, .approvals, .lifecycle:
+            let facts = Self.facts(&state)
+            return deliver(delivery, &state, facts: facts)
         }
+    }
+
+    /// Runs one owner on its slice with `facts`, taken before the input
+    /// (borrowed: one input's owners share them, never a copy).
+    private func deliver(_ delivery: AppRouter.Delivery, _ state: inout AppState, facts: borrowing Facts) -> Emission {
+        switch delivery {
+        case .connectionFrame, .chatStream, .composer, .notices, .app: return deliver(delivery, &state)
+        case .navigation(let input): return NavigationInteractor().interact(&state.navigation, input, facts)
+        case .pairing(let input): return PairingInteractor().interact(&state.pairing, input, facts)
+        case .servers(let input): return ServersInteractor().interact(&state.servers, input, facts)
+        case .connection(let input): return ConnectionInteractor().interact(&state.connection, input, facts)
+        case .session(let input): return SessionInteractor().interact(&state.session, input, facts)
+        case .chat(let input): return ChatInteractor().interact(&state.chat, input, facts)
+        case .approvals(let input): return ApprovalsInteractor().interact(&state.approvals, input, facts)
+        case .lifecycle(let input): return LifecycleInteractor().interact(&state.lifecycle, input, facts)
+        }
+    }
+
+    /// The facts of `state`, read in place.
+    private static func facts(_ state: inout AppState) -> Facts {
+        withUnsafePointer(to: &state) { Facts($0) }
     }
 
     private func app(_ state: inout AppState, _ input: Input) -> Emission {

@@ -233,19 +233,27 @@ public final class JcodeMobileApp {
         var effectID: Int?
         var event: Int?
         var line: Int?
-        // The last member of a name wins, as in every decoder.
+        // The last member of a name wins, as in every decoder. `exact`: no
+        // member but these three, none twice (nothing else a server wrote).
+        var exact = true
         var i = 1
         let end = tape.next(after: 0)
         while i < end {
             let value = i &+ 1
             if tape.stringEquals(i, "type") {
+                if type != nil { exact = false }
                 type = value
             } else if tape.stringEquals(i, "effect_id") {
+                if effectID != nil { exact = false }
                 effectID = value
             } else if tape.stringEquals(i, "event") {
+                if event != nil { exact = false }
                 event = value
             } else if tape.stringEquals(i, "line") {
                 line = value
+                exact = false
+            } else {
+                exact = false
             }
             i = tape.next(after: value)
         }
@@ -262,7 +270,11 @@ public final class JcodeMobileApp {
         if let t = line, tape.kind(at: t) != .string { return nil }
         if let event {
             guard tape.kind(at: event) == .object else { return nil }
-            if let text = ServerEvent.StreamedText(in: tape, at: event) { return .streamed(effectID: id, text) }
+            if let text = ServerEvent.StreamedText(in: tape, at: event) {
+                // The event's type and text, and nothing else: the log's copy
+                // then holds a secret only if the text does.
+                return .streamed(effectID: id, text, exact: exact && tape.memberCount(of: event) == 2)
+            }
             guard let decoded = try? ServerEvent.wire.decode(tape: tape, at: event) else { return nil }
             return .event(effectID: id, decoded)
         }
@@ -354,7 +366,8 @@ public final class JcodeMobileApp {
                 }
             }
             if collectsTreeEvents {
-                _ = treeFeed.tree(of: store.state, inPlace: store.inPlace)
+                let inPlace = store.inPlace
+                _ = store.withState { treeFeed.tree(of: $0, inPlace: inPlace) }
                 let step = treeFeed.newestStep(to: revision)
                 event(.tree, "tree_changed") { w in
                     if let step {
@@ -624,7 +637,8 @@ public final class JcodeMobileApp {
             return Self.errorDocument(CoreError(
                 .invalidField, "since_revision \(since) is after the current revision \(current)", field: "since_revision"))
         }
-        let answer = treeFeed.changes(since: Int(since), state: store.state, inPlace: store.inPlace)
+        let inPlace = store.inPlace
+        let answer = store.withState { treeFeed.changes(since: Int(since), state: $0, inPlace: inPlace) }
         var w = JSONWriter(capacity: 256)
         w.objectStart()
         w.key("ok"); w.bool(true)
@@ -643,7 +657,10 @@ public final class JcodeMobileApp {
 
     static func write(_ changes: [TreeChange], to w: inout JSONWriter) {
         w.arrayStart()
-        for change in changes { change.write(to: &w) }
+        // In place: each change written where it is, not copied out first.
+        changes.withUnsafeBufferPointer { changes in
+            for i in changes.indices { changes[i].write(to: &w) }
+        }
         w.arrayEnd()
     }
 }

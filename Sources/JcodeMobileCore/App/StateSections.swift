@@ -60,6 +60,14 @@ public struct StateSection: Sendable {
         let schema: @Sendable () -> JSONValue
         let json: @Sendable (UnsafePointer<AppState>) -> JSONValue
         let changed: @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
+        /// Writes the operations from the value in `before` to the one in
+        /// `after` at `path`, the ones `JSONDiff` would write, without
+        /// building either value (nil: they are built and diffed); true when
+        /// it wrote one (or would have, when there is no writer).
+        let patch: (@Sendable (
+            _ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>, _ path: inout JSONPath,
+            _ w: UnsafeMutablePointer<JSONWriter>?
+        ) -> Bool)?
 
         /// A member whose value is `value` read from the state, written by `json`.
         init<Value: Equatable & Sendable>(
@@ -71,6 +79,16 @@ public struct StateSection: Sendable {
             self.schema = schema
             self.json = { json(value($0)) }
             self.changed = { value($0) != value($1) }
+            self.patch = nil
+        }
+
+        /// A member that is a token count or null, patched count by count.
+        init(_ name: String, tokens value: @escaping @Sendable (UnsafePointer<AppState>) -> TokenUsage?) {
+            self.name = name
+            self.schema = { B.orNull(B.ref("token_usage")) }
+            self.json = { value($0)?.json ?? .null }
+            self.changed = { value($0) != value($1) }
+            self.patch = { after, before, path, w in TokenUsage.patch(from: value(before), to: value(after), at: &path, into: w) }
         }
 
         /// A member that is a string or null.
@@ -241,9 +259,8 @@ extension StateSection {
                 .init("reasoning_effort", { B.nullableString }, { $0.pointee.session.reasoningEffort }),
                 .init("pending_reasoning_effort", { B.nullableString }, { $0.pointee.session.pendingReasoningEffort }),
                 .init("server_version", { B.nullableString }, { $0.pointee.session.serverVersion }),
-                .init("tokens", { B.orNull(B.ref("token_usage")) }, { $0.pointee.chat.turn.tokens }, json: { $0?.json ?? .null }),
-                .init(
-                    "total_tokens", { B.orNull(B.ref("token_usage")) }, { $0.pointee.session.currentTotalTokens }, json: { $0?.json ?? .null }),
+                .init("tokens", tokens: { $0.pointee.chat.turn.tokens }),
+                .init("total_tokens", tokens: { $0.pointee.session.currentTotalTokens }),
                 .init("connection_type", { B.nullableString }, { $0.pointee.session.connectionType }),
                 .init("upstream_provider", { B.nullableString }, { $0.pointee.session.upstreamProvider }),
                 // The turn's fields and was_interrupted are chat's.
@@ -299,8 +316,8 @@ extension StateSection {
                     ], description: "What the turn shown is doing; null when none runs (docs/PROTOCOL.md, \"A turn that never hangs\")."),
                 ])
             },
-            json: { RunStatus.of($0.pointee)?.json ?? .null },
-            changed: { RunStatus.inputsDiffer($0.pointee, $1.pointee) }),
+            json: { RunStatus.of($0)?.json ?? .null },
+            changed: { RunStatus.inputsDiffer($0, $1) }),
         StateSection(
             "interrupted_turn", owner: .chat,
             schema: {
@@ -373,12 +390,12 @@ extension StateSection {
             },
             json: { .array($0.pointee.notices.notices.map(\.json)) },
             changed: { $0.pointee.notices.notices != $1.pointee.notices.notices }),
-        // The error banner is the notices' own; the status line is derived
+        // The error banner is the notices' own; the status line is read
         // (`SemanticText.statusBanner`) from the connection, the servers, the
-        // pairing form and the session (whose section carries chat's
-        // history_loaded), so it changes whenever one of their sections does.
+        // pairing form and chat's history_loaded, and compared on exactly
+        // those (a token count, which moves the session's section, leaves it).
         StateSection(
-            "banners", owner: .notices, derivedFrom: [.connection, .servers, .pairing, .session],
+            "banners", owner: .notices, reads: [.connection, .servers, .pairing, .chat],
             schema: {
                 B.strictObject([
                     ("error", B.orNull(B.strictObject([
@@ -387,8 +404,8 @@ extension StateSection {
                     ("status", B.nullableString),
                 ])
             },
-            json: { ["error": $0.pointee.notices.errorBanner.map(SemanticText.json(of:)) ?? .null, "status": .from(SemanticText.statusBanner($0.pointee))] },
-            changed: { $0.pointee.notices.errorBanner != $1.pointee.notices.errorBanner }),
+            json: { ["error": $0.pointee.notices.errorBanner.map(SemanticText.json(of:)) ?? .null, "status": .from(SemanticText.statusBanner($0))] },
+            changed: { $0.pointee.notices.errorBanner != $1.pointee.notices.errorBanner || SemanticText.statusBannerInputsDiffer($0, $1) }),
         StateSection(
             "draft", owner: .composer,
             schema: { B.string },

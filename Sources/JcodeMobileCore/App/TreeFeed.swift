@@ -53,8 +53,19 @@ public struct TreeFeed {
     /// of transcript entries changed in place; when it covers the way from
     /// the last build, only their rows are built again (a streamed delta).
     mutating func tree(of state: AppState, inPlace: InPlaceChanges? = nil) -> SemanticNode {
-        if let last, last.revision == state.revision { return last.tree }
-        if let inPlace, let tree = patched(to: state, inPlace) { return tree }
+        withUnsafePointer(to: state) { tree(of: $0, inPlace: inPlace) }
+    }
+
+    /// `tree(of:inPlace:)` of the state read in place: a streamed delta's
+    /// patch reads the state where it is, never a copy of it.
+    mutating func tree(of pointer: UnsafePointer<AppState>, inPlace: InPlaceChanges? = nil) -> SemanticNode {
+        if let last, last.revision == pointer.pointee.revision { return last.tree }
+        if let inPlace, let tree = patched(to: pointer, inPlace) { return tree }
+        return built(pointer.pointee)
+    }
+
+    /// The tree of `state` built (its chrome when that changed), and the step to it recorded.
+    private mutating func built(_ state: AppState) -> SemanticNode {
         let key = SemanticTree.chromeKey(state)
         if chrome?.key != key { chrome = (key, SemanticTree.chrome(state, viewport: viewport)) }
         let tree = SemanticTree.filled(chrome!.chrome, state, viewport: viewport, cache: cache)
@@ -85,11 +96,11 @@ public struct TreeFeed {
     /// again (`Layout.patchMessages`), and the step to it recorded; nil
     /// when the record does not cover the way from the last build or the
     /// window must be laid out again.
-    private mutating func patched(to state: AppState, _ inPlace: InPlaceChanges) -> SemanticNode? {
-        guard var (revision, tree) = last, inPlace.since <= revision, inPlace.to == state.revision,
+    private mutating func patched(to state: UnsafePointer<AppState>, _ inPlace: InPlaceChanges) -> SemanticNode? {
+        guard var (revision, tree) = last, inPlace.since <= revision, inPlace.to == state.pointee.revision,
               let list = chrome?.chrome.list
         else { return nil }
-        assert(chromeUnchanged(state), "an in-place change reached the chrome")
+        assert(chromeUnchanged(state.pointee), "an in-place change reached the chrome")
         // The tree is changed in place: held only here while it is.
         last = nil
         let rows = MessageRows(state, width: list.frame.width)
@@ -113,21 +124,30 @@ public struct TreeFeed {
         for update in replaced {
             switch update {
             case .replaced(let k, let old): TreeChange.diff(from: old, to: tree.children[list.index].children[k], into: &changes)
-            case .patched(let ops): changes.append(contentsOf: ops)
+            case .patched(let ops):
+                // The first (a streamed delta's only) is shared, not copied.
+                if changes.isEmpty { changes = ops } else { changes.append(contentsOf: ops) }
             }
         }
-        record(Step(from: revision, to: state.revision, changes: changes, weight: Self.weight(of: changes)))
-        revision = state.revision
+        record(Step(from: revision, to: state.pointee.revision, changes: changes, weight: Self.weight(of: changes)))
+        revision = state.pointee.revision
         last = (revision, tree)
         return tree
     }
 
     /// The operations from revision `since` to the tree of `state`.
     mutating func changes(since: Int, state: AppState, inPlace: InPlaceChanges? = nil) -> Answer {
+        withUnsafePointer(to: state) { changes(since: since, state: $0, inPlace: inPlace) }
+    }
+
+    /// `changes(since:state:inPlace:)` of the state read in place.
+    mutating func changes(since: Int, state: UnsafePointer<AppState>, inPlace: InPlaceChanges? = nil) -> Answer {
         let tree = tree(of: state, inPlace: inPlace)
-        let revision = state.revision
+        let revision = state.pointee.revision
         if since == revision { return .changes(revision: revision, []) }
         guard let first = stepIndex(from: since) else { return .resync(revision: revision, tree) }
+        // One step (a host that follows every delta): its changes as they are kept, not copied.
+        if first == steps.count &- 1 { return .changes(revision: revision, steps[first].changes) }
         var result: [TreeChange] = []
         for k in first..<steps.count { result.append(contentsOf: steps[k].changes) }
         return .changes(revision: revision, result)

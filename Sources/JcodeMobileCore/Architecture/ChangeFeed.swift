@@ -222,6 +222,10 @@ public struct ChangeFeed: Sendable {
         var path = JSONPath([.key(name), .key("")])
         for field in fields where field.changed(after, before) {
             path.components[1] = .key(field.name)
+            if let patch = field.patch {
+                wrote = patch(after, before, &path, w) || wrote
+                continue
+            }
             let ops = JSONDiff.ops(from: field.json(before), to: field.json(after), at: path)
             if let w { for op in ops { op.write(to: &w.pointee) } }
             wrote = wrote || !ops.isEmpty

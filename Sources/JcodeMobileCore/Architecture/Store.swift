@@ -111,6 +111,12 @@ public struct Store: Sendable {
         send(input, logKind: logKind, logType: logType, logged: .payload(logPayload))
     }
 
+    /// Runs `body` with the state read in place (a reader that would
+    /// otherwise be handed a copy: the tree feed after each delta).
+    mutating func withState<Result>(_ body: (UnsafePointer<AppState>) -> Result) -> Result {
+        withUnsafePointer(to: &state, body)
+    }
+
     /// `send`, with the input as the log keeps it given as `LoggedInput`.
     mutating func send(_ input: Input, logKind: LogEntry.Kind, logType: String, logged: LoggedInput) -> Transition {
         var effects: [(id: EffectID, effect: Effect)] = []
@@ -136,23 +142,39 @@ public struct Store: Sendable {
 
     /// A `websocket_event` carrying one server event: the transition
     /// `send(.platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))))`
-    /// makes, with the same log entry, change record and report. A streamed
-    /// event (`AppRouter` routes it to the chat's stream alone) for the
-    /// current socket is handed to the chat directly, without the frame's
-    /// delivery and the follow-up input it becomes: the hot path of a reply.
+    /// makes, with the same log entry, change record and report. For the
+    /// current socket, a streamed event (`AppRouter` routes it to the chat's
+    /// stream alone) is handed to the chat directly, and any other runs as
+    /// the follow-up the frame would make of it, without the frame built and
+    /// delivered: the hot path of a reply.
     /// `loggedIsText`: `logged` holds nothing a server wrote but the streamed
     /// text (a frame of the exact canonical shape), so the log's copy needs
     /// no scan for secrets of its own when the text held none.
     @discardableResult
     mutating func sendFrame(effectID: EffectID?, event: ServerEvent, logged: LoggedInput) -> Transition {
-        guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID),
-              case .one(.chatStream(let streamed)) = AppRouter.route(event)
-        else {
+        guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
             return send(
                 .platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))), logKind: .event,
                 logType: PlatformEvent.webSocketEventType, logged: logged)
         }
+        guard case .one(.chatStream(let streamed)) = AppRouter.route(event) else { return run(event, logged: logged) }
         return stream(streamed, logged: logged)
+    }
+
+    /// The frame's one event, for the current socket, run as what the frame
+    /// becomes: the connection's frame delivery (which reaches no slice and
+    /// leaves the snapshot) hands it on as the follow-up `.server(event)`,
+    /// at depth 1. The same transition, without the frame built and routed.
+    private mutating func run(_ event: ServerEvent, logged: LoggedInput) -> Transition {
+        var effects: [(id: EffectID, effect: Effect)] = []
+        var notes: [Note] = []
+        var scrubs: [JSONPath] = []
+        var followUps: [Input] = []
+        beginCall()
+        run(.server(event), effects: &effects, notes: &notes, scrubs: &scrubs, followUps: &followUps, depth: 1)
+        return finishCall(
+            effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: .event,
+            logType: PlatformEvent.webSocketEventType, logged: logged)
     }
 
     /// `sendFrame` of a streamed text event, read without a `ServerEvent`.
@@ -516,15 +538,17 @@ extension Store {
             maskedThisCall = true
             return masked
         }
-        let entry = state.chat.transcript.entries[index]
-        var held = reasoning ? entry.reasoning : entry.text
-        let heldCount = held.utf8.count
+        // Read in place: a copy of the entry would retain its every field.
+        let serial = state.chat.transcript.entries[index].serial
+        let heldCount = reasoning
+            ? state.chat.transcript.entries[index].reasoning.utf8.count : state.chat.transcript.entries[index].text.utf8.count
         let scanned = reasoning ? scannedReasoning : scannedText
-        let tail = scanned == StreamedTail(serial: entry.serial, length: heldCount, generation: secrets.generation)
+        let tail = scanned == StreamedTail(serial: serial, length: heldCount, generation: secrets.generation)
             ? 0 : min(heldCount, secrets.longest &- 1)
         var text = text
         let (ranges, partial): ([Range<Int>], Bool) = text.withUTF8 { delta in
             guard tail > 0 else { return secrets.occurrences(in: delta) }
+            var held = reasoning ? state.chat.transcript.entries[index].reasoning : state.chat.transcript.entries[index].text
             return held.withUTF8 { held in
                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: tail &+ delta.count) { joined in
                     _ = joined.initialize(from: held[(held.count &- tail)...])
@@ -533,12 +557,13 @@ extension Store {
                 }
             }
         }
-        let next = partial ? nil : StreamedTail(serial: entry.serial, length: heldCount &+ text.utf8.count, generation: secrets.generation)
+        let next = partial ? nil : StreamedTail(serial: serial, length: heldCount &+ text.utf8.count, generation: secrets.generation)
         if reasoning { scannedReasoning = next } else { scannedText = next }
         guard !ranges.isEmpty else { return text }
         maskedThisCall = true
         if ranges.contains(where: { $0.lowerBound < tail }) {
             // A secret across the join: the field is set whole, masked.
+            let held = reasoning ? state.chat.transcript.entries[index].reasoning : state.chat.transcript.entries[index].text
             let whole = secrets.mask(held + text)
             if reasoning {
                 state.chat.transcript.setReasoning(whole, at: index)

@@ -131,6 +131,18 @@ public struct JSONTape {
         return found
     }
 
+    /// How many members the object at `object` has (a name written twice counts twice).
+    func memberCount(of object: Int) -> Int {
+        var count = 0
+        var i = object &+ 1
+        let end = tokens[object].nextIndex
+        while i < end {
+            count &+= 1
+            i = tokens[i &+ 1].nextIndex
+        }
+        return count
+    }
+
     /// Whether the string at `i` holds escapes.
     func isEscaped(_ i: Int) -> Bool { tokens[i].flag }
 

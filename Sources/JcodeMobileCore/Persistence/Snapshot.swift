@@ -97,13 +97,22 @@ public struct Snapshot: Equatable, Sendable {
         if features & chat != 0 {
             // As it is written: a message on its way is unconfirmed after a
             // restart, whatever step it had reached (an ack changes nothing kept).
-            let kept = state.chat.outbox.map { message in
+            func kept(_ message: OutboxMessage) -> OutboxMessage {
                 var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
                 kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
                 return kept
             }
-            if outbox != kept || nextOutboxID != state.chat.nextOutboxID {
-                outbox = kept
+            // Compared message by message: no new array unless it changed.
+            let source = state.chat.outbox
+            var same = outbox.count == source.count && nextOutboxID == state.chat.nextOutboxID
+            if same {
+                for i in source.indices where outbox[i] != kept(source[i]) {
+                    same = false
+                    break
+                }
+            }
+            if !same {
+                outbox = source.map(kept)
                 nextOutboxID = state.chat.nextOutboxID
                 changed |= chat
             }

@@ -420,9 +420,9 @@ public final class LineMemo {
 
     /// Texts up to this many bytes are counted from the start (cheaper than the bookkeeping).
     static let threshold = 512
-    private var entries: [String: Entry] = [:]
-    private var generation = 0
-    private var measured = 0
+    @exclusivity(unchecked) private var entries: [String: Entry] = [:]
+    @exclusivity(unchecked) private var generation = 0
+    @exclusivity(unchecked) private var measured = 0
 
     /// A message's markdown block as last placed: reused, moved, when the
     /// same block comes at the same place and width (the blocks before a

@@ -29,14 +29,19 @@ struct MessageRows {
     let perLine: Int
 
     init(_ state: AppState, width: Int) {
-        chat = state.chat
-        navigation = state.navigation
-        images = ChatScreen.ImagePlaces(state.chat.images)
+        self = withUnsafePointer(to: state) { MessageRows($0, width: width) }
+    }
+
+    /// The same, of the state read in place.
+    init(_ state: UnsafePointer<AppState>, width: Int) {
+        chat = state.pointee.chat
+        navigation = state.pointee.navigation
+        images = ChatScreen.ImagePlaces(state.pointee.chat.images)
         var waiting: [Int] = []
-        for (k, message) in state.chat.outbox.enumerated() where !message.isInTranscript { waiting.append(k) }
+        for (k, message) in state.pointee.chat.outbox.enumerated() where !message.isInTranscript { waiting.append(k) }
         self.waiting = waiting
-        hasOlder = state.chat.olderHistory != nil
-        count = (hasOlder ? 1 : 0) &+ state.chat.transcript.count &+ images.unanchored.count &+ waiting.count
+        hasOlder = state.pointee.chat.olderHistory != nil
+        count = (hasOlder ? 1 : 0) &+ state.pointee.chat.transcript.count &+ images.unanchored.count &+ waiting.count
         perLine = Layout.charactersPerLine(width)
     }
 
@@ -125,12 +130,12 @@ public final class RowCache {
         let prompt: Int?
         /// Laid out at y = 0 (made from `placed` when first asked for, for a
         /// row laid out where it is placed), the height including the gap after it.
-        private var atZero: SemanticNode?
+        @exclusivity(unchecked) private var atZero: SemanticNode?
         let height: Int
         /// The node as last placed, moved down by `placedBy` (reused as is
         /// when the row has not moved: the tree diff then skips it whole).
-        var placed: SemanticNode?
-        var placedBy = 0
+        @exclusivity(unchecked) var placed: SemanticNode?
+        @exclusivity(unchecked) var placedBy = 0
 
         init(entry: TranscriptEntry, prompt: Int?, node: SemanticNode, height: Int) {
             self.entry = entry
@@ -157,24 +162,24 @@ public final class RowCache {
         }
     }
 
-    private var slots: [Int: Slot] = [:]
+    @exclusivity(unchecked) private var slots: [Int: Slot] = [:]
     /// Line counts of the rows' long texts.
     let lines = LineMemo()
     /// The rows' markdown, parsed on as replies stream.
     let markdown = MarkdownCache()
     /// The tool cards' inputs, read on as they stream.
     let cards = ToolCardCache()
-    private var images: [HistoryImage] = []
-    private var expansions: [NavigationState.Expansion] = []
-    private var x = 0
-    private var width = 0
+    @exclusivity(unchecked) private var images: [HistoryImage] = []
+    @exclusivity(unchecked) private var expansions: [NavigationState.Expansion] = []
+    @exclusivity(unchecked) private var x = 0
+    @exclusivity(unchecked) private var width = 0
     /// The rows the running build used.
-    private var used: [Int] = []
+    @exclusivity(unchecked) private var used: [Int] = []
     /// Whether a build is running (between `begin` and `end`).
-    private var building = false
+    @exclusivity(unchecked) private var building = false
     /// How the last build placed its window (nil: not laid out, or the
     /// list was hidden).
-    var plan: WindowPlan?
+    @exclusivity(unchecked) var plan: WindowPlan?
 
     public init() {}
 

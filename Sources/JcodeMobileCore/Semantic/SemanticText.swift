@@ -66,14 +66,20 @@ public enum SemanticText {
     /// The status line, derived from the connection: what a person should
     /// know about the link right now, or nil when all is well.
     public static func statusBanner(_ state: AppState) -> String? {
-        let server = state.servers.selected
+        withUnsafePointer(to: state) { statusBanner($0) }
+    }
+
+    /// `statusBanner(_:)`, read in place (the state JSON's section reads it
+    /// so: the state is not copied).
+    static func statusBanner(_ state: UnsafePointer<AppState>) -> String? {
+        let server = state.pointee.servers.selected
         let name = server?.name ?? "the server"
-        let connection = state.connection
+        let connection = state.pointee.connection
         switch connection.phase {
-        case .disconnected: return state.servers.list.isEmpty ? nil : (server == nil ? nil : "Disconnected from \(name)")
-        case .pairing: return "Pairing with \(state.pairing.address?.display ?? name)…"
+        case .disconnected: return state.pointee.servers.list.isEmpty ? nil : (server == nil ? nil : "Disconnected from \(name)")
+        case .pairing: return "Pairing with \(state.pointee.pairing.address?.display ?? name)…"
         case .connecting: return "Connecting to \(name)…"
-        case .connected: return state.chat.turn.historyLoaded ? nil : "Loading conversation…"
+        case .connected: return state.pointee.chat.turn.historyLoaded ? nil : "Loading conversation…"
         case .reconnecting:
             if let delay = connection.reconnectDelayMS {
                 return "Connection lost, retrying in \(seconds(delay)) (attempt \(connection.attempt))"
@@ -82,6 +88,15 @@ public enum SemanticText {
         case .offline: return "Offline: waiting for the network"
         case .failed: return connection.issue.map(issue) ?? "Connection failed"
         }
+    }
+
+    /// Whether what `statusBanner` reads differs: the connection, the saved
+    /// servers and the selection, the pairing form, whether the history
+    /// loaded (a token count or a streamed delta leaves them as they were).
+    static func statusBannerInputsDiffer(_ a: UnsafePointer<AppState>, _ b: UnsafePointer<AppState>) -> Bool {
+        a.pointee.$connection != b.pointee.$connection || a.pointee.servers.list != b.pointee.servers.list
+            || a.pointee.servers.selectedID != b.pointee.servers.selectedID || a.pointee.$pairing != b.pointee.$pairing
+            || a.pointee.chat.turn.historyLoaded != b.pointee.chat.turn.historyLoaded
     }
 
     static func seconds(_ ms: Int) -> String {

@@ -185,12 +185,12 @@ public final class MarkdownCache {
         /// The text last parsed: a copy of its own, held by no one else (a
         /// streamed reply's text in the state then stays the state's alone,
         /// so appending to it does not copy it), kept by appending the deltas.
-        var text: String
-        var stream: MarkdownStream
-        var nodes: [SemanticNode]
-        var generation: Int
+        @exclusivity(unchecked) var text: String
+        @exclusivity(unchecked) var stream: MarkdownStream
+        @exclusivity(unchecked) var nodes: [SemanticNode]
+        @exclusivity(unchecked) var generation: Int
         /// What a delta needs to know to be appended to the last node as it is (nil: it cannot be).
-        var tail: Tail?
+        @exclusivity(unchecked) var tail: Tail?
 
         init(text: String, stream: MarkdownStream, nodes: [SemanticNode], generation: Int) {
             self.text = text
@@ -216,9 +216,9 @@ public final class MarkdownCache {
         var path: [Int] = []
     }
 
-    private var entries: [String: Entry] = [:]
-    private var generation = 0
-    private var used = 0
+    @exclusivity(unchecked) private var entries: [String: Entry] = [:]
+    @exclusivity(unchecked) private var generation = 0
+    @exclusivity(unchecked) private var used = 0
 
     /// Where the next delta for `prefix` would be appended as it is (nil: it is parsed); for tests.
     func tail(for prefix: String) -> Tail? { entries[prefix]?.tail }

@@ -34,16 +34,22 @@ public struct RunStatus: Equatable, Sendable {
 
     /// The status of the turn shown; nil when none runs.
     public static func of(_ state: AppState) -> RunStatus? {
-        let turn = state.chat.turn
+        withUnsafePointer(to: state) { of($0) }
+    }
+
+    /// `of(_:)`, read in place (the state JSON's section reads it so: the
+    /// state is not copied).
+    static func of(_ state: UnsafePointer<AppState>) -> RunStatus? {
+        let turn = state.pointee.chat.turn
         if !turn.isProcessing {
             // A turn cut by a drop: its message waits for the reconnect's history.
-            let cut = state.chat.outbox.first?.delivery == .unconfirmed
-            guard cut, state.connection.phase == .reconnecting || state.connection.phase == .offline
-                || state.connection.phase == .connecting
+            let cut = state.pointee.chat.outbox.first?.delivery == .unconfirmed
+            guard cut, state.pointee.connection.phase == .reconnecting || state.pointee.connection.phase == .offline
+                || state.pointee.connection.phase == .connecting
             else { return nil }
             return RunStatus(kind: .reconnecting, text: "Reconnecting…")
         }
-        if !state.approvals.stdinRequests.isEmpty || !state.approvals.permissionRequests.isEmpty {
+        if !state.pointee.approvals.stdinRequests.isEmpty || !state.pointee.approvals.permissionRequests.isEmpty {
             return RunStatus(kind: .waitingForYou, text: "Waiting for you")
         }
         if turn.checkUnanswered { return RunStatus(kind: .notAnswering, text: "jcode is not answering") }
@@ -81,12 +87,25 @@ public struct RunStatus: Equatable, Sendable {
         return text
     }
 
-    /// Whether what the status is read from differs.
-    static func inputsDiffer(_ a: AppState, _ b: AppState) -> Bool {
-        a.chat.turn != b.chat.turn || a.connection.phase != b.connection.phase
-            || a.approvals.stdinRequests.isEmpty != b.approvals.stdinRequests.isEmpty
-            || a.approvals.permissionRequests.isEmpty != b.approvals.permissionRequests.isEmpty
-            || a.chat.outbox.first?.delivery != b.chat.outbox.first?.delivery
+    /// Whether what the status is read from differs. Only what `of` reads:
+    /// a token count or a quiet tick moves the turn but not its status, so
+    /// the section is not read again for them.
+    static func inputsDiffer(_ a: UnsafePointer<AppState>, _ b: UnsafePointer<AppState>) -> Bool {
+        // In place: a copy of the turn would retain each of its strings.
+        return a.pointee.chat.turn.isProcessing != b.pointee.chat.turn.isProcessing
+            || a.pointee.chat.turn.checkUnanswered != b.pointee.chat.turn.checkUnanswered
+            || a.pointee.chat.turn.isChecking != b.pointee.chat.turn.isChecking
+            || a.pointee.chat.turn.toolTicks != b.pointee.chat.turn.toolTicks
+            || a.pointee.chat.turn.runningTool != b.pointee.chat.turn.runningTool
+            || a.pointee.chat.turn.serverToolName != b.pointee.chat.turn.serverToolName
+            || a.pointee.chat.turn.isReasoning != b.pointee.chat.turn.isReasoning
+            || a.pointee.chat.turn.statusDetail != b.pointee.chat.turn.statusDetail
+            || a.pointee.chat.turn.isWriting != b.pointee.chat.turn.isWriting
+            || a.pointee.chat.turn.serverPhase != b.pointee.chat.turn.serverPhase
+            || a.pointee.connection.phase != b.pointee.connection.phase
+            || a.pointee.approvals.stdinRequests.isEmpty != b.pointee.approvals.stdinRequests.isEmpty
+            || a.pointee.approvals.permissionRequests.isEmpty != b.pointee.approvals.permissionRequests.isEmpty
+            || a.pointee.chat.outbox.first?.delivery != b.pointee.chat.outbox.first?.delivery
     }
 
     var json: JSONValue {

@@ -155,4 +155,39 @@ public struct TokenUsage: Equatable, Sendable {
             "cache_creation_input": .from(cacheCreation),
         ]
     }
+
+    /// The change feed's operations from `old` to `new` at `path`, written
+    /// to `w` (nil: only whether there are any): what `JSONDiff` makes of
+    /// their `json` (a `replace` of each count that moved; of the whole
+    /// when one side is null), with neither value built.
+    static func patch(from old: TokenUsage?, to new: TokenUsage?, at path: inout JSONPath, into w: UnsafeMutablePointer<JSONWriter>?) -> Bool {
+        guard let old, let new else {
+            guard old != new else { return false }
+            w.map { JSONPatchOp.replace(path: path, value: new?.json ?? .null).write(to: &$0.pointee) }
+            return true
+        }
+        let moved = (old.input != new.input, old.output != new.output, old.cacheRead != new.cacheRead, old.cacheCreation != new.cacheCreation)
+        guard moved.0 || moved.1 || moved.2 || moved.3 else { return false }
+        guard let w else { return true }
+        // The member's pointer, encoded once for its operations (its opening quote, not its closing one).
+        var pointer = JSONWriter(capacity: 64)
+        pointer.pointer(path.components)
+        var prefix = pointer.bytes
+        prefix.removeLast()
+        func replace(_ member: StaticString, _ value: Int?) {
+            w.pointee.beginFragment()
+            w.pointee.fragment(#"{"op":"replace","path":"#)
+            w.pointee.fragment(bytes: prefix)
+            w.pointee.fragment(member)
+            w.pointee.fragment(#","value":"#)
+            if let value { w.pointee.fragment(integer: value) } else { w.pointee.fragment("null") }
+            w.pointee.fragment("}")
+            w.pointee.endFragment()
+        }
+        if moved.0 { replace(#"/input""#, new.input) }
+        if moved.1 { replace(#"/output""#, new.output) }
+        if moved.2 { replace(#"/cache_read_input""#, new.cacheRead) }
+        if moved.3 { replace(#"/cache_creation_input""#, new.cacheCreation) }
+        return true
+    }
 }
