@@ -30,7 +30,7 @@ final class SoftInterruptTests: XCTestCase {
         var store = SpecStore(.connectedChat)
         store.send(
             .queueInterrupt(text: "hi", urgent: false), effects: [.webSocket(.send(#"{"id":3,"type":"message","content":"hi"}"#))],
-            followUps: ["send_message", "send"]
+            followUps: ["send"]
         ) {
             $0.append("/transcript", entryJSON("m4", "user", text: "hi"))
             $0.append("/outbox", outboxJSON("o1", "hi", delivery: "awaiting_ack"))

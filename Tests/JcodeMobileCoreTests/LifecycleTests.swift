@@ -298,7 +298,7 @@ extension LifecycleTests {
         store.event(#"{"type":"push_notification_opened","payload":{"session_id":"\#(session)"}}"#, effects: [
             .webSocket(.send(#"{"id":5,"type":"resume_session","session_id":"\#(session)","client_instance_id":"fixture-device"}"#)),
             .webSocket(.send(#"{"id":6,"type":"ping"}"#)),
-        ], followUps: ["open_chat", "resume_session", "open_chat", "session_switched", "send"], file: file, line: line) {
+        ], followUps: ["open_chat", "session_asked", "open_chat", "session_switched", "send"], file: file, line: line) {
             $0["/screen"] = "chat"
             $0["/banners/status"] = "Loading conversation…"
             also(&$0)
@@ -382,7 +382,7 @@ extension LifecycleTests {
                 .timer(.cancel(timerID: "reconnect.2")),
                 .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
             ],
-            followUps: ["open_chat", "retry_connection"]
+            followUps: ["open_chat", "reconnect_asked"]
         ) {
             $0["/screen"] = "chat"
             $0["/connection/reconnect_delay_ms"] = nil

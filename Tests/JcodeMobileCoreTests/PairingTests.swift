@@ -212,7 +212,7 @@ final class PairingTests: XCTestCase {
         store.event(
             #"{"type":"qr_payload_scanned","payload":"jcode://pair?host=https%3A%2F%2Fdevbox.example.com&port=8443&code=654321"}"#,
             effects: [.http(.pair(host: "devbox.example.com", port: 8443, useTLS: true, code: "654321", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))],
-            followUps: ["pairing_link_scanned", "submit_pairing", "pairing_started"]
+            followUps: ["pairing_link_scanned", "pairing_started"]
         ) {
             $0["/pairing/host"] = "https://devbox.example.com"
             $0["/pairing/port"] = "8443"

@@ -306,7 +306,7 @@ final class TodaysServerTests: XCTestCase {
         store.event(
             #"{"type":"qr_payload_scanned","payload":"jcode://pair?host=devbox.local&code=654321"}"#,
             effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "654321", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))],
-            followUps: ["pairing_link_scanned", "submit_pairing", "pairing_started"]
+            followUps: ["pairing_link_scanned", "pairing_started"]
         ) {
             $0["/pairing/host"] = "devbox.local"
             $0["/pairing/port"] = "7643"

@@ -127,7 +127,7 @@ public struct AppInteractor: Sendable {
         case .none: return .note("tap_node: no tappable node \"\(nodeID)\" on this screen")
         case .disabled: return .note("tap_node: \"\(nodeID)\" is disabled")
         case .focus: return .tell(.focus(nodeID: nodeID))
-        case .action(let action): return .action(action)
+        case .action(let action): return .tapped(action)
         }
     }
 

@@ -302,6 +302,8 @@ public enum AppRouter {
         case .lifecycle(.identityReady): return .one(.pairing(.identityReady))
         case .lifecycle(.identityFailed): return .one(.pairing(.identityFailed))
         case .lifecycle(.sessionAskedOffline(let id)): return .one(.session(.resumeOnConnect(id: id)))
+        case .lifecycle(.sessionAsked(let id)): return .one(.session(.resumeSession(id: id)))
+        case .lifecycle(.reconnectAsked): return .one(.connection(.retryConnection))
         case .servers(let output): return route(output)
         case .connection(let output): return route(output)
         case .session(.sessionSwitched):

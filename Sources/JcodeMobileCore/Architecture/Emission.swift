@@ -30,7 +30,10 @@ public struct Emission: Equatable, Sendable {
     public static let none = Emission(kind: .none)
     public static func effect(_ effect: Effect) -> Emission { Emission(kind: .effect(effect)) }
     public static func input(_ input: Input) -> Emission { Emission(kind: .input(input)) }
-    public static func action(_ action: Action) -> Emission { Emission(kind: .input(.action(action))) }
+    /// The root's own, for a tap: the action the tapped node promised
+    /// (`tap_node`, `tap_xy`). Features never emit a host action: what one
+    /// of them does that matters to another is an addressed output (`tell`).
+    static func tapped(_ action: Action) -> Emission { Emission(kind: .input(.action(action))) }
     /// A follow-up for other features: one of the four shared requests
     /// (`send`, `showError`, `notice`, `openChat`) or, through `tell`, a
     /// feature's output.

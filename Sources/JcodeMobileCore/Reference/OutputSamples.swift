@@ -88,13 +88,15 @@ extension PairingOutput: EnumeratedOutput {
 }
 
 extension LifecycleOutput: EnumeratedOutput {
-    enum Kind: CaseIterable { case identityReady, identityFailed, sessionAskedOffline }
+    enum Kind: CaseIterable { case identityReady, identityFailed, sessionAskedOffline, sessionAsked, reconnectAsked }
 
     var kind: Kind {
         switch self {
         case .identityReady: .identityReady
         case .identityFailed: .identityFailed
         case .sessionAskedOffline: .sessionAskedOffline
+        case .sessionAsked: .sessionAsked
+        case .reconnectAsked: .reconnectAsked
         }
     }
 
@@ -103,6 +105,8 @@ extension LifecycleOutput: EnumeratedOutput {
         case .identityReady: [.identityReady]
         case .identityFailed: [.identityFailed]
         case .sessionAskedOffline: [.sessionAskedOffline(sessionID: "session-owl")]
+        case .sessionAsked: [.sessionAsked(sessionID: "session-owl")]
+        case .reconnectAsked: [.reconnectAsked]
         }
     }
 }

@@ -239,7 +239,7 @@ extension SpecStore {
                 .webSocket(.connect(url: "ws://devbox.local:7643/ws", authToken: "fixture-token")),
             ],
             notes: ["session session-owl is resumed when the connection is up"],
-            followUps: ["open_chat", "session_asked_offline", "session_switched", "retry_connection"], file: file, line: line
+            followUps: ["open_chat", "session_asked_offline", "session_switched", "reconnect_asked"], file: file, line: line
         ) {
             $0.showsTheOwlSessionLoading()
             $0["/connection/reconnect_delay_ms"] = nil

@@ -13,7 +13,7 @@ extension ChatInteractor {
         guard !content.isEmpty || !images.isEmpty else { return .note("queue_interrupt: nothing to send") }
         guard state.turn.isProcessing, facts.canSend else {
             // No turn to interrupt: it is an ordinary message.
-            return .action(.sendMessage(text: content))
+            return send(&state, text: content, facts)
         }
         guard state.softInterrupts.count < ChatState.interruptLimit else {
             return Self.noRoom(for: content, fromDraft: false, Self.interruptsFull)

@@ -408,7 +408,7 @@ public struct ChatInteractor: Interactor {
 
     // MARK: - Sending
 
-    private func send(_ state: inout ChatState, text: String?, _ facts: Facts) -> Emission {
+    func send(_ state: inout ChatState, text: String?, _ facts: Facts) -> Emission {
         let fromDraft = text == nil
         let content = (text ?? facts.draft).trimmingSpaces()
         let attachments = facts.attachments

@@ -73,6 +73,12 @@ public enum LifecycleOutput: Equatable, Sendable {
     /// A notification about another session was opened while the link is
     /// down: that session is the one to subscribe to when it comes up.
     case sessionAskedOffline(sessionID: String)
+    /// A notification about another session was opened while requests can
+    /// go out: that session is resumed now.
+    case sessionAsked(sessionID: String)
+    /// A notification was opened while the link is down and not coming up:
+    /// connect now.
+    case reconnectAsked
 }
 
 /// What the servers feature tells the others.

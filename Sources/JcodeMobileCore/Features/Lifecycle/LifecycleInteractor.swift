@@ -80,7 +80,7 @@ public struct LifecycleInteractor: Interactor {
             var emission = Emission.internal(.openChat)
             let sessionID = payload["session_id"]?.stringValue
             if let sessionID, sessionID != facts.sessionID, facts.canSend {
-                emission.append(.action(.resumeSession(id: sessionID)))
+                emission.append(.tell(.sessionAsked(sessionID: sessionID)))
                 return emission
             }
             if let sessionID, sessionID != facts.sessionID {
@@ -88,7 +88,7 @@ public struct LifecycleInteractor: Interactor {
                 emission.append(.tell(.sessionAskedOffline(sessionID: sessionID)))
             }
             if facts.connectionPhase != .connected && facts.connectionPhase != .connecting {
-                emission.append(.action(.retryConnection))
+                emission.append(.tell(.reconnectAsked))
             }
             return emission
         }

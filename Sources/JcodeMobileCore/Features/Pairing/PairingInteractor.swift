@@ -70,7 +70,7 @@ public struct PairingInteractor: Interactor {
         case .checkServer:
             return check(&state)
         case .qrPayloadScanned(let payload):
-            return scanned(&state, payload)
+            return scanned(&state, payload, facts)
         case .qrScanCancelled:
             return .note("QR scan cancelled")
         case .pairFinished(let result):
@@ -137,7 +137,7 @@ public struct PairingInteractor: Interactor {
                     deviceID: deviceID, deviceName: form.deviceName, apnsToken: facts.pushToken)))
     }
 
-    private func scanned(_ state: inout PairingForm, _ payload: String) -> Emission {
+    private func scanned(_ state: inout PairingForm, _ payload: String, _ facts: Facts) -> Emission {
         switch PairingLink.parse(payload) {
         case .failure(let problem):
             return .internal(.showError(ErrorBanner(message: problem.message))) + .effect(.device(.haptic(style: .error)))
@@ -152,7 +152,8 @@ public struct PairingInteractor: Interactor {
                 state.showAllErrors = true
                 return shown
             }
-            return shown + .action(.submitPairing)
+            // Complete: submitted at once, as the Pair button would.
+            return shown + submit(&state, facts)
         }
     }
 
