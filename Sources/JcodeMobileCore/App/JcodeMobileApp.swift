@@ -290,6 +290,10 @@ public final class JcodeMobileApp {
         ofLine raw: UnsafeBufferPointer<UInt8>, escaped: Bool, effectID id: EffectID?, exactEnvelope: Bool = false
     ) -> FrameRead? {
         guard raw.count <= lineBuffer.count, let buffer = lineBuffer.baseAddress else { return nil }
+        // The canonical line of plain text, read where it is written.
+        if escaped, let text = ServerEvent.StreamedText(escapedCanonicalLine: raw) {
+            return .streamed(effectID: id, text, exact: exactEnvelope)
+        }
         let n: Int
         if escaped {
             n = JSONTape.unescape(raw, into: lineBuffer)

@@ -163,8 +163,8 @@ public struct TransitionLog: Sendable {
         case .bytes(let bytes):
             // The entry about to be replaced gives up its raw payload's storage.
             var buffer = count == capacity ? storage[start].takeRawPayload() : []
-            buffer.removeAll(keepingCapacity: true)
-            buffer.append(contentsOf: bytes)
+            // Its bytes replaced by these in one step (its capacity kept).
+            buffer.replaceSubrange(buffer.startIndex..<buffer.endIndex, with: bytes)
             append { make($0, .raw(buffer)) }
         }
     }

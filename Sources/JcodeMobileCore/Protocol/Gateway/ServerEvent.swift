@@ -177,6 +177,34 @@ public enum ServerEvent: Equatable, Sendable {
             self.text = text
         }
 
+        /// The same line as a raw frame writes it inside its `line` string,
+        /// escapes not decoded: `{\"type\":\"text_delta\",\"text\":\"…\"}`.
+        /// Only text with nothing to unescape is read here (then the decoded
+        /// line is the canonical one, and this its text); nil otherwise, and
+        /// the line is decoded and read as `canonicalLine`. `raw` is valid UTF-8.
+        init?(escapedCanonicalLine raw: UnsafeBufferPointer<UInt8>) {
+            guard let base = raw.baseAddress, raw.count > 3, raw[raw.count &- 1] == UInt8(ascii: "}"),
+                  raw[raw.count &- 2] == UInt8(ascii: "\""), raw[raw.count &- 3] == UInt8(ascii: "\\")
+            else { return nil }
+            let kind: Kind
+            let head: StaticString
+            if Self.starts(raw, with: Self.escapedTextDeltaHead) {
+                (kind, head) = (.textDelta, Self.escapedTextDeltaHead)
+            } else if Self.starts(raw, with: Self.escapedReasoningDeltaHead) {
+                (kind, head) = (.reasoningDelta, Self.escapedReasoningDeltaHead)
+            } else if Self.starts(raw, with: Self.escapedTextReplaceHead) {
+                (kind, head) = (.textReplace, Self.escapedTextReplaceHead)
+            } else {
+                return nil
+            }
+            let count = raw.count &- head.utf8CodeUnitCount &- 3
+            guard count >= 0 else { return nil }
+            let content = UnsafeBufferPointer(start: base + head.utf8CodeUnitCount, count: count)
+            guard Self.isPlain(content) else { return nil }
+            self.kind = kind
+            text = String(decoding: content, as: UTF8.self)
+        }
+
         /// Whether `bytes` hold no quote, backslash or control character
         /// (eight bytes at a time): JSON string content that means itself.
         private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -196,6 +224,9 @@ public enum ServerEvent: Equatable, Sendable {
         private static let textDeltaHead: StaticString = #"{"type":"text_delta","text":"#
         private static let reasoningDeltaHead: StaticString = #"{"type":"reasoning_delta","text":"#
         private static let textReplaceHead: StaticString = #"{"type":"text_replace","text":"#
+        private static let escapedTextDeltaHead: StaticString = #"{\"type\":\"text_delta\",\"text\":\""#
+        private static let escapedReasoningDeltaHead: StaticString = #"{\"type\":\"reasoning_delta\",\"text\":\""#
+        private static let escapedTextReplaceHead: StaticString = #"{\"type\":\"text_replace\",\"text\":\""#
 
         private static func starts(_ line: UnsafeBufferPointer<UInt8>, with head: StaticString) -> Bool {
             guard let base = line.baseAddress, line.count > head.utf8CodeUnitCount else { return false }
