@@ -215,7 +215,10 @@ def test_a_delta_into_a_long_markdown_reply_costs_what_it_costs_into_a_short_one
     small = instructions_per_event("reply_delta_tree_changes", 4096, inputs=100)
     large = instructions_per_event("reply_delta_tree_changes", 262144, inputs=100)
     # Before the row was patched in place: 493 794 at 4 KiB and 26 242 974 at 256 KiB.
-    assert large < small * 1.3, (small, large)
+    # Now about 56 000 and 74 000: what grows (about 18 000 at 256 KiB, the
+    # streamed row's previous cache slot torn down, `RowCache.forget`) is what
+    # grew at 66 900 and 85 200, before the constant part fell (issue 37).
+    assert large < small * 1.5, (small, large)
     # Deltas that open and close blocks (line ends, a list, a heading, a fence, a
     # table), parsed on from the reply's open tail.
     small = instructions_per_event("reply_markdown_delta_tree_changes", 4096, inputs=1000)
