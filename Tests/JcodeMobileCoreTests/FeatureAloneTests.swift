@@ -161,3 +161,146 @@ final class SessionAloneTests: XCTestCase {
         }
     }
 }
+
+final class ChatAloneTests: XCTestCase {
+    func testAReplyStreamsIntoOneEntryAndTheTurnShowsWhatItDoes() {
+        var chat = FeatureHarness(ChatInteractor(), ChatState(), context: Facts())
+        // A first delta with no turn known: the turn is adopted and writing.
+        chat.stream(.textDelta("Hel"), transcript: [entryJSON("m1", "assistant", text: "Hel", isStreaming: true)]) {
+            $0.turn.isProcessing = true
+            $0.turn.isAdopted = true
+            $0.turn.isWriting = true
+        }
+        chat.stream(.textDelta("lo"), transcript: [entryJSON("m1", "assistant", text: "Hello", isStreaming: true)])
+        chat.stream(.reasoningDelta("Checking"), transcript: [entryJSON("m1", "assistant", text: "Hello", reasoning: "Checking", isStreaming: true)]) {
+            $0.turn.isReasoning = true
+            $0.turn.isWriting = false
+        }
+        chat.stream(.textReplace("Hi"), transcript: [entryJSON("m1", "assistant", text: "Hi", reasoning: "Checking", isStreaming: true)])
+    }
+
+    func testAToolInputWithNoToolCallIsIgnored() {
+        var chat = FeatureHarness(ChatInteractor(), ChatState(), context: Facts())
+        chat.stream(.toolInput(delta: #"{"command":"ls"}"#), notes: ["tool_input with no tool call; ignored"], transcript: [])
+    }
+
+    func testAQueuedInterruptWithNoTurnRunningIsAnOrdinaryMessage() {
+        var chat = FeatureHarness(ChatInteractor(), ChatState(), context: Facts())
+        chat.receive(
+            .queueInterrupt(text: " hi ", urgent: false),
+            tells: [.showError(ErrorBanner(message: "Pair with a jcode server before sending messages."))], transcript: [])
+        // Paired but offline: no turn to interrupt, so it waits in the outbox like any message.
+        chat.context = .with {
+            $0.servers = [NavigationAloneTests.devbox]
+            $0.selectedServerID = "devbox.local:7643"
+        }
+        chat.receive(.queueInterrupt(text: " hi ", urgent: false), notes: ["message queued in the outbox"], transcript: []) {
+            $0.outbox = [OutboxMessage(id: "o1", text: "hi", attachments: [])]
+            $0.nextOutboxID = 2
+        }
+    }
+}
+
+final class ServersAloneTests: XCTestCase {
+    static let selected: ServersState = {
+        var servers = ServersState()
+        servers.list = [NavigationAloneTests.devbox]
+        servers.selectedID = "devbox.local:7643"
+        return servers
+    }()
+
+    func testTheSelectedServersTokenIsReadWhenTheConnectionNeedsIt() {
+        var servers = FeatureHarness(ServersInteractor(), ServersState(), context: Facts())
+        // Nothing selected: nothing to read.
+        servers.receive(.credentialsNeeded)
+        servers = FeatureHarness(ServersInteractor(), Self.selected, context: Facts())
+        servers.receive(.credentialsNeeded, effects: [.secureStore(.read(key: "jcode.token.devbox.local:7643"))])
+    }
+
+    func testARejectedTokenIsForgottenAndDeletedFromTheSecureStore() {
+        var known = Self.selected
+        known.credentials["devbox.local:7643"] = "old-token"
+        var servers = FeatureHarness(ServersInteractor(), known, context: Facts())
+        servers.receive(.credentialsRejected(serverID: "devbox.local:7643"), effects: [.secureStore(.delete(key: "jcode.token.devbox.local:7643"))]) {
+            $0.credentials["devbox.local:7643"] = nil
+        }
+        // A server no longer saved: nothing left to delete.
+        servers.receive(.credentialsRejected(serverID: "gone.local:7643"))
+    }
+
+    func testTheServersVersionIsKeptUntilAnotherIsSeen() {
+        var servers = FeatureHarness(ServersInteractor(), Self.selected, context: Facts())
+        servers.receive(.serverVersionSeen(serverID: "devbox.local:7643", version: "0.9.1")) { $0.list[0].serverVersion = "0.9.1" }
+        servers.receive(.serverVersionSeen(serverID: "devbox.local:7643", version: nil))
+        servers.receive(.serverVersionSeen(serverID: "other.local:7643", version: "1.0.0"))
+    }
+}
+
+final class PairingAloneTests: XCTestCase {
+    func testAScannedLinkFillsTheFormAndWaitsForWhatOnlyThePersonCanGive() {
+        var pairing = FeatureHarness(PairingInteractor(), PairingForm(), context: Facts())
+        // No device name or working directory yet: the form shows what is missing instead of pairing.
+        pairing.receive(.qrPayloadScanned(payload: "jcode://pair?host=devbox.local&code=654321"), tells: [.pairing(.pairingLinkScanned)]) {
+            $0.host = "devbox.local"
+            $0.port = "7643"
+            $0.code = "654321"
+            $0.showAllErrors = true
+        }
+        pairing.receive(.submitPairing, notes: ["pairing form is incomplete: device_name, working_dir"])
+    }
+
+    func testALinkThatIsNotAPairingLinkChangesNothing() {
+        var pairing = FeatureHarness(PairingInteractor(), PairingForm(), context: Facts())
+        pairing.receive(
+            .qrPayloadScanned(payload: "https://example.com"), effects: [.device(.haptic(style: .error))],
+            tells: [.showError(ErrorBanner(message: "That QR code is not a jcode pairing code. Run `jcode pair` on your computer and scan the code it shows."))])
+    }
+}
+
+final class ConnectionAloneTests: XCTestCase {
+    func testRequestsGoOutNumberedOnlyWhileConnected() {
+        var connection = FeatureHarness(ConnectionInteractor(), ConnectionState(), context: Facts())
+        connection.receive(.send(.cancel), notes: ["not connected: cancel not sent"])
+        var open = ConnectionState()
+        open.phase = .connected
+        open.isSocketOpen = true
+        connection = FeatureHarness(ConnectionInteractor(), open, context: Facts())
+        connection.receive(.send(.cancel), effects: [.webSocket(.send(line: #"{"id":1,"type":"cancel"}"#, containsSecret: false))]) {
+            $0.nextRequestID = 2
+            $0.sentRequests.record(1, .cancel)
+        }
+        XCTAssertEqual(connection.state.sentRequests.kind(of: 1), .cancel)
+    }
+
+    func testPairingShowsInThePhaseUntilItFails() {
+        var connection = FeatureHarness(ConnectionInteractor(), ConnectionState(), context: Facts())
+        connection.receive(.pairingStarted) { $0.phase = .pairing }
+        connection.receive(.pairingFailed) { $0.phase = .disconnected }
+        connection.receive(.retryConnection, notes: ["no server to connect to"])
+        connection.receive(.disconnect, notes: ["no server to disconnect from"])
+    }
+}
+
+final class LifecycleAloneTests: XCTestCase {
+    /// What opening a notification asks of the others is told by address:
+    /// the session to resume, or the connection to come up.
+    func testAnOpenedNotificationTellsTheSessionOrTheConnectionWhatItNeeds() {
+        let paired = Facts.with {
+            $0.servers = [NavigationAloneTests.devbox]
+            $0.selectedServerID = "devbox.local:7643"
+            $0.sessionID = "session-fox"
+        }
+        let owl = JSONObject([("session_id", .string("session-owl"))])
+        var online = paired
+        online.canSend = true
+        online.connectionPhase = .connected
+        var lifecycle = FeatureHarness(LifecycleInteractor(), LifecycleState(), context: online)
+        lifecycle.receive(.pushNotificationOpened(payload: owl), tells: [.openChat, .lifecycle(.sessionAsked(sessionID: "session-owl"))])
+        lifecycle.context = paired
+        lifecycle.receive(
+            .pushNotificationOpened(payload: owl),
+            tells: [.openChat, .lifecycle(.sessionAskedOffline(sessionID: "session-owl")), .lifecycle(.reconnectAsked)])
+        lifecycle.context = Facts()
+        lifecycle.receive(.pushNotificationOpened(payload: owl), notes: ["push opened with no paired server"])
+    }
+}
