@@ -147,25 +147,15 @@ public enum ServerEvent: Equatable, Sendable {
             guard let base = line.baseAddress, line.count > 2, line[line.count &- 1] == UInt8(ascii: "}"),
                   line[line.count &- 2] == UInt8(ascii: "\"")
             else { return nil }
-            let kind: Kind
-            let head: StaticString
-            if Self.starts(line, with: Self.textDeltaHead) {
-                (kind, head) = (.textDelta, Self.textDeltaHead)
-            } else if Self.starts(line, with: Self.reasoningDeltaHead) {
-                (kind, head) = (.reasoningDelta, Self.reasoningDeltaHead)
-            } else if Self.starts(line, with: Self.textReplaceHead) {
-                (kind, head) = (.textReplace, Self.textReplaceHead)
-            } else {
-                return nil
-            }
+            guard let (kind, head) = Self.head(of: line, escaped: false) else { return nil }
             // From the value's opening quote to the closing one before the brace.
-            let value = UnsafeBufferPointer(start: base + head.utf8CodeUnitCount, count: line.count &- head.utf8CodeUnitCount &- 1)
+            let value = UnsafeBufferPointer(start: base + head, count: line.count &- head &- 1)
             guard value.count >= 2, value[0] == UInt8(ascii: "\"") else { return nil }
             self.kind = kind
             // Text with nothing to unescape (no quote, backslash or control
             // character inside) is taken as it is; anything else is read by
             // the tokenizer, which also refuses what is not one string.
-            let content = UnsafeBufferPointer(start: base + (head.utf8CodeUnitCount &+ 1), count: value.count &- 2)
+            let content = UnsafeBufferPointer(start: base + (head &+ 1), count: value.count &- 2)
             if Self.isPlain(content) {
                 text = String(decoding: content, as: UTF8.self)
                 return
@@ -186,20 +176,10 @@ public enum ServerEvent: Equatable, Sendable {
             guard let base = raw.baseAddress, raw.count > 3, raw[raw.count &- 1] == UInt8(ascii: "}"),
                   raw[raw.count &- 2] == UInt8(ascii: "\""), raw[raw.count &- 3] == UInt8(ascii: "\\")
             else { return nil }
-            let kind: Kind
-            let head: StaticString
-            if Self.starts(raw, with: Self.escapedTextDeltaHead) {
-                (kind, head) = (.textDelta, Self.escapedTextDeltaHead)
-            } else if Self.starts(raw, with: Self.escapedReasoningDeltaHead) {
-                (kind, head) = (.reasoningDelta, Self.escapedReasoningDeltaHead)
-            } else if Self.starts(raw, with: Self.escapedTextReplaceHead) {
-                (kind, head) = (.textReplace, Self.escapedTextReplaceHead)
-            } else {
-                return nil
-            }
-            let count = raw.count &- head.utf8CodeUnitCount &- 3
+            guard let (kind, head) = Self.head(of: raw, escaped: true) else { return nil }
+            let count = raw.count &- head &- 3
             guard count >= 0 else { return nil }
-            let content = UnsafeBufferPointer(start: base + head.utf8CodeUnitCount, count: count)
+            let content = UnsafeBufferPointer(start: base + head, count: count)
             guard Self.isPlain(content) else { return nil }
             self.kind = kind
             text = String(decoding: content, as: UTF8.self)
@@ -227,6 +207,20 @@ public enum ServerEvent: Equatable, Sendable {
         private static let escapedTextDeltaHead: StaticString = #"{\"type\":\"text_delta\",\"text\":\""#
         private static let escapedReasoningDeltaHead: StaticString = #"{\"type\":\"reasoning_delta\",\"text\":\""#
         private static let escapedTextReplaceHead: StaticString = #"{\"type\":\"text_replace\",\"text\":\""#
+
+        /// The kind whose fixed head `line` starts with, and the head's length
+        /// in bytes (`escaped`: as written inside a JSON string).
+        private static func head(of line: UnsafeBufferPointer<UInt8>, escaped: Bool) -> (Kind, Int)? {
+            for (kind, head) in escaped ? escapedHeads : heads where starts(line, with: head) { return (kind, head.utf8CodeUnitCount) }
+            return nil
+        }
+
+        private static let heads: [(Kind, StaticString)] = [
+            (.textDelta, textDeltaHead), (.reasoningDelta, reasoningDeltaHead), (.textReplace, textReplaceHead),
+        ]
+        private static let escapedHeads: [(Kind, StaticString)] = [
+            (.textDelta, escapedTextDeltaHead), (.reasoningDelta, escapedReasoningDeltaHead), (.textReplace, escapedTextReplaceHead),
+        ]
 
         private static func starts(_ line: UnsafeBufferPointer<UInt8>, with head: StaticString) -> Bool {
             guard let base = line.baseAddress, line.count > head.utf8CodeUnitCount else { return false }
