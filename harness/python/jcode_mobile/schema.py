@@ -26,12 +26,15 @@ import multiprocessing
 import os
 import threading
 from collections import Counter
-from typing import Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 import jsonschema
 from jsonschema import Draft202012Validator
 
-from .binding import App, load_library, schema_document
+from .library import load_library, schema_document
+
+if TYPE_CHECKING:
+    from .binding import App
 
 __all__ = ["schema", "OutputCheck", "SchemaViolation", "Operations", "operations", "validator"]
 
