@@ -80,10 +80,7 @@ final class ChatStreamingTests: XCTestCase {
 
     func testMessageEndClosesTheEntrySoTheNextDeltaStartsANewOne() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"text_delta","text":"first"}"#) {
-            $0.append("/transcript", entryJSON("m5", "assistant", text: "first", isStreaming: true))
-        }
-        store.server(#"{"type":"message_end"}"#) { $0["/transcript/4/is_streaming"] = false }
+        streamAndEndTheFirstMessage("first", &store)
         store.server(#"{"type":"text_delta","text":"second"}"#) {
             $0.append("/transcript", entryJSON("m6", "assistant", text: "second", isStreaming: true))
         }
@@ -91,10 +88,7 @@ final class ChatStreamingTests: XCTestCase {
 
     func testRetryRollbackDropsThePartialEntryAndSaysRetrying() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"text_delta","text":"committed"}"#) {
-            $0.append("/transcript", entryJSON("m5", "assistant", text: "committed", isStreaming: true))
-        }
-        store.server(#"{"type":"message_end"}"#) { $0["/transcript/4/is_streaming"] = false }
+        streamAndEndTheFirstMessage("committed", &store)
         store.server(#"{"type":"reasoning_delta","text":"partial"}"#) {
             $0.append("/transcript", entryJSON("m6", "assistant", reasoning: "partial", isStreaming: true))
             $0["/session/is_reasoning"] = true
@@ -243,4 +237,13 @@ final class ChatStreamingTests: XCTestCase {
         store.clearIntoAFreshSession()
         XCTAssertEqual(store.node("chat.header")?.label, "Otter")
     }
+}
+
+/// The turn's first reply: a delta opens it (the fifth row), and
+/// `message_end` closes it.
+private func streamAndEndTheFirstMessage(_ text: String, _ store: inout SpecStore, file: StaticString = #filePath, line: UInt = #line) {
+    store.server(#"{"type":"text_delta","text":"\#(text)"}"#, file: file, line: line) {
+        $0.append("/transcript", entryJSON("m5", "assistant", text: text, isStreaming: true))
+    }
+    store.server(#"{"type":"message_end"}"#, file: file, line: line) { $0["/transcript/4/is_streaming"] = false }
 }

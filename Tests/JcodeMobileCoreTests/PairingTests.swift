@@ -206,21 +206,11 @@ final class PairingTests: XCTestCase {
 
     func testScanningAPairingQRCodeFillsTheFormAndPairs() {
         var store = SpecStore()
-        store.send(.setDeviceName("Test iPhone")) { $0["/pairing/device_name"] = "Test iPhone" }
-        store.send(.setWorkingDir("/srv/app", serverID: nil)) { $0["/pairing/working_dir"] = "/srv/app" }
         store.send(.scanQR, effects: [.device(.requestCameraQRScan)])
-        store.event(
-            #"{"type":"qr_payload_scanned","payload":"jcode://pair?host=https%3A%2F%2Fdevbox.example.com&port=8443&code=654321"}"#,
-            effects: [.http(.pair(host: "devbox.example.com", port: 8443, useTLS: true, code: "654321", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))],
-            followUps: ["pairing_link_scanned", "pairing_started"]
-        ) {
-            $0["/pairing/host"] = "https://devbox.example.com"
-            $0["/pairing/port"] = "8443"
-            $0["/pairing/has_held_code"] = true
-            $0["/pairing/is_submitting"] = true
-            $0["/connection/phase"] = "pairing"
-            $0["/banners/status"] = "Pairing with devbox.example.com:8443…"
-        }
+        store.scanACompletePairingLink(
+            "jcode://pair?host=https%3A%2F%2Fdevbox.example.com&port=8443&code=654321", workingDir: "/srv/app",
+            pairs: ServerAddress(host: "devbox.example.com", port: 8443, useTLS: true), form: "https://devbox.example.com", port: "8443",
+            status: "Pairing with devbox.example.com:8443…")
     }
 
     func testABadQRPayloadExplainsWhatToScan() {

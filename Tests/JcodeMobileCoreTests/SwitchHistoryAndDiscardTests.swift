@@ -92,14 +92,7 @@ final class SwitchHistoryAndDiscardTests: XCTestCase {
         store.resumeTheOwlSession()
         // The history frame was refused by the host (too_large): only the pongs arrive.
         store.pongWithoutHistory(4)
-        store.server(
-            #"{"type":"pong","id":6}"#,
-            notes: ["asked again and still no history before the pong: it did not reach the core"], followUps: ["history_lost"]
-        ) {
-            $0["/transcript"] = [entryJSON("m4", "system", text: ChatInteractor.historyTooLarge)]
-            $0["/session/history_loaded"] = true
-            $0["/banners/status"] = nil
-        }
+        historyLost(atPong: 6, row: "m4", &store)
         store.send(.sendMessage(text: "hello"), effects: [.webSocket(.send(#"{"id":7,"type":"message","content":"hello"}"#))], followUps: ["send"]) {
             $0.append("/transcript", entryJSON("m5", "user", text: "hello"))
             $0.append("/outbox", outboxJSON("o1", "hello", delivery: "awaiting_ack"))
@@ -117,14 +110,7 @@ final class SwitchHistoryAndDiscardTests: XCTestCase {
             .webSocket(.send(#"{"id":3,"type":"ping"}"#)),
             .timer(.schedule(timerID: "keepalive.2", afterMS: 20000, purpose: "keepalive")),
         ])
-        store.server(
-            #"{"type":"pong","id":3}"#,
-            notes: ["asked again and still no history before the pong: it did not reach the core"], followUps: ["history_lost"]
-        ) {
-            $0["/transcript"] = [entryJSON("m1", "system", text: ChatInteractor.historyTooLarge)]
-            $0["/session/history_loaded"] = true
-            $0["/banners/status"] = nil
-        }
+        historyLost(atPong: 3, row: "m1", &store)
     }
 
     func testOnTheFirstConnectAPongAfterTheHistoryChangesNothing() {
@@ -240,5 +226,19 @@ extension SpecStore {
             $0.append("/transcript", entryJSON("m6", "user", text: "next"))
             $0["/session/is_processing"] = true
         }
+    }
+}
+
+/// The pong of request `id` comes and still no history came before it:
+/// the chat says the history did not reach the app (row `row`) and is usable.
+private func historyLost(atPong id: Int, row: String, _ store: inout SpecStore, file: StaticString = #filePath, line: UInt = #line) {
+    store.server(
+        #"{"type":"pong","id":\#(id)}"#,
+        notes: ["asked again and still no history before the pong: it did not reach the core"], followUps: ["history_lost"],
+        file: file, line: line
+    ) {
+        $0["/transcript"] = [entryJSON(row, "system", text: ChatInteractor.historyTooLarge)]
+        $0["/session/history_loaded"] = true
+        $0["/banners/status"] = nil
     }
 }

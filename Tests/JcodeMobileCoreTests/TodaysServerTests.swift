@@ -301,20 +301,10 @@ final class TodaysServerTests: XCTestCase {
 
     func testAPairingLinkWithoutAPortFillsInTheDefaultPort() {
         var store = SpecStore()
-        store.send(.setDeviceName("Test iPhone")) { $0["/pairing/device_name"] = "Test iPhone" }
-        store.send(.setWorkingDir("/home/me/jcode", serverID: nil)) { $0["/pairing/working_dir"] = "/home/me/jcode" }
-        store.event(
-            #"{"type":"qr_payload_scanned","payload":"jcode://pair?host=devbox.local&code=654321"}"#,
-            effects: [.http(.pair(host: "devbox.local", port: 7643, useTLS: false, code: "654321", deviceID: "fixture-device", deviceName: "Test iPhone", apnsToken: nil))],
-            followUps: ["pairing_link_scanned", "pairing_started"]
-        ) {
-            $0["/pairing/host"] = "devbox.local"
-            $0["/pairing/port"] = "7643"
-            $0["/pairing/has_held_code"] = true
-            $0["/pairing/is_submitting"] = true
-            $0["/connection/phase"] = "pairing"
-            $0["/banners/status"] = "Pairing with devbox.local…"
-        }
+        store.scanACompletePairingLink(
+            "jcode://pair?host=devbox.local&code=654321", workingDir: "/home/me/jcode",
+            pairs: ServerAddress(host: "devbox.local", port: 7643, useTLS: false), form: "devbox.local", port: "7643",
+            status: "Pairing with devbox.local…")
         XCTAssertEqual(store.node("pair.port")?.value, "7643")
     }
 

@@ -21,13 +21,7 @@ final class ToolCallTests: XCTestCase {
 
     func testAnInterruptMarksTheToolsThatNeverReportedAsInterrupted() {
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"tool_start","id":"a","name":"read"}"#) {
-            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("a", "read", status: "pending")], isStreaming: true))
-        }
-        store.server(#"{"type":"tool_done","id":"a","name":"read","output":"ok"}"#) {
-            $0["/transcript/4/tool_calls/0/status"] = "succeeded"
-            $0["/transcript/4/tool_calls/0/output"] = "ok"
-        }
+        runTheFirstTool(id: "a", name: "read", output: "ok", &store)
         store.server(#"{"type":"tool_exec","id":"b","name":"bash"}"#) {
             $0.append("/transcript/4/tool_calls", toolCallJSON("b", "bash", status: "running"))
         }
@@ -74,13 +68,7 @@ final class ToolCallTests: XCTestCase {
     func testAToolIdReusedInALaterTurnIsANewCard() {
         // Tool ids are per turn (jcode's ios/TestHarness/mock_gateway.py reuses them).
         var store = SpecStore.turnRunning()
-        store.server(#"{"type":"tool_start","id":"t1","name":"bash"}"#) {
-            $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON("t1", "bash", status: "pending")], isStreaming: true))
-        }
-        store.server(#"{"type":"tool_done","id":"t1","name":"bash","output":"one"}"#) {
-            $0["/transcript/4/tool_calls/0/status"] = "succeeded"
-            $0["/transcript/4/tool_calls/0/output"] = "one"
-        }
+        runTheFirstTool(id: "t1", name: "bash", output: "one", &store)
         store.finishTheTurn { $0["/transcript/4/is_streaming"] = false }
         store.send(.sendMessage(text: "Again"), effects: [.webSocket(.send(#"{"id":4,"type":"message","content":"Again"}"#))], followUps: ["send"]) {
             $0.append("/transcript", entryJSON("m6", "user", text: "Again"))
@@ -323,5 +311,17 @@ final class ToolCallTests: XCTestCase {
         let opened = card(in: driver.app.tree())
         XCTAssertEqual(opened?.children.map(\.id), [closed.id + ".summary", closed.id + ".diff.0"])
         XCTAssertEqual(opened?.children.last?.children.first?.children.map(\.value), ["fn a() {}", "\"b\""])
+    }
+}
+
+/// The turn's first tool call starts (a card on a new reply, the fifth row)
+/// and finishes with `output`.
+private func runTheFirstTool(id: String, name: String, output: String, _ store: inout SpecStore, file: StaticString = #filePath, line: UInt = #line) {
+    store.server(#"{"type":"tool_start","id":"\#(id)","name":"\#(name)"}"#, file: file, line: line) {
+        $0.append("/transcript", entryJSON("m5", "assistant", toolCalls: [toolCallJSON(id, name, status: "pending")], isStreaming: true))
+    }
+    store.server(#"{"type":"tool_done","id":"\#(id)","name":"\#(name)","output":"\#(output)"}"#, file: file, line: line) {
+        $0["/transcript/4/tool_calls/0/status"] = "succeeded"
+        $0["/transcript/4/tool_calls/0/output"] = .string(output)
     }
 }

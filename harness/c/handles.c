@@ -47,16 +47,6 @@ static void check(int ok, const char *what, const char *detail) {
     fflush(stdout);
 }
 
-/* The process's address space in bytes (/proc/self/statm: size in pages). */
-static unsigned long address_space(void) {
-    unsigned long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f) return 0;
-    if (fscanf(f, "%lu", &pages) != 1) pages = 0;
-    fclose(f);
-    return pages * (unsigned long)sysconf(_SC_PAGESIZE);
-}
-
 static int limit_address_space(unsigned long bytes) {
     struct rlimit r;
     if (getrlimit(RLIMIT_AS, &r) != 0) return 0;

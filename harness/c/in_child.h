@@ -1,9 +1,9 @@
 /*
  * in_child.h: runs a part of a C test program in a child process, so that
  * what the part does to its process (address-space limits, running out of
- * memory, an alarm) ends with it (handles.c, oom.c). Needs <signal.h>,
- * <stdio.h>, <string.h>, <sys/wait.h> and <unistd.h>, with
- * _POSIX_C_SOURCE 200809L (strsignal).
+ * memory, an alarm) ends with it (handles.c, oom.c), and measures that
+ * process's address space. Needs <signal.h>, <stdio.h>, <string.h>,
+ * <sys/wait.h> and <unistd.h>, with _POSIX_C_SOURCE 200809L (strsignal).
  */
 #ifndef JCODE_MOBILE_IN_CHILD_H
 #define JCODE_MOBILE_IN_CHILD_H
@@ -33,6 +33,16 @@ static int in_child(const char *name, int (*body)(void)) {
         return 1;
     }
     return 0;
+}
+
+/* The process's address space in bytes (/proc/self/statm: size in pages). */
+static unsigned long address_space(void) {
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+    fclose(f);
+    return pages * (unsigned long)sysconf(_SC_PAGESIZE);
 }
 
 #endif

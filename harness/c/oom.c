@@ -57,16 +57,6 @@ static int is_out_of_memory(const char *answer) {
 
 static int is_ok(const char *answer) { return answer && strncmp(answer, "{\"ok\":true", 10) == 0; }
 
-/* The process's address space in bytes (/proc/self/statm: size in pages). */
-static unsigned long address_space(void) {
-    unsigned long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f) return 0;
-    if (fscanf(f, "%lu", &pages) != 1) pages = 0;
-    fclose(f);
-    return pages * (unsigned long)sysconf(_SC_PAGESIZE);
-}
-
 static int child(void) {
     struct rlimit original, limited;
     const char *prefix = "{\"type\":\"websocket_event\",\"event\":{\"type\":\"text_delta\",\"text\":\"";

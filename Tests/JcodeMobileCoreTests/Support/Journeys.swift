@@ -373,3 +373,30 @@ extension SimulatedWorld {
         return world
     }
 }
+
+extension SpecStore {
+    /// The person names the device and the server's working directory, then
+    /// scans a complete pairing link (code 654321): the form fills from it
+    /// and pairing starts at once, with the address the link gave.
+    mutating func scanACompletePairingLink(
+        _ payload: String, workingDir: String, pairs address: ServerAddress, form host: String, port: String,
+        status: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        send(.setDeviceName("Test iPhone"), file: file, line: line) { $0["/pairing/device_name"] = "Test iPhone" }
+        send(.setWorkingDir(workingDir, serverID: nil), file: file, line: line) { $0["/pairing/working_dir"] = .string(workingDir) }
+        event(
+            #"{"type":"qr_payload_scanned","payload":"\#(payload)"}"#,
+            effects: [.http(.pair(
+                host: address.host, port: address.port, useTLS: address.useTLS, code: "654321", deviceID: "fixture-device",
+                deviceName: "Test iPhone", apnsToken: nil))],
+            followUps: ["pairing_link_scanned", "pairing_started"], file: file, line: line
+        ) {
+            $0["/pairing/host"] = .string(host)
+            $0["/pairing/port"] = .string(port)
+            $0["/pairing/has_held_code"] = true
+            $0["/pairing/is_submitting"] = true
+            $0["/connection/phase"] = "pairing"
+            $0["/banners/status"] = .string(status)
+        }
+    }
+}
