@@ -18,11 +18,9 @@ public struct StateSection: Sendable {
     /// The feature whose slice the section is (the store for what it keeps).
     public let owner: FeatureID
     /// Other features whose slices the section's value reads, besides its
-    /// owner's (including those it is derived from).
-    public var alsoReads: [FeatureID] { reads + derivedFrom.filter { !reads.contains($0) } }
-    /// Features whose sections this one is derived from: it changes
-    /// whenever one of theirs did (the status banner from the connection).
-    public let derivedFrom: [FeatureID]
+    /// owner's: its change check reads them too (the status banner reads
+    /// the connection), so a section is never stale for another's change.
+    public var alsoReads: [FeatureID] { reads }
     /// The position in `all` (the member order, and the bit in `changedSections`).
     public private(set) var index = 0
 
@@ -36,8 +34,6 @@ public struct StateSection: Sendable {
     /// Writes the value straight to a writer, for a section too large to
     /// build as a `JSONValue` first; nil: `json` is written.
     let write: (@Sendable (UnsafePointer<AppState>, inout JSONWriter) -> Void)?
-    /// The bits (in `changedSections`) of the sections owned by `derivedFrom`.
-    private(set) var derivedMask: UInt32 = 0
 
     enum Tracking: Sendable {
         /// Not diffed: a change record implies it (`revision`).
@@ -103,14 +99,13 @@ public struct StateSection: Sendable {
     }
 
     init(
-        _ name: String, owner: FeatureID, reads: [FeatureID] = [], derivedFrom: [FeatureID] = [],
+        _ name: String, owner: FeatureID, reads: [FeatureID] = [],
         schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (UnsafePointer<AppState>) -> JSONValue,
         write: (@Sendable (UnsafePointer<AppState>, inout JSONWriter) -> Void)? = nil, tracking: Tracking
     ) {
         self.name = name
         self.owner = owner
         self.reads = reads
-        self.derivedFrom = derivedFrom
         self.schema = schema
         self.json = json
         self.write = write
@@ -118,11 +113,11 @@ public struct StateSection: Sendable {
     }
 
     init(
-        _ name: String, owner: FeatureID, reads: [FeatureID] = [], derivedFrom: [FeatureID] = [],
+        _ name: String, owner: FeatureID, reads: [FeatureID] = [],
         schema: @escaping @Sendable () -> JSONValue, json: @escaping @Sendable (UnsafePointer<AppState>) -> JSONValue,
         changed: @escaping @Sendable (_ after: UnsafePointer<AppState>, _ before: UnsafePointer<AppState>) -> Bool
     ) {
-        self.init(name, owner: owner, reads: reads, derivedFrom: derivedFrom, schema: schema, json: json, tracking: .compared(changed))
+        self.init(name, owner: owner, reads: reads, schema: schema, json: json, tracking: .compared(changed))
     }
 
     /// An object section declared member by member: its schema, value and
@@ -444,18 +439,12 @@ extension StateSection {
             changed: { $0.pointee.$effects != $1.pointee.$effects && $0.pointee.effects.pending != $1.pointee.effects.pending }),
     ])
 
-    /// The table with each section's position and derived bits filled in.
-    /// A section's changes are a bit of a `UInt32`, hence at most 32.
+    /// The table with each section's position filled in. A section's
+    /// changes are a bit of a `UInt32`, hence at most 32.
     private static func numbered(_ sections: [StateSection]) -> [StateSection] {
         precondition(sections.count <= 32, "changedSections is a UInt32 bit set")
         var table = sections
-        for i in table.indices {
-            table[i].index = i
-            for (j, other) in sections.enumerated() where table[i].derivedFrom.contains(other.owner) {
-                precondition(j != i, "\(other.name) cannot be derived from itself")
-                table[i].derivedMask |= 1 << UInt32(j)
-            }
-        }
+        for i in table.indices { table[i].index = i }
         return table
     }
 
@@ -466,8 +455,7 @@ extension StateSection {
     }
 
     /// The features (`FeatureID.bit`s) whose slices the sections of
-    /// `sections` (bits indexed like `all`) read: owners, `reads` and what
-    /// they are derived from.
+    /// `sections` (bits indexed like `all`) read: owners and `reads`.
     static func features(of sections: UInt32) -> UInt32 {
         var features: UInt32 = 0
         var rest = sections
@@ -489,7 +477,7 @@ extension StateSection {
     static let transcript = named("transcript")
 
     /// What `changedSections` walks, flattened once: the bit and compare of
-    /// every diffed section, then the bits of the derived ones.
+    /// every diffed section.
     /// (A struct, not a tuple: a closure inside a generic array's tuple
     /// element is stored at the most general abstraction and every call goes
     /// through a thunk; a struct field keeps the closure's own.)
@@ -514,9 +502,5 @@ extension StateSection {
     /// The compared sections that read the slice of `feature` (one bit).
     static func compared(reading feature: UInt32) -> [Compared] {
         feature == 0 ? [] : comparedByFeature[feature.trailingZeroBitCount]
-    }
-
-    static let derived: [(bit: UInt32, from: UInt32)] = all.compactMap {
-        $0.derivedMask == 0 ? nil : (1 << UInt32($0.index), $0.derivedMask)
     }
 }

@@ -354,8 +354,8 @@ public struct ChangeFeed: Sendable {
 extension AppState {
     /// The sections whose values differ from `before`, as a bit set indexed
     /// like `StateSection.all`: each diffed section's own compare (cheap:
-    /// equal arrays, strings and boxed sections compare by identity first),
-    /// then the sections derived from those that changed. Never `revision`
+    /// equal arrays, strings and boxed sections compare by identity first).
+    /// Never `revision`
     /// or `transcript`, which are tracked otherwise.
     ///
     /// `reached`: the features (`FeatureID.bit`) whose slices the call could
@@ -383,7 +383,6 @@ extension AppState {
                 set |= section.bit
             }
         }
-        for section in StateSection.derived where set & section.from != 0 { set |= section.bit }
         return set
     }
 }
