@@ -25,7 +25,7 @@ CFLAGS_STRICT := -std=c99 -Wall -Wextra -Werror -pedantic
 # The C test programs' shared headers: the JSON reader and the pass/fail counts.
 C_CHECKS    := harness/c/json_mini.h harness/c/checks.h
 # What the library is built from (the Swift host products and the example are not part of it).
-SOURCES     := $(shell find Sources/JcodeMobileCore Sources/JcodeMobileFFI -name '*.swift') Package.swift linker/jcode_mobile.map
+SOURCES     := $(shell find Sources/JcodeMobileJSON Sources/JcodeMobileMarkdown Sources/JcodeMobileToolCards Sources/JcodeMobileCore Sources/JcodeMobileFFI -name '*.swift') Package.swift linker/jcode_mobile.map
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
@@ -421,28 +421,35 @@ SWIFTC       ?= swiftc
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := .build-fuzz
 FUZZ_TARGETS := json app_new dispatch platform_event session server markdown tooldiff
-CORE_SOURCES := $(shell find Sources/JcodeMobileCore -name '*.swift')
+# The core's modules, leaves first (Package.swift): each one an instrumented static library.
+module_sources = $(shell find Sources/$(1) -name '*.swift')
 FFI_SOURCES  := $(wildcard Sources/JcodeMobileFFI/*.swift)
 # The smoke run (make test) builds its own copy unoptimised, in a minute rather than five:
 # its saved regressions replay the same, its 10 s per target run about a third as many inputs.
 FUZZ_OPT     ?= -O
-FUZZ_FLAGS   := -sanitize=fuzzer,address -parse-as-library $(FUZZ_OPT) -g
+FUZZ_FLAGS   := -sanitize=fuzzer,address -parse-as-library $(FUZZ_OPT) -g -package-name JcodeMobile
 # Runs a link, hiding the sanitizer runtime's harmless "Cannot export local
 # symbol" notes but keeping the command's exit status.
 QUIET_LINK    = log=$$(mktemp); if $(1) > $$log 2>&1; then s=0; else s=1; fi; \
 	grep -v "Cannot export local symbol" $$log || true; rm -f $$log; exit $$s
 
-$(FUZZ_BUILD)/libJcodeMobileCore.a: $(CORE_SOURCES)
+$(FUZZ_BUILD)/libJcodeMobileJSON.a: $(call module_sources,JcodeMobileJSON)
+$(FUZZ_BUILD)/libJcodeMobileMarkdown.a: $(call module_sources,JcodeMobileMarkdown) $(FUZZ_BUILD)/libJcodeMobileJSON.a
+$(FUZZ_BUILD)/libJcodeMobileToolCards.a: $(call module_sources,JcodeMobileToolCards) $(FUZZ_BUILD)/libJcodeMobileJSON.a
+$(FUZZ_BUILD)/libJcodeMobileCore.a: $(call module_sources,JcodeMobileCore) \
+		$(FUZZ_BUILD)/libJcodeMobileMarkdown.a $(FUZZ_BUILD)/libJcodeMobileToolCards.a
+$(FUZZ_BUILD)/lib%.a:
 	@mkdir -p $(FUZZ_BUILD)
-	@echo "swiftc $(FUZZ_FLAGS) … (the core, instrumented for fuzzing)"
-	@$(SWIFTC) $(FUZZ_FLAGS) -emit-library -static -emit-module -module-name JcodeMobileCore \
-		-emit-module-path $(FUZZ_BUILD)/JcodeMobileCore.swiftmodule $(CORE_SOURCES) -o $@
+	@echo "swiftc $(FUZZ_FLAGS) … (module $*, instrumented for fuzzing)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -emit-library -static -emit-module -module-name $* -I $(FUZZ_BUILD) \
+		-emit-module-path $(FUZZ_BUILD)/$*.swiftmodule $(filter %.swift,$^) -o $@
 
 # One executable for every target: JCODE_FUZZ_TARGET names the one a run fuzzes.
 $(FUZZ_BUILD)/fuzz: harness/fuzz/FuzzTargets.swift $(FFI_SOURCES) $(FUZZ_BUILD)/libJcodeMobileCore.a
 	@echo "swiftc $(FUZZ_FLAGS) … -o $@ (the targets)"
 	@$(call QUIET_LINK,$(SWIFTC) $(FUZZ_FLAGS) -module-name JcodeMobileFuzz \
-		-I $(FUZZ_BUILD) -L $(FUZZ_BUILD) -lJcodeMobileCore $(FFI_SOURCES) harness/fuzz/FuzzTargets.swift -o $@)
+		-I $(FUZZ_BUILD) -L $(FUZZ_BUILD) \
+		-lJcodeMobileCore -lJcodeMobileToolCards -lJcodeMobileMarkdown -lJcodeMobileJSON $(FFI_SOURCES) harness/fuzz/FuzzTargets.swift -o $@)
 
 fuzz-build: $(FUZZ_BUILD)/fuzz
 

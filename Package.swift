@@ -30,7 +30,12 @@ let package = Package(
         .executable(name: "jcode-mobile-swift-example", targets: ["JcodeMobileExample"]),
     ],
     targets: [
-        .target(name: "JcodeMobileCore"),
+        // The leaves: they depend on nothing of the core, and the compiler keeps it so.
+        // JSON (and the ABI's error vocabulary), the Markdown parser, the tool cards' readers.
+        .target(name: "JcodeMobileJSON"),
+        .target(name: "JcodeMobileMarkdown", dependencies: ["JcodeMobileJSON"]),
+        .target(name: "JcodeMobileToolCards", dependencies: ["JcodeMobileJSON"]),
+        .target(name: "JcodeMobileCore", dependencies: ["JcodeMobileJSON", "JcodeMobileMarkdown", "JcodeMobileToolCards"]),
         .target(name: "JcodeMobileFFI", dependencies: ["JcodeMobileCore"]),
         .target(name: "JcodeMobileSwift", dependencies: ["JcodeMobileCore"]),
         .target(name: "JcodeMobileSwiftTesting", dependencies: ["JcodeMobileSwift"]),
@@ -38,8 +43,13 @@ let package = Package(
         // `make bench`: a streamed delta through the ViewModel (built -c release).
         .executableTarget(name: "JcodeMobileSwiftBench", dependencies: ["JcodeMobileSwift"]),
         // `make bench-parse`: Markdown.parse on a 5 MB document (built -c release).
-        .executableTarget(name: "JcodeMobileParseBench", dependencies: ["JcodeMobileCore"]),
-        .testTarget(name: "JcodeMobileCoreTests", dependencies: ["JcodeMobileCore"]),
+        .executableTarget(name: "JcodeMobileParseBench", dependencies: ["JcodeMobileMarkdown"]),
+        // What the test targets share (a seeded generator, the spec examples); no module of ours.
+        .target(name: "JcodeMobileTestSupport", path: "Tests/Shared"),
+        .testTarget(name: "JcodeMobileJSONTests", dependencies: ["JcodeMobileJSON"]),
+        .testTarget(name: "JcodeMobileMarkdownTests", dependencies: ["JcodeMobileMarkdown", "JcodeMobileTestSupport"]),
+        .testTarget(name: "JcodeMobileToolCardsTests", dependencies: ["JcodeMobileToolCards"]),
+        .testTarget(name: "JcodeMobileCoreTests", dependencies: ["JcodeMobileCore", "JcodeMobileTestSupport"]),
         .testTarget(name: "JcodeMobileSwiftTests", dependencies: ["JcodeMobileSwiftTesting"]),
     ]
 )

@@ -5,7 +5,7 @@
 //
 // usage: jcode-mobile-parse-bench FILE [REPS]
 
-import JcodeMobileCore
+import JcodeMobileMarkdown
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// The JSON boundary every ABI function goes through.
 final class AppTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 final class ApprovalTests: XCTestCase {
     /// The request of `tool_approval_required`, as the state JSON writes it.

@@ -1,5 +1,7 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
+import JcodeMobileTestSupport
 
 final class ChangeFeedTests: XCTestCase {
     /// A mirror kept only from the change feed must equal the state after every step.
@@ -287,20 +289,6 @@ final class ChangeFeedTests: XCTestCase {
         XCTAssertEqual(JSONDiff.ops(from: ["a": "same", "b": nil], to: ["a": "same", "b": nil]), [])
         XCTAssertEqual(JSONPath([.key("a/b~c"), .index(3)]).description, "/a~1b~0c/3")
     }
-}
-
-/// A small deterministic generator for reproducible sessions.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(upTo n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
 final class SectionOrderTests: XCTestCase {

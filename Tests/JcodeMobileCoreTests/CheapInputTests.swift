@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// The hot paths of docs/PERFORMANCE.md ("Cheap inputs") do exactly what the
 /// general ones do: a frame of one server event and a keystroke read

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 final class ConnectionTests: XCTestCase {
     /// The effect id of the socket a fixture already has open (from `/pending_effects`).

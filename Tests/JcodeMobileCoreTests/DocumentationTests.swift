@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
+import JcodeMobileTestSupport
 
 /// docs/ABI.md embeds a reference generated from the wire definitions; this
 /// test fails when the two drift. Run with JCODE_UPDATE_DOCS=1 to rewrite it.
@@ -145,15 +147,6 @@ final class ProtocolDocumentTests: XCTestCase {
         // The keep-alive sends ping now (it is one of the kinds above).
         XCTAssertEqual(requests["ping"], "supported")
         XCTAssertEqual(requests.count, 77, "every Request of wire.rs at the documented commit")
-    }
-}
-
-enum URLPath {
-    /// The repository root, found from this file's path.
-    static var repositoryRoot: String {
-        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)  // Tests/JcodeMobileCoreTests/DocumentationTests.swift
-        return parts.joined(separator: "/")
     }
 }
 

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// What the event stream tells a subscriber (`jcode_mobile_subscribe`): the
 /// core side, before the FFI queues it. An app records events only while the

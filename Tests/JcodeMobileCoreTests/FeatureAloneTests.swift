@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// Each feature on its own (`FeatureHarness`): a literal slice and literal
 /// facts, one of its own inputs, and everything it does in return.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// The core's layout, hit-testing, `tap_xy`, the scrolling message list and
 /// the SVG screenshot, specified on the `connected_chat` scenario: a header,

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// Lists a server or a host can grow without end have caps: what goes past
 /// one is dropped or refused, logged, and said once; nothing the person

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// The core's own buffers (the answer a call hands to C, the tokens of an
 /// input) report exhausted memory instead of ending the process. Exhaustion

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 final class PairingTests: XCTestCase {
     /// The error banner as the state JSON writes it.

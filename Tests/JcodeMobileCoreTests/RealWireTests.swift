@@ -1,5 +1,7 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
+import JcodeMobileTestSupport
 
 /// Ground truth for the wire: the vectors jcode's own protocol crate wrote
 /// (Tests/Fixtures/realwire, see its README for the jcode commit and how they

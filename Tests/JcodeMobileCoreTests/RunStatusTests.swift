@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// A turn that never hangs (issue 35): the run status a person reads, the
 /// check after a quiet spell, and what a history taken mid-turn shows.

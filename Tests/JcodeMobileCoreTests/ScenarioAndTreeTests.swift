@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// Every scenario on every screen it can reach, each reached the way a host
 /// would (`navigate`); screens an unpaired app cannot show are left out.

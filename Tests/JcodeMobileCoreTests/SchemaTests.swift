@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// The runtime schema (`jcode_mobile_schema`) describes what the core really
 /// reads and writes: every example decodes, every output of every scenario

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// A snapshot is read back through the checks the actions apply: a host as
 /// pairing saves it, an absolute working directory, images only and at most

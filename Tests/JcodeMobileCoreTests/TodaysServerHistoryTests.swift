@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// Specifications of the history and the events as today's jcode server
 /// sends them: `tool` and `background_task` rows, images, stop reasons,

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 final class ToolCallTests: XCTestCase {
     func testAToolCallStreamsItsInputThenRunsThenSucceeds() {

@@ -1,5 +1,8 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
+@testable import JcodeMobileMarkdown
+import JcodeMobileTestSupport
 
 /// The transcript as a coding agent writes it: a reply's markdown as
 /// semantic blocks (parsed on as it streams), tool cards a person can read,
@@ -285,8 +288,8 @@ final class TranscriptNodesTests: XCTestCase {
     /// (patched in place as deltas come, debug builds checking each patch) equals the row
     /// built from scratch, and after every delta its blocks are those of a whole parse of the text so far.
     func testEverySpecExampleStreamedAsTextDeltasEqualsItsWholeParse() throws {
-        guard let commonMark = CommonMarkSpecTests.examples("commonmark-0.31.2.json"),
-              let gfm = CommonMarkSpecTests.examples("gfm-0.29-spec.json") else {
+        guard let commonMark = SpecExamples.examples("commonmark-0.31.2.json"),
+              let gfm = SpecExamples.examples("gfm-0.29-spec.json") else {
             throw XCTSkip("the spec examples are not in ../shared/commonmark")
         }
         func unplaced(_ node: SemanticNode) -> SemanticNode {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// The windowed message list and `jcode_mobile_tree_changes`: the tree holds
 /// the rows near the viewport; a host's copy kept current by the operations

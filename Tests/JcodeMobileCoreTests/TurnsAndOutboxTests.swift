@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// Specifications of how a turn ends as today's jcode ends it (the final
 /// `done` / `error` / `interrupted` goes to every client of the session with

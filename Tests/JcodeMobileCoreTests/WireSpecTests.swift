@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// The wire definitions drive decoding, redaction and the docs; these tests
 /// prove each decoder agrees with its declared fields.

@@ -3,6 +3,7 @@ import JcodeMobileSwiftTesting
 import Observation
 import Synchronization
 import Testing
+import JcodeMobileJSON
 
 /// Set from observation callbacks (which may run on any thread).
 final class Flag: Sendable {

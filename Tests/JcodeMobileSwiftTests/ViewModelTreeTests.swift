@@ -2,6 +2,7 @@
 import Observation
 import Synchronization
 import Testing
+import JcodeMobileJSON
 
 /// Counts observation callbacks by name (they may run on any thread).
 final class Fired: Sendable {

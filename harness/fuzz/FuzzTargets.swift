@@ -22,6 +22,9 @@
 // known code. A violated invariant traps, which libFuzzer reports as a crash.
 
 import JcodeMobileCore
+import JcodeMobileJSON
+import JcodeMobileMarkdown
+import JcodeMobileToolCards
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// What `jcode_mobile_app_new` accepts: `NULL`, `""` or `{}` for a first
 /// launch, or an object with these members.
 public struct AppOptions: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The state JSON, written from the section table (`StateSection.all`,
 /// `App/StateSections.swift`): every section, in the order declared there.
 extension AppState {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The envelope of a raw frame, `{"type":"websocket_event","effect_id":N,"line":"…"}`,
 /// read without the tokenizer: the hot path of a streamed reply, where
 /// the general reading of a five-token document costs more than the delta.

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The whole app behind one handle, speaking JSON bytes in and out: what
 /// every `jcode_mobile_*` function calls. Not thread-safe by itself; the FFI
 /// layer serialises calls on a handle.

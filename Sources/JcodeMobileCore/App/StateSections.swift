@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// One top-level member ("section") of the state JSON, declared once: its
 /// name, the feature that owns it, its JSON Schema, how its value is
 /// written and how the change feed tells that it changed.

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// What changed in the state at each revision, as JSON Patch operations, so
 /// a host can keep a mirror of the state in bytes proportional to the change
 /// (`jcode_mobile_changes`).

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Effects the host has been asked for and has not answered yet, so a late
 /// answer can be matched to its request and a stale or unknown one
 /// recognised. Owned by the store: it issues the ids, and settles an entry

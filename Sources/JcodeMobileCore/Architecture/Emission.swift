@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// What an interactor wants to happen next, as a value: nothing, a platform
 /// effect, a follow-up input, a note for the transition log, a change to the
 /// store's ledger, or several of these in order.

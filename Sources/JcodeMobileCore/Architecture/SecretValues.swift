@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The secret values the core holds, so text that repeats one is masked
 /// wherever the core keeps or shows it: redaction by value, beside the
 /// redaction by field (`Redaction`, `FieldSpec.secret`).

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Runs the loop: hands each input to the root interactor, follows up the
 /// inputs it emits, assigns `effect_id`s and settles answered effects in the
 /// ledger, bumps `revision` once per input that changed the state, and logs

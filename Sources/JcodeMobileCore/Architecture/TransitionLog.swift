@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// One transition: the input that caused it (redacted), the revision it
 /// produced and the effects it requested (redacted).
 public struct LogEntry: Equatable, Sendable {

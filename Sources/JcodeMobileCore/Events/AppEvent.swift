@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Something that happened in the app that a UI reacts to (a toast, a
 /// sound, a scroll to the bottom), announced by the feature that owns it
 /// and delivered to event-stream subscribers (`jcode_mobile_subscribe`).

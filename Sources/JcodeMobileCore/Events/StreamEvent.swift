@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// One event of the event stream (`jcode_mobile_subscribe`), encoded once
 /// and shared by every subscriber's queue.
 ///

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 private typealias B = SchemaBuilder
 
 extension Snapshot {

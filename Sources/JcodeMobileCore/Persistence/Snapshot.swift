@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// What survives a restart: everything a person expects to find again
 /// after the app was quit or killed, and nothing secret.
 ///

@@ -1,3 +1,5 @@
+import JcodeMobileMarkdown
+
 /// A picture of the current screen: SVG drawn from the laid-out semantic
 /// tree, the same for the same tree on every machine (no clock, no random,
 /// no font metrics: the layout's text grid decides every line).

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// What the person using the app wants (`jcode_mobile_dispatch`), named after
 /// intent rather than after the state change it causes.
 public enum Action: Equatable, Sendable {

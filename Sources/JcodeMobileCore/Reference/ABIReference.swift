@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The reference part of docs/ABI.md, generated from the runtime schema
 /// (`RuntimeSchema.document`), itself generated from the same wire
 /// definitions the core decodes and encodes with, so the documentation

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Named fixtures, loadable from Swift tests, C and Python
 /// (`{"scenario":"connected_chat"}`). Each is built by driving the real
 /// interactors with the inputs a host would send, so every fixture is a

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The schema of what the hand-written encoders write: the state
 /// (declared with each section in `StateSections.swift`, and the features' `json`), the tree
 /// (`SemanticNode.write`), log entries (`LogEntry.write`), patch operations

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The version of this library, "MAJOR.MINOR.PATCH": the one constant the
 /// schema's `$id` (and anything else in the core that names the version) reads.
 /// `jcode_mobile_version()` (Sources/JcodeMobileFFI) must say the same.

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Small constructors for JSON Schema (2020-12) fragments, and the mapping
 /// from the wire declarations (`FieldSpec`, `WireType`) to schemas.
 ///

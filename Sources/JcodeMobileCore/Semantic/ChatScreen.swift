@@ -1,3 +1,5 @@
+import JcodeMobileMarkdown
+
 /// The conversation: header, notices, messages with tool cards, requests
 /// from the agent, and the composer.
 enum ChatScreen {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The core's own layout: where every node of the semantic tree sits on a
 /// screen of the viewport's size, in points, origin top-left. Hosts may draw
 /// their own way, but hit-testing, screenshots and the simulator use this

@@ -1,3 +1,6 @@
+import JcodeMobileJSON
+import JcodeMobileMarkdown
+
 /// One node of the semantic UI tree: what a renderer draws and what an
 /// automation agent or a screen reader can find and act on.
 public struct SemanticNode: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The words for what the state holds as data: connection issues, the error
 /// banner, the status line. Formatting lives here, never in features or hosts.
 public enum SemanticText {

@@ -1,3 +1,5 @@
+import JcodeMobileToolCards
+
 /// The tool cards' readings of their inputs, by card id, kept between
 /// builds: a card whose input grew at its end (a `tool_input` delta) reads
 /// on from where it stopped (`ToolInputReading`) instead of reading the

@@ -1,3 +1,6 @@
+import JcodeMobileMarkdown
+import JcodeMobileToolCards
+
 /// What a transcript entry shows beyond its bubble: its markdown as
 /// semantic blocks, its reasoning, and its tool cards (a summary line, a
 /// diff for an edit, a folded output). docs/ABI.md, "The transcript's nodes".

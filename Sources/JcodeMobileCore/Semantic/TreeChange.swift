@@ -1,3 +1,6 @@
+import JcodeMobileJSON
+import JcodeMobileMarkdown
+
 /// One operation on the semantic tree, keyed by stable node ids: what
 /// `jcode_mobile_tree_changes` answers and the event stream's
 /// `tree_changed` carries. Applied in order, the operations of a revision

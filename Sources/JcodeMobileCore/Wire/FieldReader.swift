@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Reads the fields of one wire object with type checks and precise paths.
 ///
 /// A missing or `null` optional field reads as nil; a field of the wrong type

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The declared type of a wire field. Used for validation messages, log
 /// redaction, documentation and (later) the runtime JSON Schema.
 public indirect enum WireType: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// Drives a whole app through its JSON boundary, as a host does: every
 /// input is JSON text, every answer is read back from the report. The

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// Drives one feature alone, in the spirit of Lattice's
 /// `InteractorTestHarness` and TCA's exhaustive `TestStore`: a literal

@@ -1,4 +1,5 @@
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// The error a parser of call options refuses `text` with (nil: it parsed),
 /// e.g. `parseError(of: #"{"capacity":0}"#, SubscribeOptions.parse)`.

@@ -1,4 +1,5 @@
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// A small JSON Schema (2020-12) validator supporting exactly the keywords
 /// the runtime schema uses: `type` (a name or a list of names), `const`,

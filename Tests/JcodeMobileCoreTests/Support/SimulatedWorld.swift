@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// A host and a jcode server in one, for the "nothing lost" specifications:
 /// it answers every effect of the app the way a well-behaved host and

@@ -1,5 +1,6 @@
 import XCTest
 @testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 /// Drives a store the way a host would and checks every step as a
 /// specification: the caller states the expected state as JSON facts (the

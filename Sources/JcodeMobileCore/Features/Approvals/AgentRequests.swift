@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// A tool asks for the person's approval (`permission_request`).
 public struct PermissionRequest: Equatable, Sendable {
     public var requestID: String

@@ -1,3 +1,5 @@
+import JcodeMobileToolCards
+
 /// A turn that never hangs (docs/PROTOCOL.md, "A turn that never hangs").
 ///
 /// While a turn is shown, every keep-alive tick of the connection (every

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The conversation: the transcript, the running turn, messages waiting to
 /// be sent, and soft interrupts not yet received by the agent.
 public struct ChatState: Equatable, Sendable {

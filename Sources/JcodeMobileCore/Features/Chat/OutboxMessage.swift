@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// A message the person sent whose turn has not been seen ending yet.
 /// Nothing the person sends is lost: it waits here (and in the snapshot)
 /// while offline or before history loaded, goes out in order, and leaves

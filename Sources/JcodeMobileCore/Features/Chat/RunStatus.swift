@@ -1,3 +1,6 @@
+import JcodeMobileJSON
+import JcodeMobileToolCards
+
 /// What the turn shown is doing, in one honest line (state `/run_status`,
 /// the tree's `chat.activity`): a person can tell "running a ten-minute
 /// build" from "stuck". Read from the whole app state: the turn, the running

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// A soft interrupt sent while a turn runs and not yet received by the agent.
 /// Its bubble is the queued transcript entry `entrySerial`.
 public struct SoftInterrupt: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The conversation, built for streaming at any length.
 ///
 /// Every mutation is O(size of the change): text deltas append in place to

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// One bubble of the conversation.
 public struct TranscriptEntry: Equatable, Sendable {
     public enum Role: String, Sendable, CaseIterable {

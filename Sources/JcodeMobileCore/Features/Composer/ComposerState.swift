@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The message being composed: its text, its images and dictation.
 public struct ComposerState: Equatable, Sendable {
     public var draft = ""

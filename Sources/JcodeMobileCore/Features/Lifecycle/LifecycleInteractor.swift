@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Owns what the host reports about the app and the device: foreground and
 /// background, the network, this install's identity, push registration and
 /// notifications.

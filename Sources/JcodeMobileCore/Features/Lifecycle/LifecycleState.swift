@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// What the host reported about the app and the device.
 public struct LifecycleState: Equatable, Sendable {
     public var isForeground = true

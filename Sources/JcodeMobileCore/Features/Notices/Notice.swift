@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// A dismissible line in the chat ("Interrupted", "Context compacted …").
 public struct Notice: Equatable, Sendable {
     public enum Kind: String, Sendable, CaseIterable {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The onboarding form, as typed, and what the app knows about it.
 public struct PairingForm: Equatable, Sendable {
     public var host = ""

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Where a jcode gateway lives: host, port and whether to use TLS.
 public struct ServerAddress: Equatable, Sendable {
     public static let defaultPort = 7643

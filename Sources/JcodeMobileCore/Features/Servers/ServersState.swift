@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The servers this device has paired with, the one in use, and their
 /// tokens while the app runs.
 public struct ServersState: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The jcode session this device is attached to, and the server's metadata.
 public struct SessionState: Equatable, Sendable {
     public var id: String?

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Device capabilities: this install's identity, push registration, the
 /// camera, speech, the photo picker, haptics and local notifications.
 public enum DeviceEffect: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// HTTP requests to the jcode gateway: `GET /health` and `POST /pair`.
 public enum HTTPEffect: Equatable, Sendable {
     /// `GET http(s)://host:port/health`.

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The platform's secret store (the iOS Keychain). Only auth tokens go here.
 public enum SecureStoreEffect: Equatable, Sendable {
     case write(key: String, value: String)

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Non-secret persisted data (saved servers, preferences). Fire and forget.
 public enum StorageEffect: Equatable, Sendable {
     case write(key: String, value: JSONValue)

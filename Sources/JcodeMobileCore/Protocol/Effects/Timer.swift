@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// Timers: the core never reads the clock, it asks the host to wake it.
 public enum TimerEffect: Equatable, Sendable {
     case schedule(timerID: String, afterMS: Int, purpose: String)

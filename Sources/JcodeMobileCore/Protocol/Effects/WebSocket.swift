@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The WebSocket to the jcode gateway (`ws(s)://host:port/ws`, text frames of
 /// newline-delimited JSON). The `effect_id` of `websocket_connect` names the
 /// socket: every `websocket_*` event about it carries that id.

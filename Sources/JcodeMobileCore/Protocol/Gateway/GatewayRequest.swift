@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// One request to the jcode gateway, written as one NDJSON line. Request ids
 /// increase from 1 on every connection (the connection feature owns the counter).
 public enum GatewayRequest: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// One event from the jcode gateway. The core interprets every one of them;
 /// hosts never have to.
 public enum ServerEvent: Equatable, Sendable {

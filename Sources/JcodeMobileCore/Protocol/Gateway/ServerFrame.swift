@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// A raw text frame from the gateway: newline-delimited JSON events.
 public enum ServerFrame {
     /// Each non-blank line decoded in order. A malformed line is dropped with

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// A tolerant reader of the top level of a JSON object that may still be
 /// arriving (a tool call's input while it streams): it gives a string
 /// member's value as far as it has come, so a card can show a command

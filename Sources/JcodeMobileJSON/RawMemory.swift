@@ -10,7 +10,7 @@ import Darwin
 /// report failure (nil), so a call that cannot allocate its answer returns
 /// `out_of_memory` and the app stays usable. The only file of the core that
 /// reaches libc.
-enum RawMemory {
+package enum RawMemory {
     static func allocate(_ bytes: Int) -> UnsafeMutableRawPointer? { malloc(bytes) }
 
     /// Grows or shrinks `pointer`; on failure (nil) `pointer` is untouched and still owned.
@@ -22,7 +22,7 @@ enum RawMemory {
 
     /// Whether the first `count` bytes at `a` and `b` are equal (libc's
     /// vectorised compare: long texts are compared on every streamed delta).
-    static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+    package static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
         memcmp(a, b, count) == 0
     }
 }

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The diffs a tool call's input describes, for a card to show what the
 /// agent changes while (or before) it changes it.
 public enum ToolDiff {

@@ -1,5 +1,6 @@
 import XCTest
-@testable import JcodeMobileCore
+@testable import JcodeMobileMarkdown
+import JcodeMobileTestSupport
 
 /// A streamed reply parsed incrementally (only its open tail at each append)
 /// equals a whole parse of the text so far after every update: the whole

@@ -1,5 +1,5 @@
 import XCTest
-@testable import JcodeMobileCore
+@testable import JcodeMobileJSON
 
 final class JSONParserTests: XCTestCase {
     private func parse(_ text: String, limits: JSONLimits = .default) -> Result<JSONValue, CoreError> {

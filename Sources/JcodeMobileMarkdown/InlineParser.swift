@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 // The inline phase: one left-to-right scan of a block's bytes into text nodes,
 // delimiter runs and brackets, then CommonMark's "process emphasis" with
 // per-kind openers bottoms (linear), and a last walk that turns the nodes and
@@ -67,7 +69,7 @@ private struct Bracket {
     var textStart: Int
 }
 
-struct InlineParser {
+package struct InlineParser {
     private let s: [UInt8]
     private let definitions: [String: String]
     private var position = 0
@@ -182,7 +184,7 @@ struct InlineParser {
     }
 
     /// An ASCII letter or digit (also what `MarkdownCache` asks of the bytes around a `_`).
-    static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
+    package static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
     }
 

@@ -12,7 +12,8 @@
 // CommonMarkSpecTests.swift.
 
 import XCTest
-@testable import JcodeMobileCore
+@testable import JcodeMobileMarkdown
+import JcodeMobileTestSupport
 
 // MARK: - Expected values, by hand
 

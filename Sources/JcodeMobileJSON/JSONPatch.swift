@@ -130,7 +130,7 @@ public enum JSONDiff {
 
     /// The operation from string `a` to string `b` at `path`: nil when they
     /// are equal, an `append` when `b` only grew at the end, else a `replace`.
-    static func op(from a: String, to b: String, at path: JSONPath) -> JSONPatchOp? {
+    package static func op(from a: String, to b: String, at path: JSONPath) -> JSONPatchOp? {
         if a == b { return nil }
         if b.utf8.count > a.utf8.count && b.hasPrefix(a) && !a.isEmpty, let tail = String(b.utf8.dropFirst(a.utf8.count)) {
             return .append(path: path, text: tail)

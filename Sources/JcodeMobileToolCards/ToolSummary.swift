@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The one line a tool card shows for a call: what the call is about, in
 /// the words of its main argument (see `ToolArguments` for which argument
 /// each jcode tool has).

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// What a card shows of one tool call's input, its summary and its diffs,
 /// read on as the input streams: each `read` scans only the bytes added
 /// since the last one, the summary is made again only from what its
@@ -6,8 +8,8 @@
 ///
 /// It answers what `ToolSummary.summary` and `ToolDiff.diffs` answer for
 /// the input read (they are made with one).
-struct ToolInputReading {
-    let name: String
+package struct ToolInputReading {
+    package let name: String
     /// The canonical tool name (`ToolName.canonical`).
     let tool: String
     private(set) var members = PartialJSON.Members()
@@ -23,14 +25,14 @@ struct ToolInputReading {
     private var madeSummary: String?
     private var madeDiffs: [FileDiff]??
 
-    init(name: String) {
+    package init(name: String) {
         self.name = name
         tool = ToolName.canonical(name)
     }
 
     /// Reads `input`, which must be the input last read followed by more
     /// (the first read: the whole input so far).
-    mutating func read(_ input: String) {
+    package mutating func read(_ input: String) {
         let count = input.utf8.count
         guard count != bytes else { return }
         bytes = count
@@ -41,7 +43,7 @@ struct ToolInputReading {
     }
 
     /// The card's one-line summary (`ToolSummary.summary`).
-    mutating func summary() -> String {
+    package mutating func summary() -> String {
         if let madeSummary { return madeSummary }
         let made: String
         switch tool {
@@ -69,7 +71,7 @@ struct ToolInputReading {
     }
 
     /// The files the call changes (`ToolDiff.diffs`): built once the input is complete.
-    mutating func diffs() -> [FileDiff]? {
+    package mutating func diffs() -> [FileDiff]? {
         if let madeDiffs { return madeDiffs }
         let made = object.flatMap { ToolDiff.diffs(tool: tool, $0) }
         madeDiffs = .some(made)

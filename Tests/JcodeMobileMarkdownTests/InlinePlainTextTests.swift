@@ -3,7 +3,8 @@
 // What it lets through must be what the full parse makes of it.
 
 import XCTest
-@testable import JcodeMobileCore
+@testable import JcodeMobileMarkdown
+import JcodeMobileTestSupport
 
 final class InlinePlainTextTests: XCTestCase {
     private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }

@@ -113,13 +113,13 @@ public struct JSONTape {
     public func stringEquals(_ i: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool { keyEquals(i, bytes) }
 
     /// Whether the string at `i` is exactly `literal` (a name the core knows).
-    func stringEquals(_ i: Int, _ literal: StaticString) -> Bool {
+    package func stringEquals(_ i: Int, _ literal: StaticString) -> Bool {
         keyEquals(i, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// The values of the members named `a` and `b` of the object at
     /// `object` (the last of each name wins, as in `member`), in one pass.
-    func members(_ a: StaticString, _ b: StaticString, of object: Int) -> (Int?, Int?) {
+    package func members(_ a: StaticString, _ b: StaticString, of object: Int) -> (Int?, Int?) {
         var found: (Int?, Int?) = (nil, nil)
         var i = object &+ 1
         let end = tokens[object].nextIndex
@@ -132,7 +132,7 @@ public struct JSONTape {
     }
 
     /// How many members the object at `object` has (a name written twice counts twice).
-    func memberCount(of object: Int) -> Int {
+    package func memberCount(of object: Int) -> Int {
         var count = 0
         var i = object &+ 1
         let end = tokens[object].nextIndex
@@ -144,13 +144,13 @@ public struct JSONTape {
     }
 
     /// Whether the string at `i` holds escapes.
-    func isEscaped(_ i: Int) -> Bool { tokens[i].flag }
+    package func isEscaped(_ i: Int) -> Bool { tokens[i].flag }
 
     /// The index just past the value at `i` (and its members).
-    func next(after i: Int) -> Int { tokens[i].nextIndex }
+    package func next(after i: Int) -> Int { tokens[i].nextIndex }
 
     /// The raw content bytes of a string token (escapes not decoded).
-    func rawBytes(at i: Int) -> UnsafeBufferPointer<UInt8> {
+    package func rawBytes(at i: Int) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: base + tokens[i].startIndex, count: tokens[i].endIndex &- tokens[i].startIndex)
     }
 
@@ -348,7 +348,7 @@ public struct JSONTape {
     /// `raw.count` bytes (the result is never longer: every escape is at
     /// least as long as what it stands for); returns the length. Bytes of
     /// `out` past the result may be overwritten.
-    static func unescape(_ raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    package static func unescape(_ raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         guard let rb = raw.baseAddress, let ob = out.baseAddress else { return 0 }
         precondition(out.count >= raw.count, "unescape needs room for the input")
         var r = 0
@@ -422,7 +422,7 @@ public struct JSONTape {
 
 /// Byte equality of two ranges of `count` bytes.
 @inline(__always)
-func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+package func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
     var i = 0
     while i &+ 8 <= count {
         if UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self) {

@@ -1,5 +1,5 @@
 import XCTest
-@testable import JcodeMobileCore
+@testable import JcodeMobileMarkdown
 
 /// The runs of a block held in shared chunks (`MarkdownSpans`): read as an
 /// array, whatever copies share and whatever chunk a run is in.

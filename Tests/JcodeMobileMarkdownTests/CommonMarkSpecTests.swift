@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
-@testable import JcodeMobileCore
+@testable import JcodeMobileMarkdown
+import JcodeMobileTestSupport
 
 /// The official examples of CommonMark 0.31.2 and GFM 0.29 (../shared/commonmark,
 /// not copied into the project), each parsed by the core and its blocks rendered
@@ -20,33 +21,6 @@ final class CommonMarkSpecTests: XCTestCase {
     /// part, written without the autolink extension.
     static let gfmMisses: [Int] = [616, 619, 620]
 
-    struct Example {
-        var number: Int
-        var section: String
-        var markdown: String
-        var html: String
-        var extensions: [String]
-    }
-
-    static let specFolder: String? = {
-        var root = URLPath.repositoryRoot
-        for _ in 0..<4 {
-            let candidate = root + "/../shared/commonmark"
-            if FileManager.default.fileExists(atPath: candidate + "/commonmark-0.31.2.json") { return candidate }
-            root += "/.."
-        }
-        return nil
-    }()
-
-    static func examples(_ file: String) -> [Example]? {
-        guard let folder = specFolder, let data = FileManager.default.contents(atPath: folder + "/" + file),
-              let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return nil }
-        return list.map {
-            Example(number: $0["example"] as! Int, section: $0["section"] as! String, markdown: $0["markdown"] as! String,
-                    html: $0["html"] as! String, extensions: $0["extensions"] as? [String] ?? [])
-        }
-    }
-
     struct Outcome {
         var agreed: [Int] = []
         var rawHTML: [Int] = []
@@ -55,7 +29,7 @@ final class CommonMarkSpecTests: XCTestCase {
         var rawReport = ""
     }
 
-    static func run(_ examples: [Example]) -> Outcome {
+    static func run(_ examples: [SpecExamples.Example]) -> Outcome {
         var outcome = Outcome()
         for example in examples {
             let ours = SpecHTML.normalize(SpecHTML.render(Markdown.parse(example.markdown)))
@@ -76,7 +50,7 @@ final class CommonMarkSpecTests: XCTestCase {
     }
 
     private func check(_ file: String, misses expectedMisses: [Int], name: String) throws {
-        guard let examples = Self.examples(file) else {
+        guard let examples = SpecExamples.examples(file) else {
             throw XCTSkip("\(file) not found in ../shared/commonmark")
         }
         let outcome = Self.run(examples)
@@ -106,59 +80,12 @@ final class CommonMarkSpecTests: XCTestCase {
 
     /// The GFM extensions' own examples (tables, task lists, strikethrough, autolinks, tag filter).
     func testGFMExtensionExamples() throws {
-        guard let examples = Self.examples("gfm-0.29-spec.json") else { throw XCTSkip("gfm-0.29-spec.json not found") }
+        guard let examples = SpecExamples.examples("gfm-0.29-spec.json") else { throw XCTSkip("gfm-0.29-spec.json not found") }
         let outcome = Self.run(examples.filter { !$0.extensions.isEmpty })
         XCTAssertEqual(outcome.agreed.count, 23, outcome.report)
         // 653: the tag filter: inline tags are text here, and the HTML block `<xmp>` is kept as it is.
         XCTAssertEqual(outcome.rawHTML, [653])
         XCTAssertEqual(outcome.misses, [], outcome.report)
-    }
-
-    /// Every example streamed in chunks of 1, 3 and 17 bytes (whole characters) through
-    /// the path a streamed reply takes (`MarkdownCache`, as `StreamedRowPatch` calls it,
-    /// and the `MarkdownStream` under it) equals a whole parse of the text so far, after every chunk.
-    func testEveryExampleStreamedEqualsItsWholeParse() throws {
-        guard let commonMark = Self.examples("commonmark-0.31.2.json"), let gfm = Self.examples("gfm-0.29-spec.json") else {
-            throw XCTSkip("the spec examples are not in ../shared/commonmark")
-        }
-        var failures: [String] = []
-        for (suite, examples) in [("commonmark", commonMark), ("gfm", gfm)] {
-            for example in examples {
-                for size in [1, 3, 17] {
-                    if let failure = Self.streamed(example.markdown, chunk: size) {
-                        failures.append("\(suite) \(example.number) chunk \(size): \(failure)")
-                    }
-                }
-            }
-        }
-        XCTAssertEqual(failures, [], failures.prefix(20).joined(separator: "\n"))
-    }
-
-    /// Nil when streaming `text` in chunks of `size` bytes equals the whole parse at every step.
-    static func streamed(_ text: String, chunk size: Int) -> String? {
-        let cache = MarkdownCache()
-        var stream = MarkdownStream()
-        let scalars = Array(text.unicodeScalars)
-        var sent = ""
-        var bytes = 0
-        var index = 0
-        var first = true
-        while index < scalars.count {
-            var piece = ""
-            while index < scalars.count && piece.utf8.count < size {
-                piece.unicodeScalars.append(scalars[index])
-                index += 1
-            }
-            sent += piece
-            let nodes = cache.blocks(of: sent, prefix: "m", appendedTo: first ? nil : bytes).nodes
-            stream.update(sent, appendedOnly: !first)
-            first = false
-            bytes = sent.utf8.count
-            let whole = Markdown.parse(sent)
-            if stream.blocks != whole { return "blocks differ after \(sent.debugDescription)" }
-            if nodes != MarkdownNodes.nodes(whole, prefix: "m") { return "nodes differ after \(sent.debugDescription)" }
-        }
-        return nil
     }
 }
 
@@ -209,23 +136,6 @@ final class CommonMarkFixesTests: XCTestCase {
 
     func testLabelsAreCaseFolded() {
         XCTAssertEqual(Markdown.parse("[ẞ]\n\n[SS]: /url\n").first?.spans, [MarkdownSpan(text: "ẞ", styles: .link, url: "/url")])
-    }
-
-    func testTheNodesCarryImagesAndBreaks() {
-        let node = MarkdownNodes.node(Markdown.parse("![alt](s.png)  \nb")[0], id: "m.0")
-        XCTAssertEqual(node.spans, [
-            TextSpan("alt", .image, source: "s.png"), TextSpan("\n", .lineBreak), TextSpan("b"),
-        ])
-    }
-
-    /// Streamed through the markdown cache a byte at a time: what a delta appended in place
-    /// must not take for plain text (an HTML block's blanks, a definition being written, an
-    /// escape, a delimiter run's flanking).
-    func testStreamedDeltasThatChangeWhatCameBefore() {
-        for text in ["<div></div>\n``` c\nint x", "[Foo\n  bar]: /url", "p\n\n[Foo\n  bar]: /url", "a \\-b", "ab _<!--__-|b",
-                     "~~~\rabc", "<div>\na  \n\n"] {
-            XCTAssertNil(CommonMarkSpecTests.streamed(text, chunk: 1), text)
-        }
     }
 }
 

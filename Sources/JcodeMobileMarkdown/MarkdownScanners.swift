@@ -128,9 +128,9 @@ enum HTMLScanner {
 }
 
 /// GFM table rows.
-enum Table {
+package enum Table {
     /// The cells of a row: outer pipes dropped, split at unescaped pipes, trimmed, "\|" made "|".
-    static func cells<C: Collection>(_ row: C) -> [[UInt8]] where C.Element == UInt8, C.Index == Int {
+    package static func cells<C: Collection>(_ row: C) -> [[UInt8]] where C.Element == UInt8, C.Index == Int {
         cellBounds(row).map { cell(row, $0) }
     }
 

@@ -1,3 +1,5 @@
+import JcodeMobileJSON
+
 /// The arguments of one tool call, read from its input JSON, whether the
 /// input is complete or still streaming.
 ///
@@ -72,8 +74,8 @@ struct ToolArguments {
 /// jcode's own names for tools that models call by other names (jcode
 /// resolves the same aliases before running a call), lower-cased so that
 /// the PascalCase names of other agents (`MultiEdit`, `WebFetch`) match too.
-enum ToolName {
-    static func canonical(_ name: String) -> String {
+package enum ToolName {
+    package static func canonical(_ name: String) -> String {
         var name = Substring(name)
         if name.hasPrefix("functions.") { name = name.dropFirst("functions.".count) }
         let lower = name.lowercased()
