@@ -74,8 +74,8 @@ final class NavigationAloneTests: XCTestCase {
         var navigation = FeatureHarness(NavigationInteractor(), NavigationState(), context: Facts())
         navigation.receive(.navigate(.sessions), notes: ["navigate: sessions needs a paired server"])
         navigation.context = .with {
-            $0.servers = [Self.devbox]
-            $0.selectedServerID = "devbox.local:7643"
+            $0.servers.list = [Self.devbox]
+            $0.servers.selectedID = "devbox.local:7643"
         }
         navigation.receive(.navigate(.sessions)) { $0.screen = .sessions }
         navigation.receive(.serverChanged(nil)) { $0.screen = .onboarding }
@@ -103,7 +103,7 @@ final class ApprovalsAloneTests: XCTestCase {
         approvals.receive(
             .respondPermission(requestID: "perm-1", approved: true, remember: false),
             tells: [.showError(ErrorBanner(message: "Not connected: your answer was not sent. It will be waiting when the connection is back."))])
-        approvals.context = .with { $0.canSend = true }
+        approvals.context = .with { $0.connection.canSend = true }
         approvals.receive(
             .respondPermission(requestID: "perm-1", approved: true, remember: false),
             tells: [.send(.permissionResponse(requestID: "perm-1", approved: true, remember: false))]
@@ -113,7 +113,7 @@ final class ApprovalsAloneTests: XCTestCase {
     func testARequestAskedOnAnEarlierConnectionExpiresWhenAnswered() {
         var pending = ApprovalsState()
         pending.permissionRequests = [Self.bash]
-        var approvals = FeatureHarness(ApprovalsInteractor(), pending, context: .with { $0.canSend = true })
+        var approvals = FeatureHarness(ApprovalsInteractor(), pending, context: .with { $0.connection.canSend = true })
         approvals.receive(
             .respondPermission(requestID: "perm-1", approved: true, remember: false),
             tells: [.showError(ErrorBanner(message: "That approval request ended with the previous connection; the agent will ask again if it still needs it."))],
@@ -141,7 +141,7 @@ final class SessionAloneTests: XCTestCase {
         var counted = SessionState()
         counted.totalTokens = TokenUsage(input: 100, output: 10)
         var turnRunning = Facts()
-        turnRunning.isTurnRunning = true
+        turnRunning.chat.isTurnRunning = true
         var session = FeatureHarness(SessionInteractor(), counted, context: turnRunning)
         session.receive(.tokens(TokenUsage(input: 30, output: 3))) { $0.turnTokens = TokenUsage(input: 30, output: 3) }
         session.receive(.turnOver) {
@@ -153,7 +153,7 @@ final class SessionAloneTests: XCTestCase {
     func testWhatNeedsTheServerAsksToConnectFirst() {
         var session = FeatureHarness(SessionInteractor(), SessionState(), context: Facts())
         session.receive(.compact, tells: [.showError(ErrorBanner(message: "Connect to the server to compact the conversation."))])
-        session.context = .with { $0.canSend = true }
+        session.context = .with { $0.connection.canSend = true }
         session.receive(.compact, tells: [.send(.compact)]) { $0.isCompacting = true }
         session.receive(.compact, notes: ["compaction already requested"])
         // The notice belongs to this session: it goes when the chat shows another.
@@ -192,8 +192,8 @@ final class ChatAloneTests: XCTestCase {
             tells: [.showError(ErrorBanner(message: "Pair with a jcode server before sending messages."))], transcript: [])
         // Paired but offline: no turn to interrupt, so it waits in the outbox like any message.
         chat.context = .with {
-            $0.servers = [NavigationAloneTests.devbox]
-            $0.selectedServerID = "devbox.local:7643"
+            $0.servers.list = [NavigationAloneTests.devbox]
+            $0.servers.selectedID = "devbox.local:7643"
         }
         chat.receive(.queueInterrupt(text: " hi ", urgent: false), notes: ["message queued in the outbox"], transcript: []) {
             $0.outbox = [OutboxMessage(id: "o1", text: "hi", attachments: [])]
@@ -287,14 +287,14 @@ final class LifecycleAloneTests: XCTestCase {
     /// the session to resume, or the connection to come up.
     func testAnOpenedNotificationTellsTheSessionOrTheConnectionWhatItNeeds() {
         let paired = Facts.with {
-            $0.servers = [NavigationAloneTests.devbox]
-            $0.selectedServerID = "devbox.local:7643"
-            $0.sessionID = "session-fox"
+            $0.servers.list = [NavigationAloneTests.devbox]
+            $0.servers.selectedID = "devbox.local:7643"
+            $0.session.id = "session-fox"
         }
         let owl = JSONObject([("session_id", .string("session-owl"))])
         var online = paired
-        online.canSend = true
-        online.connectionPhase = .connected
+        online.connection.canSend = true
+        online.connection.phase = .connected
         var lifecycle = FeatureHarness(LifecycleInteractor(), LifecycleState(), context: online)
         lifecycle.receive(.pushNotificationOpened(payload: owl), tells: [.openChat, .lifecycle(.sessionAsked(sessionID: "session-owl"))])
         lifecycle.context = paired

@@ -260,7 +260,7 @@ extension LifecycleTests {
 
     func testWithoutAReasonToolOrPromptTheBodyStillSaysWhatHappened() {
         var facts = Facts()
-        facts.sessionID = "session-fox"
+        facts.session.id = "session-fox"
         var state = LifecycleState()
         state.isForeground = false
         var lifecycle = FeatureHarness(LifecycleInteractor(), state, context: facts)

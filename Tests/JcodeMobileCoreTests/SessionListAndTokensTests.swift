@@ -6,7 +6,7 @@ import XCTest
 final class SessionListAndTokensTests: XCTestCase {
     static var turnRunning: Facts {
         var facts = Facts()
-        facts.isTurnRunning = true
+        facts.chat.isTurnRunning = true
         return facts
     }
 

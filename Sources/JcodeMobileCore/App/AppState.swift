@@ -22,40 +22,6 @@ public struct AppState: Equatable, Sendable {
     public init() {}
 }
 
-extension Facts {
-    /// What every feature may read of the others, taken before an input.
-    init(_ state: AppState) {
-        self = withUnsafePointer(to: state) { Facts($0) }
-    }
-
-    /// The same, read in place (the root interactor's way: no copy of the state).
-    init(_ pointer: UnsafePointer<AppState>) {
-        self.init()
-        canSend = pointer.pointee.connection.canSend
-        connectionPhase = pointer.pointee.connection.phase
-        subscribeRequestID = pointer.pointee.connection.subscribeRequestID
-        sentRequests = pointer.pointee.connection.sentRequests
-        keepAliveTimerID = pointer.pointee.connection.keepAliveTimerID
-        servers = pointer.pointee.servers.list
-        selectedServerID = pointer.pointee.servers.selectedID
-        credentials = pointer.pointee.servers.credentials
-        sessionID = pointer.pointee.session.id
-        sessionTitle = pointer.pointee.session.title
-        model = pointer.pointee.session.model
-        pendingModel = pointer.pointee.session.pendingModel
-        isClearing = pointer.pointee.session.isClearing
-        isTurnRunning = pointer.pointee.chat.turn.isProcessing
-        draft = pointer.pointee.composer.draft
-        attachments = pointer.pointee.composer.attachments
-        screen = pointer.pointee.navigation.screen
-        deviceID = pointer.pointee.lifecycle.deviceID
-        pushToken = pointer.pointee.lifecycle.pushToken
-        isNetworkReachable = pointer.pointee.lifecycle.isNetworkReachable
-        isForeground = pointer.pointee.lifecycle.isForeground
-        pendingEffects = pointer.pointee.effects
-    }
-}
-
 extension AppState {
     /// The state without the transcript: what the store compares a call's
     /// state against (the transcript reports its own changes, and a copy

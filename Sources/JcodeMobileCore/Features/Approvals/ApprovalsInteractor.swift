@@ -46,7 +46,7 @@ public struct ApprovalsInteractor: Interactor {
             }
 
         case .respondPermission(let requestID, let approved, let remember):
-            if facts.canSend, !state.askedOnThisSocket.contains(requestID),
+            if facts.connection.canSend, !state.askedOnThisSocket.contains(requestID),
                let i = state.permissionRequests.firstIndex(where: { $0.requestID == requestID })
             {
                 // Asked on an earlier connection: this server may not know the request (or the message).
@@ -105,7 +105,7 @@ public struct ApprovalsInteractor: Interactor {
         guard let i = requests.firstIndex(where: { $0.requestID == requestID }) else {
             return .note("\(what): no pending request \(requestID)")
         }
-        guard facts.canSend else { return .internal(.showError(ErrorBanner(message: notSent))) }
+        guard facts.connection.canSend else { return .internal(.showError(ErrorBanner(message: notSent))) }
         requests.remove(at: i)
         return .send(response())
     }

@@ -11,7 +11,7 @@ extension ChatInteractor {
     ) -> Emission {
         let content = text.trimmingSpaces()
         guard !content.isEmpty || !images.isEmpty else { return .note("queue_interrupt: nothing to send") }
-        guard state.turn.isProcessing, facts.canSend else {
+        guard state.turn.isProcessing, facts.connection.canSend else {
             // No turn to interrupt: it is an ordinary message.
             return send(&state, text: content, facts)
         }

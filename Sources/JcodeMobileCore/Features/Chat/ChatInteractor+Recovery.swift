@@ -36,7 +36,7 @@ extension ChatInteractor {
         }
         state.interruptedTurn = nil
         var message = OutboxMessage(id: "o" + String(state.nextOutboxID), text: "", attachments: [], systemReminder: turn.continuation)
-        message.writtenIn = facts.sessionID
+        message.writtenIn = facts.session.id
         return enqueue(&state, message, facts)
     }
 
@@ -111,7 +111,7 @@ extension ChatInteractor {
         guard let older = state.olderHistory, older.requested != nil else {
             return .note("compacted_history never asked for; ignored", .ignored)
         }
-        guard answer.sessionID == facts.sessionID else {
+        guard answer.sessionID == facts.session.id else {
             return .note("compacted_history for session \(answer.sessionID), not the one open; ignored", .ignored)
         }
         guard !state.turn.isProcessing else {
@@ -137,7 +137,7 @@ extension ChatInteractor {
     static let imageLimit = 64
 
     func liveImagesArrived(_ state: inout ChatState, sessionID: String, images: [HistoryImage], _ facts: Facts) -> Emission {
-        guard sessionID == facts.sessionID else {
+        guard sessionID == facts.session.id else {
             return .note("side_pane_images for session \(sessionID), not the one open; ignored", .ignored)
         }
         guard !images.isEmpty else { return .note("side_pane_images with no images; ignored", .ignored) }

@@ -22,13 +22,13 @@ extension ChatInteractor {
     /// ending, when one is in flight on this socket.
     static func ownMessageInFlight(_ state: ChatState, _ facts: Facts) -> Int? {
         guard let head = state.outbox.first, head.delivery == .awaitingAck || head.delivery == .received else { return nil }
-        return facts.sentRequests.latest(.message)
+        return facts.connection.sentRequests.latest(.message)
     }
 
     /// The request of this socket that `event` carrying `id` answers, other
     /// than a message (a message's answers end its turn).
     static func answersOtherRequest(_ event: GatewayAnswer.Event, id: Int?, _ facts: Facts) -> GatewayRequest.Kind? {
-        guard let kind = facts.sentRequests.answered(by: event, id: id), kind != .message else { return nil }
+        guard let kind = facts.connection.sentRequests.answered(by: event, id: id), kind != .message else { return nil }
         return kind
     }
 
@@ -65,7 +65,7 @@ extension ChatInteractor {
 
     func errorArrived(_ state: inout ChatState, id: Int?, message: String, retryAfterSecs: Int?, _ facts: Facts) -> Emission {
         // The connection owns an error answering `subscribe` (it is why the link failed).
-        if let id, id == facts.subscribeRequestID { return .none }
+        if let id, id == facts.connection.subscribeRequestID { return .none }
         let banner = Emission.internal(.showError(ErrorBanner(message: message, retryAfterSecs: retryAfterSecs)))
         if let own = Self.ownMessageInFlight(state, facts) {
             // Only an error about the message on its way concerns its turn.
@@ -123,7 +123,7 @@ extension ChatInteractor {
         guard state.outbox[i].delivery == .failed else { return .note("retry_message: message \(id) has not failed") }
         state.outbox[i].delivery = .waiting
         // Retried here: it goes to the session the chat shows now.
-        state.outbox[i].writtenIn = facts.sessionID
+        state.outbox[i].writtenIn = facts.session.id
         return .note("message \(id) goes again") + flushOutbox(&state, facts)
     }
 
@@ -135,7 +135,7 @@ extension ChatInteractor {
         guard let i = state.outbox.firstIndex(where: { $0.id == id }) else { return .note("discard_message: no message \(id) in the outbox") }
         guard state.outbox[i].delivery == .failed else { return .note("discard_message: message \(id) has not failed") }
         let text = state.outbox[i].text
-        let kept = facts.draft.isEmpty ? text.utf8.count : facts.draft.utf8.count &+ 1 &+ text.utf8.count
+        let kept = facts.composer.draft.isEmpty ? text.utf8.count : facts.composer.draft.utf8.count &+ 1 &+ text.utf8.count
         guard kept <= ComposerState.keptTextLimit else {
             return .internal(.showError(ErrorBanner(message: Self.discardRefused)))
                 + .note("discard_message: the draft cannot take message \(id)'s text; kept in the outbox")

@@ -50,7 +50,7 @@ extension ChatInteractor {
 
     /// A timer fired: the connection's keep-alive tick is the watch's.
     func timerFired(_ state: inout ChatState, timerID: String, _ facts: Facts) -> Emission {
-        guard timerID == facts.keepAliveTimerID, state.turn.isProcessing else { return .none }
+        guard timerID == facts.connection.keepAliveTimerID, state.turn.isProcessing else { return .none }
         state.turn.quietTicks &+= 1
         if state.turn.runningTool != nil || state.turn.serverToolName != nil { state.turn.toolTicks &+= 1 }
         let quietMS = state.turn.quietTicks &* ConnectionState.keepAliveIntervalMS
@@ -65,7 +65,7 @@ extension ChatInteractor {
 
     /// Asks the server whether the turn still runs (one `get_history`).
     func check(_ state: inout ChatState, _ facts: Facts, why: String) -> Emission {
-        guard facts.canSend else { return .note("\(why); not connected: the reconnect's history will say") }
+        guard facts.connection.canSend else { return .note("\(why); not connected: the reconnect's history will say") }
         state.turn.isChecking = true
         state.turn.checkUnanswered = false
         state.turn.quietTicks = 0

@@ -107,7 +107,7 @@ public struct ChatInteractor: Interactor {
             state.olderHistory = nil
             state.cutReplies = [:]
             // What waited for the clear goes to the fresh session (the answer's).
-            for i in state.outbox.indices where state.outbox[i].delivery == .waiting { state.outbox[i].writtenIn = facts.sessionID }
+            for i in state.outbox.indices where state.outbox[i].delivery == .waiting { state.outbox[i].writtenIn = facts.session.id }
             return flushOutbox(&state, facts)
         case .queueInterrupt(let text, let urgent):
             return queueInterrupt(&state, text: text, urgent: urgent, facts)
@@ -158,7 +158,7 @@ public struct ChatInteractor: Interactor {
             if let own {
                 // The session the turn runs in: where its message went.
                 let turnSession = state.leftBehindSession ?? state.outbox.first?.sent?.sessionID ?? state.shownSessionID
-                if turnSession == facts.sessionID {
+                if turnSession == facts.session.id {
                     // Back in the session the turn runs in: its events are this session's again.
                     if state.leftBehindTurn != nil { noted = .note("back in the session whose turn was left behind: its events are shown again") }
                     state.leftBehindTurn = nil
@@ -184,7 +184,7 @@ public struct ChatInteractor: Interactor {
             state.turn.tokens = nil
             state.serverUserRows = 0
             // The (empty) transcript is the new session's now.
-            state.shownSessionID = facts.sessionID
+            state.shownSessionID = facts.session.id
             return noted
 
         // What the server said
@@ -234,9 +234,9 @@ public struct ChatInteractor: Interactor {
             return toolFinished(&state, id: id, name: name, output: output, error: error)
         case .ack(let id):
             // Only the ack of the message on its way counts: received, not yet accepted.
-            if let id, id == facts.sentRequests.latest(.message), let head = state.outbox.first, head.delivery == .awaitingAck {
+            if let id, id == facts.connection.sentRequests.latest(.message), let head = state.outbox.first, head.delivery == .awaitingAck {
                 // One sent to a session left behind: its turn ends out of sight, so the ack is the last word.
-                if let sent = head.sent?.sessionID, sent != facts.sessionID { acknowledged(&state) } else { state.outbox[0].delivery = .received }
+                if let sent = head.sent?.sessionID, sent != facts.session.id { acknowledged(&state) } else { state.outbox[0].delivery = .received }
             }
             return .none
         case .done(let id):
@@ -410,13 +410,13 @@ public struct ChatInteractor: Interactor {
 
     func send(_ state: inout ChatState, text: String?, _ facts: Facts) -> Emission {
         let fromDraft = text == nil
-        let content = (text ?? facts.draft).trimmingSpaces()
-        let attachments = facts.attachments
+        let content = (text ?? facts.composer.draft).trimmingSpaces()
+        let attachments = facts.composer.attachments
         guard !content.isEmpty || !attachments.isEmpty else { return .note("send_message: nothing to send") }
-        guard facts.selectedServer != nil else {
+        guard facts.servers.selected != nil else {
             return .internal(.showError(ErrorBanner(message: "Pair with a jcode server before sending messages.")))
         }
-        if state.turn.isProcessing && facts.canSend {
+        if state.turn.isProcessing && facts.connection.canSend {
             // A turn is running: what the person types (and attaches) joins it as a soft interrupt.
             guard state.softInterrupts.count < ChatState.interruptLimit else {
                 return Self.noRoom(for: content, fromDraft: fromDraft, Self.interruptsFull)
@@ -431,12 +431,12 @@ public struct ChatInteractor: Interactor {
             return Self.noRoom(for: content, fromDraft: fromDraft, Self.outboxFull)
         }
         let taken: Emission =
-            (fromDraft && !facts.draft.isEmpty) || !attachments.isEmpty
+            (fromDraft && !facts.composer.draft.isEmpty) || !attachments.isEmpty
             ? .tell(.composerSent(clearDraft: fromDraft, clearAttachments: true)) : .none
         // A message of the person's own makes the offer to continue moot.
         state.interruptedTurn = nil
         var message = OutboxMessage(id: "o" + String(state.nextOutboxID), text: content, attachments: attachments)
-        message.writtenIn = facts.sessionID
+        message.writtenIn = facts.session.id
         return taken + enqueue(&state, message, facts)
     }
 
@@ -444,7 +444,7 @@ public struct ChatInteractor: Interactor {
     func enqueue(_ state: inout ChatState, _ message: OutboxMessage, _ facts: Facts) -> Emission {
         state.outbox.append(message)
         state.nextOutboxID &+= 1
-        guard facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing, !facts.isClearing, state.outbox.count == 1 else {
+        guard facts.connection.canSend, state.turn.historyLoaded, !state.turn.isProcessing, !facts.session.isClearing, state.outbox.count == 1 else {
             // Offline, still loading, clearing, or behind earlier messages: it waits its turn.
             return .note("message queued in the outbox")
         }
@@ -467,7 +467,7 @@ public struct ChatInteractor: Interactor {
     /// in the outbox until the server acknowledges it.
     private func deliverHead(_ state: inout ChatState, _ facts: Facts) -> Emission {
         state.outbox[0].delivery = .awaitingAck
-        state.outbox[0].sent = OutboxMessage.SentMark(sessionID: facts.sessionID, userRowsBefore: state.serverUserRows)
+        state.outbox[0].sent = OutboxMessage.SentMark(sessionID: facts.session.id, userRowsBefore: state.serverUserRows)
         // A continuation is not the person's words: no user entry.
         state.outbox[0].isInTranscript = !state.outbox[0].isContinuation
         let message = state.outbox[0]
@@ -498,11 +498,11 @@ public struct ChatInteractor: Interactor {
     /// Sends the oldest outbox message when the connection is ready for it
     /// and nothing before it is still on its way.
     func flushOutbox(_ state: inout ChatState, _ facts: Facts) -> Emission {
-        guard state.outbox.first?.delivery == .waiting, facts.canSend, state.turn.historyLoaded, !state.turn.isProcessing,
-            !facts.isClearing
+        guard state.outbox.first?.delivery == .waiting, facts.connection.canSend, state.turn.historyLoaded, !state.turn.isProcessing,
+            !facts.session.isClearing
         else { return .none }
         // The session whose history the transcript shows (the facts' may be a step behind a history).
-        if let written = state.outbox[0].writtenIn, let shown = state.shownSessionID ?? facts.sessionID, written != shown {
+        if let written = state.outbox[0].writtenIn, let shown = state.shownSessionID ?? facts.session.id, written != shown {
             // Words for another conversation: not sent here unless the person says so (Retry).
             return failed(&state, why: "written in session \(written), and the chat now shows \(shown)")
         }
@@ -578,9 +578,9 @@ public struct ChatInteractor: Interactor {
     /// or `resume_session` sent after it is still to be answered. A history naming no request, or one this
     /// socket does not know, is taken as the last.
     static func anotherHistoryIsDue(after history: ServerEvent.History, _ facts: Facts) -> Bool {
-        guard facts.sentRequests.answered(by: .history, id: history.requestID) != nil, let id = history.requestID else { return false }
+        guard facts.connection.sentRequests.answered(by: .history, id: history.requestID) != nil, let id = history.requestID else { return false }
         // Each of these is answered with a history; the latest one sent is the one awaited.
-        let awaited = [facts.sentRequests.latest(.getHistory), facts.sentRequests.latest(.resumeSession)].compactMap { $0 }.max()
+        let awaited = [facts.connection.sentRequests.latest(.getHistory), facts.connection.sentRequests.latest(.resumeSession)].compactMap { $0 }.max()
         guard let awaited else { return false }
         return awaited > id
     }
@@ -653,7 +653,7 @@ public struct ChatInteractor: Interactor {
     /// A turn this device did not start (or joined mid-way) ended: its
     /// history shows it whole (asked before the outbox goes on).
     static func resync(_ state: ChatState, _ facts: Facts) -> Emission {
-        guard state.turn.isAdopted, facts.canSend else { return .none }
+        guard state.turn.isAdopted, facts.connection.canSend else { return .none }
         return .note("a turn this device did not start ended: asking for its history to show it whole") + .send(.getHistory)
     }
 

@@ -77,11 +77,11 @@ public struct ConnectionInteractor: Interactor {
         case .background:
             return background(&state)
         case .retryConnection:
-            guard facts.selectedServer != nil else { return .note("no server to connect to") }
+            guard facts.servers.selected != nil else { return .note("no server to connect to") }
             if state.phase == .connected { return .note("already connected") }
             return cancelReconnectTimer(&state) + connectSelected(&state, facts)
         case .disconnect:
-            guard facts.selectedServer != nil else { return .note("no server to disconnect from") }
+            guard facts.servers.selected != nil else { return .note("no server to disconnect from") }
             let emission = closeSocket(&state, facts) + cancelReconnectTimer(&state)
             state.phase = .disconnected
             state.issue = nil
@@ -101,7 +101,7 @@ public struct ConnectionInteractor: Interactor {
         case .serverSelected(let selection):
             state.attempt = 0
             state.issue = nil
-            guard let token = facts.credentials[selection.server.id] else {
+            guard let token = facts.servers.credentials[selection.server.id] else {
                 state.phase = .connecting
                 return .none
             }
@@ -112,8 +112,8 @@ public struct ConnectionInteractor: Interactor {
             return emission
         case .credentialsLoaded(let serverID):
             let waiting = state.phase == .connecting || state.phase == .reconnecting
-            guard serverID == facts.selectedServerID, waiting, state.socketEffectID == nil,
-                  let server = facts.selectedServer, let token = facts.credentials[serverID]
+            guard serverID == facts.servers.selectedID, waiting, state.socketEffectID == nil,
+                  let server = facts.servers.selected, let token = facts.servers.credentials[serverID]
             else { return .none }
             return connect(&state, to: server, token: token, facts)
         case .credentialsMissing(let name):
@@ -123,7 +123,7 @@ public struct ConnectionInteractor: Interactor {
             return .none
         case .workingDirChanged(let serverID):
             // The server hears the working directory only in `subscribe`: start over.
-            guard serverID == facts.selectedServerID, state.phase != .disconnected, state.phase != .pairing else { return .none }
+            guard serverID == facts.servers.selectedID, state.phase != .disconnected, state.phase != .pairing else { return .none }
             state.attempt = 0
             state.issue = nil
             return cancelReconnectTimer(&state) + connectSelected(&state, facts)
@@ -263,15 +263,15 @@ public struct ConnectionInteractor: Interactor {
         state.isPingOutstanding = false
         state.resumesInForeground = false
         let subscribe = GatewayRequest.subscribe(
-            workingDir: facts.selectedServer?.workingDir ?? "", targetSessionID: facts.sessionID,
-            clientInstanceID: facts.deviceID)
-        let keepAlive = facts.isForeground ? scheduleKeepAlive(&state) : .none
+            workingDir: facts.servers.selected?.workingDir ?? "", targetSessionID: facts.session.id,
+            clientInstanceID: facts.lifecycle.deviceID)
+        let keepAlive = facts.lifecycle.isForeground ? scheduleKeepAlive(&state) : .none
         // A subscribe naming an existing session resumes it and answers with
         // its history (client_lifecycle.rs, `Request::Subscribe` →
         // `handle_resume_session` in client_session.rs): asking again would
         // carry the transcript and its images twice. Without a target (or
         // when the target is gone) the subscribe brings none.
-        guard facts.sessionID != nil else {
+        guard facts.session.id != nil else {
             // A fresh session (its history is small): `get_history` asks for
             // it, and the next `pong` (the keep-alive's, 20 s later at the
             // latest) is the check that it came.
@@ -294,7 +294,7 @@ public struct ConnectionInteractor: Interactor {
         state.phase = .failed
         state.issue = .tokenRejected
         var emission = Emission.settle(id) + stopKeepAlive(&state)
-        if let serverID = facts.selectedServerID { emission.append(.tell(.credentialsRejected(serverID: serverID))) }
+        if let serverID = facts.servers.selectedID { emission.append(.tell(.credentialsRejected(serverID: serverID))) }
         return emission + .tell(.connectionLost) + .effect(.device(.haptic(style: .error)))
     }
 
@@ -316,11 +316,11 @@ public struct ConnectionInteractor: Interactor {
         } else {
             state.issue = issue
         }
-        if !facts.isNetworkReachable {
+        if !facts.lifecycle.isNetworkReachable {
             state.phase = .offline
             return lost
         }
-        if !facts.isForeground {
+        if !facts.lifecycle.isForeground {
             // No timers in the background: reconnect when the app is in front again.
             state.attempt &+= 1
             state.phase = .reconnecting
@@ -348,7 +348,7 @@ public struct ConnectionInteractor: Interactor {
         let waiting = state.resumesInForeground || (state.phase == .reconnecting && state.reconnectTimerID != nil)
         guard waiting, !Self.hasSocket(state, facts) else { return .none }
         state.resumesInForeground = false
-        guard facts.isNetworkReachable else {
+        guard facts.lifecycle.isNetworkReachable else {
             state.phase = .offline
             return .none
         }
@@ -473,8 +473,8 @@ public struct ConnectionInteractor: Interactor {
     /// Connects to the selected server, asking for its token from the
     /// secure store first when it is not in memory.
     private func connectSelected(_ state: inout ConnectionState, _ facts: Facts) -> Emission {
-        guard let server = facts.selectedServer else { return .note("no server selected") }
-        if let token = facts.credentials[server.id] { return connect(&state, to: server, token: token, facts) }
+        guard let server = facts.servers.selected else { return .note("no server selected") }
+        if let token = facts.servers.credentials[server.id] { return connect(&state, to: server, token: token, facts) }
         state.phase = state.attempt > 0 ? .reconnecting : .connecting
         return .tell(.credentialsNeeded)
     }

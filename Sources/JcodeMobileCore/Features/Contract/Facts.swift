@@ -3,56 +3,37 @@
 /// Every fact has one owner (named on it); features read facts, never the
 /// other slices.
 public struct Facts: Sendable {
-    // Connection
-    /// Requests can be sent now (the socket is open and connected).
-    public var canSend = false
-    public var connectionPhase: ConnectionState.Phase = .disconnected
-    /// The request id of this socket's `subscribe` (its `done` ends no turn).
-    public var subscribeRequestID: Int?
-    /// The requests sent on this socket, by id (what a `done` or `error` answers).
-    public var sentRequests = SentRequests()
-    /// The keep-alive's pending timer: its tick is the chat's turn watch.
-    public var keepAliveTimerID: String?
-    // Servers
-    public var servers: [SavedServer] = []
-    public var selectedServerID: String?
-    /// Tokens in memory (secrets: read by the connection only).
-    public var credentials = Credentials()
-    // Session
-    public var sessionID: String?
-    /// The session's title, when the server gave one.
-    public var sessionTitle: String?
-    public var model: String?
-    public var pendingModel: String?
-    /// A `clear` awaits its answer: what is sent meanwhile would land in the
-    /// session it replaces or the fresh one, so the outbox waits.
-    public var isClearing = false
-    // Chat
-    public var isTurnRunning = false
-    // Composer
-    public var draft = ""
-    public var attachments: [Attachment] = []
-    // Navigation
-    public var screen: Screen = .onboarding
-    // Lifecycle
-    /// This install's identity; nil until the host gave one.
-    public var deviceID: String?
-    public var pushToken: String?
-    public var isNetworkReachable = true
-    public var isForeground = true
+    // Each feature's facts are declared in its folder (`Features/<Name>/<Name>Facts.swift`).
+    public var connection = ConnectionFacts()
+    public var servers = ServersFacts()
+    public var session = SessionFacts()
+    public var chat = ChatFacts()
+    public var composer = ComposerFacts()
+    public var navigation = NavigationFacts()
+    public var lifecycle = LifecycleFacts()
     // Store
     /// Effects the host has not answered yet.
     public var pendingEffects = EffectLedger()
 
     public init() {}
 
-    public var selectedServer: SavedServer? {
-        guard let id = selectedServerID else { return nil }
-        return servers.first(where: { $0.id == id })
+    /// What every feature may read of the others, read in place from the
+    /// state (the root interactor's way: no copy of the state).
+    init(_ state: UnsafePointer<AppState>) {
+        connection = ConnectionFacts(state)
+        servers = ServersFacts(state)
+        session = SessionFacts(state)
+        chat = ChatFacts(state)
+        composer = ComposerFacts(state)
+        navigation = NavigationFacts(state)
+        lifecycle = LifecycleFacts(state)
+        pendingEffects = state.pointee.effects
     }
 
-    /// The token of the selected server, when it is in memory.
-    public var selectedToken: String? { selectedServerID.flatMap { credentials[$0] } }
+    /// The same, of a state value.
+    init(_ state: AppState) {
+        self = withUnsafePointer(to: state) { Facts($0) }
+    }
 
     /// The pending effect with `id`, if it is still awaited.
     public func pending(_ id: EffectID) -> EffectLedger.Entry? { pendingEffects.pending(id) }
@@ -66,6 +47,6 @@ extension Facts {
     /// otherwise what tells the person to connect first ("Connect to the
     /// server to switch sessions.").
     public func requireConnection(to task: String) -> Emission? {
-        canSend ? nil : .internal(.showError(ErrorBanner(message: "Connect to the server to \(task).")))
+        connection.canSend ? nil : .internal(.showError(ErrorBanner(message: "Connect to the server to \(task).")))
     }
 }

@@ -61,35 +61,35 @@ public struct LifecycleInteractor: Interactor {
             return .none
         case .turnEnded(let outcome, let error):
             switch outcome {
-            case .done: return Self.notify(state, facts, "The agent finished", about: facts.sessionID)
-            case .interrupted: return Self.notify(state, facts, "The agent was interrupted", about: facts.sessionID)
+            case .done: return Self.notify(state, facts, "The agent finished", about: facts.session.id)
+            case .interrupted: return Self.notify(state, facts, "The agent was interrupted", about: facts.session.id)
             case .error:
                 let reason = Self.oneLine(error ?? "", limit: Self.reasonLimit)
-                return Self.notify(state, facts, reason.isEmpty ? "The agent stopped" : "The agent stopped: \(reason)", about: facts.sessionID)
+                return Self.notify(state, facts, reason.isEmpty ? "The agent stopped" : "The agent stopped: \(reason)", about: facts.session.id)
             }
         case .permissionAsked(let action, let sessionID):
             // A notification can be read on a locked screen: it says what kind
             // of approval is asked, never the command (the sheet in the app shows it).
-            return Self.notify(state, facts, "The agent asks permission to \(Self.kind(ofTool: action))", about: sessionID ?? facts.sessionID)
+            return Self.notify(state, facts, "The agent asks permission to \(Self.kind(ofTool: action))", about: sessionID ?? facts.session.id)
         case .inputAsked(let prompt):
             // The prompt may be shown (the tool printed it); the answer never is, and is not known here.
             let question = Self.oneLine(prompt, limit: Self.reasonLimit)
-            return Self.notify(state, facts, question.isEmpty ? "The agent waits for your answer" : "The agent waits for your answer: \(question)", about: facts.sessionID)
+            return Self.notify(state, facts, question.isEmpty ? "The agent waits for your answer" : "The agent waits for your answer: \(question)", about: facts.session.id)
         case .pushNotificationOpened(let payload):
             // A notification about a session (an approval waiting, a finished
             // task) opens that session's chat.
-            guard facts.selectedServer != nil else { return .note("push opened with no paired server") }
+            guard facts.servers.selected != nil else { return .note("push opened with no paired server") }
             var emission = Emission.internal(.openChat)
             let sessionID = payload["session_id"]?.stringValue
-            if let sessionID, sessionID != facts.sessionID, facts.canSend {
+            if let sessionID, sessionID != facts.session.id, facts.connection.canSend {
                 emission.append(.tell(.sessionAsked(sessionID: sessionID)))
                 return emission
             }
-            if let sessionID, sessionID != facts.sessionID {
+            if let sessionID, sessionID != facts.session.id {
                 // Offline: the reconnect's `subscribe` names that session, which resumes it.
                 emission.append(.tell(.sessionAskedOffline(sessionID: sessionID)))
             }
-            if facts.connectionPhase != .connected && facts.connectionPhase != .connecting {
+            if facts.connection.phase != .connected && facts.connection.phase != .connecting {
                 emission.append(.tell(.reconnectAsked))
             }
             return emission
@@ -108,7 +108,7 @@ public struct LifecycleInteractor: Interactor {
     /// the chat itself shows what happened.
     static func notify(_ state: LifecycleState, _ facts: Facts, _ body: String, about sessionID: String?) -> Emission {
         guard !state.isForeground else { return .none }
-        let title = oneLine(facts.sessionTitle ?? "", limit: titleLimit)
+        let title = oneLine(facts.session.title ?? "", limit: titleLimit)
         return .effect(.device(.showLocalNotification(
             title: title.isEmpty ? "jcode" : title, body: body, sessionID: sessionID)))
     }

@@ -25,7 +25,7 @@ public struct NavigationInteractor: Interactor {
     public func interact(_ state: inout NavigationState, _ input: Input, _ facts: Facts) -> Emission {
         switch input {
         case .navigate(let screen):
-            if screen != .onboarding && facts.selectedServer == nil {
+            if screen != .onboarding && facts.servers.selected == nil {
                 return .note("navigate: \(screen.rawValue) needs a paired server")
             }
             state.screen = screen

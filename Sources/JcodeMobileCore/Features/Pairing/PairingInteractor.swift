@@ -93,7 +93,7 @@ public struct PairingInteractor: Interactor {
         state.code = ""
         state.heldCode = form.code
         let started = Emission.tell(.pairingStarted) + .scrub(PairingForm.codePath)
-        guard let deviceID = facts.deviceID else {
+        guard let deviceID = facts.lifecycle.deviceID else {
             // No identity yet: the host creates one first, then the code goes out.
             state.awaitingIdentity = true
             return started + .tell(.identityNeeded)
@@ -105,7 +105,7 @@ public struct PairingInteractor: Interactor {
     /// no code (a code works once: pairing again needs a new one from `jcode pair`).
     private func pairAgain(_ state: inout PairingForm, _ serverID: String, _ facts: Facts) -> Emission {
         guard !state.isSubmitting else { return .note("pair_again: pairing already in progress") }
-        guard let server = facts.servers.first(where: { $0.id == serverID }) else {
+        guard let server = facts.servers.list.first(where: { $0.id == serverID }) else {
             return .note("pair_again: no saved server \(serverID)", .ignored)
         }
         state.host = server.address.useTLS ? "https://\(server.address.host)" : server.address.host
@@ -122,7 +122,7 @@ public struct PairingInteractor: Interactor {
     private func identityReady(_ state: inout PairingForm, _ facts: Facts) -> Emission {
         guard state.awaitingIdentity else { return .none }
         state.awaitingIdentity = false
-        guard let form = state.validated, let deviceID = facts.deviceID else {
+        guard let form = state.validated, let deviceID = facts.lifecycle.deviceID else {
             state.isSubmitting = false
             return .tell(.pairingFailed) + .note("pairing form changed while waiting for the device id")
         }
@@ -134,7 +134,7 @@ public struct PairingInteractor: Interactor {
             .http(
                 .pair(
                     host: form.address.host, port: form.address.port, useTLS: form.address.useTLS, code: form.code,
-                    deviceID: deviceID, deviceName: form.deviceName, apnsToken: facts.pushToken)))
+                    deviceID: deviceID, deviceName: form.deviceName, apnsToken: facts.lifecycle.pushToken)))
     }
 
     private func scanned(_ state: inout PairingForm, _ payload: String, _ facts: Facts) -> Emission {
@@ -195,7 +195,7 @@ public struct PairingInteractor: Interactor {
             workingDir: workingDir, token: token)
         var emission = Emission.settle(result.effectID) + .tell(.paired(server)) + .effect(.device(.haptic(style: .success)))
             + .announce(.serverPaired(serverID: address.serverID, serverName: server.name))
-        if facts.pushToken == nil { emission.append(.effect(.device(.registerPushNotifications))) }
+        if facts.lifecycle.pushToken == nil { emission.append(.effect(.device(.registerPushNotifications))) }
         return emission
     }
 

@@ -59,7 +59,7 @@ public struct ServersInteractor: Interactor {
         var emission = Emission.none
         if let i = state.list.firstIndex(where: { $0.id == server.id }) {
             // Paired again: the same server, so the same last session.
-            server.lastSessionID = state.list[i].id == state.selectedID ? facts.sessionID : state.list[i].lastSessionID
+            server.lastSessionID = state.list[i].id == state.selectedID ? facts.session.id : state.list[i].lastSessionID
             state.list[i] = server
         } else {
             if state.list.count >= ServersState.limit { emission = forgetOldest(&state) }
@@ -90,7 +90,7 @@ public struct ServersInteractor: Interactor {
         guard let server = state.list.first(where: { $0.id == serverID }) else {
             return .note("select_server: no saved server \(serverID)")
         }
-        if serverID == state.selectedID && facts.connectionPhase == .connected { return .internal(.openChat) }
+        if serverID == state.selectedID && facts.connection.phase == .connected { return .internal(.openChat) }
         let emission = choose(&state, server, facts) + .tell(.serverSelected(ServerSelection(server: server, reason: .chosen)))
         guard state.credentials[server.id] == nil else { return emission }
         return emission + .effect(.secureStore(.read(key: server.tokenKey)))
@@ -101,7 +101,7 @@ public struct ServersInteractor: Interactor {
     private func choose(_ state: inout ServersState, _ server: SavedServer, _ facts: Facts) -> Emission {
         guard state.selectedID != server.id else { return .none }
         // The server left keeps its session for when it is chosen again.
-        if let old = state.selectedID, let i = state.list.firstIndex(where: { $0.id == old }), let session = facts.sessionID {
+        if let old = state.selectedID, let i = state.list.firstIndex(where: { $0.id == old }), let session = facts.session.id {
             state.list[i].lastSessionID = session
         }
         state.selectedID = server.id

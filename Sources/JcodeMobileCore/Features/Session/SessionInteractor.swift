@@ -97,8 +97,8 @@ public struct SessionInteractor: Interactor {
 
         // Actions
         case .resumeSession(let id):
-            if !facts.canSend, facts.selectedServer != nil,
-               [.connecting, .reconnecting, .offline].contains(facts.connectionPhase) || facts.hasPendingConnect
+            if !facts.connection.canSend, facts.servers.selected != nil,
+               [.connecting, .reconnecting, .offline].contains(facts.connection.phase) || facts.hasPendingConnect
             {
                 // The link is coming back: the reconnect's `subscribe` names the session chosen (it resumes it).
                 guard id != state.id else { return .internal(.openChat) }
@@ -109,7 +109,7 @@ public struct SessionInteractor: Interactor {
             // `resume_session` answers with the session's history (client_session.rs,
             // `handle_resume_session`): no `get_history` (the connection checks it came).
             return .internal(.openChat) + switched(&state, to: id)
-                + .send(.resumeSession(sessionID: id, clientInstanceID: facts.deviceID))
+                + .send(.resumeSession(sessionID: id, clientInstanceID: facts.lifecycle.deviceID))
 
         case .resumeOnConnect(let id):
             // A `subscribe` naming a session resumes it and answers with its
@@ -121,7 +121,7 @@ public struct SessionInteractor: Interactor {
             if let refused = facts.requireConnection(to: "change the model") { return refused }
             guard model != state.model || state.pendingModel != nil else { return .internal(.openChat) }
             state.pendingModel = model
-            let close: Emission = facts.screen == .modelPicker ? .internal(.openChat) : .none
+            let close: Emission = facts.navigation.screen == .modelPicker ? .internal(.openChat) : .none
             return close + .send(.setModel(model))
 
         case .setReasoningEffort(let effort):
@@ -138,7 +138,7 @@ public struct SessionInteractor: Interactor {
         case .renameSession(let title):
             let trimmed = title.trimmingSpaces()
             guard !trimmed.isEmpty else { return .note("rename_session: empty title") }
-            guard facts.canSend, state.id != nil else {
+            guard facts.connection.canSend, state.id != nil else {
                 return .internal(.showError(ErrorBanner(message: "Connect to the server to rename the session.")))
             }
             if let busy = Self.refuseWhileBusy(facts, "renaming the session") { return busy }
@@ -217,7 +217,7 @@ public struct SessionInteractor: Interactor {
 
         case .tokens(let usage):
             // One `tokens` per API call: a turn's calls add up.
-            guard facts.isTurnRunning else {
+            guard facts.chat.isTurnRunning else {
                 // After the turn ended (or from a call outside a turn): straight into the total.
                 state.totalTokens = state.totalTokens.map { $0 + usage } ?? usage
                 return .note("tokens with no turn running: added to the total")
@@ -254,15 +254,15 @@ public struct SessionInteractor: Interactor {
     /// A `done` for any other request, or one this socket never sent, is
     /// not the session's.
     private func answered(_ state: inout SessionState, id: Int?, _ facts: Facts) -> Emission {
-        guard let id, let kind = facts.sentRequests.answered(by: .done, id: id) else { return .none }
+        guard let id, let kind = facts.connection.sentRequests.answered(by: .done, id: id) else { return .none }
         switch kind {
-        case .clear where state.isClearing && id == facts.sentRequests.latest(.clear):
+        case .clear where state.isClearing && id == facts.connection.sentRequests.latest(.clear):
             state.isClearing = false
             // A fresh session: nothing said, no tokens spent.
             state.totalTokens = nil
             state.turnTokens = nil
             return .tell(.clearAnswered(accepted: true))
-        case .renameSession where state.pendingRename != nil && id == facts.sentRequests.latest(.renameSession):
+        case .renameSession where state.pendingRename != nil && id == facts.connection.sentRequests.latest(.renameSession):
             state.pendingRename = nil
             return .none
         default:
@@ -276,12 +276,12 @@ public struct SessionInteractor: Interactor {
     /// keeps what was typed. The banner with the server's words is the
     /// chat's (it shows every refusal).
     private func refused(_ state: inout SessionState, id: Int?, message: String, _ facts: Facts) -> Emission {
-        guard let id, let kind = facts.sentRequests.answered(by: .error, id: id) else { return .none }
+        guard let id, let kind = facts.connection.sentRequests.answered(by: .error, id: id) else { return .none }
         switch kind {
-        case .clear where state.isClearing && id == facts.sentRequests.latest(.clear):
+        case .clear where state.isClearing && id == facts.connection.sentRequests.latest(.clear):
             state.isClearing = false
             return .note("clear refused: \(message)") + .tell(.clearAnswered(accepted: false))
-        case .renameSession where state.pendingRename != nil && id == facts.sentRequests.latest(.renameSession):
+        case .renameSession where state.pendingRename != nil && id == facts.connection.sentRequests.latest(.renameSession):
             if state.renameDraft == nil { state.renameDraft = state.pendingRename }
             state.pendingRename = nil
             return .note("rename_session refused: \(message)")
@@ -294,7 +294,7 @@ public struct SessionInteractor: Interactor {
     /// (client_lifecycle.rs, `reject_if_agent_busy_for_request`): the app
     /// says so before asking.
     static func refuseWhileBusy(_ facts: Facts, _ task: String) -> Emission? {
-        guard facts.isTurnRunning else { return nil }
+        guard facts.chat.isTurnRunning else { return nil }
         return .internal(.showError(ErrorBanner(message: "Wait for the current turn to finish before \(task).")))
     }
 

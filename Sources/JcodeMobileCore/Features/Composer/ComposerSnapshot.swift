@@ -1,0 +1,84 @@
+import JcodeMobileJSON
+
+private typealias B = SchemaBuilder
+
+extension Snapshot {
+    /// What the snapshot keeps of the composer: the draft and its attachments.
+    static let composerMembers: [Member] = [
+        Member(
+            name: "composer",
+            schema: {
+                B.strictObject([
+                    ("draft", B.string), ("attachments", B.array(StoredAttachment.schema)), ("next_attachment_id", B.integer(.id)),
+                ])
+            },
+            write: { s in
+                var composer = JSONObject(capacity: 3)
+                composer.append("draft", .string(s.draft))
+                composer.append("attachments", .array(s.attachments.map(StoredAttachment.json)))
+                composer.append("next_attachment_id", .int(Int64(s.nextAttachmentID)))
+                return .object(composer)
+            },
+            features: FeatureID.composer.bit,
+            text: { s, w in
+                w.beginFragment()
+                w.fragment(#"{"draft":"#)
+                w.valueFollows()
+                w.string(s.draft)
+                w.fragment(#","attachments":"#)
+                w.valueFollows()
+                w.arrayStart()
+                for attachment in s.attachments { w.value(StoredAttachment.json(attachment)) }
+                w.arrayEnd()
+                w.fragment(#","next_attachment_id":"#)
+                w.valueFollows()
+                w.int(s.nextAttachmentID)
+                w.fragment("}")
+                w.endFragment()
+            },
+            read: { value, s, reader in
+                guard let composer = reader.object(value, "composer") else { return }
+                if let draft = composer["draft"] {
+                    if let value = draft.stringValue { s.draft = value } else { reader.problems.append("the draft") }
+                }
+                if let items = composer["attachments"] {
+                    let (attachments, lost) = StoredAttachment.read(items)
+                    s.attachments = attachments
+                    if lost > 0 { reader.problems.append("some attachments of the draft") }
+                }
+                s.nextAttachmentID = Reader.counter(composer["next_attachment_id"], after: s.attachments.map(\.id), prefix: "a")
+            }),
+    ]
+
+    /// An attachment as the composer and the outbox persist it (with its
+    /// data, unlike the state's): schema, writer and reader together.
+    enum StoredAttachment {
+        static var schema: JSONValue { B.strictObject([("id", B.string), ("media_type", B.string), ("data_base64", B.string)]) }
+
+        static func json(_ attachment: Attachment) -> JSONValue {
+            ["id": .string(attachment.id), "media_type": .string(attachment.mediaType), "data_base64": .string(attachment.dataBase64)]
+        }
+
+        /// The attachments that could be read and could go with one message
+        /// (the first of each id, images only, at most
+        /// `Attachment.limitPerMessage`: `Attachment.admit` decides, as for
+        /// a picked image), and how many could not.
+        static func read(_ value: JSONValue) -> (kept: [Attachment], lost: Int) {
+            guard let list = value.arrayValue else { return ([], 1) }
+            var kept: [Attachment] = []
+            var lost = 0
+            for item in list {
+                guard kept.count < Attachment.limitPerMessage,
+                      let id = item["id"]?.stringValue, let mediaType = item["media_type"]?.stringValue,
+                      let data = item["data_base64"]?.stringValue, !kept.contains(where: { $0.id == id }),
+                      case .success(let attachment) = Attachment.admit(id: id, mediaType: mediaType, dataBase64: data)
+                else {
+                    lost += 1
+                    continue
+                }
+                kept.append(attachment)
+            }
+            return (kept, lost)
+        }
+    }
+}
