@@ -29,17 +29,11 @@ public struct Snapshot: Equatable, Sendable {
     /// The `storage_write` key.
     public static let storageKey = "snapshot"
 
-    public var deviceID: String?
-    public var deviceName: String
-    public var servers: [SavedServer]
-    public var selectedServerID: String?
-    /// The session in use on the selected server (newer than its `lastSessionID`).
-    public var sessionID: String?
-    public var draft: String
-    public var attachments: [Attachment]
-    public var nextAttachmentID: Int
-    public var outbox: [OutboxMessage]
-    public var nextOutboxID: Int
+    // Each feature's part is declared in its folder (`Features/<Name>/<Name>Snapshot.swift`).
+    public var device = Device()
+    public var servers = Servers()
+    public var composer = Composer()
+    public var chat = Chat()
 
     /// The snapshot of `state`: cheap (it shares the state's storage), so the
     /// store can take one after every call and compare.
@@ -49,20 +43,10 @@ public struct Snapshot: Equatable, Sendable {
     }
 
     /// An empty snapshot (what a first launch has).
-    private init() {
-        deviceName = ""
-        servers = []
-        draft = ""
-        attachments = []
-        nextAttachmentID = 1
-        outbox = []
-        nextOutboxID = 1
-    }
+    private init() {}
 
     /// The features whose slices the snapshot reads.
-    static let features: UInt32 =
-        FeatureID.lifecycle.bit | FeatureID.pairing.bit | FeatureID.servers.bit | FeatureID.session.bit | FeatureID.composer.bit
-        | FeatureID.chat.bit
+    static let features: UInt32 = Device.features | Servers.features | Composer.features | Chat.features
 
     /// Reads again what the snapshot keeps of the slices of `features`
     /// (`FeatureID.bit`s): after a call, those it reached, so a keystroke
@@ -72,53 +56,10 @@ public struct Snapshot: Equatable, Sendable {
     @discardableResult
     mutating func refresh(from state: AppState, features: UInt32) -> UInt32 {
         var changed: UInt32 = 0
-        let device = FeatureID.lifecycle.bit | FeatureID.pairing.bit
-        if features & device != 0, deviceID != state.lifecycle.deviceID || deviceName != state.pairing.deviceName {
-            deviceID = state.lifecycle.deviceID
-            deviceName = state.pairing.deviceName
-            changed |= device
-        }
-        let server = FeatureID.servers.bit | FeatureID.session.bit
-        if features & server != 0,
-           servers != state.servers.list || selectedServerID != state.servers.selectedID || sessionID != state.session.id {
-            servers = state.servers.list
-            selectedServerID = state.servers.selectedID
-            sessionID = state.session.id
-            changed |= server
-        }
-        let composer = FeatureID.composer.bit
-        if features & composer != 0,
-           draft != state.composer.draft || attachments != state.composer.attachments
-            || nextAttachmentID != state.composer.nextAttachmentID {
-            draft = state.composer.draft
-            attachments = state.composer.attachments
-            nextAttachmentID = state.composer.nextAttachmentID
-            changed |= composer
-        }
-        let chat = FeatureID.chat.bit
-        if features & chat != 0 {
-            // As it is written: a message on its way is unconfirmed after a
-            // restart, whatever step it had reached (an ack changes nothing kept).
-            func kept(_ message: OutboxMessage) -> OutboxMessage {
-                var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
-                kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
-                return kept
-            }
-            // Compared message by message: no new array unless it changed.
-            let source = state.chat.outbox
-            var same = outbox.count == source.count && nextOutboxID == state.chat.nextOutboxID
-            if same {
-                for i in source.indices where outbox[i] != kept(source[i]) {
-                    same = false
-                    break
-                }
-            }
-            if !same {
-                outbox = source.map(kept)
-                nextOutboxID = state.chat.nextOutboxID
-                changed |= chat
-            }
-        }
+        if features & Device.features != 0, device.refresh(from: state) { changed |= Device.features }
+        if features & Servers.features != 0, servers.refresh(from: state) { changed |= Servers.features }
+        if features & Composer.features != 0, composer.refresh(from: state) { changed |= Composer.features }
+        if features & Chat.features != 0, chat.refresh(from: state) { changed |= Chat.features }
         return changed
     }
 
@@ -260,17 +201,11 @@ public struct Snapshot: Equatable, Sendable {
     /// when the app is in front (`app_foreground`): the token is read from
     /// the secure store then.
     public func restore(into state: inout AppState) {
-        state.lifecycle.deviceID = deviceID
-        state.pairing.deviceName = deviceName
-        state.servers.list = servers
-        state.servers.selectedID = selectedServerID
-        state.session.id = sessionID
-        state.composer.draft = draft
-        state.composer.attachments = attachments
-        state.composer.nextAttachmentID = nextAttachmentID
-        state.chat.outbox = outbox
-        state.chat.nextOutboxID = nextOutboxID
-        if selectedServerID != nil {
+        device.restore(into: &state)
+        servers.restore(into: &state)
+        composer.restore(into: &state)
+        chat.restore(into: &state)
+        if servers.selectedServerID != nil {
             state.navigation.screen = .chat
             state.connection.phase = .connecting
             state.connection.resumesInForeground = true
@@ -317,11 +252,11 @@ public struct Snapshot: Equatable, Sendable {
         /// is in pairing order), the one in use excepted, as pairing one
         /// more would have forgotten them.
         mutating func keepNewestServers(_ s: inout Snapshot) {
-            var excess = s.servers.count - ServersState.limit
+            var excess = s.servers.list.count - ServersState.limit
             guard excess > 0 else { return }
             problems.append("the \(excess) oldest saved servers (this device keeps \(ServersState.limit))")
-            let selected = s.selectedServerID
-            s.servers.removeAll { server in
+            let selected = s.servers.selectedServerID
+            s.servers.list.removeAll { server in
                 guard excess > 0, server.id != selected else { return false }
                 excess -= 1
                 return true

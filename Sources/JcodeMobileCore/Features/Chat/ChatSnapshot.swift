@@ -3,6 +3,45 @@ import JcodeMobileJSON
 private typealias B = SchemaBuilder
 
 extension Snapshot {
+    /// What the snapshot keeps of the chat: the outbox, as it is written (a
+    /// message on its way is unconfirmed after a restart, whatever step it
+    /// had reached; an ack changes nothing kept).
+    public struct Chat: Equatable, Sendable {
+        public var outbox: [OutboxMessage] = []
+        public var nextOutboxID = 1
+
+        /// The features whose slices the part is read from.
+        static let features: UInt32 = FeatureID.chat.bit
+
+        /// Reads the part again from `state`; true when it changed.
+        mutating func refresh(from state: AppState) -> Bool {
+            func kept(_ message: OutboxMessage) -> OutboxMessage {
+                var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
+                kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed
+                return kept
+            }
+            // Compared message by message: no new array unless it changed.
+            let source = state.chat.outbox
+            var same = outbox.count == source.count && nextOutboxID == state.chat.nextOutboxID
+            if same {
+                for i in source.indices where outbox[i] != kept(source[i]) {
+                    same = false
+                    break
+                }
+            }
+            guard !same else { return false }
+            outbox = source.map(kept)
+            nextOutboxID = state.chat.nextOutboxID
+            return true
+        }
+
+        /// Puts the part back into a first-launch state.
+        func restore(into state: inout AppState) {
+            state.chat.outbox = outbox
+            state.chat.nextOutboxID = nextOutboxID
+        }
+    }
+
     /// What the snapshot keeps of the chat: the outbox.
     static let chatMembers: [Member] = [
         Member(
@@ -20,8 +59,8 @@ extension Snapshot {
             },
             write: { s in
                 var messages: [JSONValue] = []
-                messages.reserveCapacity(s.outbox.count)
-                for message in s.outbox {
+                messages.reserveCapacity(s.chat.outbox.count)
+                for message in s.chat.outbox {
                     var m = JSONObject(capacity: 5)
                     m.append("id", .string(message.id))
                     m.append("text", .string(message.text))
@@ -37,7 +76,7 @@ extension Snapshot {
                 }
                 var box = JSONObject(capacity: 2)
                 box.append("messages", .array(messages))
-                box.append("next_id", .int(Int64(s.nextOutboxID)))
+                box.append("next_id", .int(Int64(s.chat.nextOutboxID)))
                 return .object(box)
             },
             features: FeatureID.chat.bit,
@@ -53,12 +92,12 @@ extension Snapshot {
                                 reader.unreadableMessages += 1
                                 continue
                             }
-                            guard s.outbox.count < ChatState.outboxLimit else {
+                            guard s.chat.outbox.count < ChatState.outboxLimit else {
                                 reader.messagesPastLimit += 1
                                 continue
                             }
                             seen.insert(message.id)
-                            s.outbox.append(message)
+                            s.chat.outbox.append(message)
                             if imagesLost { reader.imagesLeft(of: message.text) }
                         }
                     } else {
@@ -66,7 +105,7 @@ extension Snapshot {
                     }
                 }
                 reader.nameOutboxProblems()
-                s.nextOutboxID = Reader.counter(box["next_id"], after: s.outbox.map(\.id), prefix: "o")
+                s.chat.nextOutboxID = Reader.counter(box["next_id"], after: s.chat.outbox.map(\.id), prefix: "o")
             }),
     ]
 

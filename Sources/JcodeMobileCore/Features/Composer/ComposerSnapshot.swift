@@ -4,6 +4,33 @@ private typealias B = SchemaBuilder
 
 extension Snapshot {
     /// What the snapshot keeps of the composer: the draft and its attachments.
+    public struct Composer: Equatable, Sendable {
+        public var draft: String = ""
+        public var attachments: [Attachment] = []
+        public var nextAttachmentID: Int = 1
+
+        /// The features whose slices the part is read from.
+        static let features: UInt32 = FeatureID.composer.bit
+
+        /// Reads the part again from `state`; true when it changed.
+        mutating func refresh(from state: AppState) -> Bool {
+            guard draft != state.composer.draft || attachments != state.composer.attachments
+                || nextAttachmentID != state.composer.nextAttachmentID else { return false }
+            draft = state.composer.draft
+            attachments = state.composer.attachments
+            nextAttachmentID = state.composer.nextAttachmentID
+            return true
+        }
+
+        /// Puts the part back into a first-launch state.
+        func restore(into state: inout AppState) {
+            state.composer.draft = draft
+            state.composer.attachments = attachments
+            state.composer.nextAttachmentID = nextAttachmentID
+        }
+    }
+
+    /// What the snapshot keeps of the composer: the draft and its attachments.
     static let composerMembers: [Member] = [
         Member(
             name: "composer",
@@ -14,9 +41,9 @@ extension Snapshot {
             },
             write: { s in
                 var composer = JSONObject(capacity: 3)
-                composer.append("draft", .string(s.draft))
-                composer.append("attachments", .array(s.attachments.map(StoredAttachment.json)))
-                composer.append("next_attachment_id", .int(Int64(s.nextAttachmentID)))
+                composer.append("draft", .string(s.composer.draft))
+                composer.append("attachments", .array(s.composer.attachments.map(StoredAttachment.json)))
+                composer.append("next_attachment_id", .int(Int64(s.composer.nextAttachmentID)))
                 return .object(composer)
             },
             features: FeatureID.composer.bit,
@@ -24,29 +51,29 @@ extension Snapshot {
                 w.beginFragment()
                 w.fragment(#"{"draft":"#)
                 w.valueFollows()
-                w.string(s.draft)
+                w.string(s.composer.draft)
                 w.fragment(#","attachments":"#)
                 w.valueFollows()
                 w.arrayStart()
-                for attachment in s.attachments { w.value(StoredAttachment.json(attachment)) }
+                for attachment in s.composer.attachments { w.value(StoredAttachment.json(attachment)) }
                 w.arrayEnd()
                 w.fragment(#","next_attachment_id":"#)
                 w.valueFollows()
-                w.int(s.nextAttachmentID)
+                w.int(s.composer.nextAttachmentID)
                 w.fragment("}")
                 w.endFragment()
             },
             read: { value, s, reader in
                 guard let composer = reader.object(value, "composer") else { return }
                 if let draft = composer["draft"] {
-                    if let value = draft.stringValue { s.draft = value } else { reader.problems.append("the draft") }
+                    if let value = draft.stringValue { s.composer.draft = value } else { reader.problems.append("the draft") }
                 }
                 if let items = composer["attachments"] {
                     let (attachments, lost) = StoredAttachment.read(items)
-                    s.attachments = attachments
+                    s.composer.attachments = attachments
                     if lost > 0 { reader.problems.append("some attachments of the draft") }
                 }
-                s.nextAttachmentID = Reader.counter(composer["next_attachment_id"], after: s.attachments.map(\.id), prefix: "a")
+                s.composer.nextAttachmentID = Reader.counter(composer["next_attachment_id"], after: s.composer.attachments.map(\.id), prefix: "a")
             }),
     ]
 

@@ -3,6 +3,34 @@ import JcodeMobileJSON
 private typealias B = SchemaBuilder
 
 extension Snapshot {
+    /// What the snapshot keeps of the saved servers, the one in use and the session in use on it
+    /// (newer than its `lastSessionID`).
+    public struct Servers: Equatable, Sendable {
+        public var list: [SavedServer] = []
+        public var selectedServerID: String?
+        public var sessionID: String?
+
+        /// The features whose slices the part is read from.
+        static let features: UInt32 = FeatureID.servers.bit | FeatureID.session.bit
+
+        /// Reads the part again from `state`; true when it changed.
+        mutating func refresh(from state: AppState) -> Bool {
+            guard list != state.servers.list || selectedServerID != state.servers.selectedID
+                || sessionID != state.session.id else { return false }
+            list = state.servers.list
+            selectedServerID = state.servers.selectedID
+            sessionID = state.session.id
+            return true
+        }
+
+        /// Puts the part back into a first-launch state.
+        func restore(into state: inout AppState) {
+            state.servers.list = list
+            state.servers.selectedID = selectedServerID
+            state.session.id = sessionID
+        }
+    }
+
     /// What the snapshot keeps of the saved servers and the one in use.
     static let serversMembers: [Member] = [
         // Each server as `SavedServer.stored` writes it (its members'
@@ -13,9 +41,11 @@ extension Snapshot {
             schema: { B.array(B.strictObject(RuntimeSchema.Outputs.storedServerMembers)) },
             write: { s in
                 .array(
-                    s.servers.map { server in
+                    s.servers.list.map { server in
                         var stored = server.stored
-                        if server.id == s.selectedServerID, let sessionID = s.sessionID { stored["last_session_id"] = .string(sessionID) }
+                        if server.id == s.servers.selectedServerID, let sessionID = s.servers.sessionID {
+                            stored["last_session_id"] = .string(sessionID)
+                        }
                         return .object(stored)
                     })
             },
@@ -31,19 +61,19 @@ extension Snapshot {
                         reader.unreadableServers += 1
                         continue
                     }
-                    s.servers.append(server)
+                    s.servers.list.append(server)
                 }
                 reader.nameServerProblems()
             }),
         Member(
             name: "selected_server_id",
             schema: { B.nullableString },
-            write: { .from($0.selectedServerID) },
+            write: { .from($0.servers.selectedServerID) },
             features: FeatureID.servers.bit,
             read: { selected, s, reader in
-                if let id = selected.stringValue, let server = s.servers.first(where: { $0.id == id }) {
-                    s.selectedServerID = id
-                    s.sessionID = server.lastSessionID
+                if let id = selected.stringValue, let server = s.servers.list.first(where: { $0.id == id }) {
+                    s.servers.selectedServerID = id
+                    s.servers.sessionID = server.lastSessionID
                 } else {
                     reader.problems.append("the server in use")
                 }
