@@ -20,11 +20,11 @@ extension RuntimeSchema {
         static var definitions: [(String, JSONValue)] {
             [
                 ("state", state),
-                ("transcript_entry", transcriptEntry),
-                ("tool_call", toolCall),
-                ("token_usage", tokenUsage),
-                ("attachment", attachment),
-                ("saved_server", savedServer),
+                ("transcript_entry", TranscriptEntry.schema),
+                ("tool_call", ToolCall.schema),
+                ("token_usage", TokenUsage.schema),
+                ("attachment", Attachment.schema),
+                ("saved_server", SavedServer.schema),
                 ("tree_node", treeNode),
                 ("patch_op", patchOp),
                 ("tree_op", treeOp),
@@ -264,51 +264,6 @@ extension RuntimeSchema {
         static var state: JSONValue {
             let members: [(String, JSONValue)] = StateSection.all.map { ($0.name, $0.schema()) }
             return B.strictObject(members, description: "The app's domain state (AppState.writeJSON): every section, in the order written.")
-        }
-
-        static var transcriptEntry: JSONValue {
-            B.strictObject([
-                ("id", B.described(B.string, "\"m<serial>\", stable")),
-                ("role", B.enumeration(TranscriptEntry.Role.allCases.map(\.rawValue))),
-                ("text", B.string), ("reasoning", B.string),
-                ("reasoning_secs", B.nullable("number")),
-                ("tool_calls", B.array(B.ref("tool_call"))),
-                ("is_streaming", B.boolean), ("is_queued", B.boolean),
-                ("image_count", B.integer(IntegerRange(0...Int64(UInt16.max)))),
-                ("stop_reason", B.described(B.nullableEnumeration(TranscriptEntry.StopReason.allCases.compactMap(\.wireName)),
-                                            "why the provider stopped, when it was not a normal end")),
-            ], description: "One bubble of the conversation (TranscriptEntry.write).")
-        }
-
-        static var toolCall: JSONValue {
-            B.strictObject([
-                ("id", B.string), ("name", B.string), ("input", B.string), ("output", B.string),
-                ("status", B.enumeration(ToolCall.Status.allCases.map(\.rawValue))), ("error", B.nullableString),
-            ], description: "A tool the agent called (ToolCall.write).")
-        }
-
-        static var tokenUsage: JSONValue {
-            B.strictObject([
-                ("input", B.integer(.count)), ("output", B.integer(.count)),
-                ("cache_read_input", B.nullableInteger(.count)), ("cache_creation_input", B.nullableInteger(.count)),
-            ])
-        }
-
-        static var attachment: JSONValue {
-            B.strictObject([("id", B.string), ("media_type", B.string), ("byte_count", B.integer(.count))],
-                           description: "An image attached to the message being composed (its data is not in the state).")
-        }
-
-        static var savedServer: JSONValue {
-            B.strictObject(storedServerMembers + [("working_dir_error", B.nullableString)], description: "A server this device has paired with.")
-        }
-
-        static var storedServerMembers: [(String, JSONValue)] {
-            [
-                ("id", B.described(B.string, "host:port")), ("name", B.string), ("host", B.string), ("port", B.integer(.port)),
-                ("use_tls", B.boolean), ("server_version", B.nullableString), ("working_dir", B.string),
-                ("last_session_id", B.nullableString),
-            ]
         }
 
         // MARK: - The snapshot

@@ -96,3 +96,30 @@ extension ChatState {
             changed: { $0.pointee.chat.outbox != $1.pointee.chat.outbox }),
     ]
 }
+
+extension TranscriptEntry {
+    /// The schema's `transcript_entry`.
+    static var schema: JSONValue {
+        B.strictObject([
+            ("id", B.described(B.string, "\"m<serial>\", stable")),
+            ("role", B.enumeration(TranscriptEntry.Role.allCases.map(\.rawValue))),
+            ("text", B.string), ("reasoning", B.string),
+            ("reasoning_secs", B.nullable("number")),
+            ("tool_calls", B.array(B.ref("tool_call"))),
+            ("is_streaming", B.boolean), ("is_queued", B.boolean),
+            ("image_count", B.integer(IntegerRange(0...Int64(UInt16.max)))),
+            ("stop_reason", B.described(B.nullableEnumeration(TranscriptEntry.StopReason.allCases.compactMap(\.wireName)),
+                                        "why the provider stopped, when it was not a normal end")),
+        ], description: "One bubble of the conversation (TranscriptEntry.write).")
+    }
+}
+
+extension ToolCall {
+    /// The schema's `tool_call`.
+    static var schema: JSONValue {
+        B.strictObject([
+            ("id", B.string), ("name", B.string), ("input", B.string), ("output", B.string),
+            ("status", B.enumeration(ToolCall.Status.allCases.map(\.rawValue))), ("error", B.nullableString),
+        ], description: "A tool the agent called (ToolCall.write).")
+    }
+}

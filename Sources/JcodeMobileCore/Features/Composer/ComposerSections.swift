@@ -23,3 +23,11 @@ extension ComposerState {
             changed: { $0.pointee.composer.voice != $1.pointee.composer.voice }),
     ]
 }
+
+extension Attachment {
+    /// The schema's `attachment` (the state's: without the data).
+    static var schema: JSONValue {
+        B.strictObject([("id", B.string), ("media_type", B.string), ("byte_count", B.integer(.count))],
+                       description: "An image attached to the message being composed (its data is not in the state).")
+    }
+}

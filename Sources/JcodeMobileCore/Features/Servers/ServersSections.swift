@@ -18,3 +18,18 @@ extension ServersState {
             changed: { $0.pointee.servers.selectedID != $1.pointee.servers.selectedID }),
     ]
 }
+
+extension SavedServer {
+    /// The schema's `saved_server`; `storedMembersSchema` is shared with the snapshot's `servers`.
+    static var schema: JSONValue {
+        B.strictObject(storedMembersSchema + [("working_dir_error", B.nullableString)], description: "A server this device has paired with.")
+    }
+
+    static var storedMembersSchema: [(String, JSONValue)] {
+        [
+            ("id", B.described(B.string, "host:port")), ("name", B.string), ("host", B.string), ("port", B.integer(.port)),
+            ("use_tls", B.boolean), ("server_version", B.nullableString), ("working_dir", B.string),
+            ("last_session_id", B.nullableString),
+        ]
+    }
+}

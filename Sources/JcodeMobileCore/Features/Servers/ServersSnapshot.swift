@@ -38,7 +38,7 @@ extension Snapshot {
         // carrying the session in use as its last.
         Member(
             name: "servers",
-            schema: { B.array(B.strictObject(RuntimeSchema.Outputs.storedServerMembers)) },
+            schema: { B.array(B.strictObject(SavedServer.storedMembersSchema)) },
             write: { s in
                 .array(
                     s.servers.list.map { server in

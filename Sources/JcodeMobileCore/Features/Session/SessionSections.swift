@@ -46,3 +46,13 @@ extension SessionState {
             ]),
     ]
 }
+
+extension TokenUsage {
+    /// The schema's `token_usage`.
+    static var schema: JSONValue {
+        B.strictObject([
+            ("input", B.integer(.count)), ("output", B.integer(.count)),
+            ("cache_read_input", B.nullableInteger(.count)), ("cache_creation_input", B.nullableInteger(.count)),
+        ])
+    }
+}
