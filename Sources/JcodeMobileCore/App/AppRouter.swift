@@ -281,7 +281,7 @@ public enum AppRouter {
 
     /// The chat's stream input of a streamed text event: what
     /// `route(.textDelta(…))` and the others deliver, for the hot path that
-    /// reads them without a `ServerEvent` (`Store.sendStreamed`).
+    /// reads them without a `ServerEvent` (`Store.sendFrame`, App/StreamedFrames.swift).
     static func route(_ streamed: ServerEvent.StreamedText) -> ChatInteractor.Stream {
         switch streamed.kind {
         case .textDelta: return .textDelta(streamed.text)

@@ -94,7 +94,7 @@ public final class JcodeMobileApp {
         if usesShortcuts, let envelope = FrameEnvelope(bytes),
            let read = oneEvent(
                ofLine: envelope.line, escaped: envelope.escaped, effectID: envelope.effectID.map(EffectID.init), exactEnvelope: true) {
-            let transition = run(read, logged: Self.logPayload(of: bytes, type: PlatformEvent.webSocketEventType))
+            let transition = store.sendFrame(read, logged: Self.logPayload(of: bytes, type: PlatformEvent.webSocketEventType))
             if collectsEvents { recordEvents(of: transition) }
             return report(transition)
         }
@@ -139,18 +139,8 @@ public final class JcodeMobileApp {
         return transition
     }
 
-    /// A `websocket_event` of one server event, as `frameEvent` read it.
-    enum FrameRead {
-        /// Streamed text (the hot path: small, nothing boxed). `exact`: the
-        /// input holds nothing but the text and the fixed shape around it
-        /// (its log copy then holds a secret only if the text does).
-        case streamed(effectID: EffectID?, ServerEvent.StreamedText, exact: Bool = false)
-        /// Any other event.
-        indirect case event(effectID: EffectID?, ServerEvent)
-    }
-
     /// `readsFrames`: a `websocket_event` of one server event is read by
-    /// `frameEvent` and run by `Store.sendStreamed` or `Store.sendFrame`
+    /// `frameEvent` (App/StreamedFrames.swift) and run by `Store.sendFrame`
     /// (the hot path of a reply).
     /// `shortcut`: a member read straight from the tape before the general
     /// decoder (and its type), when it declares no secret.
@@ -164,7 +154,7 @@ public final class JcodeMobileApp {
         do throws(CoreError) {
             try JSONParser.withTape(bytes, workspace: &workspace) { (tape) throws(CoreError) in
                 if readsFrames && usesShortcuts, let read = frameEvent(in: tape) {
-                    transition = run(read, logged: Self.logPayload(of: bytes, type: PlatformEvent.webSocketEventType))
+                    transition = store.sendFrame(read, logged: Self.logPayload(of: bytes, type: PlatformEvent.webSocketEventType))
                     return
                 }
                 if usesShortcuts, let shortcut, let (value, type) = shortcut(tape) {
@@ -183,14 +173,6 @@ public final class JcodeMobileApp {
         guard let transition else { preconditionFailure("a decoded input runs") }
         if collectsEvents { recordEvents(of: transition) }
         return report(transition)
-    }
-
-    /// A frame's one server event, run by the store's hot path.
-    private func run(_ read: FrameRead, logged payload: LoggedInput) -> Store.Transition {
-        switch read {
-        case .streamed(let id, let text, let exact): return store.sendStreamed(effectID: id, text, logged: payload, loggedIsText: exact)
-        case .event(let id, let event): return store.sendFrame(effectID: id, event: event, logged: payload)
-        }
     }
 
     /// An input that declares no secret as the log keeps it: as received,
@@ -216,129 +198,13 @@ public final class JcodeMobileApp {
 
     // MARK: - Frames
 
-    /// A raw frame's line, unescaped (the hot path's scratch; a longer line
-    /// takes the general way).
-    private let lineBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 4096)
+    /// A raw frame's line, unescaped (the hot path's scratch, App/StreamedFrames.swift;
+    /// a longer line takes the general way).
+    let lineBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 4096)
     /// The tokens of that line, reused across calls.
-    @exclusivity(unchecked) private var lineWorkspace = JSONParser.Workspace()
+    @exclusivity(unchecked) var lineWorkspace = JSONParser.Workspace()
 
     deinit { lineBuffer.deallocate() }
-
-    /// The one server event of a `websocket_event` (its `event`, or the one
-    /// line of its `line`), read from the tape with no frame built; nil for
-    /// any other input, and for anything the general decoder would refuse
-    /// or drop a line of (it then reads the input, with its errors and
-    /// notes). What it reads, `PlatformEvent.wire` reads the same.
-    private func frameEvent(in tape: JSONTape) -> FrameRead? {
-        guard tape.kind(at: 0) == .object else { return nil }
-        var type: Int?
-        var effectID: Int?
-        var event: Int?
-        var line: Int?
-        // The last member of a name wins, as in every decoder. `exact`: no
-        // member but these three, none twice (nothing else a server wrote).
-        var exact = true
-        var i = 1
-        let end = tape.next(after: 0)
-        while i < end {
-            let value = i &+ 1
-            if tape.stringEquals(i, "type") {
-                if type != nil { exact = false }
-                type = value
-            } else if tape.stringEquals(i, "effect_id") {
-                if effectID != nil { exact = false }
-                effectID = value
-            } else if tape.stringEquals(i, "event") {
-                if event != nil { exact = false }
-                event = value
-            } else if tape.stringEquals(i, "line") {
-                line = value
-                exact = false
-            } else {
-                exact = false
-            }
-            i = tape.next(after: value)
-        }
-        guard let type, tape.kind(at: type) == .string, tape.stringEquals(type, "websocket_event") else { return nil }
-        // Absent and null read alike; anything else must be what is declared.
-        if let t = effectID, tape.kind(at: t) == .null { effectID = nil }
-        if let t = event, tape.kind(at: t) == .null { event = nil }
-        if let t = line, tape.kind(at: t) == .null { line = nil }
-        var id: EffectID?
-        if let t = effectID {
-            guard let n = tape.integer(at: t), n >= 1, let exact = Int(exactly: n) else { return nil }
-            id = EffectID(exact)
-        }
-        if let t = line, tape.kind(at: t) != .string { return nil }
-        if let event {
-            guard tape.kind(at: event) == .object else { return nil }
-            if let text = ServerEvent.StreamedText(in: tape, at: event) {
-                // The event's type and text, and nothing else: the log's copy
-                // then holds a secret only if the text does.
-                return .streamed(effectID: id, text, exact: exact && tape.memberCount(of: event) == 2)
-            }
-            guard let decoded = try? ServerEvent.wire.decode(tape: tape, at: event) else { return nil }
-            return .event(effectID: id, decoded)
-        }
-        guard let line else { return nil }
-        return oneEvent(ofLine: tape.rawBytes(at: line), escaped: tape.isEscaped(line), effectID: id)
-    }
-
-    /// The server event of a raw frame that holds exactly one (`raw`: the
-    /// line's content as written, `escaped` when it holds an escape),
-    /// decoded as `ServerFrame.items` would; nil otherwise.
-    /// `exactEnvelope`: the input is the frame's envelope and nothing else (`FrameEnvelope`).
-    private func oneEvent(
-        ofLine raw: UnsafeBufferPointer<UInt8>, escaped: Bool, effectID id: EffectID?, exactEnvelope: Bool = false
-    ) -> FrameRead? {
-        guard raw.count <= lineBuffer.count, let buffer = lineBuffer.baseAddress else { return nil }
-        // The canonical line of plain text, read where it is written.
-        if escaped, let text = ServerEvent.StreamedText(escapedCanonicalLine: raw) {
-            return .streamed(effectID: id, text, exact: exactEnvelope)
-        }
-        let n: Int
-        if escaped {
-            n = JSONTape.unescape(raw, into: lineBuffer)
-        } else {
-            if let source = raw.baseAddress { buffer.update(from: source, count: raw.count) }
-            n = raw.count
-        }
-        // Exactly one line that is not blank (`ServerFrame` skips blank ones).
-        var found: Range<Int>?
-        var start = 0
-        while start <= n {
-            var stop = start
-            // To the next newline, eight bytes at a time.
-            while stop &+ 8 <= n {
-                let w = UInt64(littleEndian: UnsafeRawPointer(buffer + stop).loadUnaligned(as: UInt64.self)) ^ 0x0A0A_0A0A_0A0A_0A0A
-                let hit = (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080
-                if hit != 0 {
-                    stop &+= hit.trailingZeroBitCount &>> 3
-                    break
-                }
-                stop &+= 8
-            }
-            while stop < n && buffer[stop] != UInt8(ascii: "\n") { stop &+= 1 }
-            var j = start
-            while j < stop, buffer[j] == 0x20 || buffer[j] == 0x0D || buffer[j] == 0x09 { j &+= 1 }
-            if j < stop {
-                guard found == nil else { return nil }
-                found = start..<stop
-            }
-            start = stop &+ 1
-        }
-        guard let found else { return nil }
-        let bytes = UnsafeBufferPointer(start: buffer + found.lowerBound, count: found.count)
-        // The line is a string of the input, validated, unescaped: valid UTF-8.
-        if let text = ServerEvent.StreamedText(canonicalLine: bytes, workspace: &lineWorkspace) {
-            return .streamed(effectID: id, text, exact: exactEnvelope)
-        }
-        return try? JSONParser.withTape(bytes, workspace: &lineWorkspace, knownValidUTF8: true) { (tape) throws(CoreError) -> FrameRead in
-            guard tape.kind(at: 0) == .object else { throw CoreError(.invalidJSON, "not an object") }
-            if let text = ServerEvent.StreamedText(in: tape) { return .streamed(effectID: id, text) }
-            return .event(effectID: id, try ServerEvent.wire.decode(tape: tape))
-        }
-    }
 
     // MARK: - The event stream
 

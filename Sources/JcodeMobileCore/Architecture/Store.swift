@@ -142,25 +142,36 @@ public struct Store: Sendable {
             logged: logged)
     }
 
-    /// A `websocket_event` carrying one server event: the transition
-    /// `send(.platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))))`
+    /// A `websocket_event` of one server event, as the hot path read it
+    /// (App/StreamedFrames.swift): the transition
+    /// `send(.platform(.webSocket(.event(effectID:, items: [.event(event)]))))`
     /// makes, with the same log entry, change record and report. For the
-    /// current socket, a streamed event (`AppRouter` routes it to the chat's
-    /// stream alone) is handed to the chat directly, and any other runs as
-    /// the follow-up the frame would make of it, without the frame built and
-    /// delivered: the hot path of a reply.
-    /// `loggedIsText`: `logged` holds nothing a server wrote but the streamed
-    /// text (a frame of the exact canonical shape), so the log's copy needs
-    /// no scan for secrets of its own when the text held none.
+    /// current socket, streamed text (which `AppRouter` routes to the chat's
+    /// stream alone) is handed to the chat without a `ServerEvent`, and any
+    /// other event runs as the follow-up the frame would make of it, without
+    /// the frame built and delivered; a frame of another socket is sent whole.
+    /// A streamed read's `exact`: the input holds nothing a server wrote
+    /// but the streamed text (a frame of the exact canonical shape), so the
+    /// log's copy needs no scan for secrets of its own when the text held none.
     @discardableResult
-    mutating func sendFrame(effectID: EffectID?, event: ServerEvent, logged: LoggedInput) -> Transition {
-        guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
-            return send(
-                .platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))), logKind: .event,
-                logType: PlatformEvent.webSocketEventType, logged: logged)
+    mutating func sendFrame(_ read: FrameRead, logged: LoggedInput) -> Transition {
+        switch read {
+        case .streamed(let effectID, let text, let exact):
+            guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
+                return send(
+                    .platform(.webSocket(.event(effectID: effectID, items: [.event(text.event)]))), logKind: .event,
+                    logType: PlatformEvent.webSocketEventType, logged: logged)
+            }
+            return stream(AppRouter.route(text), logged: logged, loggedIsText: exact)
+        case .event(let effectID, let event):
+            guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
+                return send(
+                    .platform(.webSocket(.event(effectID: effectID, items: [.event(event)]))), logKind: .event,
+                    logType: PlatformEvent.webSocketEventType, logged: logged)
+            }
+            guard case .one(.chatStream(let streamed)) = AppRouter.route(event) else { return run(event, logged: logged) }
+            return stream(streamed, logged: logged)
         }
-        guard case .one(.chatStream(let streamed)) = AppRouter.route(event) else { return run(event, logged: logged) }
-        return stream(streamed, logged: logged)
     }
 
     /// The frame's one event, for the current socket, run as what the frame
@@ -177,19 +188,6 @@ public struct Store: Sendable {
         return finishCall(
             effects: &effects, notes: notes, scrubs: scrubs, followUps: followUps, logKind: .event,
             logType: PlatformEvent.webSocketEventType, logged: logged)
-    }
-
-    /// `sendFrame` of a streamed text event, read without a `ServerEvent`.
-    @discardableResult
-    mutating func sendStreamed(
-        effectID: EffectID?, _ text: ServerEvent.StreamedText, logged: LoggedInput, loggedIsText: Bool = false
-    ) -> Transition {
-        guard ConnectionInteractor.acceptsFrame(state.connection, effectID: effectID) else {
-            return send(
-                .platform(.webSocket(.event(effectID: effectID, items: [.event(text.event)]))), logKind: .event,
-                logType: PlatformEvent.webSocketEventType, logged: logged)
-        }
-        return stream(AppRouter.route(text), logged: logged, loggedIsText: loggedIsText)
     }
 
     /// The frame's one event, for the current socket, handed to the chat's stream.

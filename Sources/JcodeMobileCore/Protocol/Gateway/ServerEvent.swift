@@ -121,133 +121,6 @@ public enum ServerEvent: Equatable, Sendable {
     /// other types are logged and otherwise ignored.
     public static let wire = WireUnion<ServerEvent>("server event", specs)
 
-    /// A streamed text event, `{"type": T, "text": …}` with T `text_delta`,
-    /// `text_replace` or `reasoning_delta`: what the hot path of a reply
-    /// reads straight from the tape, as the specs below decode it
-    /// (`WireSpecTests` holds the two to the same answers).
-    public struct StreamedText: Equatable, Sendable {
-        public enum Kind: Sendable { case textDelta, textReplace, reasoningDelta }
-        public var kind: Kind
-        public var text: String
-
-        /// The event the specs decode.
-        public var event: ServerEvent {
-            switch kind {
-            case .textDelta: return .textDelta(text)
-            case .textReplace: return .textReplace(text)
-            case .reasoningDelta: return .reasoningDelta(text)
-            }
-        }
-
-        /// A line exactly as the gateway writes these events,
-        /// `{"type":"text_delta","text":"…"}` (no space, these two members in
-        /// this order), read without tokenizing the object: its text is the
-        /// one JSON string between the fixed head and the closing brace
-        /// (validated by the tokenizer, as a document of its own). nil for
-        /// any other line, which is then read as a whole. `line` is valid UTF-8.
-        init?(canonicalLine line: UnsafeBufferPointer<UInt8>, workspace: inout JSONParser.Workspace) {
-            guard let base = line.baseAddress, line.count > 2, line[line.count &- 1] == UInt8(ascii: "}"),
-                  line[line.count &- 2] == UInt8(ascii: "\"")
-            else { return nil }
-            guard let (kind, head) = Self.head(of: line, escaped: false) else { return nil }
-            // From the value's opening quote to the closing one before the brace.
-            let value = UnsafeBufferPointer(start: base + head, count: line.count &- head &- 1)
-            guard value.count >= 2, value[0] == UInt8(ascii: "\"") else { return nil }
-            self.kind = kind
-            // Text with nothing to unescape (no quote, backslash or control
-            // character inside) is taken as it is; anything else is read by
-            // the tokenizer, which also refuses what is not one string.
-            let content = UnsafeBufferPointer(start: base + (head &+ 1), count: value.count &- 2)
-            if Self.isPlain(content) {
-                text = String(decoding: content, as: UTF8.self)
-                return
-            }
-            guard let text = try? JSONParser.withTape(value, workspace: &workspace, knownValidUTF8: true, { (tape) throws(CoreError) -> String? in
-                tape.kind(at: 0) == .string ? tape.string(at: 0) : nil
-            })
-            else { return nil }
-            self.text = text
-        }
-
-        /// The same line as a raw frame writes it inside its `line` string,
-        /// escapes not decoded: `{\"type\":\"text_delta\",\"text\":\"…\"}`.
-        /// Only text with nothing to unescape is read here (then the decoded
-        /// line is the canonical one, and this its text); nil otherwise, and
-        /// the line is decoded and read as `canonicalLine`. `raw` is valid UTF-8.
-        init?(escapedCanonicalLine raw: UnsafeBufferPointer<UInt8>) {
-            guard let base = raw.baseAddress, raw.count > 3, raw[raw.count &- 1] == UInt8(ascii: "}"),
-                  raw[raw.count &- 2] == UInt8(ascii: "\""), raw[raw.count &- 3] == UInt8(ascii: "\\")
-            else { return nil }
-            guard let (kind, head) = Self.head(of: raw, escaped: true) else { return nil }
-            let count = raw.count &- head &- 3
-            guard count >= 0 else { return nil }
-            let content = UnsafeBufferPointer(start: base + head, count: count)
-            guard Self.isPlain(content) else { return nil }
-            self.kind = kind
-            text = String(decoding: content, as: UTF8.self)
-        }
-
-        /// Whether `bytes` hold no quote, backslash or control character
-        /// (eight bytes at a time): JSON string content that means itself.
-        private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard let base = bytes.baseAddress else { return true }
-            let raw = UnsafeRawPointer(base)
-            let n = bytes.count
-            // Eight bytes at a time, then the rest (and the flagged byte) one by one.
-            var i = StringScan.skipPlainWords(raw, from: 0, end: n)
-            while i < n {
-                let c = base[i]
-                if c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return false }
-                i &+= 1
-            }
-            return true
-        }
-
-        private static let textDeltaHead: StaticString = #"{"type":"text_delta","text":"#
-        private static let reasoningDeltaHead: StaticString = #"{"type":"reasoning_delta","text":"#
-        private static let textReplaceHead: StaticString = #"{"type":"text_replace","text":"#
-        private static let escapedTextDeltaHead: StaticString = #"{\"type\":\"text_delta\",\"text\":\""#
-        private static let escapedReasoningDeltaHead: StaticString = #"{\"type\":\"reasoning_delta\",\"text\":\""#
-        private static let escapedTextReplaceHead: StaticString = #"{\"type\":\"text_replace\",\"text\":\""#
-
-        /// The kind whose fixed head `line` starts with, and the head's length
-        /// in bytes (`escaped`: as written inside a JSON string).
-        private static func head(of line: UnsafeBufferPointer<UInt8>, escaped: Bool) -> (Kind, Int)? {
-            for (kind, head) in escaped ? escapedHeads : heads where starts(line, with: head) { return (kind, head.utf8CodeUnitCount) }
-            return nil
-        }
-
-        private static let heads: [(Kind, StaticString)] = [
-            (.textDelta, textDeltaHead), (.reasoningDelta, reasoningDeltaHead), (.textReplace, textReplaceHead),
-        ]
-        private static let escapedHeads: [(Kind, StaticString)] = [
-            (.textDelta, escapedTextDeltaHead), (.reasoningDelta, escapedReasoningDeltaHead), (.textReplace, escapedTextReplaceHead),
-        ]
-
-        private static func starts(_ line: UnsafeBufferPointer<UInt8>, with head: StaticString) -> Bool {
-            guard let base = line.baseAddress, line.count > head.utf8CodeUnitCount else { return false }
-            return memcmpEqual(base, head.utf8Start, head.utf8CodeUnitCount)
-        }
-
-        /// The object at `object` of `tape`, when it is one of these events;
-        /// nil for any other event, and for one whose `text` is missing or
-        /// not a string (the specs then say why).
-        init?(in tape: JSONTape, at object: Int = 0) {
-            let (type, text) = tape.members("type", "text", of: object)
-            guard let type, let text, tape.kind(at: type) == .string, tape.kind(at: text) == .string else { return nil }
-            if tape.stringEquals(type, "text_delta") {
-                kind = .textDelta
-            } else if tape.stringEquals(type, "reasoning_delta") {
-                kind = .reasoningDelta
-            } else if tape.stringEquals(type, "text_replace") {
-                kind = .textReplace
-            } else {
-                return nil
-            }
-            self.text = tape.string(at: text)
-        }
-    }
-
     private static let id = FieldSpec.optional("id", .integer(.serverID), doc: "the request id this answers")
 
     static let toolDataFields: [FieldSpec] = [
@@ -263,14 +136,16 @@ public enum ServerEvent: Equatable, Sendable {
         MessageSpec("ack", doc: "A request was accepted.", fields: [id]) { r throws(CoreError) in
             .ack(id: try r.optionalInt("id"))
         },
-        MessageSpec("text_delta", doc: "More assistant text.", fields: [FieldSpec("text", .string)]) {
-            r throws(CoreError) in .textDelta(try r.string("text"))
+        // The three streamed text events: their type and member are the
+        // hot path's (`StreamedText`, App/StreamedFrames.swift), declared once.
+        MessageSpec(StreamedText.Kind.textDelta.name, doc: "More assistant text.", fields: [StreamedText.textField]) {
+            r throws(CoreError) in .textDelta(try r.string(StreamedText.textMember))
         },
         MessageSpec(
-            "text_replace", doc: "Replaces the streamed text of the current entry.", fields: [FieldSpec("text", .string)]
-        ) { r throws(CoreError) in .textReplace(try r.string("text")) },
-        MessageSpec("reasoning_delta", doc: "More reasoning (kept apart from text).", fields: [FieldSpec("text", .string)]) {
-            r throws(CoreError) in .reasoningDelta(try r.string("text"))
+            StreamedText.Kind.textReplace.name, doc: "Replaces the streamed text of the current entry.", fields: [StreamedText.textField]
+        ) { r throws(CoreError) in .textReplace(try r.string(StreamedText.textMember)) },
+        MessageSpec(StreamedText.Kind.reasoningDelta.name, doc: "More reasoning (kept apart from text).", fields: [StreamedText.textField]) {
+            r throws(CoreError) in .reasoningDelta(try r.string(StreamedText.textMember))
         },
         MessageSpec("reasoning_done", doc: "Reasoning finished.", fields: [.optional("duration_secs", .number)]) {
             r throws(CoreError) in
