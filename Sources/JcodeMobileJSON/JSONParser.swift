@@ -54,7 +54,7 @@ public enum JSONParser {
         deinit { tokens.deallocate() }
 
         /// Drops storage grown by an unusually large document.
-        mutating func trim() {
+        @usableFromInline mutating func trim() {
             if tokens.capacity > 1 << 16 { tokens.release() } else { tokens.removeAll() }
             // (Empty after every complete parse: only an error leaves containers open.)
             if open.capacity > 256 { open = [] } else if !open.isEmpty { open.removeAll(keepingCapacity: true) }
@@ -67,10 +67,24 @@ public enum JSONParser {
     /// `knownValidUTF8`: the bytes are the content of a string of a document
     /// already validated, unescaped (escapes only ever decode to valid
     /// UTF-8), so they are not checked again.
+    @inlinable
     public static func withTape<R>(
         _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .default, workspace: inout Workspace,
         knownValidUTF8: Bool = false, _ body: (JSONTape) throws(CoreError) -> R
     ) throws(CoreError) -> R {
+        // Generic over the body's result, so inlined where it is called
+        // (specialised there, the body's closure with it); the work is `tokenize`.
+        let tape = try tokenize(buffer, limits: limits, workspace: &workspace, knownValidUTF8: knownValidUTF8)
+        defer { workspace.trim() }
+        return try body(tape)
+    }
+
+    /// Validates `buffer` and writes its tokens into `workspace`: the tape
+    /// `withTape` hands on, valid until the workspace is trimmed or used again.
+    @usableFromInline
+    static func tokenize(
+        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits, workspace: inout Workspace, knownValidUTF8: Bool
+    ) throws(CoreError) -> JSONTape {
         if buffer.count > limits.maxBytes {
             throw CoreError(.tooLarge, "input is \(buffer.count) bytes; the limit is \(limits.maxBytes)")
         }
@@ -84,14 +98,16 @@ public enum JSONParser {
         // The tokenizer owns the storage while it runs, so appends never copy.
         swap(&tokenizer.tokens, &workspace.tokens)
         swap(&tokenizer.open, &workspace.open)
-        defer {
-            swap(&tokenizer.tokens, &workspace.tokens)
-            swap(&tokenizer.open, &workspace.open)
+        var failure: CoreError?
+        do { try tokenizer.run() } catch { failure = error }
+        swap(&tokenizer.tokens, &workspace.tokens)
+        swap(&tokenizer.open, &workspace.open)
+        if let failure {
+            // What `withTape` trims after its body, trimmed now: there is none.
             workspace.trim()
+            throw failure
         }
-        try tokenizer.run()
-        let tape = JSONTape(tokens: tokenizer.tokens.elements, base: base)
-        return try body(tape)
+        return JSONTape(tokens: workspace.tokens.elements, base: base)
     }
 
     /// Parses one JSON document from `buffer`, reusing `workspace`.

@@ -27,23 +27,23 @@ public struct JSONTape {
             self.next = UInt32(truncatingIfNeeded: next)
         }
 
-        var startIndex: Int { Int(start) }
-        var endIndex: Int { Int(end) }
-        var nextIndex: Int {
+        @inlinable var startIndex: Int { Int(start) }
+        @inlinable var endIndex: Int { Int(end) }
+        @inlinable var nextIndex: Int {
             get { Int(next) }
             set { next = UInt32(truncatingIfNeeded: newValue) }
         }
     }
 
-    let tokens: UnsafeBufferPointer<Token>
-    let base: UnsafePointer<UInt8>
+    @usableFromInline let tokens: UnsafeBufferPointer<Token>
+    @usableFromInline let base: UnsafePointer<UInt8>
 
     init(tokens: UnsafeBufferPointer<Token>, base: UnsafePointer<UInt8>) {
         self.tokens = tokens
         self.base = base
     }
 
-    public func kind(at i: Int) -> Kind { tokens[i].kind }
+    @inlinable public func kind(at i: Int) -> Kind { tokens[i].kind }
 
     /// The JSON type name used in error messages ("string", "object", …).
     public func typeName(at i: Int) -> String {
@@ -100,7 +100,7 @@ public struct JSONTape {
         return result
     }
 
-    private func keyEquals(_ i: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+    @_spi(Leaves) @inlinable public func keyEquals(_ i: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
         let token = tokens[i]
         if token.flag { return string(at: i).utf8.elementsEqual(key) }
         let count = token.endIndex &- token.startIndex
@@ -113,13 +113,13 @@ public struct JSONTape {
     public func stringEquals(_ i: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool { keyEquals(i, bytes) }
 
     /// Whether the string at `i` is exactly `literal` (a name the core knows).
-    package func stringEquals(_ i: Int, _ literal: StaticString) -> Bool {
+    @_spi(Leaves) @inlinable public func stringEquals(_ i: Int, _ literal: StaticString) -> Bool {
         keyEquals(i, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// The values of the members named `a` and `b` of the object at
     /// `object` (the last of each name wins, as in `member`), in one pass.
-    package func members(_ a: StaticString, _ b: StaticString, of object: Int) -> (Int?, Int?) {
+    @_spi(Leaves) @inlinable public func members(_ a: StaticString, _ b: StaticString, of object: Int) -> (Int?, Int?) {
         var found: (Int?, Int?) = (nil, nil)
         var i = object &+ 1
         let end = tokens[object].nextIndex
@@ -132,7 +132,7 @@ public struct JSONTape {
     }
 
     /// How many members the object at `object` has (a name written twice counts twice).
-    package func memberCount(of object: Int) -> Int {
+    @_spi(Leaves) @inlinable public func memberCount(of object: Int) -> Int {
         var count = 0
         var i = object &+ 1
         let end = tokens[object].nextIndex
@@ -144,13 +144,13 @@ public struct JSONTape {
     }
 
     /// Whether the string at `i` holds escapes.
-    package func isEscaped(_ i: Int) -> Bool { tokens[i].flag }
+    @_spi(Leaves) @inlinable public func isEscaped(_ i: Int) -> Bool { tokens[i].flag }
 
     /// The index just past the value at `i` (and its members).
-    package func next(after i: Int) -> Int { tokens[i].nextIndex }
+    @_spi(Leaves) @inlinable public func next(after i: Int) -> Int { tokens[i].nextIndex }
 
     /// The raw content bytes of a string token (escapes not decoded).
-    package func rawBytes(at i: Int) -> UnsafeBufferPointer<UInt8> {
+    @_spi(Leaves) @inlinable public func rawBytes(at i: Int) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: base + tokens[i].startIndex, count: tokens[i].endIndex &- tokens[i].startIndex)
     }
 
@@ -421,8 +421,8 @@ public struct JSONTape {
 }
 
 /// Byte equality of two ranges of `count` bytes.
-@inline(__always)
-package func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+@_spi(Leaves) @inlinable @inline(__always)
+public func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
     var i = 0
     while i &+ 8 <= count {
         if UnsafeRawPointer(a + i).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(b + i).loadUnaligned(as: UInt64.self) {

@@ -21,17 +21,19 @@ public enum JSONValue: Sendable, Equatable {
 public struct JSONObject: Sendable, Equatable {
     public var entries: [(key: String, value: JSONValue)]
 
-    public init() { entries = [] }
+    @inlinable public init() { entries = [] }
+    @inlinable
     public init(capacity: Int) {
         entries = []
         entries.reserveCapacity(capacity)
     }
-    public init(_ entries: [(key: String, value: JSONValue)]) { self.entries = entries }
+    @inlinable public init(_ entries: [(key: String, value: JSONValue)]) { self.entries = entries }
 
-    public var count: Int { entries.count }
-    public var isEmpty: Bool { entries.isEmpty }
+    @inlinable public var count: Int { entries.count }
+    @inlinable public var isEmpty: Bool { entries.isEmpty }
     public var keys: [String] { entries.map(\.key) }
 
+    @inlinable
     public subscript(key: String) -> JSONValue? {
         get {
             var i = entries.count
@@ -52,6 +54,7 @@ public struct JSONObject: Sendable, Equatable {
 
     /// Appends without looking for an existing key: the fast path for
     /// encoders that know their keys are distinct.
+    @inlinable
     public mutating func append(_ key: String, _ value: JSONValue) {
         entries.append((key, value))
     }
@@ -66,15 +69,18 @@ public struct JSONObject: Sendable, Equatable {
 }
 
 extension JSONValue {
+    @inlinable
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
+    @inlinable
     public var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
+    @inlinable
     public var boolValue: Bool? {
         if case .bool(let b) = self { return b }
         return nil
@@ -84,6 +90,7 @@ extension JSONValue {
     /// of its own): `3.0` is 3; `3.5` and `9223372036854775808.0` are nil,
     /// never clamped. Decoders of input read integers from the literal's
     /// digits instead (`JSONTape.integer(at:)`), which a double may have rounded.
+    @inlinable
     public var int64Value: Int64? {
         switch self {
         case .int(let i): return i
@@ -93,6 +100,7 @@ extension JSONValue {
         default: return nil
         }
     }
+    @inlinable
     public var doubleValue: Double? {
         switch self {
         case .int(let i): return Double(i)
@@ -100,14 +108,17 @@ extension JSONValue {
         default: return nil
         }
     }
+    @inlinable
     public var arrayValue: [JSONValue]? {
         if case .array(let a) = self { return a }
         return nil
     }
+    @inlinable
     public var objectValue: JSONObject? {
         if case .object(let o) = self { return o }
         return nil
     }
+    @inlinable
     public var isNull: Bool {
         if case .null = self { return true }
         return false
@@ -130,15 +141,15 @@ extension JSONValue {
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByFloatLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
 {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int64) { self = .int(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(floatLiteral value: Double) { self = .double(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    @inlinable public init(stringLiteral value: String) { self = .string(value) }
+    @inlinable public init(integerLiteral value: Int64) { self = .int(value) }
+    @inlinable public init(booleanLiteral value: Bool) { self = .bool(value) }
+    @inlinable public init(floatLiteral value: Double) { self = .double(value) }
+    @inlinable public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    @inlinable public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(JSONObject(elements.map { (key: $0.0, value: $0.1) }))
     }
-    public init(nilLiteral: ()) { self = .null }
+    @inlinable public init(nilLiteral: ()) { self = .null }
 }
 
 extension JSONValue {

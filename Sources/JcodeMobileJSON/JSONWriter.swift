@@ -20,12 +20,13 @@
 ///     w.bytes   // {"ok":true}
 public struct JSONWriter: ~Copyable {
     /// nil only when there is no buffer (allocation failed).
-    private var base: UnsafeMutablePointer<UInt8>?
-    private var capacity = 0
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>?
+    @usableFromInline var capacity = 0
     /// Bytes written so far.
-    public private(set) var count = 0
+    @inlinable public var count: Int { written }
+    @usableFromInline var written = 0
     // Whether the next value in the current container needs a comma first.
-    private var needsComma = false
+    @usableFromInline var needsComma = false
     /// The buffer could not grow: the document is lost and nothing more is written.
     public private(set) var failed = false
     /// The largest buffer this writer may have; growing beyond fails like
@@ -51,10 +52,10 @@ public struct JSONWriter: ~Copyable {
             failed = true
             return
         }
-        allocate(max(other.count &+ 1, 16))
-        if let base, let source = other.base, other.count > 0 {
-            base.initialize(from: source, count: other.count)
-            count = other.count
+        allocate(max(other.written &+ 1, 16))
+        if let base, let source = other.base, other.written > 0 {
+            base.initialize(from: source, count: other.written)
+            written = other.written
         }
     }
 
@@ -97,7 +98,7 @@ public struct JSONWriter: ~Copyable {
     /// Empties the writer for a new document; a buffer grown beyond
     /// `keepingUpTo` bytes is released. A failed writer gets a new buffer.
     public mutating func reset(keepingUpTo limit: Int = 1 << 20) {
-        count = 0
+        written = 0
         needsComma = false
         if failed || capacity > limit {
             releaseBuffer()
@@ -109,14 +110,14 @@ public struct JSONWriter: ~Copyable {
     // MARK: - The document
 
     /// A copy of the bytes written (empty when failed).
-    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: written)) }
 
     /// The document as text (empty when failed).
-    public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
+    public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: written), as: UTF8.self) }
 
     /// Calls `body` with the bytes written (valid only inside `body`).
     public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        body(UnsafeBufferPointer(start: base, count: count))
+        body(UnsafeBufferPointer(start: base, count: written))
     }
 
     /// Hands the buffer over as a NUL-terminated C string, owned by the
@@ -134,7 +135,7 @@ public struct JSONWriter: ~Copyable {
             discard self
             return nil
         }
-        base[count] = 0
+        base[written] = 0
         let result = UnsafeMutableRawPointer(base).assumingMemoryBound(to: CChar.self)
         discard self
         return result
@@ -143,21 +144,21 @@ public struct JSONWriter: ~Copyable {
     // MARK: - Raw bytes
 
     /// Whether `n` more bytes fit (growing the buffer if needed); false once failed.
-    @inline(__always) private mutating func reserve(_ n: Int) -> Bool {
-        if capacity &- count >= n { return true }
+    @inlinable @inline(__always) mutating func reserve(_ n: Int) -> Bool {
+        if capacity &- written >= n { return true }
         return grow(n)
     }
 
-    private mutating func grow(_ n: Int) -> Bool {
+    @usableFromInline mutating func grow(_ n: Int) -> Bool {
         guard !failed else { return false }
-        let (needed, o1) = count.addingReportingOverflow(n)
+        let (needed, o1) = written.addingReportingOverflow(n)
         let (doubled, o2) = capacity.multipliedReportingOverflow(by: 2)
         let newCapacity = o2 ? needed : max(doubled, needed)
         let grown: UnsafeMutableRawPointer?
         if borrowed {
             // Leaving the caller's buffer: a buffer of its own, with what was written.
             grown = !o1 && newCapacity <= limit ? RawMemory.allocate(newCapacity) : nil
-            if let grown, let base, count > 0 { grown.copyMemory(from: base, byteCount: count) }
+            if let grown, let base, written > 0 { grown.copyMemory(from: base, byteCount: written) }
         } else {
             grown = !o1 && newCapacity <= limit ? RawMemory.reallocate(base.map { UnsafeMutableRawPointer($0) }, newCapacity) : nil
         }
@@ -165,7 +166,7 @@ public struct JSONWriter: ~Copyable {
             // Out of memory: let go of the buffer now, so what memory there
             // is serves the caller's next step (an error answer).
             releaseBuffer()
-            count = 0
+            written = 0
             failed = true
             return false
         }
@@ -175,19 +176,19 @@ public struct JSONWriter: ~Copyable {
         return true
     }
 
-    @inline(__always) private mutating func put(_ byte: UInt8) {
+    @inlinable @inline(__always) mutating func put(_ byte: UInt8) {
         guard reserve(1) else { return }
-        base.unsafelyUnwrapped[count] = byte
-        count &+= 1
+        base.unsafelyUnwrapped[written] = byte
+        written &+= 1
     }
 
-    @inline(__always) private mutating func put(_ bytes: UnsafePointer<UInt8>, _ n: Int) {
+    @inlinable @inline(__always) mutating func put(_ bytes: UnsafePointer<UInt8>, _ n: Int) {
         guard reserve(n) else { return }
-        (base.unsafelyUnwrapped + count).initialize(from: bytes, count: n)
-        count &+= n
+        (base.unsafelyUnwrapped + written).initialize(from: bytes, count: n)
+        written &+= n
     }
 
-    @inline(__always) private mutating func put(_ literal: StaticString) {
+    @inlinable @inline(__always) mutating func put(_ literal: StaticString) {
         put(literal.utf8Start, literal.utf8CodeUnitCount)
     }
 
@@ -197,39 +198,39 @@ public struct JSONWriter: ~Copyable {
     /// separator a value needs, `fragment` appends text verbatim (the caller
     /// guarantees it is valid JSON), `valueFollows()` lets the next value be
     /// written without a comma, and `endFragment()` closes the value.
-    public mutating func beginFragment() { separator() }
-    public mutating func fragment(_ text: StaticString) { put(text) }
+    @inlinable public mutating func beginFragment() { separator() }
+    @inlinable public mutating func fragment(_ text: StaticString) { put(text) }
     public mutating func fragment(integer: Int) { writeInteger(Int64(integer)) }
     /// Bytes that are valid JSON text where they go.
-    public mutating func fragment(bytes: [UInt8]) {
+    @inlinable public mutating func fragment(bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { b in
             if let p = b.baseAddress { put(p, b.count) }
         }
     }
-    public mutating func valueFollows() { needsComma = false }
-    public mutating func endFragment() { needsComma = true }
+    @inlinable public mutating func valueFollows() { needsComma = false }
+    @inlinable public mutating func endFragment() { needsComma = true }
 
     // MARK: - Structure
 
-    @inline(__always) private mutating func separator() {
+    @inlinable @inline(__always) mutating func separator() {
         if needsComma { put(UInt8(ascii: ",")) }
     }
 
-    public mutating func objectStart() {
+    @inlinable public mutating func objectStart() {
         separator()
         put(UInt8(ascii: "{"))
         needsComma = false
     }
-    public mutating func objectEnd() {
+    @inlinable public mutating func objectEnd() {
         put(UInt8(ascii: "}"))
         needsComma = true
     }
-    public mutating func arrayStart() {
+    @inlinable public mutating func arrayStart() {
         separator()
         put(UInt8(ascii: "["))
         needsComma = false
     }
-    public mutating func arrayEnd() {
+    @inlinable public mutating func arrayEnd() {
         put(UInt8(ascii: "]"))
         needsComma = true
     }
@@ -242,18 +243,18 @@ public struct JSONWriter: ~Copyable {
         needsComma = false
     }
     /// Writes `"key":` for a key known to need no escaping.
-    public mutating func key(_ key: StaticString) {
+    @inlinable public mutating func key(_ key: StaticString) {
         let n = key.utf8CodeUnitCount
         guard reserve(n &+ 4), let base else { return }
         if needsComma {
-            base[count] = UInt8(ascii: ",")
-            count &+= 1
+            base[written] = UInt8(ascii: ",")
+            written &+= 1
         }
-        base[count] = UInt8(ascii: "\"")
-        (base + (count &+ 1)).initialize(from: key.utf8Start, count: n)
-        base[count &+ 1 &+ n] = UInt8(ascii: "\"")
-        base[count &+ 2 &+ n] = UInt8(ascii: ":")
-        count &+= n &+ 3
+        base[written] = UInt8(ascii: "\"")
+        (base + (written &+ 1)).initialize(from: key.utf8Start, count: n)
+        base[written &+ 1 &+ n] = UInt8(ascii: "\"")
+        base[written &+ 2 &+ n] = UInt8(ascii: ":")
+        written &+= n &+ 3
         needsComma = false
     }
 
@@ -304,7 +305,7 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
     /// Writes a string known to need no escaping.
-    public mutating func staticString(_ s: StaticString) {
+    @inlinable public mutating func staticString(_ s: StaticString) {
         separator()
         put(UInt8(ascii: "\""))
         put(s)
@@ -318,7 +319,7 @@ public struct JSONWriter: ~Copyable {
         if let value { int(Int64(value)) } else { null() }
     }
     /// Writes bytes that are already a complete JSON value.
-    public mutating func raw(_ json: [UInt8]) {
+    @inlinable public mutating func raw(_ json: [UInt8]) {
         separator()
         json.withUnsafeBufferPointer { b in
             if let p = b.baseAddress { put(p, b.count) }
@@ -367,8 +368,8 @@ public struct JSONWriter: ~Copyable {
     private mutating func writeDigits(_ magnitude: UInt64, negative: Bool) {
         guard reserve(21), let base else { return }
         if negative {
-            base[count] = UInt8(ascii: "-")
-            count &+= 1
+            base[written] = UInt8(ascii: "-")
+            written &+= 1
         }
         var magnitude = magnitude
         var digits = 1
@@ -378,7 +379,7 @@ public struct JSONWriter: ~Copyable {
             if digits < 20 { bound &*= 10 }
         }
         // Two digits per step, from a table of "00"…"99".
-        var i = count &+ digits
+        var i = written &+ digits
         let pairs = JSONWriter.digitPairs.utf8Start
         while magnitude >= 100 {
             let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
@@ -394,7 +395,7 @@ public struct JSONWriter: ~Copyable {
         } else {
             base[i &- 1] = UInt8(truncatingIfNeeded: magnitude) &+ 0x30
         }
-        count &+= digits
+        written &+= digits
     }
 
     private static let digitPairs: StaticString = """

@@ -1,14 +1,14 @@
 /// The scan every reader and writer of JSON string content shares: where
 /// the next byte that is not itself inside a string is (a quote, a
 /// backslash or a control character).
-package enum StringScan {
+@_spi(Leaves) public enum StringScan {
     /// From offset `i`, eight bytes at a time: the offset of the first such
     /// byte among the whole eight-byte words before `end`, or the first
     /// offset from which fewer than eight bytes remain (the caller reads
     /// those one by one). A flagged byte is always a real one: false flags
     /// (from a borrow) only ever follow a true one.
-    @inline(__always)
-    package static func skipPlainWords(_ raw: UnsafeRawPointer, from i: Int, end: Int) -> Int {
+    @inlinable @inline(__always)
+    public static func skipPlainWords(_ raw: UnsafeRawPointer, from i: Int, end: Int) -> Int {
         var i = i
         while i &+ 8 <= end {
             let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))

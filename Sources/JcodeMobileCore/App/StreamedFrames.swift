@@ -1,4 +1,4 @@
-import JcodeMobileJSON
+@_spi(Leaves) import JcodeMobileJSON
 
 // A reply's hot path, from the host's bytes to the store, in one place.
 //

@@ -1,4 +1,4 @@
-import JcodeMobileJSON
+@_spi(Leaves) import JcodeMobileJSON
 
 /// The secret values the core holds, so text that repeats one is masked
 /// wherever the core keeps or shows it: redaction by value, beside the

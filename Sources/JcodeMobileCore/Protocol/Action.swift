@@ -1,4 +1,4 @@
-import JcodeMobileJSON
+@_spi(Leaves) import JcodeMobileJSON
 
 /// What the person using the app wants (`jcode_mobile_dispatch`), named after
 /// intent rather than after the state change it causes.

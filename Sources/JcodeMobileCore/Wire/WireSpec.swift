@@ -1,4 +1,4 @@
-import JcodeMobileJSON
+@_spi(Leaves) import JcodeMobileJSON
 
 /// The declared type of a wire field. Used for validation messages, log
 /// redaction, documentation and (later) the runtime JSON Schema.
