@@ -413,27 +413,38 @@ extension ServerEvent {
         /// The kind whose fixed head `line` starts with, and the head's length
         /// in bytes (`escaped`: as written inside a JSON string).
         private static func head(of line: UnsafeBufferPointer<UInt8>, escaped: Bool) -> (Kind, Int)? {
-            for (kind, head) in escaped ? escapedHeads : heads where starts(line, with: head) { return (kind, head.count) }
+            guard let base = line.baseAddress else { return nil }
+            for head in escaped ? escapedHeads : heads where line.count > head.count && memcmpEqual(base, head.bytes, head.count) {
+                return (head.kind, head.count)
+            }
             return nil
         }
 
-        /// Each kind's fixed head as the gateway writes it, `{"type":"text_delta","text":"`,
-        /// made from the declarations above.
-        private static let heads: [(Kind, [UInt8])] = Kind.allCases.map {
-            ($0, Array(#"{"type":""#.utf8) + Array($0.name.utf8) + Array(#"",""#.utf8) + Array(textMember.utf8) + Array(#"":"#.utf8))
-        }
-        /// The same heads as written inside a JSON string (`{\"type\":\"text_delta\",\"text\":\"`).
-        private static let escapedHeads: [(Kind, [UInt8])] = Kind.allCases.map {
-            (
-                $0,
-                Array(#"{\"type\":\""#.utf8) + Array($0.name.utf8) + Array(#"\",\""#.utf8) + Array(textMember.utf8)
-                    + Array(#"\":\""#.utf8)
-            )
+        /// A kind's fixed head: its bytes, made once from the declarations
+        /// above and kept for the life of the process.
+        private struct Head {
+            let kind: Kind
+            let bytes: UnsafePointer<UInt8>
+            let count: Int
+
+            init(_ kind: Kind, _ parts: [String]) {
+                let text = Array(parts.joined().utf8)
+                let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: text.count)
+                bytes.initialize(from: text, count: text.count)
+                self.kind = kind
+                self.bytes = UnsafePointer(bytes)
+                count = text.count
+            }
         }
 
-        private static func starts(_ line: UnsafeBufferPointer<UInt8>, with head: [UInt8]) -> Bool {
-            guard let base = line.baseAddress, line.count > head.count else { return false }
-            return head.withUnsafeBufferPointer { memcmpEqual(base, $0.baseAddress!, $0.count) }
+        /// Each kind's head as the gateway writes it: `{"type":"text_delta","text":`.
+        nonisolated(unsafe) private static let heads: [Head] = Kind.allCases.map {
+            Head($0, [#"{"type":""#, $0.name, #"",""#, textMember, #"":"#])
+        }
+        /// The same heads as written inside a JSON string, with the value's
+        /// opening quote: `{\"type\":\"text_delta\",\"text\":\"`.
+        nonisolated(unsafe) private static let escapedHeads: [Head] = Kind.allCases.map {
+            Head($0, [#"{\"type\":\""#, $0.name, #"\",\""#, textMember, #"\":\""#])
         }
 
         /// The object at `object` of `tape`, when it is one of these events;

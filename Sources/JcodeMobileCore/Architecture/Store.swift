@@ -153,7 +153,7 @@ public struct Store: Sendable {
     /// A streamed read's `exact`: the input holds nothing a server wrote
     /// but the streamed text (a frame of the exact canonical shape), so the
     /// log's copy needs no scan for secrets of its own when the text held none.
-    @discardableResult
+    @discardableResult @inline(__always)
     mutating func sendFrame(_ read: FrameRead, logged: LoggedInput) -> Transition {
         switch read {
         case .streamed(let effectID, let text, let exact):
