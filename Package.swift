@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "JcodeMobileTestSupport", path: "Tests/Shared"),
         .testTarget(name: "JcodeMobileJSONTests", dependencies: ["JcodeMobileJSON"]),
         .testTarget(name: "JcodeMobileMarkdownTests", dependencies: ["JcodeMobileMarkdown", "JcodeMobileTestSupport"]),
-        .testTarget(name: "JcodeMobileToolCardsTests", dependencies: ["JcodeMobileToolCards"]),
+        .testTarget(name: "JcodeMobileToolCardsTests", dependencies: ["JcodeMobileToolCards", "JcodeMobileTestSupport"]),
         .testTarget(name: "JcodeMobileCoreTests", dependencies: ["JcodeMobileCore", "JcodeMobileTestSupport"]),
         .testTarget(name: "JcodeMobileSwiftTests", dependencies: ["JcodeMobileSwiftTesting"]),
     ]

@@ -1,6 +1,7 @@
 import XCTest
 @testable import JcodeMobileCore
 import JcodeMobileJSON
+import JcodeMobileTestSupport
 
 /// A tool call's card in the tree: what the cards' cache keeps between
 /// deltas gives the card a build from scratch gives. (What the card reads of
@@ -9,17 +10,6 @@ import JcodeMobileJSON
 final class ToolCardNodeTests: XCTestCase {
     private func json(_ object: [String: JSONValue]) -> String {
         JSONValue.object(JSONObject(object.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })).jsonString
-    }
-
-    /// Every prefix of `text` a stream can leave (cut between Unicode scalars).
-    private func prefixes(_ text: String) -> [String] {
-        var out: [String] = []
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            scalars.append(scalar)
-            out.append(String(scalars))
-        }
-        return out
     }
 
     func testAStreamedCardIsTheCardOfItsWholeInputAtEveryStepAndItsDiffShowsWhenOpened() {
@@ -31,7 +21,7 @@ final class ToolCardNodeTests: XCTestCase {
         ]
         for (tool, input) in inputs {
             let cards = ToolCardCache()
-            for prefix in prefixes(input) {
+            for prefix in scalarPrefixes(input) {
                 let call = ToolCall(id: "c1", name: tool, input: prefix, status: .pending)
                 XCTAssertEqual(ChatScreen.toolCard(call, id: "tool.m1.c1", cards: cards), ChatScreen.toolCard(call, id: "tool.m1.c1"), prefix)
             }

@@ -1,6 +1,7 @@
 import XCTest
 @testable import JcodeMobileJSON
 @testable import JcodeMobileToolCards
+import JcodeMobileTestSupport
 
 /// Tool cards: the one-line summary of each jcode tool's call and the diffs
 /// that edit, multiedit, write, apply_patch and patch describe.
@@ -143,17 +144,6 @@ final class ToolCardTests: XCTestCase {
 
     // MARK: inputs read on as they stream
 
-    /// Every prefix of `text` a stream can leave (cut between Unicode scalars).
-    private func prefixes(_ text: String) -> [String] {
-        var out: [String] = []
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            scalars.append(scalar)
-            out.append(String(scalars))
-        }
-        return out
-    }
-
     func testTheMembersReaderReadOnFromWhereItStoppedReadsWhatAWholeReadReads() {
         let inputs = [
             #"{"n":12,"nested":{"a":["}",{"b":"\"]"}]},"command":"caf\u00e9 \ud83d\ude00 \"x\"\\ \/ \t end","next":"more"}"#,
@@ -163,7 +153,7 @@ final class ToolCardTests: XCTestCase {
         ]
         for input in inputs {
             var streamed = PartialJSON.Members()
-            for prefix in prefixes(input) {
+            for prefix in scalarPrefixes(input) {
                 streamed.read(prefix)
                 var whole = PartialJSON.Members()
                 whole.read(prefix)
@@ -200,7 +190,7 @@ final class ToolCardTests: XCTestCase {
         let input = json(["command": .string(command), "intent": "Build"])
         var reading = ToolInputReading(name: "bash")
         var seen: Set<String> = []
-        for prefix in prefixes(input) {
+        for prefix in scalarPrefixes(input) {
             reading.read(prefix)
             let soFar = PartialJSON.string(forKey: "command", in: prefix) ?? ""
             let expected = ToolSummary.oneLine(ToolSummary.firstLine(soFar))
@@ -213,7 +203,7 @@ final class ToolCardTests: XCTestCase {
         // One long line streaming: the summary is its head, cut.
         var long = ToolInputReading(name: "bash")
         let line = #"{"command":"echo "# + String(repeating: "a", count: 300)
-        for prefix in prefixes(line) { long.read(prefix) }
+        for prefix in scalarPrefixes(line) { long.read(prefix) }
         XCTAssertEqual(long.summary(), "echo " + String(repeating: "a", count: 114) + "…")
     }
 
@@ -230,7 +220,7 @@ final class ToolCardTests: XCTestCase {
         for (tool, text) in [("apply_patch", envelope), ("patch", unified)] {
             let input = json(["patch_text": .string(text)])
             var reading = ToolInputReading(name: tool)
-            for prefix in prefixes(input) {
+            for prefix in scalarPrefixes(input) {
                 reading.read(prefix)
                 let paths = PatchFormat.paths(in: PartialJSON.string(forKey: "patch_text", in: prefix) ?? "")
                 let expected = paths.isEmpty ? "" : (paths.count == 1 ? paths[0] : "\(paths[0]) and \(paths.count - 1) more")

@@ -1,5 +1,5 @@
-// What the test targets share: a seeded generator, the repository's root and the
-// spec examples. It depends on no module of the package.
+// What the test targets share: a seeded generator, a stream's prefixes, the
+// repository's root and the spec examples. It depends on no module of the package.
 import Foundation
 
 /// A small deterministic generator for reproducible sessions.
@@ -14,6 +14,17 @@ public struct SplitMix {
         return z ^ (z >> 31)
     }
     public mutating func next(upTo n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+/// Every prefix of `text` a stream can leave (cut between Unicode scalars).
+public func scalarPrefixes(_ text: String) -> [String] {
+    var out: [String] = []
+    var scalars = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        scalars.append(scalar)
+        out.append(String(scalars))
+    }
+    return out
 }
 
 public enum URLPath {
