@@ -6,12 +6,16 @@ import JcodeMobileToolCards
 /// whole input again. An optimisation: a card built with it equals the
 /// card built without.
 public final class ToolCardCache {
+    // Its stored properties skip Swift's dynamic exclusivity check, as the
+    // app's own do (`JcodeMobileApp`): a cache belongs to one app, whose
+    // calls are serialised, and a reading's mutation in place is a call into
+    // the ToolCards module, across which the check cannot be proved away.
     final class Entry {
         /// The input last read: a copy of its own (the state's input stays
         /// the state's alone), kept by appending what the input gained.
-        var input: String
-        var reading: ToolInputReading
-        var generation: Int
+        @exclusivity(unchecked) var input: String
+        @exclusivity(unchecked) var reading: ToolInputReading
+        @exclusivity(unchecked) var generation: Int
 
         init(input: String, reading: ToolInputReading, generation: Int) {
             self.input = input
@@ -20,9 +24,9 @@ public final class ToolCardCache {
         }
     }
 
-    private var entries: [String: Entry] = [:]
-    private var generation = 0
-    private var used = 0
+    @exclusivity(unchecked) private var entries: [String: Entry] = [:]
+    @exclusivity(unchecked) private var generation = 0
+    @exclusivity(unchecked) private var used = 0
 
     /// The summary and diffs of `call`'s card `id`.
     func shown(_ call: ToolCall, id: String) -> (summary: String, diffs: [FileDiff]?) {
