@@ -10,7 +10,7 @@ import Darwin
 /// report failure (nil), so a call that cannot allocate its answer returns
 /// `out_of_memory` and the app stays usable. The only file of the core that
 /// reaches libc.
-package enum RawMemory {
+@_spi(Leaves) public enum RawMemory {
     static func allocate(_ bytes: Int) -> UnsafeMutableRawPointer? { malloc(bytes) }
 
     /// Grows or shrinks `pointer`; on failure (nil) `pointer` is untouched and still owned.
@@ -21,8 +21,9 @@ package enum RawMemory {
     static func release(_ pointer: UnsafeMutableRawPointer?) { free(pointer) }
 
     /// Whether the first `count` bytes at `a` and `b` are equal (libc's
-    /// vectorised compare: long texts are compared on every streamed delta).
-    package static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+    /// vectorised compare: long texts are compared on every streamed delta;
+    /// inlinable, so the core's and the parser's calls are libc's call).
+    @inlinable public static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
         memcmp(a, b, count) == 0
     }
 }

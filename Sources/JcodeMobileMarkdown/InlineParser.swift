@@ -1,4 +1,4 @@
-import JcodeMobileJSON
+@_spi(Leaves) import JcodeMobileJSON
 
 // The inline phase: one left-to-right scan of a block's bytes into text nodes,
 // delimiter runs and brackets, then CommonMark's "process emphasis" with

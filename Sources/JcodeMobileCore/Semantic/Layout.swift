@@ -1,4 +1,4 @@
-import JcodeMobileJSON
+@_spi(Leaves) import JcodeMobileJSON
 
 /// The core's own layout: where every node of the semantic tree sits on a
 /// screen of the viewport's size, in points, origin top-left. Hosts may draw

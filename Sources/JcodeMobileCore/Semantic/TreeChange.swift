@@ -1,4 +1,4 @@
-import JcodeMobileJSON
+@_spi(Leaves) import JcodeMobileJSON
 import JcodeMobileMarkdown
 
 /// One operation on the semantic tree, keyed by stable node ids: what

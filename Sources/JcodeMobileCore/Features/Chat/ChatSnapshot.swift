@@ -14,7 +14,7 @@ extension Snapshot {
         static let features: UInt32 = FeatureID.chat.bit
 
         /// Reads the part again from `state`; true when it changed.
-        mutating func refresh(from state: AppState) -> Bool {
+        @inline(__always) mutating func refresh(from state: AppState) -> Bool {
             func kept(_ message: OutboxMessage) -> OutboxMessage {
                 var kept = OutboxMessage(id: message.id, text: message.text, attachments: message.attachments, sent: message.sent)
                 kept.delivery = message.delivery == .waiting || message.delivery == .failed ? message.delivery : .unconfirmed

@@ -13,7 +13,7 @@ extension Snapshot {
         static let features: UInt32 = FeatureID.composer.bit
 
         /// Reads the part again from `state`; true when it changed.
-        mutating func refresh(from state: AppState) -> Bool {
+        @inline(__always) mutating func refresh(from state: AppState) -> Bool {
             guard draft != state.composer.draft || attachments != state.composer.attachments
                 || nextAttachmentID != state.composer.nextAttachmentID else { return false }
             draft = state.composer.draft

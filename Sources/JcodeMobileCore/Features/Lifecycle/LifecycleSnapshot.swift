@@ -13,7 +13,7 @@ extension Snapshot {
         static let features: UInt32 = FeatureID.lifecycle.bit | FeatureID.pairing.bit
 
         /// Reads the part again from `state`; true when it changed.
-        mutating func refresh(from state: AppState) -> Bool {
+        @inline(__always) mutating func refresh(from state: AppState) -> Bool {
             guard deviceID != state.lifecycle.deviceID || deviceName != state.pairing.deviceName else { return false }
             deviceID = state.lifecycle.deviceID
             deviceName = state.pairing.deviceName

@@ -14,7 +14,7 @@ extension Snapshot {
         static let features: UInt32 = FeatureID.servers.bit | FeatureID.session.bit
 
         /// Reads the part again from `state`; true when it changed.
-        mutating func refresh(from state: AppState) -> Bool {
+        @inline(__always) mutating func refresh(from state: AppState) -> Bool {
             guard list != state.servers.list || selectedServerID != state.servers.selectedID
                 || sessionID != state.session.id else { return false }
             list = state.servers.list
