@@ -25,7 +25,7 @@ CFLAGS_STRICT := -std=c99 -Wall -Wextra -Werror -pedantic
 # The C test programs' shared headers: the JSON reader and the pass/fail counts.
 C_CHECKS    := harness/c/json_mini.h harness/c/checks.h
 # What the library is built from (the Swift host products and the example are not part of it).
-SOURCES     := $(shell find Sources/JcodeMobileJSON Sources/JcodeMobileMarkdown Sources/JcodeMobileToolCards Sources/JcodeMobileCore Sources/JcodeMobileFFI -name '*.swift') Package.swift linker/jcode_mobile.map
+SOURCES     := $(shell find Sources/JcodeMobileJSON Sources/JcodeMobileMarkdown Sources/JcodeMobileToolCards Sources/JcodeMobileWire Sources/JcodeMobileCore Sources/JcodeMobileFFI -name '*.swift') Package.swift linker/jcode_mobile.map
 
 export JCODE_MOBILE_LIB := $(CURDIR)/$(LIB)
 
@@ -436,8 +436,9 @@ QUIET_LINK    = log=$$(mktemp); if $(1) > $$log 2>&1; then s=0; else s=1; fi; \
 $(FUZZ_BUILD)/libJcodeMobileJSON.a: $(call module_sources,JcodeMobileJSON)
 $(FUZZ_BUILD)/libJcodeMobileMarkdown.a: $(call module_sources,JcodeMobileMarkdown) $(FUZZ_BUILD)/libJcodeMobileJSON.a
 $(FUZZ_BUILD)/libJcodeMobileToolCards.a: $(call module_sources,JcodeMobileToolCards) $(FUZZ_BUILD)/libJcodeMobileJSON.a
+$(FUZZ_BUILD)/libJcodeMobileWire.a: $(call module_sources,JcodeMobileWire) $(FUZZ_BUILD)/libJcodeMobileJSON.a
 $(FUZZ_BUILD)/libJcodeMobileCore.a: $(call module_sources,JcodeMobileCore) \
-		$(FUZZ_BUILD)/libJcodeMobileMarkdown.a $(FUZZ_BUILD)/libJcodeMobileToolCards.a
+		$(FUZZ_BUILD)/libJcodeMobileMarkdown.a $(FUZZ_BUILD)/libJcodeMobileToolCards.a $(FUZZ_BUILD)/libJcodeMobileWire.a
 $(FUZZ_BUILD)/lib%.a:
 	@mkdir -p $(FUZZ_BUILD)
 	@echo "swiftc $(FUZZ_FLAGS) … (module $*, instrumented for fuzzing)"
@@ -449,7 +450,7 @@ $(FUZZ_BUILD)/fuzz: harness/fuzz/FuzzTargets.swift $(FFI_SOURCES) $(FUZZ_BUILD)/
 	@echo "swiftc $(FUZZ_FLAGS) … -o $@ (the targets)"
 	@$(call QUIET_LINK,$(SWIFTC) $(FUZZ_FLAGS) -module-name JcodeMobileFuzz \
 		-I $(FUZZ_BUILD) -L $(FUZZ_BUILD) \
-		-lJcodeMobileCore -lJcodeMobileToolCards -lJcodeMobileMarkdown -lJcodeMobileJSON $(FFI_SOURCES) harness/fuzz/FuzzTargets.swift -o $@)
+		-lJcodeMobileCore -lJcodeMobileWire -lJcodeMobileToolCards -lJcodeMobileMarkdown -lJcodeMobileJSON $(FFI_SOURCES) harness/fuzz/FuzzTargets.swift -o $@)
 
 fuzz-build: $(FUZZ_BUILD)/fuzz
 

@@ -35,7 +35,9 @@ let package = Package(
         .target(name: "JcodeMobileJSON"),
         .target(name: "JcodeMobileMarkdown", dependencies: ["JcodeMobileJSON"]),
         .target(name: "JcodeMobileToolCards", dependencies: ["JcodeMobileJSON"]),
-        .target(name: "JcodeMobileCore", dependencies: ["JcodeMobileJSON", "JcodeMobileMarkdown", "JcodeMobileToolCards"]),
+        // The wire's declarations (FieldSpec, MessageSpec, WireUnion) and the FieldReader their decoders run.
+        .target(name: "JcodeMobileWire", dependencies: ["JcodeMobileJSON"]),
+        .target(name: "JcodeMobileCore", dependencies: ["JcodeMobileJSON", "JcodeMobileMarkdown", "JcodeMobileToolCards", "JcodeMobileWire"]),
         .target(name: "JcodeMobileFFI", dependencies: ["JcodeMobileCore"]),
         .target(name: "JcodeMobileSwift", dependencies: ["JcodeMobileCore"]),
         .target(name: "JcodeMobileSwiftTesting", dependencies: ["JcodeMobileSwift"]),
@@ -49,6 +51,7 @@ let package = Package(
         .testTarget(name: "JcodeMobileJSONTests", dependencies: ["JcodeMobileJSON"]),
         .testTarget(name: "JcodeMobileMarkdownTests", dependencies: ["JcodeMobileMarkdown", "JcodeMobileTestSupport"]),
         .testTarget(name: "JcodeMobileToolCardsTests", dependencies: ["JcodeMobileToolCards", "JcodeMobileTestSupport"]),
+        .testTarget(name: "JcodeMobileWireTests", dependencies: ["JcodeMobileWire"]),
         .testTarget(name: "JcodeMobileCoreTests", dependencies: ["JcodeMobileCore", "JcodeMobileTestSupport"]),
         .testTarget(name: "JcodeMobileSwiftTests", dependencies: ["JcodeMobileSwiftTesting"]),
     ]

@@ -1,6 +1,7 @@
 import XCTest
 @testable import JcodeMobileCore
 @testable import JcodeMobileJSON
+@testable import JcodeMobileWire
 
 /// The wire definitions drive decoding, redaction and the docs; these tests
 /// prove each decoder agrees with its declared fields.

@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// What `jcode_mobile_app_new` accepts: `NULL`, `""` or `{}` for a first
 /// launch, or an object with these members.

@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// The whole app behind one handle, speaking JSON bytes in and out: what
 /// every `jcode_mobile_*` function calls. Not thread-safe by itself; the FFI

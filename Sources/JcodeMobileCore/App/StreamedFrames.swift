@@ -1,4 +1,5 @@
 @_spi(Leaves) import JcodeMobileJSON
+import JcodeMobileWire
 
 // A reply's hot path, from the host's bytes to the store, in one place.
 //

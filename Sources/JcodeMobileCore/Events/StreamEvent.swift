@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// One event of the event stream (`jcode_mobile_subscribe`), encoded once
 /// and shared by every subscriber's queue.

@@ -1,4 +1,5 @@
 @_spi(Leaves) import JcodeMobileJSON
+import JcodeMobileWire
 
 /// What the person using the app wants (`jcode_mobile_dispatch`), named after
 /// intent rather than after the state change it causes.

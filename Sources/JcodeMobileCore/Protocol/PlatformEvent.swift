@@ -1,3 +1,5 @@
+import JcodeMobileWire
+
 /// What the platform tells the core: results of effects and things that
 /// happened (`jcode_mobile_platform_event`). Decoded into a different enum
 /// from `Action`, so a host UI cannot forge an effect result and a platform

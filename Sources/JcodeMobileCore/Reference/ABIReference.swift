@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// The reference part of docs/ABI.md, generated from the runtime schema
 /// (`RuntimeSchema.document`), itself generated from the same wire

@@ -1,3 +1,5 @@
+import JcodeMobileWire
+
 /// The ownership table of docs/ARCHITECTURE.md ("Who owns what"), generated
 /// from the code so it cannot drift: the state sections from
 /// `StateSection.all`, the inputs from `AppRouter` (every declared action,

@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// The schema of what the hand-written encoders write: the state
 /// (declared with each section in `StateSections.swift`, and the features' `json`), the tree

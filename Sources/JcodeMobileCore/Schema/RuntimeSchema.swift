@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// The version of this library, "MAJOR.MINOR.PATCH": the one constant the
 /// schema's `$id` (and anything else in the core that names the version) reads.

@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// Small constructors for JSON Schema (2020-12) fragments, and the mapping
 /// from the wire declarations (`FieldSpec`, `WireType`) to schemas.

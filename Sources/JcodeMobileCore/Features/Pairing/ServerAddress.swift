@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// Where a jcode gateway lives: host, port and whether to use TLS.
 public struct ServerAddress: Equatable, Sendable {

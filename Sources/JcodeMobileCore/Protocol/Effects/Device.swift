@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// Device capabilities: this install's identity, push registration, the
 /// camera, speech, the photo picker, haptics and local notifications.

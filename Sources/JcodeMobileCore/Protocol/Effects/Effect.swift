@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// Correlates an effect with the platform events that answer it. Assigned by
 /// the store from a counter in state, so replays produce the same ids.

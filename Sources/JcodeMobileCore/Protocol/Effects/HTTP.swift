@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// HTTP requests to the jcode gateway: `GET /health` and `POST /pair`.
 public enum HTTPEffect: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// The platform's secret store (the iOS Keychain). Only auth tokens go here.
 public enum SecureStoreEffect: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// Non-secret persisted data (saved servers, preferences). Fire and forget.
 public enum StorageEffect: Equatable, Sendable {

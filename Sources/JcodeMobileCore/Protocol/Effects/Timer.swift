@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// Timers: the core never reads the clock, it asks the host to wake it.
 public enum TimerEffect: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// The WebSocket to the jcode gateway (`ws(s)://host:port/ws`, text frames of
 /// newline-delimited JSON). The `effect_id` of `websocket_connect` names the

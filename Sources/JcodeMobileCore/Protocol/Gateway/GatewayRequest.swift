@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// One request to the jcode gateway, written as one NDJSON line. Request ids
 /// increase from 1 on every connection (the connection feature owns the counter).

@@ -1,4 +1,5 @@
 import JcodeMobileJSON
+import JcodeMobileWire
 
 /// One event from the jcode gateway. The core interprets every one of them;
 /// hosts never have to.

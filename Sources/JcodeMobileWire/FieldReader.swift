@@ -11,14 +11,14 @@ import JcodeMobileJSON
 /// tape, fields are found by comparing bytes and only the values read are
 /// copied out, which is what keeps a streamed delta cheap.
 public struct FieldReader {
-    enum Source {
+    @usableFromInline enum Source {
         case object(JSONObject)
         case tape(JSONTape, Int)
     }
 
-    let source: Source
+    @usableFromInline let source: Source
     public let path: String
-    let declared: [FieldSpec]
+    @usableFromInline let declared: [FieldSpec]
 
     public init(_ object: JSONObject, path: String, declared: [FieldSpec]) {
         self.source = .object(object)
@@ -26,31 +26,31 @@ public struct FieldReader {
         self.declared = declared
     }
 
-    init(tape: JSONTape, object: Int, path: String, declared: [FieldSpec]) {
+    @usableFromInline package init(tape: JSONTape, object: Int, path: String, declared: [FieldSpec]) {
         self.source = .tape(tape, object)
         self.path = path
         self.declared = declared
     }
 
-    static func join(_ path: String, _ name: String) -> String {
+    @usableFromInline static func join(_ path: String, _ name: String) -> String {
         path.isEmpty ? name : path + "." + name
     }
 
     public func fieldPath(_ name: String) -> String { FieldReader.join(path, name) }
 
     /// A value found in the object, wherever it lives.
-    enum Found {
+    @usableFromInline enum Found {
         case json(JSONValue)
         case token(JSONTape, Int)
 
-        var typeName: String {
+        @usableFromInline var typeName: String {
             switch self {
             case .json(let v): return v.typeName
             case .token(let t, let i): return t.typeName(at: i)
             }
         }
 
-        var string: String? {
+        @inlinable var string: String? {
             switch self {
             case .json(let v): return v.stringValue
             case .token(let t, let i): return t.kind(at: i) == .string ? t.string(at: i) : nil
@@ -59,14 +59,14 @@ public struct FieldReader {
 
         /// A whole number that fits in 64 bits (`3`, `3.0`, `3e0`), read
         /// from the literal's digits; nil for anything else.
-        var int64: Int64? {
+        @inlinable var int64: Int64? {
             switch self {
             case .json(let v): return v.int64Value
             case .token(let t, let i): return t.integer(at: i)
             }
         }
 
-        var isNumber: Bool {
+        @inlinable var isNumber: Bool {
             switch self {
             case .json(.int), .json(.double): return true
             case .json: return false
@@ -76,7 +76,7 @@ public struct FieldReader {
 
         /// What a message says was found: a number as it was written (cut
         /// short past 40 characters), anything else by its type.
-        var shown: String {
+        @usableFromInline var shown: String {
             let text: String
             switch self {
             case .json(let v) where isNumber: text = v.jsonString
@@ -87,14 +87,14 @@ public struct FieldReader {
             return count <= 40 ? text : String(text.prefix(32)) + "… (\(count) characters)"
         }
 
-        var double: Double? {
+        @inlinable var double: Double? {
             switch self {
             case .json(let v): return v.doubleValue
             case .token(let t, let i): return t.kind(at: i) == .number ? t.number(at: i).doubleValue : nil
             }
         }
 
-        var bool: Bool? {
+        @inlinable var bool: Bool? {
             switch self {
             case .json(let v): return v.boolValue
             case .token(let t, let i):
@@ -106,14 +106,14 @@ public struct FieldReader {
             }
         }
 
-        var value: JSONValue {
+        @usableFromInline var value: JSONValue {
             switch self {
             case .json(let v): return v
             case .token(let t, let i): return t.value(at: i)
             }
         }
 
-        var isObject: Bool {
+        @inlinable var isObject: Bool {
             switch self {
             case .json(let v): return v.objectValue != nil
             case .token(let t, let i): return t.kind(at: i) == .object
@@ -121,7 +121,7 @@ public struct FieldReader {
         }
 
         /// A reader over this value when it is an object.
-        func reader(path: String, declared: [FieldSpec]) -> FieldReader? {
+        @inlinable func reader(path: String, declared: [FieldSpec]) -> FieldReader? {
             switch self {
             case .json(.object(let o)): return FieldReader(o, path: path, declared: declared)
             case .json: return nil
@@ -130,7 +130,7 @@ public struct FieldReader {
         }
 
         /// The elements when this value is an array.
-        var elements: [Found]? {
+        @inlinable var elements: [Found]? {
             switch self {
             case .json(.array(let a)): return a.map(Found.json)
             case .json: return nil
@@ -139,7 +139,7 @@ public struct FieldReader {
         }
     }
 
-    private func lookup(_ name: String) throws(CoreError) -> Found? {
+    @inlinable func lookup(_ name: String) throws(CoreError) -> Found? {
         // Decoders read only declared fields; WireSpecTests prove it for every
         // member, so release builds skip the check on the hot path.
         assert(declared.contains(where: { $0.name == name }), "decoder read undeclared field \"\(name)\"")
@@ -153,12 +153,12 @@ public struct FieldReader {
         }
     }
 
-    private func missing(_ name: String) -> CoreError {
+    @usableFromInline func missing(_ name: String) -> CoreError {
         CoreError.invalidField(fieldPath(name), "missing required field \"\(name)\"")
     }
 
     /// The range declared for an integer field, and whether it is secret.
-    private func integerRange(_ name: String) throws(CoreError) -> (IntegerRange, secret: Bool) {
+    @usableFromInline func integerRange(_ name: String) throws(CoreError) -> (IntegerRange, secret: Bool) {
         for field in declared where field.name == name {
             switch field.type {
             case .integer(let range), .stringOrInteger(let range): return (range, field.secret)
@@ -170,35 +170,35 @@ public struct FieldReader {
 
     /// `field "port" must be an integer from 1 to 65535, got 70000`. A
     /// secret's value is not repeated.
-    private func outOfRange(_ name: String, _ expected: String, _ range: IntegerRange, _ got: Found, secret: Bool) -> CoreError {
+    @usableFromInline func outOfRange(_ name: String, _ expected: String, _ range: IntegerRange, _ got: Found, secret: Bool) -> CoreError {
         let shown = secret && got.isNumber ? "another number" : got.shown
         return CoreError.invalidField(fieldPath(name), "field \"\(name)\" must be \(expected) \(range), got \(shown)")
     }
 
-    private func mistyped(_ name: String, _ expected: String, _ got: Found) -> CoreError {
+    @usableFromInline func mistyped(_ name: String, _ expected: String, _ got: Found) -> CoreError {
         CoreError.invalidField(fieldPath(name), "field \"\(name)\" must be \(expected), got \(got.typeName)")
     }
 
     // MARK: - Strings
 
-    public mutating func optionalString(_ name: String) throws(CoreError) -> String? {
+    @inlinable public mutating func optionalString(_ name: String) throws(CoreError) -> String? {
         guard let found = try lookup(name) else { return nil }
         guard let s = found.string else { throw mistyped(name, "a string", found) }
         return s
     }
 
-    public mutating func string(_ name: String) throws(CoreError) -> String {
+    @inlinable public mutating func string(_ name: String) throws(CoreError) -> String {
         guard let s = try optionalString(name) else { throw missing(name) }
         return s
     }
 
-    public mutating func string(_ name: String, default fallback: String) throws(CoreError) -> String {
+    @inlinable public mutating func string(_ name: String, default fallback: String) throws(CoreError) -> String {
         try optionalString(name) ?? fallback
     }
 
     /// A string, or an integer within the declared range converted to its
     /// decimal text.
-    public mutating func optionalStringOrInteger(_ name: String) throws(CoreError) -> String? {
+    @inlinable public mutating func optionalStringOrInteger(_ name: String) throws(CoreError) -> String? {
         guard let found = try lookup(name) else { return nil }
         if let s = found.string { return s }
         let (range, secret) = try integerRange(name)
@@ -206,13 +206,13 @@ public struct FieldReader {
         throw outOfRange(name, "a string or an integer", range, found, secret: secret)
     }
 
-    public mutating func stringOrInteger(_ name: String) throws(CoreError) -> String {
+    @inlinable public mutating func stringOrInteger(_ name: String) throws(CoreError) -> String {
         guard let s = try optionalStringOrInteger(name) else { throw missing(name) }
         return s
     }
 
     /// A string that must be one of `values`.
-    public mutating func enumeration<T: RawRepresentable>(_ name: String, as: T.Type) throws(CoreError) -> T
+    @inlinable public mutating func enumeration<T: RawRepresentable>(_ name: String, as: T.Type) throws(CoreError) -> T
     where T.RawValue == String {
         let raw = try string(name)
         guard let value = T(rawValue: raw) else {
@@ -224,7 +224,7 @@ public struct FieldReader {
     /// Text from a field that may hold a string or structured JSON (a tool's
     /// input arrives as an object): strings as they are, anything else as its
     /// compact JSON text.
-    public mutating func optionalText(_ name: String) throws(CoreError) -> String? {
+    @inlinable public mutating func optionalText(_ name: String) throws(CoreError) -> String? {
         guard let found = try lookup(name) else { return nil }
         if let s = found.string { return s }
         return found.value.jsonString
@@ -236,7 +236,7 @@ public struct FieldReader {
     /// anything else, including a whole number beyond 64 bits, is
     /// `invalid_field` with a message naming the range (or, for a range
     /// declared `orAbsent`, a number outside it reads as nil).
-    public mutating func optionalInt(_ name: String) throws(CoreError) -> Int? {
+    @inlinable public mutating func optionalInt(_ name: String) throws(CoreError) -> Int? {
         guard let found = try lookup(name) else { return nil }
         let (range, secret) = try integerRange(name)
         if let i = found.int64, range.contains(i), let exact = Int(exactly: i) { return exact }
@@ -244,22 +244,22 @@ public struct FieldReader {
         throw outOfRange(name, "an integer", range, found, secret: secret)
     }
 
-    public mutating func int(_ name: String) throws(CoreError) -> Int {
+    @inlinable public mutating func int(_ name: String) throws(CoreError) -> Int {
         guard let i = try optionalInt(name) else { throw missing(name) }
         return i
     }
 
-    public mutating func int(_ name: String, default fallback: Int) throws(CoreError) -> Int {
+    @inlinable public mutating func int(_ name: String, default fallback: Int) throws(CoreError) -> Int {
         try optionalInt(name) ?? fallback
     }
 
-    public mutating func optionalDouble(_ name: String) throws(CoreError) -> Double? {
+    @inlinable public mutating func optionalDouble(_ name: String) throws(CoreError) -> Double? {
         guard let found = try lookup(name) else { return nil }
         guard let d = found.double else { throw mistyped(name, "a number", found) }
         return d
     }
 
-    public mutating func double(_ name: String) throws(CoreError) -> Double {
+    @inlinable public mutating func double(_ name: String) throws(CoreError) -> Double {
         guard let d = try optionalDouble(name) else { throw missing(name) }
         return d
     }
@@ -267,42 +267,42 @@ public struct FieldReader {
     /// A point's coordinate, in points: a number that is finite (`1e400`
     /// reads as infinity), refused otherwise as `jcode_mobile_hit_test`
     /// refuses one, naming the number as written.
-    public mutating func coordinate(_ name: String) throws(CoreError) -> Double {
+    @inlinable public mutating func coordinate(_ name: String) throws(CoreError) -> Double {
         guard let found = try lookup(name) else { throw missing(name) }
         guard let d = found.double else { throw mistyped(name, "a number", found) }
         guard d.isFinite else { throw CoreError.notACoordinate(fieldPath(name), name: name, got: found.shown) }
         return d
     }
 
-    public mutating func optionalBool(_ name: String) throws(CoreError) -> Bool? {
+    @inlinable public mutating func optionalBool(_ name: String) throws(CoreError) -> Bool? {
         guard let found = try lookup(name) else { return nil }
         guard let b = found.bool else { throw mistyped(name, "a boolean", found) }
         return b
     }
 
-    public mutating func bool(_ name: String) throws(CoreError) -> Bool {
+    @inlinable public mutating func bool(_ name: String) throws(CoreError) -> Bool {
         guard let b = try optionalBool(name) else { throw missing(name) }
         return b
     }
 
-    public mutating func bool(_ name: String, default fallback: Bool) throws(CoreError) -> Bool {
+    @inlinable public mutating func bool(_ name: String, default fallback: Bool) throws(CoreError) -> Bool {
         try optionalBool(name) ?? fallback
     }
 
     // MARK: - Structure
 
     /// Any JSON value (nil when missing or null).
-    public mutating func optionalValue(_ name: String) throws(CoreError) -> JSONValue? {
+    @inlinable public mutating func optionalValue(_ name: String) throws(CoreError) -> JSONValue? {
         try lookup(name)?.value
     }
 
-    public mutating func optionalObject(_ name: String) throws(CoreError) -> JSONObject? {
+    @inlinable public mutating func optionalObject(_ name: String) throws(CoreError) -> JSONObject? {
         guard let found = try lookup(name) else { return nil }
         guard found.isObject, case .object(let o) = found.value else { throw mistyped(name, "an object", found) }
         return o
     }
 
-    public mutating func optionalArray(_ name: String) throws(CoreError) -> [JSONValue]? {
+    @inlinable public mutating func optionalArray(_ name: String) throws(CoreError) -> [JSONValue]? {
         guard let found = try lookup(name) else { return nil }
         guard case .array(let a) = found.value else { throw mistyped(name, "an array", found) }
         return a
@@ -312,7 +312,7 @@ public struct FieldReader {
     /// value that is not an object is an error of this field; what goes wrong
     /// decoding the object itself is returned, not thrown, for the caller to
     /// handle (a bad server event inside a frame is not an error of the frame).
-    public mutating func optionalNested<T>(
+    @inlinable public mutating func optionalNested<T>(
         _ name: String, _ union: WireUnion<T>
     ) throws(CoreError) -> Result<T, CoreError>? {
         guard let found = try lookup(name) else { return nil }
@@ -325,7 +325,7 @@ public struct FieldReader {
 
     /// An optional array of records, each decoded with `decode`; errors name
     /// the element (`images[2].media_type`).
-    public mutating func optionalRecords<T>(
+    @inlinable public mutating func optionalRecords<T>(
         _ name: String, _ decode: (inout FieldReader) throws(CoreError) -> T
     ) throws(CoreError) -> [T]? {
         guard let found = try lookup(name) else { return nil }
@@ -349,7 +349,7 @@ public struct FieldReader {
 
     /// An optional nested record decoded with `decode`; errors name the path
     /// (`tool_data.id`).
-    public mutating func optionalRecord<T>(
+    @inlinable public mutating func optionalRecord<T>(
         _ name: String, _ decode: (inout FieldReader) throws(CoreError) -> T
     ) throws(CoreError) -> T? {
         guard let found = try lookup(name) else { return nil }
@@ -363,13 +363,13 @@ public struct FieldReader {
     }
 
     /// A required array of strings.
-    public mutating func strings(_ name: String) throws(CoreError) -> [String] {
+    @inlinable public mutating func strings(_ name: String) throws(CoreError) -> [String] {
         guard let values = try optionalStrings(name) else { throw missing(name) }
         return values
     }
 
     /// An optional array of strings.
-    public mutating func optionalStrings(_ name: String) throws(CoreError) -> [String]? {
+    @inlinable public mutating func optionalStrings(_ name: String) throws(CoreError) -> [String]? {
         guard let found = try lookup(name) else { return nil }
         guard let elements = found.elements else { throw mistyped(name, "an array", found) }
         var result: [String] = []
@@ -389,7 +389,7 @@ extension CoreError {
     /// A coordinate that is not a finite number of points: what `tap_xy`
     /// and `jcode_mobile_hit_test` answer (one message for both), `got`
     /// the number as written (or, from C, as the double prints).
-    static func notACoordinate(_ path: String, name: String, got shown: String) -> CoreError {
+    @usableFromInline package static func notACoordinate(_ path: String, name: String, got shown: String) -> CoreError {
         .invalidField(path, "field \"\(name)\" must be a finite number of points, got \(shown)")
     }
 }

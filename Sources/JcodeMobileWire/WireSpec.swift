@@ -104,7 +104,7 @@ public struct MessageSpec<Value>: Sendable {
     public let type: String
     public let doc: String
     public let fields: [FieldSpec]
-    let decoder: @Sendable (inout FieldReader) throws(CoreError) -> Value
+    @usableFromInline let decoder: @Sendable (inout FieldReader) throws(CoreError) -> Value
 
     public init(
         _ type: String, doc: String = "", fields: [FieldSpec] = [],
@@ -121,7 +121,7 @@ public struct MessageSpec<Value>: Sendable {
         return try decoder(&reader)
     }
 
-    func decode(tape: JSONTape, at index: Int, path: String = "") throws(CoreError) -> Value {
+    @inlinable func decode(tape: JSONTape, at index: Int, path: String = "") throws(CoreError) -> Value {
         var reader = FieldReader(tape: tape, object: index, path: path, declared: fields)
         return try decoder(&reader)
     }
@@ -130,49 +130,65 @@ public struct MessageSpec<Value>: Sendable {
     public var hasSecrets: Bool { fields.contains { $0.secret } }
 }
 
-/// A `"type"`-tagged union: every message a channel accepts.
-public struct WireUnion<Value>: Sendable {
-    public let name: String
-    public let members: [MessageSpec<Value>]
-    private let index: [[Int]]
+/// Finds a union member by its type name: a small table keyed by length and
+/// last byte, so a lookup is a handful of comparisons and no string hashing.
+/// It knows nothing of the members' values, so a lookup is an ordinary call
+/// from another module (no generic metadata is made for it).
+public struct WireTypeIndex: Sendable {
+    @usableFromInline let types: [String]
+    let buckets: [[Int]]
 
-    public init(_ name: String, _ members: [MessageSpec<Value>]) {
-        self.name = name
-        self.members = members
-        var buckets = [[Int]](repeating: [], count: WireUnion.bucketCount)
-        for (i, member) in members.enumerated() { buckets[WireUnion.bucket(of: member.type)].append(i) }
-        self.index = buckets
+    public init(_ types: [String]) {
+        self.types = types
+        var buckets = [[Int]](repeating: [], count: WireTypeIndex.bucketCount)
+        for (i, type) in types.enumerated() { buckets[WireTypeIndex.bucket(of: type.utf8)].append(i) }
+        self.buckets = buckets
     }
 
-    /// Types are looked up in a small table keyed by length and the last
-    /// byte: a handful of comparisons, no string hashing, on the hot path.
     private static var bucketCount: Int { 64 }
 
-    private static func bucket(of type: String) -> Int {
-        let utf8 = type.utf8
-        return (utf8.count &* 7 &+ Int(utf8.last ?? 0)) & (bucketCount - 1)
+    private static func bucket<Bytes: BidirectionalCollection<UInt8>>(of bytes: Bytes) -> Int {
+        (bytes.count &* 7 &+ Int(bytes.last ?? 0)) & (bucketCount - 1)
     }
 
-    private func position(of type: String) -> Int? {
-        for i in index[WireUnion.bucket(of: type)] where members[i].type == type { return i }
+    /// The position of the member named `type`.
+    public func position(of type: String) -> Int? {
+        for i in buckets[WireTypeIndex.bucket(of: type.utf8)] where types[i] == type { return i }
         return nil
     }
 
     /// The member whose type is the string token `i` of `tape`, compared as
     /// bytes (no String is made on the hot path).
-    private func position(ofTypeAt i: Int, in tape: JSONTape) -> Int? {
+    public func position(ofTypeAt i: Int, in tape: JSONTape) -> Int? {
         let raw = tape.rawBytes(at: i)
-        let bucket = (raw.count &* 7 &+ Int(raw.last ?? 0)) & (WireUnion.bucketCount - 1)
-        for m in index[bucket] {
-            var type = members[m].type
+        for m in buckets[WireTypeIndex.bucket(of: raw)] {
+            var type = types[m]
             if type.withUTF8({ tape.stringEquals(i, $0) }) { return m }
         }
         // An escaped type name ("text\u005fdelta") is rare: compare it decoded.
         return position(of: tape.string(at: i))
     }
+}
+
+/// A `"type"`-tagged union: every message a channel accepts.
+public struct WireUnion<Value>: Sendable {
+    public let name: String
+    public let members: [MessageSpec<Value>]
+    @usableFromInline let typeIndex: WireTypeIndex
+
+    public init(_ name: String, _ members: [MessageSpec<Value>]) {
+        self.name = name
+        self.members = members
+        // A plain loop: a union is made once, often inside the first call a
+        // host makes, so no key path or unspecialised map is paid for here.
+        var types: [String] = []
+        types.reserveCapacity(members.count)
+        for member in members { types.append(member.type) }
+        self.typeIndex = WireTypeIndex(types)
+    }
 
     public func spec(for type: String) -> MessageSpec<Value>? {
-        position(of: type).map { members[$0] }
+        typeIndex.position(of: type).map { members[$0] }
     }
 
     /// Decodes a JSON value that must be an object with a known `type`.
@@ -191,7 +207,7 @@ public struct WireUnion<Value>: Sendable {
         guard case .string(let type) = typeValue else {
             throw CoreError.invalidField(typePath, "field \"type\" must be a string, got \(typeValue.typeName)")
         }
-        guard let i = position(of: type) else {
+        guard let i = typeIndex.position(of: type) else {
             throw CoreError(.unknownType, "unknown \(name) type \"\(type)\"", field: typePath)
         }
         return try members[i].decode(object, path: path)
@@ -199,12 +215,12 @@ public struct WireUnion<Value>: Sendable {
 
     /// Decodes the object at token `index` of `tape`; the same errors as
     /// `decode(_:path:)`.
-    public func decode(tape: JSONTape, at index: Int = 0, path: String = "") throws(CoreError) -> Value {
+    @inlinable public func decode(tape: JSONTape, at index: Int = 0, path: String = "") throws(CoreError) -> Value {
         try decodeMember(tape: tape, at: index, path: path).value
     }
 
     /// Decodes the object at token `index` of `tape` and says which member it was.
-    public func decodeMember(
+    @inlinable public func decodeMember(
         tape: JSONTape, at index: Int = 0, path: String = ""
     ) throws(CoreError) -> (value: Value, spec: MessageSpec<Value>) {
         guard tape.kind(at: index) == .object else {
@@ -218,7 +234,7 @@ public struct WireUnion<Value>: Sendable {
         guard tape.kind(at: typeToken) == .string else {
             throw CoreError.invalidField(typePath, "field \"type\" must be a string, got \(tape.typeName(at: typeToken))")
         }
-        guard let i = position(ofTypeAt: typeToken, in: tape) else {
+        guard let i = typeIndex.position(ofTypeAt: typeToken, in: tape) else {
             throw CoreError(.unknownType, "unknown \(name) type \"\(tape.string(at: typeToken))\"", field: typePath)
         }
         return (try members[i].decode(tape: tape, at: index, path: path), members[i])
