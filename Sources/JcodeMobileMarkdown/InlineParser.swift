@@ -139,7 +139,7 @@ package struct InlineParser {
         guard let scratch else { return parseFully(Array(content[range]), definitions: definitions) }
         var s: [UInt8] = []
         swap(&s, &scratch.input)
-        s.removeAll(keepingCapacity: true)
+        emptyKeepingCapacity(&s)
         s.append(contentsOf: content[range])
         let result = parseFully(s, definitions: definitions, scratch: scratch)
         // The parser is gone: `s` is unique again, kept for the next parse.
@@ -210,13 +210,13 @@ package struct InlineParser {
         // Spans are not built when every run is plain (they would be dropped).
         let (text, spans, _) = parser.spans(keepPlain: false)
         if let scratch {
-            parser.store.removeAll(keepingCapacity: true)
-            parser.nodes.removeAll(keepingCapacity: true)
-            parser.out.removeAll(keepingCapacity: true)
-            parser.extras.removeAll(keepingCapacity: true)
-            parser.delimiters.removeAll(keepingCapacity: true)
-            parser.brackets.removeAll(keepingCapacity: true)
-            parser.marks.removeAll(keepingCapacity: true)
+            emptyKeepingCapacity(&parser.store)
+            emptyKeepingCapacity(&parser.nodes)
+            emptyKeepingCapacity(&parser.out)
+            emptyKeepingCapacity(&parser.extras)
+            emptyKeepingCapacity(&parser.delimiters)
+            emptyKeepingCapacity(&parser.brackets)
+            emptyKeepingCapacity(&parser.marks)
             swap(&parser.store, &scratch.store)
             swap(&parser.nodes, &scratch.nodes)
             swap(&parser.out, &scratch.out)
@@ -353,7 +353,7 @@ package struct InlineParser {
         let start = position
         let limit = findsCheckpoints && !open ? min(s.count, nextTry) : s.count
         let end = s.withUnsafeBufferPointer { Self.plainEnd($0, from: start, limit: limit) }
-        store.append(contentsOf: s[start..<end])
+        appendToStore(start..<end)
         position = end
     }
 
@@ -430,11 +430,17 @@ package struct InlineParser {
     }
 
     /// A node of its own after the pending text, whose text is `s[range]`.
+    /// The bytes of `s` in `range` appended to `store`, copied as a buffer
+    /// (an `ArraySlice` goes through the general append, which allocates).
+    @inline(__always) private mutating func appendToStore(_ range: Range<Int>) {
+        s.withUnsafeBufferPointer { store.append(contentsOf: UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
     private mutating func append(
         _ range: Range<Int>, styles: MarkdownStyle = [], url: String? = nil, closes: Mark? = nil
     ) {
         flush()
-        store.append(contentsOf: s[range])
+        appendToStore(range)
         var node = InlineNode(start: pendingStart, end: store.count, styles: styles)
         if url != nil || closes != nil {
             node.extra = extras.count
@@ -555,7 +561,7 @@ package struct InlineParser {
         while position < s.count && s[position] == c { position += 1 }
         let count = position - start
         if c == UInt8(ascii: "~") && count > 2 {
-            store.append(contentsOf: s[start..<position])
+            appendToStore(start..<position)
             return
         }
         let before = scalar(before: start)
@@ -700,7 +706,7 @@ package struct InlineParser {
         }
         let tag = s.withUnsafeBufferPointer { b in HTMLScanner.tag(b, position, s.count) }
         if let end = tag ?? otherHTML() {
-            store.append(contentsOf: s[position..<end])
+            appendToStore(position..<end)
             position = end
         } else {
             // More text could make a tag, an autolink or a comment of it.
@@ -1022,14 +1028,14 @@ package struct InlineParser {
     private mutating func spans(keepPlain: Bool = true) -> (String, [MarkdownSpan], cut: (runs: Int, bytes: Int?)?) {
         var counts = (0, 0, 0)  // bold, italic, strikethrough
         var urls: [String] = []
-        out.removeAll(keepingCapacity: true)
+        emptyKeepingCapacity(&out)
         out.reserveCapacity(store.count)
         var runs: [Run] = []
         swap(&runs, &self.runs)
         runs.reserveCapacity(nodes.count)
         // Emptied and handed back once the spans are built from them.
         defer {
-            runs.removeAll(keepingCapacity: true)
+            emptyKeepingCapacity(&runs)
             swap(&runs, &self.runs)
         }
         // Per open link: the nodes shown when it opened (a link with no text keeps an empty run).
