@@ -822,10 +822,17 @@ package struct InlineParser {
     /// GFM: a bare e-mail address starting at `position` (the start of a run of the characters
     /// of its local part): `local@domain.tld`, the domain with a "." and not ending in "-" or
     /// "_" (a final "." is left out); true when one was taken.
-    private mutating func emailAutolink() -> Bool {
+    @inline(__always) private mutating func emailAutolink() -> Bool {
+        // The run and its "@" looked for where the scan is (most runs are
+        // words without one); the address after it read in a call.
         var at = position
         while at < s.count && isEmailCharacter(s[at]) { at += 1 }
         guard at < s.count, s[at] == UInt8(ascii: "@"), at > position else { return false }
+        return emailAutolink(at: at)
+    }
+
+    /// The address whose "@" is at `at`, its local part from `position`.
+    @inline(never) private mutating func emailAutolink(at: Int) -> Bool {
         var end = at + 1
         var dots = 0
         while end < s.count {
@@ -1139,14 +1146,23 @@ package struct InlineParser {
 
 @inline(__always) private func isSpaceOrNewline(_ c: UInt8) -> Bool { c == 32 || c == 10 }
 
-func isUnicodeWhitespace(_ c: Unicode.Scalar) -> Bool {
-    // ASCII first: the general category lookup is a table search.
+// ASCII first, inlined where called (a call costs more than the test); the
+// general category lookup, a table search, is a call of its own.
+@inline(__always) func isUnicodeWhitespace(_ c: Unicode.Scalar) -> Bool {
     if c.isASCII { return c == " " || c == "\t" || c == "\n" || c == "\u{0C}" || c == "\r" }
-    return c == "\t" || c == "\n" || c == "\u{0C}" || c == "\r" || c.properties.generalCategory == .spaceSeparator
+    return isNonASCIIWhitespace(c)
 }
 
-func isUnicodePunctuation(_ c: Unicode.Scalar) -> Bool {
+@inline(never) func isNonASCIIWhitespace(_ c: Unicode.Scalar) -> Bool {
+    c.properties.generalCategory == .spaceSeparator
+}
+
+@inline(__always) func isUnicodePunctuation(_ c: Unicode.Scalar) -> Bool {
     if c.isASCII { return isASCIIPunctuation(UInt8(c.value)) }
+    return isNonASCIIPunctuation(c)
+}
+
+@inline(never) func isNonASCIIPunctuation(_ c: Unicode.Scalar) -> Bool {
     switch c.properties.generalCategory {
     case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation,
          .finalPunctuation, .otherPunctuation, .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
