@@ -286,6 +286,12 @@ $(C_BUILD)/instructions: harness/c/instructions.c include/jcode_mobile.h $(LIB) 
 	$(CC) -O2 $(CFLAGS_STRICT) -Iinclude harness/c/instructions.c \
 		-L$(LIB_DIR) -ljcode_mobile -Wl,-rpath,$(CURDIR)/$(LIB_DIR) -o $@
 
+# The callgrind benchmarks run with Swift's hashing seeded the same in every
+# process: with a random seed per process (the default), a figure that hashes
+# (the row cache's dictionary) moved by about 1 % from one run of one library
+# to the next. Instruction counts are then repeatable to the instruction.
+CALLGRIND := SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null
+
 # Instructions per input (callgrind) of each input whose cost could grow with
 # a list it touches, at 1 000 and 100 000 items (harness/c/instructions.c).
 INSTRUCTION_KINDS ?= text_delta text_delta_raw text_delta_subscribed set_draft tokens session_renamed_call tap_node permission_request stdin_request session_renamed tool_start outbox queue_interrupt \
@@ -298,21 +304,21 @@ REPLY_SIZES ?= 4096 262144
 TOOL_INPUT_SIZES ?= 32768 131072
 bench-instructions: $(C_BUILD)/instructions
 	@for kind in $(INSTRUCTION_KINDS); do for size in $(INSTRUCTION_SIZES); do \
-		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
+		out=$$($(CALLGRIND) \
 			./$(C_BUILD)/instructions $$kind $$size 2>&1) || { echo "$$out"; exit 1; }; \
 		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
 		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
 		printf '%-20s %7s items: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
 	done; done
 	@for kind in reply_delta_tree_changes reply_markdown_delta_tree_changes; do for size in $(REPLY_SIZES); do \
-		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
+		out=$$($(CALLGRIND) \
 			./$(C_BUILD)/instructions $$kind $$size 2>&1) || { echo "$$out"; exit 1; }; \
 		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
 		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
 		printf '%-33s %7s bytes: %9s instructions per input\n' $$kind $$size $$((ir / n)); \
 	done; done
 	@for kind in tool_input_bash tool_input_write tool_input_edit tool_input_apply_patch tool_input_patch; do for size in $(TOOL_INPUT_SIZES); do \
-		out=$$(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null \
+		out=$$($(CALLGRIND) \
 			./$(C_BUILD)/instructions $$kind $$size 2>&1) || { echo "$$out"; exit 1; }; \
 		ir=$$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,); \
 		n=$$(echo "$$out" | sed -n 's/^measured //p'); \
@@ -329,7 +335,7 @@ $(C_BUILD)/streamed: harness/c/streamed.c include/jcode_mobile.h $(LIB) | $(C_BU
 STREAMED_KINDS ?= words bullets numbered tasks table nested emphasis mixed
 STREAMED_SIZE ?= 4096
 bench-streamed: $(C_BUILD)/streamed
-	@count() { valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null ./$(C_BUILD)/streamed "$$@" 2>&1 \
+	@count() { $(CALLGRIND) ./$(C_BUILD)/streamed "$$@" 2>&1 \
 		| sed -n 's/.*Collected : *//p' | tr -d ,; }; \
 	words=$$(count words $$(($(STREAMED_SIZE) * 4)) tail); \
 	printf '%-10s %14s %14s %6s %16s %6s\n' kind "n=$(STREAMED_SIZE)" "4n" ratio "delta at 4n" "/words"; \
@@ -344,7 +350,7 @@ bench-streamed: $(C_BUILD)/streamed
 # against 1 MiB of plain words: what an agent or a server sends at once stays bounded.
 BOUNDED_SIZE ?= 1048576
 bench-bounded: $(C_BUILD)/streamed $(C_BUILD)/instructions
-	@count() { valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/dev/null "$$@" 2>&1 \
+	@count() { $(CALLGRIND) "$$@" 2>&1 \
 		| sed -n 's/.*Collected : *//p' | tr -d ,; }; \
 	words=$$(count ./$(C_BUILD)/streamed words $(BOUNDED_SIZE) once); \
 	printf '%-22s %16s %8s\n' "1 field of $(BOUNDED_SIZE) bytes" instructions "/words"; \
