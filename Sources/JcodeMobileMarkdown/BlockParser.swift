@@ -975,14 +975,6 @@ struct BlockParser {
     }
 }
 
-/// `array` emptied, its buffer kept: the standard library's
-/// `removeAll(keepingCapacity:)` is a call into a general range
-/// replacement even for an array that is already empty, and a parse
-/// empties its scratch arrays once per block.
-@inline(__always) func emptyKeepingCapacity<T>(_ array: inout [T]) {
-    if !array.isEmpty { array.removeAll(keepingCapacity: true) }
-}
-
 @inline(__always) func isSpaceOrTab(_ c: UInt8) -> Bool { c == 32 || c == 9 }
 @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
 

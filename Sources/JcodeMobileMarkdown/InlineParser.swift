@@ -429,13 +429,13 @@ package struct InlineParser {
         pendingStart = store.count
     }
 
-    /// A node of its own after the pending text, whose text is `s[range]`.
     /// The bytes of `s` in `range` appended to `store`, copied as a buffer
     /// (an `ArraySlice` goes through the general append, which allocates).
     @inline(__always) private mutating func appendToStore(_ range: Range<Int>) {
         s.withUnsafeBufferPointer { store.append(contentsOf: UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
+    /// A node of its own after the pending text, whose text is `s[range]`.
     private mutating func append(
         _ range: Range<Int>, styles: MarkdownStyle = [], url: String? = nil, closes: Mark? = nil
     ) {
@@ -1170,6 +1170,14 @@ package struct InlineParser {
     default:
         return false
     }
+}
+
+/// `array` emptied, its buffer kept: the standard library's
+/// `removeAll(keepingCapacity:)` is a call into a general range
+/// replacement even for an array that is already empty, and a parse
+/// empties its scratch arrays once per block.
+@inline(__always) func emptyKeepingCapacity<T>(_ array: inout [T]) {
+    if !array.isEmpty { array.removeAll(keepingCapacity: true) }
 }
 
 /// Buffers an inline parse leaves for the next (see `InlineParser.parse`); one per document parse, not shared between threads.

@@ -135,7 +135,7 @@ public struct MessageSpec<Value>: Sendable {
 /// It knows nothing of the members' values, so a lookup is an ordinary call
 /// from another module (no generic metadata is made for it).
 public struct WireTypeIndex: Sendable {
-    @usableFromInline let types: [String]
+    let types: [String]
     let buckets: [[Int]]
 
     public init(_ types: [String]) {
