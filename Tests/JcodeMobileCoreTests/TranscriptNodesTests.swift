@@ -45,6 +45,20 @@ final class TranscriptNodesTests: XCTestCase {
 
     // MARK: - Markdown as blocks
 
+    func testBlockIdsAreTheirPlacesInDecimalAtEveryDepth() {
+        let app = replying()
+        // Eleven paragraphs, then a table of twelve rows: ids with two digits at two depths.
+        let paragraphs = (0..<11).map { "Paragraph \($0)." }.joined(separator: "\n\n")
+        let rows = (1...11).map { "| r\($0) | \($0) |" }.joined(separator: "\n")
+        delta(app, paragraphs + "\n\n| a | b |\n|---|---|\n" + rows + "\n")
+        let ids = children(app, "message.m2")
+        XCTAssertEqual(Array(ids.prefix(3)), ["message.m2.md.0", "message.m2.md.1", "message.m2.md.2"])
+        XCTAssertEqual(Array(ids.suffix(2)), ["message.m2.md.10", "message.m2.md.11"])
+        XCTAssertEqual(Array(children(app, "message.m2.md.11").suffix(2)), ["message.m2.md.11.10", "message.m2.md.11.11"])
+        XCTAssertEqual(children(app, "message.m2.md.11.10"), ["message.m2.md.11.10.0", "message.m2.md.11.10.1"])
+        XCTAssertEqual(app.tree().find("message.m2.md.11.10.1")?.value, "10")
+    }
+
     func testAReplyInMarkdownIsItsBlocksWithStyledRunsAndNoMarkers() {
         let app = replying()
         delta(app, "## Plan\n\nFirst **build**, then `test` it: [docs](https://example.com).\n\n- one\n- [x] two\n\n---\n")

@@ -118,18 +118,32 @@ enum MarkdownNodes {
         return node
     }
 
-    /// `id.k`, built in one allocation at most (none when it fits a small string).
+    /// `id.k`, its bytes written once into one allocation (none when it fits
+    /// a small string): no `String(k)`, no appends.
     private static func childID(_ id: String, _ k: Int) -> String {
-        let number = String(k)
-        let count = id.utf8.count &+ 1 &+ number.utf8.count
-        // Up to 15 UTF-8 bytes a string is held inline: `+` allocates nothing then.
-        guard count > 15 else { return id + "." + number }
-        var child = ""
-        child.reserveCapacity(count)
-        child.append(id)
-        child.append(".")
-        child.append(number)
-        return child
+        guard k >= 0 else { return id + "." + String(k) }
+        var digits = 1
+        var rest = k / 10
+        while rest > 0 {
+            digits &+= 1
+            rest /= 10
+        }
+        var id = id
+        return id.withUTF8 { head in
+            let count = head.count &+ 1 &+ digits
+            return String(unsafeUninitializedCapacity: count) { out in
+                if let from = head.baseAddress, let to = out.baseAddress { to.initialize(from: from, count: head.count) }
+                out[head.count] = UInt8(ascii: ".")
+                var value = k
+                var at = count
+                repeat {
+                    at &-= 1
+                    out[at] = UInt8(truncatingIfNeeded: value % 10) &+ UInt8(ascii: "0")
+                    value /= 10
+                } while value > 0
+                return count
+            }
+        }
     }
 
     private static func container(_ id: String, _ role: SemanticNode.Role, _ block: MarkdownBlock, accessibilityLabel: String?) -> SemanticNode {
