@@ -150,23 +150,32 @@ struct BlockOutput {
     }
 
     /// GFM task items: a first paragraph starting with "[ ]", "[x]" or "[X]" and a space.
+    /// A list item; a task item's first paragraph is read after its check
+    /// box, once (not read whole first and then again without the box).
     private func item(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {
-        var checked: Bool?
-        var blocks = children(node, &sensitive)
-        if let first = node.children.first, first.kind == .paragraph, !first.isRemoved {
-            let c = first.content
-            if c.count >= 4, c[0] == UInt8(ascii: "["), c[2] == UInt8(ascii: "]"), isSpaceOrTab(c[3]) || c[3] == 10,
-               c[1] == 32 || c[1] == UInt8(ascii: "x") || c[1] == UInt8(ascii: "X") {
-                checked = c[1] != 32
-                let rest = trimmed(c[4...])
-                if rest.isEmpty {
-                    blocks.removeFirst()
-                } else {
-                    blocks[0] = inline(.paragraph, rest, &sensitive)
-                }
-            }
+        guard let first = node.children.first, first.kind == .paragraph, !first.isRemoved,
+              let checked = Self.checkBox(first.content)
+        else { return MarkdownBlock(kind: .listItem(checked: nil), children: children(node, &sensitive)) }
+        var blocks: [MarkdownBlock] = []
+        blocks.reserveCapacity(node.children.count)
+        let content = first.content
+        let rest = trimmedBounds(content, in: 4..<content.count)
+        if !rest.isEmpty { blocks.append(inline(.paragraph, content, in: rest, &sensitive)) }
+        // Its checkpoint (a streamed paragraph's) was for the text with the box: not this read's.
+        first.inlineCheckpoint = nil
+        for child in node.children.dropFirst() {
+            if let value = block(child, sensitive: &sensitive) { blocks.append(value) }
         }
         return MarkdownBlock(kind: .listItem(checked: checked), children: blocks)
+    }
+
+    /// A paragraph beginning with a task item's check box ("[ ]", "[x]" or
+    /// "[X]", then a blank or its end): whether it is checked; nil for any other.
+    private static func checkBox(_ c: [UInt8]) -> Bool? {
+        guard c.count >= 4, c[0] == UInt8(ascii: "["), c[2] == UInt8(ascii: "]"), isSpaceOrTab(c[3]) || c[3] == 10,
+              c[1] == 32 || c[1] == UInt8(ascii: "x") || c[1] == UInt8(ascii: "X")
+        else { return nil }
+        return c[1] != 32
     }
 
     private func table(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {

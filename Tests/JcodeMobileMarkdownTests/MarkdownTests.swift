@@ -308,6 +308,13 @@ private let taskLists: [Vector] = [
     ("- [y] no", [ul(li(p("[y] no")))]),
     ("- [ ]", [ul(li(checked: false))]),
     ("1. [x] *n*", [ol(li(p("n", [s("n", .italic)]), checked: true))]),
+    // The text after the box is read alone: its first run starts after the blanks; styles, links and a hard break too.
+    ("- [x]   **ok** then [docs](u)  \n  more", [ul(li(
+        p("ok then docs\nmore", [s("ok", .bold), s(" then "), s("docs", .link, "u"), s("\n", .lineBreak), s("more")]),
+        checked: true))]),
+    ("- [ ]\t`c`", [ul(li(p("c", [s("c", .code)]), checked: false))]),
+    ("- [ ] a\n\n  b", [ul(tight: false, li(p("a"), p("b"), checked: false))]),
+    ("- [x]\n  - [ ] inner", [ul(li(ul(li(p("inner"), checked: false)), checked: true))]),
 ]
 
 private let strikethrough: [Vector] = [
