@@ -28,8 +28,8 @@ enum PatchFormat {
             if let path = pathAfter("*** Add File: ", in: line) {
                 collector.beginFile(FileDiff(path: path, isNewFile: true))
                 collector.beginHunk(oldStart: 0, newStart: 1)
-                while i < lines.count, !lines[i].hasPrefix("*** ") {
-                    if lines[i].hasPrefix("+") { collector.line(.added, lines[i].dropFirst()) }
+                while i < lines.count, !TextLines.begins(lines[i], with: "*** ") {
+                    if TextLines.begins(lines[i], with: "+") { collector.line(.added, TextLines.dropping(1, from: lines[i])) }
                     i += 1
                 }
             } else if let path = pathAfter("*** Delete File: ", in: line) {
@@ -52,9 +52,9 @@ enum PatchFormat {
     }
 
     /// The trimmed, non-empty path after `marker` when the line starts with it.
-    private static func pathAfter(_ marker: String, in line: Substring) -> String? {
-        guard line.hasPrefix(marker) else { return nil }
-        let path = TextLines.trimmed(line.dropFirst(marker.count))
+    private static func pathAfter(_ marker: StaticString, in line: Substring) -> String? {
+        guard TextLines.begins(line, with: marker) else { return nil }
+        let path = TextLines.trimmed(TextLines.dropping(marker.utf8CodeUnitCount, from: line))
         return path.isEmpty ? nil : String(path)
     }
 
@@ -63,7 +63,7 @@ enum PatchFormat {
         var isFirst = true
         while i < lines.count {
             let line = TextLines.trimmedEnd(lines[i])
-            if line.hasPrefix("*** "), line != "*** End of File" { return }
+            if TextLines.begins(line, with: "*** "), line != "*** End of File" { return }
             if line.isEmpty {
                 i += 1
                 continue
@@ -71,8 +71,8 @@ enum PatchFormat {
             var header: String?
             if line == "@@" {
                 i += 1
-            } else if line.hasPrefix("@@ ") {
-                header = String(line.dropFirst(3))
+            } else if TextLines.begins(line, with: "@@ ") {
+                header = String(TextLines.dropping(3, from: line))
                 i += 1
             } else if !isFirst {
                 return
@@ -93,9 +93,9 @@ enum PatchFormat {
                 i += 1
                 return
             }
-            if line.hasPrefix("*** ") || line.hasPrefix("@@") { return }
+            if TextLines.begins(line, with: "*** ") || TextLines.begins(line, with: "@@") { return }
             if let kind = marker(line) {
-                collector.line(kind, line.isEmpty ? line : line.dropFirst())
+                collector.line(kind, line.isEmpty ? line : TextLines.dropping(1, from: line))
                 hadLines = true
             } else if hadLines {
                 return
@@ -122,20 +122,20 @@ enum PatchFormat {
         var i = 0
         var files = 0
         while i < lines.count {
-            guard lines[i].hasPrefix("---") else {
+            guard TextLines.begins(lines[i], with: "---") else {
                 i += 1
                 continue
             }
             let oldPath = headerPath(lines[i], "--- ")
             i += 1
-            guard i < lines.count, lines[i].hasPrefix("+++") else { continue }
+            guard i < lines.count, TextLines.begins(lines[i], with: "+++") else { continue }
             let newPath = headerPath(lines[i], "+++ ")
             i += 1
             let isNew = oldPath == "/dev/null", isDeletion = newPath == "/dev/null"
             let path = isDeletion ? stripping("a/", from: oldPath) : stripping("b/", from: newPath)
             collector.beginFile(FileDiff(path: String(path), isNewFile: isNew, isDeletion: isDeletion))
-            while i < lines.count, !lines[i].hasPrefix("---") {
-                if lines[i].hasPrefix("@@") {
+            while i < lines.count, !TextLines.begins(lines[i], with: "---") {
+                if TextLines.begins(lines[i], with: "@@") {
                     collectHunk(lines, from: &i, into: &collector)
                 } else {
                     i += 1
@@ -148,14 +148,15 @@ enum PatchFormat {
     }
 
     /// The path of a `---`/`+++` line: after the marker, up to a tab.
-    private static func headerPath(_ line: Substring, _ marker: String) -> Substring {
-        guard line.hasPrefix(marker) else { return "" }
-        let rest = line.dropFirst(marker.count)
-        return rest.prefix { $0 != "\t" }
+    private static func headerPath(_ line: Substring, _ marker: StaticString) -> Substring {
+        guard TextLines.begins(line, with: marker) else { return "" }
+        let rest = TextLines.dropping(marker.utf8CodeUnitCount, from: line)
+        guard let tab = rest.utf8.firstIndex(of: UInt8(ascii: "\t")) else { return rest }
+        return rest[..<tab]
     }
 
-    private static func stripping(_ prefix: String, from path: Substring) -> Substring {
-        path.hasPrefix(prefix) ? path.dropFirst(prefix.count) : path
+    private static func stripping(_ prefix: StaticString, from path: Substring) -> Substring {
+        TextLines.begins(path, with: prefix) ? TextLines.dropping(prefix.utf8CodeUnitCount, from: path) : path
     }
 
     /// A hunk from its `@@ -a,b +c,d @@ header` line to the next `@@` or `---`
@@ -168,11 +169,11 @@ enum PatchFormat {
         let oldStart = rangeStart(words[1], "-") ?? 1
         let newStart = rangeStart(words[2], "+") ?? oldStart
         collector.beginHunk(oldStart: oldStart, newStart: newStart, header: hunkTitle(headerLine))
-        while i < lines.count, !lines[i].hasPrefix("@@"), !lines[i].hasPrefix("---") {
+        while i < lines.count, !TextLines.begins(lines[i], with: "@@"), !TextLines.begins(lines[i], with: "---") {
             switch lines[i].utf8.first {
-            case UInt8(ascii: " "): collector.line(.context, lines[i].dropFirst())
-            case UInt8(ascii: "+"): collector.line(.added, lines[i].dropFirst())
-            case UInt8(ascii: "-"): collector.line(.removed, lines[i].dropFirst())
+            case UInt8(ascii: " "): collector.line(.context, TextLines.dropping(1, from: lines[i]))
+            case UInt8(ascii: "+"): collector.line(.added, TextLines.dropping(1, from: lines[i]))
+            case UInt8(ascii: "-"): collector.line(.removed, TextLines.dropping(1, from: lines[i]))
             default: break
             }
             i += 1
@@ -211,6 +212,7 @@ enum PatchFormat {
     /// from where the last read stopped; each path is kept once (a set
     /// says which are kept).
     struct PathReader {
+        private static let fileMarkers: [StaticString] = ["*** Add File: ", "*** Update File: ", "*** Delete File: "]
         /// The paths of the lines read, in order, each once.
         private(set) var paths: [String] = []
         private var seen: Set<String> = []
@@ -250,12 +252,16 @@ enum PatchFormat {
 
         /// The path one line names, if any (a `--- ` line names the old path for later).
         private mutating func take(_ line: Substring) -> String? {
+            // Read as bytes, as jcode reads them: most lines begin with none of the markers' first bytes.
+            guard let first = line.utf8.first,
+                  first == UInt8(ascii: "*") || first == UInt8(ascii: "-") || first == UInt8(ascii: "+")
+            else { return nil }
             var path: Substring?
-            for marker in ["*** Add File: ", "*** Update File: ", "*** Delete File: "] where line.hasPrefix(marker) {
-                path = TextLines.trimmed(line.dropFirst(marker.count))
+            for marker in PathReader.fileMarkers where TextLines.begins(line, with: marker) {
+                path = TextLines.trimmed(TextLines.dropping(marker.utf8CodeUnitCount, from: line))
             }
-            if line.hasPrefix("--- ") { oldPath = String(stripping("a/", from: headerPath(line, "--- "))) }
-            if line.hasPrefix("+++ ") {
+            if TextLines.begins(line, with: "--- ") { oldPath = String(stripping("a/", from: headerPath(line, "--- "))) }
+            if TextLines.begins(line, with: "+++ ") {
                 let newPath = headerPath(line, "+++ ")
                 path = newPath == "/dev/null" ? Substring(oldPath) : stripping("b/", from: newPath)
             }

@@ -20,6 +20,27 @@ enum TextLines {
         return lines
     }
 
+    /// Whether `line` begins with the bytes of `prefix` (a patch's ASCII
+    /// marker). Compared as bytes, as jcode compares them: no grapheme
+    /// clusters (a marker followed by a combining mark still begins the
+    /// line), and no walk over the line's characters.
+    static func begins<S: StringProtocol>(_ line: S, with prefix: StaticString) -> Bool {
+        let utf8 = line.utf8
+        let marker = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+        var i = utf8.startIndex
+        for byte in marker {
+            guard i != utf8.endIndex, utf8[i] == byte else { return false }
+            i = utf8.index(after: i)
+        }
+        return true
+    }
+
+    /// `line` after its first `count` bytes, which `begins(_:with:)` found
+    /// to be an ASCII marker's (so the rest starts on a scalar).
+    static func dropping<S: StringProtocol>(_ count: Int, from line: S) -> S.SubSequence {
+        line[line.utf8.index(line.utf8.startIndex, offsetBy: count)...]
+    }
+
     /// The bytes from `start` to `end`, less a trailing `\r`.
     static func line(_ text: String, from start: String.Index, to end: String.Index) -> Substring {
         var end = end

@@ -82,6 +82,18 @@ final class ToolCardTests: XCTestCase {
         XCTAssertEqual(ToolSummary.summary(name: "patch", input: json(["patch_text": .string(unified)])), "lib/x.c and 1 more")
     }
 
+    func testPatchMarkersAreReadAsBytesAsJcodeReadsThem() {
+        // A combining mark after a marker's last blank does not hide the marker (as Rust's `strip_prefix`).
+        let envelope = "*** Begin Patch\n*** Add File: \u{301}odd.txt\n+x\n*** End Patch"
+        XCTAssertEqual(ToolSummary.summary(name: "apply_patch", input: json(["patch_text": .string(envelope)])), "\u{301}odd.txt")
+        // A header's path ends at a tab, the timestamp after it left out.
+        let unified = "--- a/lib/x.c\t2026-11-30 10:00:00\n+++ b/lib/x.c\t2026-11-30 10:05:00\n@@ -1 +1 @@\n-a\n+b\n"
+        XCTAssertEqual(ToolSummary.summary(name: "patch", input: json(["patch_text": .string(unified)])), "lib/x.c")
+        // A new file's path is the `+++` one; a deleted file's, the `---` one.
+        let both = "--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+n\n--- a/old.c\t1\n+++ /dev/null\n"
+        XCTAssertEqual(ToolSummary.summary(name: "patch", input: json(["patch_text": .string(both)])), "new.c and 1 more")
+    }
+
     func testBatchShowsHowManyCalls() {
         XCTAssertEqual(ToolSummary.summary(name: "batch", input: #"{"tool_calls":[{"tool":"read","file_path":"a"},{"tool":"ls"},{"name":"bash","command":"pwd"}]}"#), "3 calls")
         XCTAssertEqual(ToolSummary.summary(name: "batch", input: #"{"tool_calls":[{"tool":"ls"}]}"#), "1 call")
