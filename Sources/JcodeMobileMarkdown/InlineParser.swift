@@ -1125,8 +1125,13 @@ package struct InlineParser {
 
     /// Backslash escapes and entities resolved (link destinations, info strings).
     static func unescape<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        // Most (a fence's language, a link's destination) hold neither: decoded as they are, not copied first.
+        guard bytes.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "&") }) else {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         let s = Array(bytes)
         var out: [UInt8] = []
+        out.reserveCapacity(s.count)  // unescaping shortens the text or keeps its length
         var i = 0
         while i < s.count {
             if s[i] == UInt8(ascii: "\\") && i + 1 < s.count && isASCIIPunctuation(s[i + 1]) {
