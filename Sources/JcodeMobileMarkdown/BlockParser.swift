@@ -52,6 +52,17 @@ final class BlockNode {
     /// `content.count` before the last line was added, and where that line starts in the source.
     @exclusivity(unchecked) var contentBeforeLastLine = 0
     @exclusivity(unchecked) var lastAddedLineStart = -1
+    /// Where in the source the last line's bytes in `content` begin (-1:
+    /// they begin with spaces for a tab, not with source bytes).
+    @exclusivity(unchecked) var lastLineBytesFrom = -1
+    /// A resumed paragraph's last line as the last parse read it (see
+    /// `OpenFence.keptLine`): `content[keptLineContentStart...]` are the
+    /// bytes `keptLineFrom ..< keptLineEnd` of the line starting at
+    /// `keptLineStart` (-1: none), without its "\n". Taken by `addLine`.
+    @exclusivity(unchecked) var keptLineStart = -1
+    @exclusivity(unchecked) var keptLineFrom = 0
+    @exclusivity(unchecked) var keptLineEnd = 0
+    @exclusivity(unchecked) var keptLineContentStart = 0
     /// A resumed open fence or HTML block: `content[0..<keptTextCount]` decoded
     /// (grown by `openFenceState`), so that its text is not decoded whole again.
     @exclusivity(unchecked) var keptText = ""
@@ -176,6 +187,13 @@ struct OpenFence: Sendable {
     var paragraph = false
     var lastLineInContent = 0
     var lastLineSource = 0
+    /// An open paragraph's last line, not ended yet, when nothing more on
+    /// it can make it anything but this paragraph's text (it begins with a
+    /// letter: no block starts with one): `content[complete ..< count - 1]`
+    /// are its bytes `from ..< end` (the "\n" after them is the parse's),
+    /// kept, so that the next parse appends only what follows them (one
+    /// long line is not copied again at each delta).
+    var keptLine: (from: Int, end: Int)?
 }
 
 struct BlockParser {
@@ -246,7 +264,15 @@ struct BlockParser {
         node.fenceOffset = fence.fenceOffset
         node.language = fence.language
         swap(&node.content, &fence.content)
-        node.content.removeSubrange(min(fence.complete, node.content.count)...)
+        if let kept = fence.keptLine, node.content.count == fence.complete &+ (kept.end &- kept.from) &+ 1 {
+            node.content.removeLast()  // the "\n" the last parse ended the line with
+            node.keptLineStart = fence.resumeAt
+            node.keptLineFrom = kept.from
+            node.keptLineEnd = kept.end
+            node.keptLineContentStart = fence.complete
+        } else {
+            node.content.removeSubrange(min(fence.complete, node.content.count)...)
+        }
         if fence.complete == node.content.count {
             swap(&node.keptText, &fence.text)
             node.keptTextCount = fence.complete
@@ -379,13 +405,19 @@ struct BlockParser {
         } else {
             lastLineStart = Self.lastLineStart(bytes, from: from)
         }
-        guard last.start < lastLineStart else { return nil }
         let lastIncomplete = last.lastAddedLineStart == lastLineStart
+        // A paragraph's last line, not ended yet, that begins with a letter
+        // (a line ending in "\r" has ended: "\r\n" would end it too).
+        let keepsLine = paragraph && lastIncomplete && last.lastLineBytesFrom >= lastLineStart
+            && last.lastLineBytesFrom < bytes.count && bytes[bytes.count &- 1] != 13
+            && HTMLScanner.isLetter(bytes[last.lastLineBytesFrom])
+        guard last.start < lastLineStart || keepsLine else { return nil }
         let complete = lastIncomplete ? last.contentBeforeLastLine : last.content.count
         if paragraph {
             var state = OpenFence(start: last.start, fenceChar: 0, fenceLength: 0, fenceOffset: 0, language: nil,
                                   content: last.content, complete: complete, text: "", resumeAt: lastLineStart)
             state.paragraph = true
+            if keepsLine { state.keptLine = (from: last.lastLineBytesFrom, end: bytes.count) }
             state.lastLineInContent = lastIncomplete ? last.previousLineInContent : last.lastLineInContent
             state.lastLineSource = lastIncomplete ? last.previousLineSource : last.lastLineSource
             return (state, lastLineStart)
@@ -574,20 +606,34 @@ struct BlockParser {
     }
 
     private mutating func addLine(to node: BlockNode) {
-        node.contentBeforeLastLine = node.content.count
-        node.lastAddedLineStart = lineStart
-        node.previousLineInContent = node.lastLineInContent
-        node.previousLineSource = node.lastLineSource
-        node.lastLineInContent = node.content.count
-        node.lastLineSource = lineStart
         var tab = 0
         if partiallyConsumedTab {
             offset += 1
             tab = 4 - column % 4
         }
+        let from = min(offset, lineEnd)
+        // The line's first bytes may be in `content` already, kept from the
+        // last parse (the text only grew): then only what follows is added.
+        var keptEnd = -1
+        if node.keptLineStart >= 0 {
+            if node.keptLineStart == lineStart && tab == 0 && from == node.keptLineFrom && node.keptLineEnd <= lineEnd {
+                keptEnd = node.keptLineEnd
+            } else {
+                node.content.removeSubrange(node.keptLineContentStart...)
+            }
+            node.keptLineStart = -1
+        }
+        let lineInContent = keptEnd >= 0 ? node.keptLineContentStart : node.content.count
+        node.contentBeforeLastLine = lineInContent
+        node.lastAddedLineStart = lineStart
+        node.previousLineInContent = node.lastLineInContent
+        node.previousLineSource = node.lastLineSource
+        node.lastLineInContent = lineInContent
+        node.lastLineSource = lineStart
+        node.lastLineBytesFrom = tab == 0 ? from : -1
         // One access to `content` for the line (each access to a class's
         // property is checked for exclusivity at run time).
-        Self.appendLine(&node.content, spaces: tab, UnsafeBufferPointer(rebasing: bytes[min(offset, lineEnd)..<lineEnd]))
+        Self.appendLine(&node.content, spaces: tab, UnsafeBufferPointer(rebasing: bytes[(keptEnd >= 0 ? keptEnd : from)..<lineEnd]))
         node.endLine = lineIndex
     }
 
@@ -934,6 +980,11 @@ struct BlockParser {
         node.isOpen = false
         switch node.kind {
         case .paragraph:
+            if node.keptLineStart >= 0 {
+                // Its kept line went elsewhere (it cannot, for a line that begins with a letter): not its text.
+                node.content.removeSubrange(node.keptLineContentStart...)
+                node.keptLineStart = -1
+            }
             node.content = Definitions.extract(node.content, into: &node.definitions)
             node.isRemoved = node.content.isEmpty
             hoistDefinitions(node)

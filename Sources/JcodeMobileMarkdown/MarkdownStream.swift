@@ -76,6 +76,10 @@ public struct MarkdownStream: Sendable {
     /// "\r" excepted), and the length it was found for: found again from there.
     public private(set) var lastLineStart = 0
     private var lineScanned = 0
+    /// How many bytes of its last line, not ended yet, the open paragraph
+    /// keeps for the next update, which appends only what follows them
+    /// (for tests: a long line is not copied again at each delta).
+    var keptLineBytes: Int { openFence?.keptLine.map { $0.end &- $0.from } ?? 0 }
     /// Where the last paragraph's inline parse goes on from at the next update (for tests: its cost).
     var inlineRestart: Int? { lastParagraph?.checkpoint.offset }
 

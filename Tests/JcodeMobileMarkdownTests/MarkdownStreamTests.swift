@@ -232,6 +232,48 @@ final class MarkdownStreamTests: XCTestCase {
 
     // MARK: - A long paragraph: read on from its last line
 
+    func testAParagraphsLastLineThatBeginsWithALetterIsKeptAndOnlyWhatFollowsIsRead() {
+        var stream = MarkdownStream()
+        var text = "Some *emphasis* and **bold** words"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.keptLineBytes, 34, "the paragraph's one line, its first")
+        text += " and `code` too"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.keptLineBytes, 49)
+        text += "\n   indented continuation"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.keptLineBytes, 21, "the second line's bytes after its blanks")
+        XCTAssertEqual(stream.blocks, [MarkdownBlock(kind: .paragraph, text: "Some emphasis and bold words and code too\nindented continuation",
+                                                     spans: MarkdownSpans([
+                                                         MarkdownSpan(text: "Some "), MarkdownSpan(text: "emphasis", styles: .italic),
+                                                         MarkdownSpan(text: " and "), MarkdownSpan(text: "bold", styles: .bold),
+                                                         MarkdownSpan(text: " words and "), MarkdownSpan(text: "code", styles: .code),
+                                                         MarkdownSpan(text: " too\nindented continuation"),
+                                                     ]))])
+        // A line that may still become something else is read again whole: a list item, a fence, a heading, an underline.
+        for (more, kind) in [("\n- item", MarkdownBlock.Kind.list(ordered: false, start: 1, tight: true)),
+                             ("\n```", .codeBlock(language: nil, open: true)), ("\n# Title", .heading(level: 1))] {
+            var other = stream
+            streamAndCompare(&other, text + more)
+            XCTAssertEqual(other.keptLineBytes, 0, more.debugDescription)
+            XCTAssertEqual(other.blocks.last?.kind, kind)
+        }
+        var underline = stream
+        streamAndCompare(&underline, text + "\n==")
+        XCTAssertEqual(underline.keptLineBytes, 0)
+        XCTAssertEqual(underline.blocks.map(\.kind), [.heading(level: 1)])
+        // A line ended by a lone "\r" is complete: a "\n" after it must not join it.
+        var carriage = MarkdownStream()
+        streamAndCompare(&carriage, "words\r")
+        XCTAssertEqual(carriage.keptLineBytes, 0)
+        streamAndCompare(&carriage, "words\r\nmore")
+        XCTAssertEqual(carriage.keptLineBytes, 4)
+        // Streamed a byte at a time, a long paragraph of one line equals a whole parse at every byte.
+        let long = String(repeating: "Some *emphasis* and **bold 7** with `code` words ", count: 12)
+        XCTAssertTrue(streamsAsAWholeParse(long, size: 1))
+        XCTAssertTrue(streamsAsAWholeParse("  indented *a* b\nc `d` e f g\r\nh **i** j", size: 1))
+    }
+
     func testAnOpenParagraphIsReadOnFromItsLastLineAndItsLinesStillTurnIntoAHeadingOrATable() {
         var stream = MarkdownStream()
         var text = "Some words\nmore words\nlast"
