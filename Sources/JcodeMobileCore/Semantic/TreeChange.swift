@@ -176,8 +176,19 @@ extension TreeChange {
                 fields.subtract([.spans, .value, .accessibilityValue])
             }
             // A text that only grew is sent as what was appended.
+            var valueAppended: String??  // .none: not compared
             for field in [SemanticNode.Fields.value, .accessibilityValue, .label, .accessibilityLabel] where fields.contains(field) {
-                if let added = appended(from: old.text(field), to: new.text(field)) {
+                let added: String?
+                if field == .accessibilityValue, let known = valueAppended,
+                   old.accessibilityValue == old.value, new.accessibilityValue == new.value {
+                    // The same two texts as the value's (a text node's accessibility value is its value,
+                    // one string, so the test above is one of identity): not compared again, byte by byte.
+                    added = known
+                } else {
+                    added = appended(from: old.text(field), to: new.text(field))
+                }
+                if field == .value { valueAppended = .some(added) }
+                if let added {
                     changes.append(.append(id: new.id, field: field, text: added))
                     fields.remove(field)
                 }
