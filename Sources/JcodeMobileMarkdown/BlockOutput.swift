@@ -149,9 +149,9 @@ struct BlockOutput {
         return state
     }
 
-    /// GFM task items: a first paragraph starting with "[ ]", "[x]" or "[X]" and a space.
-    /// A list item; a task item's first paragraph is read after its check
-    /// box, once (not read whole first and then again without the box).
+    /// A list item. A GFM task item (a first paragraph starting with "[ ]",
+    /// "[x]" or "[X]" and a blank) has its first paragraph read after the
+    /// check box, once (not read whole first and then again without the box).
     private func item(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {
         guard let first = node.children.first, first.kind == .paragraph, !first.isRemoved,
               let checked = Self.checkBox(first.content)
