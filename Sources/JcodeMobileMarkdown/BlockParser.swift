@@ -56,13 +56,13 @@ final class BlockNode {
     /// they begin with spaces for a tab, not with source bytes).
     @exclusivity(unchecked) var lastLineBytesFrom = -1
     /// A resumed paragraph's last line as the last parse read it (see
-    /// `OpenFence.keptLine`): `content[keptLineContentStart...]` are the
-    /// bytes `keptLineFrom ..< keptLineEnd` of the line starting at
-    /// `keptLineStart` (-1: none), without its "\n". Taken by `addLine`.
-    @exclusivity(unchecked) var keptLineStart = -1
-    @exclusivity(unchecked) var keptLineFrom = 0
+    /// `OpenFence.keptLine`): `content` ends with the source bytes
+    /// `keptLineFrom ..< keptLineEnd` (-1: none kept) of the line the
+    /// parser starts at, without their "\n". Taken by `addLine`.
+    @exclusivity(unchecked) var keptLineFrom = -1
     @exclusivity(unchecked) var keptLineEnd = 0
-    @exclusivity(unchecked) var keptLineContentStart = 0
+    /// Where the kept bytes begin in `content`.
+    var keptLineInContent: Int { content.count &- (keptLineEnd &- keptLineFrom) }
     /// A resumed open fence or HTML block: `content[0..<keptTextCount]` decoded
     /// (grown by `openFenceState`), so that its text is not decoded whole again.
     @exclusivity(unchecked) var keptText = ""
@@ -266,10 +266,8 @@ struct BlockParser {
         swap(&node.content, &fence.content)
         if let kept = fence.keptLine, node.content.count == fence.complete &+ (kept.end &- kept.from) &+ 1 {
             node.content.removeLast()  // the "\n" the last parse ended the line with
-            node.keptLineStart = fence.resumeAt
             node.keptLineFrom = kept.from
             node.keptLineEnd = kept.end
-            node.keptLineContentStart = fence.complete
         } else {
             node.content.removeSubrange(min(fence.complete, node.content.count)...)
         }
@@ -611,29 +609,29 @@ struct BlockParser {
             offset += 1
             tab = 4 - column % 4
         }
-        let from = min(offset, lineEnd)
+        let bytesFrom = min(offset, lineEnd)
         // The line's first bytes may be in `content` already, kept from the
         // last parse (the text only grew): then only what follows is added.
         var keptEnd = -1
-        if node.keptLineStart >= 0 {
-            if node.keptLineStart == lineStart && tab == 0 && from == node.keptLineFrom && node.keptLineEnd <= lineEnd {
+        if node.keptLineFrom >= 0 {
+            if lineStart == from && tab == 0 && bytesFrom == node.keptLineFrom && node.keptLineEnd <= lineEnd {
                 keptEnd = node.keptLineEnd
             } else {
-                node.content.removeSubrange(node.keptLineContentStart...)
+                node.content.removeSubrange(node.keptLineInContent...)
             }
-            node.keptLineStart = -1
         }
-        let lineInContent = keptEnd >= 0 ? node.keptLineContentStart : node.content.count
+        let lineInContent = keptEnd >= 0 ? node.keptLineInContent : node.content.count
+        node.keptLineFrom = -1
         node.contentBeforeLastLine = lineInContent
         node.lastAddedLineStart = lineStart
         node.previousLineInContent = node.lastLineInContent
         node.previousLineSource = node.lastLineSource
         node.lastLineInContent = lineInContent
         node.lastLineSource = lineStart
-        node.lastLineBytesFrom = tab == 0 ? from : -1
+        node.lastLineBytesFrom = tab == 0 ? bytesFrom : -1
         // One access to `content` for the line (each access to a class's
         // property is checked for exclusivity at run time).
-        Self.appendLine(&node.content, spaces: tab, UnsafeBufferPointer(rebasing: bytes[(keptEnd >= 0 ? keptEnd : from)..<lineEnd]))
+        Self.appendLine(&node.content, spaces: tab, UnsafeBufferPointer(rebasing: bytes[(keptEnd >= 0 ? keptEnd : bytesFrom)..<lineEnd]))
         node.endLine = lineIndex
     }
 
@@ -980,10 +978,10 @@ struct BlockParser {
         node.isOpen = false
         switch node.kind {
         case .paragraph:
-            if node.keptLineStart >= 0 {
+            if node.keptLineFrom >= 0 {
                 // Its kept line went elsewhere (it cannot, for a line that begins with a letter): not its text.
-                node.content.removeSubrange(node.keptLineContentStart...)
-                node.keptLineStart = -1
+                node.content.removeSubrange(node.keptLineInContent...)
+                node.keptLineFrom = -1
             }
             node.content = Definitions.extract(node.content, into: &node.definitions)
             node.isRemoved = node.content.isEmpty
