@@ -50,6 +50,9 @@ public struct MarkdownStream: Sendable {
     public private(set) var endsInOpenFence = false
     /// The text ends inside a top-level HTML block not closed yet, on a line after its first.
     public private(set) var endsInOpenHTML = false
+    /// The text's last block at any depth (a list item's, a quote's) is a
+    /// paragraph of text, not one of link reference definitions (which has no block).
+    public private(set) var endsInParagraph = false
 
     /// Blocks 0 ..< headCount are final (closed by a complete line).
     private var headCount = 0
@@ -200,6 +203,7 @@ public struct MarkdownStream: Sendable {
         lastParagraph = parser.lastParagraph
         endsInOpenFence = parser.endsInOpenFence
         endsInOpenHTML = parser.endsInOpenHTML
+        endsInParagraph = parser.endsInParagraph
         return result
     }
 

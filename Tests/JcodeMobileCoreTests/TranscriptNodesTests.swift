@@ -157,8 +157,8 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(grown.grownFrom, 0)
         XCTAssertEqual(grown.nodes.first?.children.first?.value, "The core reads\nand shows it as it streams")
         XCTAssertEqual(grown.nodes, MarkdownNodes.nodes(Markdown.parse(text + " as it streams"), prefix: "q"))
-        // Not a line that is the marker alone, a nested quote's, a list's in the quote, nor a definition's.
-        for other in ["> a\n>", "> a\n> > b", "> - a", "> [a]: /b", "> <div>"] {
+        // Not a line that is the marker alone, nor a definition's, nor an HTML block's.
+        for other in ["> a\n>", "> [a]: /b", "> <div>"] {
             var stream = MarkdownStream()
             stream.update(other, appendedOnly: false)
             XCTAssertNil(MarkdownCache.tail(of: other, last: MarkdownNodes.nodes(stream.blocks, prefix: "q").last, stream: stream), other)
@@ -166,6 +166,42 @@ final class TranscriptNodesTests: XCTestCase {
         // Streamed byte by byte (lazy lines, tabs after the marker, nested quotes, a list): a whole parse's nodes after every byte.
         let quote = "> The core reads what the agent writes,\nlazy words go on it.\n>\tand a tab\n>\n> > nested quote here\n> back out\n> - a point\n>   more of it\n\n> again, with `code` and **bold** words"
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(quote), [])
+    }
+
+    func testADeltaIntoTheOpenParagraphOrCodeAtAnyDepthGoesOnItAsItIs() {
+        // Each text, the path to the node its last line goes on, and whether that node is code.
+        let cases: [(text: String, path: [Int], code: Bool)] = [
+            ("> - first point\n> - second poi", [0, 1], false),
+            ("- Step 1\n  - check the value", [0, 0, 0], false),
+            ("- Step 1\n  ```sh\n  make st", [0, 0], true),
+            ("> a\n> > b", [1, 0], false),
+            ("> - [ ] a task\n>   - deeper it", [0, 0, 0, 0], false),
+            ("1. one\n\n   more of one", [0, 0], false),
+            ("> ```\n> let x", [0], true),
+        ]
+        for (text, path, code) in cases {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "d")
+            XCTAssertEqual(cache.tail(for: "d")?.path, path, text)
+            XCTAssertEqual(cache.tail(for: "d")?.code, code, text)
+            let more = text + "s and more"
+            let grown = cache.blocks(of: more, prefix: "d", appendedTo: text.utf8.count)
+            XCTAssertEqual(grown.grownFrom, path[0], text)
+            XCTAssertEqual(grown.nodes, MarkdownNodes.nodes(Markdown.parse(more), prefix: "d"), text)
+        }
+        // Not the open text's first line when it may still become something else:
+        // a fence's own line, a marker and nothing after it, a definition in an
+        // item, a line that begins with a mark that is not a letter.
+        for other in ["> - a\n>   ```sh", "- a\n  - ", "> - [a]: /b", "- a\n  - *b", "> - a\n>   1", "- a\n  <b>"] {
+            var stream = MarkdownStream()
+            stream.update(other, appendedOnly: false)
+            XCTAssertNil(MarkdownCache.tail(of: other, last: MarkdownNodes.nodes(stream.blocks, prefix: "d").last, stream: stream), other)
+        }
+        // Streamed byte by byte: a whole parse's nodes after every byte.
+        let nested = "- Step 1\n  - check `value_1`\n  ```sh\n  make step1\n  ```\n- Step 2\n  - check it\n    and go on\n  - [x] done\n\n  a loose paragraph\n"
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(nested), [])
+        let quoted = "> The core reads,\n>\n> - first point of part 1\n> - second point with a [link](https://example.com)\n>   - deeper words\n>\n> 1. one\n> 2. [a]: /u\n> 3. three\n> > > three deep\nlazy words\n> ```\n> code in it\n> ```\n"
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(quoted), [])
     }
 
     func testALineOfAnOpenHTMLBlockGoesOnItAsItIsBlanksAndAll() {

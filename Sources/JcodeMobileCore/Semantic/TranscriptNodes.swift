@@ -226,10 +226,12 @@ public final class MarkdownCache {
         /// The last word holds `:`, `@` or "www.": more letters could make it a link (`http://`, `a@b.c`, `www.a`).
         var wordMayLink: Bool
         /// Where the open paragraph's or code block's node is under the last
-        /// node: [] (it is the last node), [item] (a list's last item, its
-        /// only block), [block] (a quote's last block), [item, block] (an
-        /// open code block ending a list's last item) or [row, cell] (a cell
-        /// of a table's last row).
+        /// node, a child index per level: [] (it is the last node), [row,
+        /// cell] (a cell of a table's last row), or under a list or quote the
+        /// last item's or block's index at each level down to it ([item]: a
+        /// list's last item, whose only block is its value; [block]: a
+        /// quote's last block; [item, block, item]: the value of the last item
+        /// of a list ending a list's last item …).
         var path: [Int] = []
     }
 
@@ -322,15 +324,11 @@ public final class MarkdownCache {
     /// that is not appended so.
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
-        if tail.path.count == 2 && !tail.code { return appendToRow(entry, tail, text, from: old, table: lastIndex) }
-        // The node the text goes on: the last block, a list's last item or
-        // a table's cell (taken as it is, the list or table not copied).
-        var node: SemanticNode
-        switch tail.path.count {
-        case 0: node = entry.nodes[lastIndex]
-        case 1: node = entry.nodes[lastIndex].children[tail.path[0]]
-        default: node = entry.nodes[lastIndex].children[tail.path[0]].children[tail.path[1]]
-        }
+        if entry.nodes[lastIndex].role == .table { return appendToRow(entry, tail, text, from: old, table: lastIndex) }
+        // The node the text goes on: the last block, or the paragraph or code
+        // under it (an item's value, a quote's block …; taken as it is, the
+        // nodes above it not copied).
+        var node = Self.node(at: tail.path[...], under: entry.nodes[lastIndex])
         var delta = Substring(text.utf8.dropFirst(old))
         guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
         var blankRun = 0
@@ -367,13 +365,36 @@ public final class MarkdownCache {
             entry.tail?.blanks = String(Substring(trailing))
             if hasBlank { entry.tail?.wordMayLink = false }
         }
-        switch tail.path.count {
-        case 0: entry.nodes[lastIndex] = node
-        case 1: entry.nodes[lastIndex].children[tail.path[0]] = node
-        default: entry.nodes[lastIndex].children[tail.path[0]].children[tail.path[1]] = node
-        }
+        Self.replace(at: tail.path[...], under: &entry.nodes[lastIndex], with: node)
         Self.appendTail(of: text, to: &entry.text)
         return true
+    }
+
+    /// The node at `path` (child indices, one per level) under `top`. The
+    /// first levels are reached in one expression (no node above the one
+    /// taken is copied on the way).
+    private static func node(at path: ArraySlice<Int>, under top: SemanticNode) -> SemanticNode {
+        let p = path.startIndex
+        switch path.count {
+        case 0: return top
+        case 1: return top.children[path[p]]
+        case 2: return top.children[path[p]].children[path[p &+ 1]]
+        case 3: return top.children[path[p]].children[path[p &+ 1]].children[path[p &+ 2]]
+        default: return node(at: path.dropFirst(3), under: top.children[path[p]].children[path[p &+ 1]].children[path[p &+ 2]])
+        }
+    }
+
+    /// Puts `node` at `path` under `top`, in place (the nodes above it are
+    /// not copied when held once).
+    private static func replace(at path: ArraySlice<Int>, under top: inout SemanticNode, with node: SemanticNode) {
+        let p = path.startIndex
+        switch path.count {
+        case 0: top = node
+        case 1: top.children[path[p]] = node
+        case 2: top.children[path[p]].children[path[p &+ 1]] = node
+        case 3: top.children[path[p]].children[path[p &+ 1]].children[path[p &+ 2]] = node
+        default: replace(at: path.dropFirst(3), under: &top.children[path[p]].children[path[p &+ 1]].children[path[p &+ 2]], with: node)
+        }
     }
 
     /// `appendInPlace` into a table's last row: a pipe in the delta ends
@@ -531,30 +552,11 @@ public final class MarkdownCache {
                 code = false
             }
         case .codeBlock where last.variant == "open": code = true
-        case .list:
-            guard let lastItem = last.children.last, lastItem.role == .listItem else { return nil }
-            if let block = lastItem.children.last, block.role == .codeBlock, stream.endsInOpenFence,
-               block.value.map({ !$0.isEmpty }) ?? false {
-                // A list whose last item ends in an open fenced code block: the
-                // line has matched the item by its indentation, and it goes on the
-                // code (not the fence's own line, "- ```sh": the code has none yet).
-                code = true
-                path = [last.children.count &- 1, lastItem.children.count &- 1]
-            } else {
-                // A list whose last item is one paragraph (its value) and nothing after it.
-                // Not one that begins with "[" (more text can make it a definition).
-                guard lastItem.children.isEmpty, let value = lastItem.value, value.utf8.first != UInt8(ascii: "[")
-                else { return nil }
-                code = false
-                path = [last.children.count &- 1]
-            }
-        case .quote:
-            // A quote whose last block is a paragraph (not an HTML block shown as one, nor one that begins with "[").
-            guard let paragraph = last.children.last, paragraph.role == .paragraph,
-                  case .paragraph? = stream.blocks.last?.children.last?.kind,
-                  paragraph.value?.utf8.first != UInt8(ascii: "[") else { return nil }
-            code = false
-            path = [last.children.count &- 1]
+        case .list, .quote:
+            // Its last item or block, down to the open paragraph or code the text ends in.
+            guard let block = stream.blocks.last, let leaf = Self.openLeaf(under: last, block, stream: stream) else { return nil }
+            path = leaf.path
+            code = leaf.code
         case .table:
             // A table whose last line is a row after its header, that does not end in a pipe: its last cell grows.
             guard last.children.count >= 2, let row = last.children.last, let cell = lastLineCell(text), cell < row.children.count
@@ -581,23 +583,27 @@ public final class MarkdownCache {
             scan = utf8.index(after: scan)
         }
         guard var lead else { return nil }
-        if last.role == .quote {
-            // The quote's marker and the blank after it (a lazy line has none): the paragraph's text follows.
-            if lead == UInt8(ascii: ">") {
-                scan = utf8.index(after: scan)
-                if scan < utf8.endIndex, utf8[scan] == 0x20 || utf8[scan] == 0x09 { scan = utf8.index(after: scan) }
-                while scan < utf8.endIndex && (utf8[scan] == 0x20 || utf8[scan] == 0x09) { scan = utf8.index(after: scan) }
-                guard scan < utf8.endIndex else { return nil }
-                lead = utf8[scan]
-            }
-        } else if path.count == 2 && !code {
+        if last.role == .table {
             // A row: its line may begin with a pipe.
             if lead == UInt8(ascii: "|") { lead = UInt8(ascii: "a") }
-        } else if path.count == 1 {
-            // The item's own line: what follows its marker (and task box) begins the paragraph.
-            var k = i
-            while k < utf8.endIndex && (utf8[k] == 0x20 || utf8[k] == 0x09) { k = utf8.index(after: k) }
-            lead = Self.afterListMarker(utf8, from: k) ?? lead
+        } else if last.role == .list || last.role == .quote {
+            // The containers' marks that begin the line: quote markers (and the
+            // blank after each), list markers (and a task box) on an item's own
+            // line; what follows them begins the paragraph or the code. Taken
+            // greedily: what is taken for a mark is never the open text's first
+            // character when that is a letter, and a fence's `` ` `` or `~` is never taken.
+            while scan < utf8.endIndex {
+                if utf8[scan] == UInt8(ascii: ">") {
+                    scan = utf8.index(after: scan)
+                } else if let content = Self.listContent(utf8, from: scan) {
+                    scan = content
+                } else {
+                    break
+                }
+                while scan < utf8.endIndex && (utf8[scan] == 0x20 || utf8[scan] == 0x09) { scan = utf8.index(after: scan) }
+            }
+            guard scan < utf8.endIndex else { return nil }
+            lead = utf8[scan]
         }
         if code {
             guard lead != UInt8(ascii: "`"), lead != UInt8(ascii: "~") else { return nil }
@@ -629,6 +635,50 @@ public final class MarkdownCache {
         return Tail(code: code, blanks: String(Substring(utf8[j...])), wordMayLink: mayLink, path: path)
     }
 
+    /// Under a list or quote `top` (the node of `block`): the path to the open
+    /// paragraph or fenced code block the text ends in, following last items
+    /// and last blocks (an item's first paragraph is its value: its text is the
+    /// item's own when the item holds nothing else), and whether it is code.
+    /// Nil when the text ends in anything else: an HTML block, a table, a
+    /// paragraph of link reference definitions (which has no node) or one that
+    /// begins with "[" (more text can make it a definition, and take it away).
+    private static func openLeaf(under top: SemanticNode, _ block: MarkdownBlock, stream: MarkdownStream) -> (path: [Int], code: Bool)? {
+        var node = top
+        var block = block
+        var path: [Int] = []
+        while true {
+            switch (node.role, block.kind) {
+            case (.list, .list), (.quote, .quote):
+                let count = node.children.count
+                guard count > 0, count == block.children.count else { return nil }
+                path.append(count &- 1)
+                node = node.children[count &- 1]
+                block = block.children[count &- 1]
+            case (.listItem, .listItem):
+                var first = 0
+                if case .paragraph? = block.children.first?.kind { first = 1 }
+                let count = node.children.count
+                guard count == block.children.count &- first else { return nil }
+                guard count > 0 else {
+                    guard first == 1, stream.endsInParagraph, let value = node.value, value.utf8.first != UInt8(ascii: "[") else { return nil }
+                    return (path, false)
+                }
+                path.append(count &- 1)
+                node = node.children[count &- 1]
+                block = block.children[block.children.count &- 1]
+            case (.paragraph, .paragraph):
+                guard stream.endsInParagraph, node.value?.utf8.first != UInt8(ascii: "[") else { return nil }
+                return (path, false)
+            case (.codeBlock, .codeBlock):
+                // Not the fence's own line ("- ```sh": the code has none yet).
+                guard stream.endsInOpenFence, node.value.map({ !$0.isEmpty }) ?? false else { return nil }
+                return (path, true)
+            default:
+                return nil
+            }
+        }
+    }
+
     /// The index of the cell the end of `text`'s last line is in, when that
     /// line is a table row that does not end in a pipe (more text goes into that cell).
     private static func lastLineCell(_ text: String) -> Int? {
@@ -643,10 +693,12 @@ public final class MarkdownCache {
         return cells.isEmpty ? nil : cells.count &- 1
     }
 
-    /// The first byte of an item's text when a list marker (`-`, `+`, `*`,
-    /// or 1 to 9 digits and `.` or `)`), its spaces and a task box (`[ ]`,
-    /// `[x]`, `[X]` and a space) begin at `start`; nil when no marker does.
-    private static func afterListMarker(_ utf8: String.UTF8View, from start: String.Index) -> UInt8? {
+    /// Where an item's text begins when a list marker (`-`, `+`, `*`, or 1
+    /// to 9 digits and `.` or `)`), its spaces and a task box (`[ ]`, `[x]`,
+    /// `[X]` and a space) begin at `start`: after them, or at the box's `[`
+    /// when what follows it is not a whole box yet; nil when no marker does,
+    /// or nothing follows it yet.
+    private static func listContent(_ utf8: String.UTF8View, from start: String.Index) -> String.Index? {
         var k = start
         guard k < utf8.endIndex else { return nil }
         let c = utf8[k]
@@ -666,18 +718,16 @@ public final class MarkdownCache {
         guard k < utf8.endIndex else { return nil }
         // A task box: "[ ] ", "[x] ", "[X] ".
         var box = k
-        if utf8[box] == UInt8(ascii: "[") {
-            box = utf8.index(after: box)
-            guard box < utf8.endIndex, utf8[box] == 0x20 || utf8[box] | 0x20 == UInt8(ascii: "x") else { return utf8[k] }
-            box = utf8.index(after: box)
-            guard box < utf8.endIndex, utf8[box] == UInt8(ascii: "]") else { return utf8[k] }
-            box = utf8.index(after: box)
-            guard box < utf8.endIndex, utf8[box] == 0x20 else { return utf8[k] }
-            while box < utf8.endIndex && utf8[box] == 0x20 { box = utf8.index(after: box) }
-            guard box < utf8.endIndex else { return nil }
-            return utf8[box]
-        }
-        return utf8[k]
+        guard utf8[box] == UInt8(ascii: "[") else { return k }
+        box = utf8.index(after: box)
+        guard box < utf8.endIndex, utf8[box] == 0x20 || utf8[box] | 0x20 == UInt8(ascii: "x") else { return k }
+        box = utf8.index(after: box)
+        guard box < utf8.endIndex, utf8[box] == UInt8(ascii: "]") else { return k }
+        box = utf8.index(after: box)
+        guard box < utf8.endIndex, utf8[box] == 0x20 else { return k }
+        while box < utf8.endIndex && utf8[box] == 0x20 { box = utf8.index(after: box) }
+        guard box < utf8.endIndex else { return nil }
+        return box
     }
 
     /// After a build: forgets the messages it did not show (once they are many).
