@@ -25,7 +25,10 @@ struct BlockOutput {
                     node.inlineCheckpoint = nil
                     return inline(.paragraph, node.content, &sensitive)
                 }
-                let read = paragraph(node.content, resuming: node.inlineCheckpoint, &sensitive)
+                // Taken out of the node: held by the parse alone, it grows in place.
+                let checkpoint = node.inlineCheckpoint
+                node.inlineCheckpoint = nil
+                let read = paragraph(node.content, resuming: consume checkpoint, &sensitive)
                 node.inlineCheckpoint = read.checkpoint
                 return read.block
             }
@@ -78,7 +81,7 @@ struct BlockOutput {
 
     /// A paragraph read on from `resuming` (see `InlineParser.Checkpoint`), and where the next read goes on from.
     func paragraph(
-        _ content: [UInt8], resuming: InlineParser.Checkpoint?, _ sensitive: inout Bool
+        _ content: [UInt8], resuming: consuming InlineParser.Checkpoint?, _ sensitive: inout Bool
     ) -> (block: MarkdownBlock, checkpoint: InlineParser.Checkpoint?) {
         let (text, spans, unresolved, checkpoint) = InlineParser.parse(content, definitions: definitions, resuming: resuming)
         if unresolved { sensitive = true }

@@ -339,6 +339,8 @@ struct BlockParser {
         } else {
             last = nil
         }
+        // Held by the paragraph's node alone now (its inline parse grows it in place); set again below.
+        lastParagraph = nil
         endsInParagraph = last != nil
         var nodes = document.children.map { node -> TopLevelNode in
             var sensitive = false

@@ -254,20 +254,23 @@ package struct InlineParser {
 
     /// `parse`, going on from `resuming` when `content` begins as it did, and
     /// finding the checkpoint the next update goes on from (the old one when
-    /// no later one is found). The answer equals `parse`'s.
+    /// no later one is found). The answer equals `parse`'s. A checkpoint
+    /// given here and held by no one else grows in place into the next one
+    /// (its text and prefix are not copied again at each checkpoint).
     static func parse(
-        _ content: [UInt8], definitions: [String: String], resuming: Checkpoint?
+        _ content: [UInt8], definitions: [String: String], resuming: consuming Checkpoint?
     ) -> (text: String, spans: MarkdownSpans, unresolved: Bool, checkpoint: Checkpoint?) {
         // The trimmed content is content[lo ..< hi]; not copied whole (only what is read again is).
         var lo = 0
         var hi = content.count
         while lo < hi && (isSpaceOrTab(content[lo]) || content[lo] == 10) { lo &+= 1 }
         while hi > lo && (isSpaceOrTab(content[hi &- 1]) || content[hi &- 1] == 10) { hi &-= 1 }
-        var kept: Checkpoint?
-        if let resuming, resuming.offset < hi &- lo, !resuming.usesDefinitions || resuming.definitions == definitions,
-           content.withUnsafeBufferPointer({ a in resuming.prefix.withUnsafeBufferPointer { b in
-               RawMemory.equal(a.baseAddress! + lo, b.baseAddress!, resuming.offset) } }) {
-            kept = resuming
+        var kept = resuming
+        resuming = nil
+        if let old = kept, !(old.offset < hi &- lo && (!old.usesDefinitions || old.definitions == definitions)
+            && content.withUnsafeBufferPointer({ a in old.prefix.withUnsafeBufferPointer { b in
+                RawMemory.equal(a.baseAddress! + lo, b.baseAddress!, old.offset) } })) {
+            kept = nil
         }
         let base = kept?.offset ?? 0
         var parser = InlineParser(s: Array(content[(lo &+ base)..<hi]), definitions: definitions)
@@ -277,30 +280,35 @@ package struct InlineParser {
         parser.processEmphasis(bottom: -1)
         let (read, runs, cut) = parser.spans()
         let unresolved = parser.usesDefinitions || (kept?.usesDefinitions ?? false)
+        // The answer: what was kept (its runs' chunks shared, not copied), then what was read now.
+        var text = read
+        var spans: MarkdownSpans
+        if let old = kept {
+            text = old.text + read
+            spans = old.spans
+            join(&spans, runs)
+        } else {
+            spans = MarkdownSpans(runs)
+        }
+        if spans.isPlain { spans = [] }
         // The checkpoint: the new one (what was kept, then the runs before it), else the old one.
-        var checkpoint = kept
-        if let found = parser.found, let cut {
-            var before = Array(runs[..<cut.runs])
-            if let bytes = cut.bytes {
-                var last = runs[cut.runs]
-                if last.text.utf8.count > bytes { last.text = String(decoding: last.text.utf8.prefix(bytes), as: UTF8.self) }
-                before.append(last)
-            }
-            var next = Checkpoint(offset: base + found.offset, prefix: Array(content[lo..<(lo &+ base &+ found.offset)]),
-                                  spans: kept?.spans ?? [], text: kept?.text ?? "",
-                                  usesDefinitions: found.usesDefinitions || (kept?.usesDefinitions ?? false), definitions: definitions)
-            join(&next.spans, before)
-            for span in before { next.text += span.text }
-            checkpoint = next
+        guard let found = parser.found, let cut else { return (text, spans, unresolved, kept) }
+        var before = Array(runs[..<cut.runs])
+        if let bytes = cut.bytes {
+            var last = runs[cut.runs]
+            if last.text.utf8.count > bytes { last.text = String(decoding: last.text.utf8.prefix(bytes), as: UTF8.self) }
+            before.append(last)
         }
-        guard let kept else {
-            let spans = MarkdownSpans(runs)
-            return (read, spans.isPlain ? [] : spans, unresolved, checkpoint)
-        }
-        // The kept runs' chunks are shared with the checkpoint, not copied.
-        var spans = kept.spans
-        join(&spans, runs)
-        return (kept.text + read, spans.isPlain ? [] : spans, unresolved, checkpoint)
+        // The kept checkpoint, taken out: held here alone, it grows in place.
+        var next = kept ?? Checkpoint(offset: 0, prefix: [], spans: [], text: "", usesDefinitions: false, definitions: [:])
+        kept = nil
+        next.prefix.append(contentsOf: content[(lo &+ base)..<(lo &+ base &+ found.offset)])
+        next.offset = base &+ found.offset
+        next.usesDefinitions = found.usesDefinitions || next.usesDefinitions
+        next.definitions = definitions
+        join(&next.spans, before)
+        for span in before { next.text += span.text }
+        return (text, spans, unresolved, next)
     }
 
     /// Appends `runs` to `spans`, the first merged into the last when they are styled alike (as `spans()` merges).

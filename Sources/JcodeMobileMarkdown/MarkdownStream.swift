@@ -197,7 +197,9 @@ public struct MarkdownStream: Sendable {
     private mutating func read(
         _ parser: inout BlockParser, _ bytes: UnsafeBufferPointer<UInt8>, definitions: [String: String]
     ) -> (nodes: [TopLevelNode], openFence: (OpenFence, lastLineStart: Int)?) {
+        // Handed to the parser (held by it alone: its checkpoint grows in place), and taken back after.
         parser.lastParagraph = lastParagraph
+        lastParagraph = nil
         parser.noLineEnd = knownLastLine(bytes)
         let result = parser.run(definitions: definitions)
         lastParagraph = parser.lastParagraph
