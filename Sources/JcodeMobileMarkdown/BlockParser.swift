@@ -235,10 +235,10 @@ struct BlockParser {
     /// After `run`: the text ends inside a top-level HTML block not closed
     /// yet, on a line after its first (whose start condition more text can undo: `<del>*`).
     private(set) var endsInOpenHTML = false
-    /// After `run`: the text's last block at any depth is a paragraph of text
-    /// (not one of link reference definitions, which has no block, nor one
-    /// that begins with them).
-    private(set) var endsInParagraph = false
+    /// After `run`: where the text's last block at any depth begins, when it
+    /// is a paragraph of text (not one of link reference definitions, which
+    /// has no block, nor one that begins with them).
+    private(set) var openParagraphStart: Int?
     /// Bytes the caller knows hold no line ending (the last line as far as
     /// the last update read it): a line starting in them is looked at for
     /// its end from their end on, not read again.
@@ -341,7 +341,7 @@ struct BlockParser {
         }
         // Held by the paragraph's node alone now (its inline parse grows it in place); set again below.
         lastParagraph = nil
-        endsInParagraph = last != nil
+        openParagraphStart = last?.start
         var nodes = document.children.map { node -> TopLevelNode in
             var sensitive = false
             let block = output.block(node, sensitive: &sensitive)

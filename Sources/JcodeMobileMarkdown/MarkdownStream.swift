@@ -52,12 +52,22 @@ public struct MarkdownStream: Sendable {
     public private(set) var endsInOpenHTML = false
     /// The text's last block at any depth (a list item's, a quote's) is a
     /// paragraph of text, not one of link reference definitions (which has no block).
-    public private(set) var endsInParagraph = false
+    public var endsInParagraph: Bool { openParagraphStart != nil }
+    /// Where that paragraph begins (the offset of its first line or of its
+    /// text in it, at or after `lastLineStart` when the last line is its only one).
+    public private(set) var openParagraphStart: Int?
 
     /// Blocks 0 ..< headCount are final (closed by a complete line).
     private var headCount = 0
     /// Where the next parse starts (the start of a line).
     private var restartOffset = 0
+    /// The text's link reference definitions as last updated (a label's first wins):
+    /// what a parse of the whole text resolves references with.
+    public var definitions: [String: String] {
+        if tailDefinitions.isEmpty { return headDefinitions }
+        if headDefinitions.isEmpty { return tailDefinitions }
+        return headDefinitions.merging(tailDefinitions) { head, _ in head }
+    }
     /// Where the next append's parse starts (for tests: the cost of an update).
     var restartPoint: Int { openFence?.resumeAt ?? openContainer?.resumeAt ?? restartOffset }
     private var headDefinitions: [String: String] = [:]
@@ -205,7 +215,7 @@ public struct MarkdownStream: Sendable {
         lastParagraph = parser.lastParagraph
         endsInOpenFence = parser.endsInOpenFence
         endsInOpenHTML = parser.endsInOpenHTML
-        endsInParagraph = parser.endsInParagraph
+        openParagraphStart = parser.openParagraphStart
         return result
     }
 

@@ -100,6 +100,15 @@ public enum Markdown {
     /// The deepest a block tree can be (`MarkdownBlock.depth`): containers plus a table's three levels.
     public static let maxDepth = maxContainerDepth + 3
 
+    /// The inline content of a paragraph whose only line is `line` (its
+    /// text after the marks of the blocks it is in): its text and runs as the
+    /// paragraph's block holds them, references resolved with `definitions`
+    /// (normalized labels, as `MarkdownStream.definitions` holds them).
+    public static func paragraphText(ofLine line: [UInt8], definitions: [String: String]) -> (text: String, spans: MarkdownSpans) {
+        let (text, spans, _) = InlineParser.parse(line, definitions: definitions)
+        return (text, MarkdownSpans(spans))
+    }
+
     /// Parses a whole document.
     public static func parse(_ text: String) -> [MarkdownBlock] {
         var text = text

@@ -204,6 +204,47 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(quoted), [])
     }
 
+    func testADeltaOfMarksIntoAParagraphsOnlyLineHasThatLineReadAgainAndNotTheBlocks() {
+        // Each text, a delta that cannot be appended as it is, and where the last line's text begins.
+        let cases: [(text: String, delta: String, from: Int)] = [
+            ("Intro.\n\nThe core parses", " `markdown` as it _streams_", 8),
+            ("- one\n- two **bo", "ld** and _it", 8),
+            ("> - [ ] a task with", " *emphasis*", 8),
+            ("see [the docs", "](https://example.com) now", 0),
+            ("a snake_case", "_name and \\*stars\\*", 0),
+            ("[ref]: https://example.com\n\nsee [ref", "] and [other]", 28),
+            ("mail me at someone", "@example.com or www.example.com", 0),
+            ("1. first\n2. an &amp", "; entity & <b>tag</b>", 12),
+        ]
+        for (text, delta, from) in cases {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "r")
+            XCTAssertEqual(cache.tail(for: "r")?.inlineFrom, from, text)
+            let more = text + delta
+            let nodes = cache.blocks(of: more, prefix: "r", appendedTo: text.utf8.count).nodes
+            XCTAssertEqual(cache.parses, 1, "\(text): only the first text was parsed")
+            XCTAssertEqual(nodes, MarkdownNodes.nodes(Markdown.parse(more), prefix: "r"), text)
+            // Plain words after it go on as they are.
+            let words = more + " and more words"
+            XCTAssertEqual(cache.blocks(of: words, prefix: "r", appendedTo: more.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(words), prefix: "r"), text)
+            XCTAssertEqual(cache.parses, 1, text)
+        }
+        // Parsed: a delta with a line ending, a paragraph of two lines, a line longer than 1 024 bytes.
+        let long = String(repeating: "word ", count: 205) + "end"
+        for (text, delta) in [("para", " *x*\ny"), ("one\ntwo", " *x*"), (long, " *x*")] {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "r")
+            let more = text + delta
+            XCTAssertEqual(cache.blocks(of: more, prefix: "r", appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(more), prefix: "r"), text)
+            XCTAssertEqual(cache.parses, 2, text)
+        }
+        // Streamed byte by byte: a whole parse's nodes after every byte.
+        let marks = "A _snake_case_ word, \\*not\\* emphasis, **bold *and* it**, ~~gone~~, `co*de*`, [a link](https://example.com \"t\"), <https://x.io>, www.example.com, a@b.co, &copy; &#35; and [ref].\n\n[ref]: /url\n- item with __strong__ and ![an image](i.png)\n> quoted *words* and `code`"
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(marks), [])
+    }
+
     func testALineOfAnOpenHTMLBlockGoesOnItAsItIsBlanksAndAll() {
         let text = "<div class=\"reply\">\n<p>Line 1 of the"
         let cache = MarkdownCache()

@@ -233,6 +233,12 @@ public final class MarkdownCache {
         /// quote's last block; [item, block, item]: the value of the last item
         /// of a list ending a list's last item …).
         var path: [Int] = []
+        /// Where the open paragraph's text begins when its only line is the
+        /// text's last (a byte offset, after the marks of the blocks it is in):
+        /// a delta that cannot be appended as it is may have that line's inline
+        /// content read again (`rereadLine`). Nil for code, a table's cell, or
+        /// a paragraph of more lines.
+        var inlineFrom: Int?
     }
 
     @exclusivity(unchecked) private var entries: [String: Entry] = [:]
@@ -241,6 +247,9 @@ public final class MarkdownCache {
 
     /// Where the next delta for `prefix` would be appended as it is (nil: it is parsed); for tests.
     func tail(for prefix: String) -> Tail? { entries[prefix]?.tail }
+    /// How many texts and deltas the markdown streams parsed (for tests: the
+    /// other deltas went on their nodes as they are, or had a line read again).
+    private(set) var parses = 0
 
     /// The block nodes of `text`, ids `prefix.k`.
     func nodes(of text: String, prefix: String) -> [SemanticNode] {
@@ -287,6 +296,7 @@ public final class MarkdownCache {
                     let grown = entry.tail?.path.first
                     return answer(before &- 1, grownFrom: grown)
                 }
+                parses &+= 1
                 let first = entry.stream.update(text, appendedOnly: true)
                 let kept = min(first, entry.nodes.count)
                 // A list, table or quote that grew: its kept items' (rows', blocks') nodes stay.
@@ -307,6 +317,7 @@ public final class MarkdownCache {
             }
         }
         var stream = MarkdownStream()
+        parses &+= 1
         stream.update(text, appendedOnly: false)
         let nodes = MarkdownNodes.nodes(stream.blocks, prefix: prefix)
         let entry = Entry(text: Self.copy(text), stream: stream, nodes: nodes, generation: generation)
@@ -325,10 +336,6 @@ public final class MarkdownCache {
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
         if entry.nodes[lastIndex].role == .table { return appendToRow(entry, tail, text, from: old, table: lastIndex) }
-        // The node the text goes on: the last block, or the paragraph or code
-        // under it (an item's value, a quote's block …; taken as it is, the
-        // nodes above it not copied).
-        var node = Self.node(at: tail.path[...], under: entry.nodes[lastIndex])
         var delta = Substring(text.utf8.dropFirst(old))
         guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
         var blankRun = 0
@@ -337,7 +344,9 @@ public final class MarkdownCache {
         var at = delta.startIndex
         while at < delta.endIndex {
             let byte = utf8[at]
-            guard Self.readsAsItself(utf8, at, end: delta.endIndex, code: tail.code) else { return false }
+            guard Self.readsAsItself(utf8, at, end: delta.endIndex, code: tail.code) else {
+                return tail.code ? false : rereadLine(entry, tail, text, from: old, last: lastIndex)
+            }
             at = utf8.index(after: at)
             if byte == 0x20 || byte == 0x09 {
                 blankRun &+= 1
@@ -346,11 +355,21 @@ public final class MarkdownCache {
                 blankRun = 0
             }
         }
+        // The node the text goes on: the last block, or the paragraph or code
+        // under it (an item's value, a quote's block …; taken as it is, the
+        // nodes above it not copied).
+        var node = Self.node(at: tail.path, in: entry.nodes, last: lastIndex)
         if tail.code {
             node.value = (node.value ?? "") + delta
             node.accessibilityValue = node.value
         } else {
-            if tail.wordMayLink && delta.utf8.first.map({ $0 != 0x20 && $0 != 0x09 }) ?? false { return false }
+            // After a backslash (the punctuation after it would be escaped) or
+            // a run of `*`, `_` or `~` (what follows it decides whether it
+            // opens or closes), and before more letters of a word that may
+            // become a link: the line is read again.
+            if Self.endsInMark(entry.text) || (tail.wordMayLink && delta.utf8.first.map({ $0 != 0x20 && $0 != 0x09 }) ?? false) {
+                return rereadLine(entry, tail, text, from: old, last: lastIndex)
+            }
             // A paragraph's value ends without its blanks: they come back before more text.
             let trailing = delta.utf8.suffix(blankRun)
             let body = delta.utf8.dropLast(blankRun)
@@ -361,40 +380,86 @@ public final class MarkdownCache {
                 return true
             }
             delta = Substring(body)
-            guard Self.appendPlain(tail.blanks + delta, to: &node) else { return false }
+            guard Self.appendPlain(tail.blanks + delta, to: &node) else { return rereadLine(entry, tail, text, from: old, last: lastIndex) }
             entry.tail?.blanks = String(Substring(trailing))
             if hasBlank { entry.tail?.wordMayLink = false }
         }
-        Self.replace(at: tail.path[...], under: &entry.nodes[lastIndex], with: node)
+        Self.replace(at: tail.path, in: &entry.nodes, last: lastIndex, with: node)
         Self.appendTail(of: text, to: &entry.text)
         return true
     }
 
-    /// The node at `path` (child indices, one per level) under `top`. The
-    /// first levels are reached in one expression (no node above the one
-    /// taken is copied on the way).
-    private static func node(at path: ArraySlice<Int>, under top: SemanticNode) -> SemanticNode {
-        let p = path.startIndex
-        switch path.count {
-        case 0: return top
-        case 1: return top.children[path[p]]
-        case 2: return top.children[path[p]].children[path[p &+ 1]]
-        case 3: return top.children[path[p]].children[path[p &+ 1]].children[path[p &+ 2]]
-        default: return node(at: path.dropFirst(3), under: top.children[path[p]].children[path[p &+ 1]].children[path[p &+ 2]])
+    /// The longest line `rereadLine` reads again (a longer one is parsed on
+    /// from its paragraph's last checkpoint by the stream).
+    static let longestLineReadAgain = 1024
+
+    /// A delta that `appendInPlace` cannot append as it is, into a paragraph
+    /// whose only line is the text's last (`Tail.inlineFrom`): when it holds
+    /// no line ending, the blocks stay what they are (the line has begun with
+    /// a letter, and a paragraph that begins so is no definition), and only
+    /// the line's inline content is read again, with the text's definitions
+    /// (more of a paragraph adds none). False when it cannot be.
+    private func rereadLine(_ entry: Entry, _ tail: Tail, _ text: String, from old: Int, last lastIndex: Int) -> Bool {
+        guard let from = tail.inlineFrom else { return false }
+        let utf8 = text.utf8
+        guard utf8.count &- from <= Self.longestLineReadAgain,
+              !utf8.dropFirst(old).contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 })
+        else { return false }
+        let read = Markdown.paragraphText(ofLine: Array(utf8.dropFirst(from)), definitions: entry.stream.definitions)
+        var node = Self.node(at: tail.path, in: entry.nodes, last: lastIndex)
+        node.value = read.text
+        node.accessibilityValue = read.text
+        node.spans = read.spans.isEmpty ? nil : read.spans
+        Self.replace(at: tail.path, in: &entry.nodes, last: lastIndex, with: node)
+        Self.appendTail(of: text, to: &entry.text)
+        let ending = Self.ending(of: text)
+        entry.tail?.blanks = ending.blanks
+        entry.tail?.wordMayLink = ending.wordMayLink
+        return true
+    }
+
+    /// Whether `text` ends in a backslash or one of `*`, `_` and `~`.
+    private static func endsInMark(_ text: String) -> Bool {
+        switch text.utf8.last {
+        case UInt8(ascii: "\\"), UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "~"): return true
+        default: return false
         }
     }
 
-    /// Puts `node` at `path` under `top`, in place (the nodes above it are
-    /// not copied when held once).
-    private static func replace(at path: ArraySlice<Int>, under top: inout SemanticNode, with node: SemanticNode) {
-        let p = path.startIndex
+    /// The node at `path` (child indices, one per level) under `nodes[last]`.
+    /// The first levels are reached in one expression (no node above the one
+    /// taken is copied on the way).
+    private static func node(at path: [Int], in nodes: [SemanticNode], last: Int) -> SemanticNode {
         switch path.count {
-        case 0: top = node
-        case 1: top.children[path[p]] = node
-        case 2: top.children[path[p]].children[path[p &+ 1]] = node
-        case 3: top.children[path[p]].children[path[p &+ 1]].children[path[p &+ 2]] = node
-        default: replace(at: path.dropFirst(3), under: &top.children[path[p]].children[path[p &+ 1]].children[path[p &+ 2]], with: node)
+        case 0: return nodes[last]
+        case 1: return nodes[last].children[path[0]]
+        case 2: return nodes[last].children[path[0]].children[path[1]]
+        case 3: return nodes[last].children[path[0]].children[path[1]].children[path[2]]
+        default:
+            var node = nodes[last].children[path[0]].children[path[1]].children[path[2]]
+            for k in path.dropFirst(3) { node = node.children[k] }
+            return node
         }
+    }
+
+    /// Puts `node` at `path` under `nodes[last]`, in place (the nodes above
+    /// it are not copied when held once).
+    private static func replace(at path: [Int], in nodes: inout [SemanticNode], last: Int, with node: SemanticNode) {
+        switch path.count {
+        case 0: nodes[last] = node
+        case 1: nodes[last].children[path[0]] = node
+        case 2: nodes[last].children[path[0]].children[path[1]] = node
+        case 3: nodes[last].children[path[0]].children[path[1]].children[path[2]] = node
+        default: replace(at: path[3...], under: &nodes[last].children[path[0]].children[path[1]].children[path[2]], with: node)
+        }
+    }
+
+    private static func replace(at path: ArraySlice<Int>, under top: inout SemanticNode, with node: SemanticNode) {
+        guard let k = path.first else {
+            top = node
+            return
+        }
+        replace(at: path.dropFirst(), under: &top.children[k], with: node)
     }
 
     /// `appendInPlace` into a table's last row: a pipe in the delta ends
@@ -566,10 +631,7 @@ public final class MarkdownCache {
         default: return nil
         }
         let utf8 = text.utf8
-        // Nor after a backslash (the punctuation after it would be escaped) or a run of `*`, `_`
-        // or `~` (what follows it decides whether it opens or closes).
-        guard let end = utf8.last, end != 0x0A, end != 0x0D, end != UInt8(ascii: "\\"), end != UInt8(ascii: "*"),
-              end != UInt8(ascii: "_"), end != UInt8(ascii: "~") else { return nil }
+        guard let end = utf8.last, end != 0x0A, end != 0x0D else { return nil }
         // The last line's first character that is not a blank (the stream knows where that line starts).
         let i = utf8.index(utf8.startIndex, offsetBy: min(stream.lastLineStart, utf8.count))
         var lead: UInt8?
@@ -610,7 +672,22 @@ public final class MarkdownCache {
         } else {
             guard lead >= 0x80 || (lead | 0x20 >= UInt8(ascii: "a") && lead | 0x20 <= UInt8(ascii: "z")) else { return nil }
         }
-        // The blanks at the end, and whether the last word may become a link.
+        // The paragraph's only line: its inline content may be read again alone.
+        var inlineFrom: Int?
+        if !code, last.role != .table, let start = stream.openParagraphStart, start >= stream.lastLineStart {
+            inlineFrom = utf8.distance(from: utf8.startIndex, to: scan)
+        }
+        // Nor after a backslash (the punctuation after it would be escaped) or a run of `*`, `_`
+        // or `~` (what follows it decides whether it opens or closes), but for a line read again.
+        guard inlineFrom != nil || !Self.endsInMark(text) else { return nil }
+        let ending = Self.ending(of: text)
+        return Tail(code: code, blanks: ending.blanks, wordMayLink: ending.wordMayLink, path: path, inlineFrom: inlineFrom)
+    }
+
+    /// The spaces and tabs that end `text`, and whether its last word may
+    /// become a link (`Tail.blanks`, `Tail.wordMayLink`).
+    private static func ending(of text: String) -> (blanks: String, wordMayLink: Bool) {
+        let utf8 = text.utf8
         var blanks = 0
         var j = utf8.endIndex
         while j > utf8.startIndex, utf8[utf8.index(before: j)] == 0x20 || utf8[utf8.index(before: j)] == 0x09 {
@@ -632,7 +709,7 @@ public final class MarkdownCache {
                 k = before
             }
         }
-        return Tail(code: code, blanks: String(Substring(utf8[j...])), wordMayLink: mayLink, path: path)
+        return (String(Substring(utf8[j...])), mayLink)
     }
 
     /// Under a list or quote `top` (the node of `block`): the path to the open
