@@ -230,9 +230,11 @@ final class TranscriptNodesTests: XCTestCase {
                            MarkdownNodes.nodes(Markdown.parse(words), prefix: "r"), text)
             XCTAssertEqual(cache.parses, 1, text)
         }
-        // Parsed: a delta with a line ending, a paragraph of two lines, a line longer than 1 024 bytes.
+        // Parsed: a delta with a line ending, a paragraph of two lines, a line longer than
+        // 1 024 bytes, a task's text that begins with what would be a mark before the box.
         let long = String(repeating: "word ", count: 205) + "end"
-        for (text, delta) in [("para", " *x*\ny"), ("one\ntwo", " *x*"), (long, " *x*")] {
+        for (text, delta) in [("para", " *x*\ny"), ("one\ntwo", " *x*"), (long, " *x*"),
+                              ("- [ ] > not a quote", " but *text*"), ("- [x] - not a list", " but `text`")] {
             let cache = MarkdownCache()
             _ = cache.blocks(of: text, prefix: "r")
             let more = text + delta

@@ -653,12 +653,14 @@ public final class MarkdownCache {
             // blank after each), list markers (and a task box) on an item's own
             // line; what follows them begins the paragraph or the code. Taken
             // greedily: what is taken for a mark is never the open text's first
-            // character when that is a letter, and a fence's `` ` `` or `~` is never taken.
+            // character when that is a letter, and a fence's `` ` `` or `~` is
+            // never taken. A task box ends them (what follows it is its paragraph's text).
             while scan < utf8.endIndex {
                 if utf8[scan] == UInt8(ascii: ">") {
                     scan = utf8.index(after: scan)
                 } else if let content = Self.listContent(utf8, from: scan) {
-                    scan = content
+                    scan = content.at
+                    if content.box { break }
                 } else {
                     break
                 }
@@ -772,10 +774,10 @@ public final class MarkdownCache {
 
     /// Where an item's text begins when a list marker (`-`, `+`, `*`, or 1
     /// to 9 digits and `.` or `)`), its spaces and a task box (`[ ]`, `[x]`,
-    /// `[X]` and a space) begin at `start`: after them, or at the box's `[`
-    /// when what follows it is not a whole box yet; nil when no marker does,
-    /// or nothing follows it yet.
-    private static func listContent(_ utf8: String.UTF8View, from start: String.Index) -> String.Index? {
+    /// `[X]` and a space) begin at `start`: after them (and whether a box
+    /// was), or at the box's `[` when what follows it is not a whole box yet;
+    /// nil when no marker does, or nothing follows it yet.
+    private static func listContent(_ utf8: String.UTF8View, from start: String.Index) -> (at: String.Index, box: Bool)? {
         var k = start
         guard k < utf8.endIndex else { return nil }
         let c = utf8[k]
@@ -795,16 +797,16 @@ public final class MarkdownCache {
         guard k < utf8.endIndex else { return nil }
         // A task box: "[ ] ", "[x] ", "[X] ".
         var box = k
-        guard utf8[box] == UInt8(ascii: "[") else { return k }
+        guard utf8[box] == UInt8(ascii: "[") else { return (k, false) }
         box = utf8.index(after: box)
-        guard box < utf8.endIndex, utf8[box] == 0x20 || utf8[box] | 0x20 == UInt8(ascii: "x") else { return k }
+        guard box < utf8.endIndex, utf8[box] == 0x20 || utf8[box] | 0x20 == UInt8(ascii: "x") else { return (k, false) }
         box = utf8.index(after: box)
-        guard box < utf8.endIndex, utf8[box] == UInt8(ascii: "]") else { return k }
+        guard box < utf8.endIndex, utf8[box] == UInt8(ascii: "]") else { return (k, false) }
         box = utf8.index(after: box)
-        guard box < utf8.endIndex, utf8[box] == 0x20 else { return k }
+        guard box < utf8.endIndex, utf8[box] == 0x20 else { return (k, false) }
         while box < utf8.endIndex && utf8[box] == 0x20 { box = utf8.index(after: box) }
         guard box < utf8.endIndex else { return nil }
-        return box
+        return (box, true)
     }
 
     /// After a build: forgets the messages it did not show (once they are many).
