@@ -104,8 +104,12 @@ public enum Markdown {
     /// text after the marks of the blocks it is in): its text and runs as the
     /// paragraph's block holds them, references resolved with `definitions`
     /// (normalized labels, as `MarkdownStream.definitions` holds them).
-    public static func paragraphText(ofLine line: [UInt8], definitions: [String: String]) -> (text: String, spans: MarkdownSpans) {
-        let (text, spans, _) = InlineParser.parse(line, definitions: definitions)
+    /// `scratch`: buffers kept from one call to the next (one owner's, never
+    /// used by two threads at once).
+    public static func paragraphText(
+        ofLine line: [UInt8], definitions: [String: String], scratch: MarkdownScratch? = nil
+    ) -> (text: String, spans: MarkdownSpans) {
+        let (text, spans, _) = InlineParser.parse(line, definitions: definitions, scratch: scratch?.inline)
         return (text, MarkdownSpans(spans))
     }
 
@@ -117,4 +121,11 @@ public enum Markdown {
             return parser.run(definitions: [:]).nodes.compactMap(\.block)
         }
     }
+}
+
+/// Buffers an inline parse reuses from one call to the next
+/// (`Markdown.paragraphText`); an owner's own, used by one thread at a time.
+public final class MarkdownScratch {
+    let inline = InlineScratch()
+    public init() {}
 }

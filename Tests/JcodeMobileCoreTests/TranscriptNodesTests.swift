@@ -247,6 +247,34 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(marks), [])
     }
 
+    func testADeltaThatEndsAParagraphsLineChangesNoNodeAndTheNextLineIsParsed() {
+        // Each text and a delta that ends its last line.
+        let cases: [(text: String, delta: String)] = [
+            ("The core", " reads\n"), ("- one", " item\n"), ("> a quote", " with **bold**\n"), ("1. first", "\n"), ("para  ", "\n"),
+        ]
+        for (text, delta) in cases {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "n")
+            let more = text + delta
+            XCTAssertEqual(cache.blocks(of: more, prefix: "n", appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(more), prefix: "n"), text)
+            XCTAssertEqual(cache.parses, 1, "\(text): the stream did not parse")
+            XCTAssertNil(cache.tail(for: "n"), "\(text): the next line is parsed")
+        }
+        // What the next line makes of the one before: an underline, a table's delimiter row, an item, a lazy line, a blank.
+        for (text, delta) in cases {
+            for next in ["===", "|--|", "- next", "lazy more", "\nafter"] {
+                let cache = MarkdownCache()
+                _ = cache.blocks(of: text, prefix: "n")
+                _ = cache.blocks(of: text + delta, prefix: "n", appendedTo: text.utf8.count)
+                let all = text + delta + next
+                XCTAssertEqual(cache.blocks(of: all, prefix: "n", appendedTo: (text + delta).utf8.count).nodes,
+                               MarkdownNodes.nodes(Markdown.parse(all), prefix: "n"), all)
+                XCTAssertEqual(cache.parses, 2, all)
+            }
+        }
+    }
+
     func testALineOfAnOpenHTMLBlockGoesOnItAsItIsBlanksAndAll() {
         let text = "<div class=\"reply\">\n<p>Line 1 of the"
         let cache = MarkdownCache()

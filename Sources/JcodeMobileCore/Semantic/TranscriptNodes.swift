@@ -242,6 +242,8 @@ public final class MarkdownCache {
     }
 
     @exclusivity(unchecked) private var entries: [String: Entry] = [:]
+    /// The buffers of the lines read again (`rereadLine`).
+    private let scratch = MarkdownScratch()
     @exclusivity(unchecked) private var generation = 0
     @exclusivity(unchecked) private var used = 0
 
@@ -291,11 +293,9 @@ public final class MarkdownCache {
             // Parsed on from where it was only when the text grew at its end.
             if text.utf8.count >= old && (appendedTo == old || LineMemo.hasPrefix(text, entry.text, count: old)) {
                 guard text.utf8.count > old else { return answer(before) }
-                if appendInPlace(entry, text, from: old) {
-                    // Into a list's last item or a table's last row: the ones before it are as they were.
-                    let grown = entry.tail?.path.first
-                    return answer(before &- 1, grownFrom: grown)
-                }
+                // Into a list's last item or a table's last row: the ones before it are as they were.
+                let grown = entry.tail?.path.first
+                if appendInPlace(entry, text, from: old) { return answer(before &- 1, grownFrom: grown) }
                 parses &+= 1
                 let first = entry.stream.update(text, appendedOnly: true)
                 let kept = min(first, entry.nodes.count)
@@ -336,16 +336,27 @@ public final class MarkdownCache {
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
         if entry.nodes[lastIndex].role == .table { return appendToRow(entry, tail, text, from: old, table: lastIndex) }
-        var delta = Substring(text.utf8.dropFirst(old))
+        let utf8 = text.utf8
+        // A delta that ends a paragraph's line: what comes before its "\n" goes
+        // on as any delta does, and the line ending changes no node (a
+        // paragraph's last line ending is not its text); the next line is parsed.
+        let endsLine = !tail.code && utf8.last == 0x0A
+        let end = endsLine ? utf8.count &- 1 : utf8.count
+        if endsLine && end == old {
+            guard !Self.endsInMark(entry.text) else { return false }
+            Self.appendTail(of: text, to: &entry.text)
+            entry.tail = nil
+            return true
+        }
+        var delta = Substring(utf8[utf8.index(utf8.startIndex, offsetBy: old)..<utf8.index(utf8.startIndex, offsetBy: end)])
         guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
         var blankRun = 0
         var hasBlank = false
-        let utf8 = text.utf8
         var at = delta.startIndex
         while at < delta.endIndex {
             let byte = utf8[at]
             guard Self.readsAsItself(utf8, at, end: delta.endIndex, code: tail.code) else {
-                return tail.code ? false : rereadLine(entry, tail, text, from: old, last: lastIndex)
+                return tail.code ? false : rereadLine(entry, tail, text, from: old, end: end, last: lastIndex)
             }
             at = utf8.index(after: at)
             if byte == 0x20 || byte == 0x09 {
@@ -358,7 +369,7 @@ public final class MarkdownCache {
         // The node the text goes on: the last block, or the paragraph or code
         // under it (an item's value, a quote's block …; taken as it is, the
         // nodes above it not copied).
-        var node = Self.node(at: tail.path, in: entry.nodes, last: lastIndex)
+        var node = tail.path.isEmpty ? entry.nodes[lastIndex] : Self.node(at: tail.path, in: entry.nodes, last: lastIndex)
         if tail.code {
             node.value = (node.value ?? "") + delta
             node.accessibilityValue = node.value
@@ -368,7 +379,7 @@ public final class MarkdownCache {
             // opens or closes), and before more letters of a word that may
             // become a link: the line is read again.
             if Self.endsInMark(entry.text) || (tail.wordMayLink && delta.utf8.first.map({ $0 != 0x20 && $0 != 0x09 }) ?? false) {
-                return rereadLine(entry, tail, text, from: old, last: lastIndex)
+                return rereadLine(entry, tail, text, from: old, end: end, last: lastIndex)
             }
             // A paragraph's value ends without its blanks: they come back before more text.
             let trailing = delta.utf8.suffix(blankRun)
@@ -377,15 +388,19 @@ public final class MarkdownCache {
                 Self.appendTail(of: text, to: &entry.text)
                 entry.tail?.blanks += String(delta)
                 entry.tail?.wordMayLink = false
+                if endsLine { entry.tail = nil }
                 return true
             }
             delta = Substring(body)
-            guard Self.appendPlain(tail.blanks + delta, to: &node) else { return rereadLine(entry, tail, text, from: old, last: lastIndex) }
+            guard Self.appendPlain(tail.blanks + delta, to: &node) else {
+                return rereadLine(entry, tail, text, from: old, end: end, last: lastIndex)
+            }
             entry.tail?.blanks = String(Substring(trailing))
             if hasBlank { entry.tail?.wordMayLink = false }
         }
-        Self.replace(at: tail.path, in: &entry.nodes, last: lastIndex, with: node)
+        if tail.path.isEmpty { entry.nodes[lastIndex] = node } else { Self.replace(at: tail.path, in: &entry.nodes, last: lastIndex, with: node) }
         Self.appendTail(of: text, to: &entry.text)
+        if endsLine { entry.tail = nil }
         return true
     }
 
@@ -398,23 +413,30 @@ public final class MarkdownCache {
     /// no line ending, the blocks stay what they are (the line has begun with
     /// a letter, and a paragraph that begins so is no definition), and only
     /// the line's inline content is read again, with the text's definitions
-    /// (more of a paragraph adds none). False when it cannot be.
-    private func rereadLine(_ entry: Entry, _ tail: Tail, _ text: String, from old: Int, last lastIndex: Int) -> Bool {
+    /// (more of a paragraph adds none). The line is `text`'s bytes before
+    /// `end` (the text's end, or its last "\n" when the delta ends the line).
+    /// False when it cannot be.
+    private func rereadLine(_ entry: Entry, _ tail: Tail, _ text: String, from old: Int, end: Int, last lastIndex: Int) -> Bool {
         guard let from = tail.inlineFrom else { return false }
         let utf8 = text.utf8
-        guard utf8.count &- from <= Self.longestLineReadAgain,
-              !utf8.dropFirst(old).contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 })
+        let bytes = utf8.dropFirst(from).prefix(end &- from)
+        guard bytes.count <= Self.longestLineReadAgain,
+              !bytes.dropFirst(old &- from).contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 })
         else { return false }
-        let read = Markdown.paragraphText(ofLine: Array(utf8.dropFirst(from)), definitions: entry.stream.definitions)
+        let read = Markdown.paragraphText(ofLine: Array(bytes), definitions: entry.stream.definitions, scratch: scratch)
         var node = Self.node(at: tail.path, in: entry.nodes, last: lastIndex)
         node.value = read.text
         node.accessibilityValue = read.text
         node.spans = read.spans.isEmpty ? nil : read.spans
         Self.replace(at: tail.path, in: &entry.nodes, last: lastIndex, with: node)
         Self.appendTail(of: text, to: &entry.text)
-        let ending = Self.ending(of: text)
-        entry.tail?.blanks = ending.blanks
-        entry.tail?.wordMayLink = ending.wordMayLink
+        if end < utf8.count {
+            entry.tail = nil
+        } else {
+            let ending = Self.ending(of: text)
+            entry.tail?.blanks = ending.blanks
+            entry.tail?.wordMayLink = ending.wordMayLink
+        }
         return true
     }
 
