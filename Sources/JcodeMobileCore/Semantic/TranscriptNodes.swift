@@ -326,12 +326,16 @@ public final class MarkdownCache {
         return Blocks(nodes: nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil)
     }
 
-    /// Appends the delta `text[old...]` to the open last block's node when
-    /// it can change neither the blocks nor the styles: no line ends in it
-    /// and no character that means something inline (`*`, `` ` ``, `[`, `&`,
-    /// `:` …); the line it goes on has begun with a character that starts
-    /// no block; a paragraph's text ends in plain text. The stream is not
-    /// told: it parses its open tail from where it was at the next delta
+    /// Appends the delta `text[old...]` to the open paragraph's or code's
+    /// node (the last block's, or under it: `Tail.path`) when it can change
+    /// neither the blocks nor the styles: no line ends in it and no character
+    /// that means something inline (`*`, `` ` ``, `[`, `&`, `:` …); the line
+    /// it goes on has begun with a character that starts no block; a
+    /// paragraph's text ends in plain text. Into a paragraph whose only line
+    /// is the last, a delta with such characters has the line read again
+    /// (`rereadLine`); a delta that ends the line (its last byte a "\n") goes
+    /// on without its line ending, and the next one is parsed. The stream is
+    /// not told: it parses its open tail from where it was at the next delta
     /// that is not appended so.
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
