@@ -234,7 +234,8 @@ package struct InlineParser {
     /// update: the text before `offset` is final. Nothing before it is left
     /// open (every emphasis opener matched, no bracket, backtick run, "<" or
     /// link destination waiting for its end), and a space or line break ends
-    /// it, so the text after it reads the same at the start of a paragraph.
+    /// it, so the text after it reads the same at the start of a paragraph;
+    /// no backslash follows it (a hard break takes the spaces before it).
     struct Checkpoint: Equatable, Sendable {
         /// In the paragraph's trimmed content.
         var offset: Int
@@ -416,7 +417,10 @@ package struct InlineParser {
     /// a closer's match depends only on what is before it).
     private mutating func tryCheckpoint() {
         let before = s[position - 1], at = s[position]
-        guard before == 32 || before == 10, at != 32, at != 9, at != 10, brackets.isEmpty else { return }
+        // Not before a backslash: with a line ending after it, it is a hard
+        // break, which takes the spaces before it off the text before.
+        guard before == 32 || before == 10, at != 32, at != 9, at != 10, at != UInt8(ascii: "\\"), brackets.isEmpty
+        else { return }
         nextTry = position + Self.checkpointSpacing
         if topDelimiter >= 0 {
             processEmphasis(bottom: -1, dropOpeners: false)

@@ -403,6 +403,20 @@ final class MarkdownStreamTests: XCTestCase {
         }
     }
 
+    func testTheSpacesBeforeABackslashHardBreakAreDroppedWhenAParagraphIsReadOnFromACheckpoint() {
+        // 72 bytes of words, then spaces and a backslash: the line ending after it makes a hard break.
+        let words = String(repeating: "plain words ", count: 6)
+        let text = words + "then  \\\nnext line and more  \\\nlast"
+        var stream = MarkdownStream()
+        var sent = ""
+        for character in text {
+            sent.append(character)
+            stream.update(sent, appendedOnly: true)
+            XCTAssertEqual(stream.blocks, Markdown.parse(sent), sent.debugDescription)
+        }
+        XCTAssertEqual(stream.blocks.first?.text, words + "then\nnext line and more\nlast")
+    }
+
     func testLongParagraphsWithInlineSyntaxStreamedInTokensEqualAWholeParse() {
         let pieces = ["word ", "more words ", "*em* ", "**strong** ", "_under_ ", "`code` ", "``two`` ", "`", "*", "**", "_", "~~s~~ ",
                       "[l](http://x.y) ", "[ref] ", "[r][ref] ", "![img](/i.png) ", "<b>raw</b> ", "<", "a < b ", "&amp; ", "&amp",
