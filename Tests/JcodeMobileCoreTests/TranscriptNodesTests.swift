@@ -572,6 +572,60 @@ final class TranscriptNodesTests: XCTestCase {
 /// The reply the markdown fuzzer found whose open tail, parsed on its own,
 /// differed from a whole parse: streamed, it equals a whole parse after
 /// every chunk.
+/// What an agent writes (lists, tasks, quotes, code, tables, marks and links),
+/// made at random and streamed in deltas of 1 to 8 bytes through the cache:
+/// its nodes equal a whole parse's after every delta, whichever way each
+/// delta went (appended as it is, its line read again, or parsed).
+final class MarkdownCacheRandomStreamTests: XCTestCase {
+    static let starts = ["", "", "", "- ", "* ", "1. ", "2) ", "> ", "> - ", "  ", "   - ", "    ", "- [ ] ", "- [x] ", "> 1. ",
+                         "# ", "## ", "```", "~~~", "| ", "<div>", "[a]: /u ", "---", "===", "> > "]
+    static let pieces = ["alpha", "beta", "gamma", "`code`", "`", "*", "**", "_", "__", "~~", "[link](http://x.y)", "[a]", "[",
+                         "]", "(", ")", "http://ex.com", "www.ex.com", "a@b.co", "&amp;", "&", "\\", "\\*", "<b>", "!", ":", ".",
+                         " ", " ", " ", "  ", "\t", "|", "snake_case", "é", "x*y*z"]
+    static let ends = ["\n", "\n", "\n", "\n\n", "\r\n", ""]
+
+    static func document(_ random: inout SplitMix) -> String {
+        var text = ""
+        for _ in 0 ..< 4 + random.next(upTo: 10) {
+            text += starts[random.next(upTo: starts.count)]
+            for _ in 0 ..< 1 + random.next(upTo: 8) { text += pieces[random.next(upTo: pieces.count)] }
+            text += ends[random.next(upTo: ends.count)]
+        }
+        return text
+    }
+
+    /// The first delta (byte offset) after which the cache's nodes differ from a whole parse, nil when none does.
+    static func firstDifference(_ text: String, sizes: [Int]) -> Int? {
+        let bytes = Array(text.utf8)
+        let cache = MarkdownCache()
+        var end = 0
+        var k = 0
+        var previous: Int?
+        while end < bytes.count {
+            end = min(bytes.count, end + sizes[k % sizes.count])
+            k += 1
+            while end < bytes.count && bytes[end] & 0xC0 == 0x80 { end += 1 }
+            let prefix = String(decoding: bytes[..<end], as: UTF8.self)
+            if cache.blocks(of: prefix, prefix: "g", appendedTo: previous).nodes != MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "g") {
+                return end
+            }
+            previous = end
+        }
+        return nil
+    }
+
+    func testRandomRepliesStreamedAtTokenSizeEqualAWholeParseAfterEveryDelta() {
+        var random = SplitMix(seed: 36)
+        var differing: [String] = []
+        for _ in 0 ..< 300 {
+            let text = Self.document(&random)
+            let sizes = (0 ..< 8).map { _ in 1 + random.next(upTo: 8) }
+            if let at = Self.firstDifference(text, sizes: sizes) { differing.append("\(text.debugDescription) at \(at), deltas \(sizes)") }
+        }
+        XCTAssertEqual(differing, [])
+    }
+}
+
 final class MarkdownStreamRegressionTests: XCTestCase {
     func testTheFuzzersTableAndListReplyStreamsAsAWholeParse() {
         let base64 = "fCBhIHx8ICBiCnw6LS18LdHFfGQKICAgIHygYSB8IGIgfAp8Oi0tfC0tOnwKfCAxIFx8IHggfCBgMmAgfAoKLSBbeF0gZD4gcQoKLS3Tb25lCi0gW/WIgXfTmoeebXBsl9EibG9hZF9zY2VuYSBdIHRvZG8KICAtIG5lc3RlZAogICBy"
