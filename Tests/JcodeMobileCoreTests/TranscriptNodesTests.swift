@@ -130,6 +130,9 @@ final class TranscriptNodesTests: XCTestCase {
         // Streamed byte by byte with empty cells, tabs and runs of blanks: a whole parse's nodes after every byte.
         let table = "| a | b | c |\n|---|:-:|--:|\n|  x  |\ty\t|  |\n| | 2 |three  four\n|5|6|7|\n| last  | row |"
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(table), [])
+        // A lone CR ends a row's line as a line feed does (the fuzzer's): the next row's first cell grows.
+        let crRows = "| a | b |\n|:--|--:|\n| 1 | b |\n| x | y\ri](/s.png)\n"
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(crRows), [])
         XCTAssertEqual(MarkdownNodes.nodes(Markdown.parse(table), prefix: "t").last?.children.map { $0.children.map(\.value) },
                        [["a", "b", "c"], ["x", "y", ""], ["", "2", "three  four"], ["5", "6", "7"], ["last", "row", ""]])
     }

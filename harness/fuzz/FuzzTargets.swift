@@ -15,7 +15,9 @@
 //                   once per style, and the mirror equals the state
 //   markdown        the markdown parser: depth within the cap, and the
 //                   input streamed in chunks (sized by its first byte)
-//                   equals a whole parse after every step
+//                   equals a whole parse after every step; streamed in
+//                   deltas of 1 to 8 bytes (sized by its last) through the
+//                   markdown cache, its nodes equal a whole parse's
 //   tooldiff        tool-card summaries and diffs of any tool call input
 //
 // Every answer must be one JSON object with "ok"; an error must carry a
@@ -365,6 +367,21 @@ func fuzzMarkdown(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         previousStable = stream.stableCount
     }
     precondition(stream.blocks == whole, "the streamed end differs from the whole parse")
+    // The nodes a streamed reply shows, in deltas of 1 to 8 bytes (sized by
+    // the last byte): the cache's (appended as they are, a line read again,
+    // or parsed) equal a whole parse's after every delta.
+    let cache = MarkdownCache()
+    let delta = Int(bytes.last ?? 0) % 8 + 1
+    var sent: Int?
+    end = 0
+    while end < bytes.count {
+        end = min(bytes.count, end + delta)
+        while end < bytes.count && bytes[end] & 0xC0 == 0x80 { end += 1 }
+        let prefix = String(decoding: bytes[0..<end], as: UTF8.self)
+        precondition(cache.nodes(of: prefix, prefix: "f", appendedTo: sent) == MarkdownCache.wholeParseNodes(of: prefix, prefix: "f"),
+                     "the cache's nodes differ from a whole parse's")
+        sent = end
+    }
     return 0
 }
 

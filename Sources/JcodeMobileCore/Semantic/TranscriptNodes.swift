@@ -247,8 +247,19 @@ public final class MarkdownCache {
     @exclusivity(unchecked) private var generation = 0
     @exclusivity(unchecked) private var used = 0
 
+    package init() {}
+
     /// Where the next delta for `prefix` would be appended as it is (nil: it is parsed); for tests.
     func tail(for prefix: String) -> Tail? { entries[prefix]?.tail }
+
+    /// The block nodes `blocks(of:prefix:appendedTo:)` answers, and those of a
+    /// parse of the whole text (for the fuzzer: the two must be equal).
+    package func nodes(of text: String, prefix: String, appendedTo: Int?) -> [SemanticNode] {
+        blocks(of: text, prefix: prefix, appendedTo: appendedTo).nodes
+    }
+    package static func wholeParseNodes(of text: String, prefix: String) -> [SemanticNode] {
+        MarkdownNodes.nodes(Markdown.parse(text), prefix: prefix)
+    }
     /// How many texts and deltas the markdown streams parsed (for tests: the
     /// other deltas went on their nodes as they are, or had a line read again).
     private(set) var parses = 0
@@ -789,7 +800,10 @@ public final class MarkdownCache {
     private static func lastLineCell(_ text: String) -> Int? {
         let utf8 = text.utf8
         var start = utf8.endIndex
-        while start > utf8.startIndex, utf8[utf8.index(before: start)] != 0x0A { start = utf8.index(before: start) }
+        // After the last line ending: "\n", or a lone "\r" (the text does not end in one).
+        while start > utf8.startIndex, utf8[utf8.index(before: start)] != 0x0A, utf8[utf8.index(before: start)] != 0x0D {
+            start = utf8.index(before: start)
+        }
         let line = Array(utf8[start...])
         guard let end = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[end] != UInt8(ascii: "|") else { return nil }
         // An escaped pipe at the end would be read with what comes next.
