@@ -250,10 +250,11 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(marks), [])
     }
 
-    func testADeltaThatEndsAParagraphsLineChangesNoNodeAndTheNextLineIsParsed() {
+    func testADeltaThatEndsAParagraphsOrCodesLineChangesNoNodeAndTheNextLineIsParsed() {
         // Each text and a delta that ends its last line.
         let cases: [(text: String, delta: String)] = [
             ("The core", " reads\n"), ("- one", " item\n"), ("> a quote", " with **bold**\n"), ("1. first", "\n"), ("para  ", "\n"),
+            ("```sh\nmake", " step\n"), ("- a\n  ```\n  let x", " = 1\n"), ("> ~~~\n> code", "\n"),
         ]
         for (text, delta) in cases {
             let cache = MarkdownCache()
@@ -266,7 +267,7 @@ final class TranscriptNodesTests: XCTestCase {
         }
         // What the next line makes of the one before: an underline, a table's delimiter row, an item, a lazy line, a blank.
         for (text, delta) in cases {
-            for next in ["===", "|--|", "- next", "lazy more", "\nafter"] {
+            for next in ["===", "|--|", "- next", "lazy more", "\nafter", "```", "  ~~~"] {
                 let cache = MarkdownCache()
                 _ = cache.blocks(of: text, prefix: "n")
                 _ = cache.blocks(of: text + delta, prefix: "n", appendedTo: text.utf8.count)
@@ -276,6 +277,57 @@ final class TranscriptNodesTests: XCTestCase {
                 XCTAssertEqual(cache.parses, 2, all)
             }
         }
+    }
+
+    func testAMarkThatClosesNothingAndTextAfterAStyledRunGoOnAsTheyAre() {
+        // A line too long to be read again alone: only what goes on as it is escapes the parser.
+        let long = String(repeating: "word ", count: 205) + "end"
+        let table = "| a | b |\n|---|---|\n| x **b**"
+        // A run of `*` or `_` after a blank (it closes nothing: text until a
+        // closer comes), a blank after a closing run, plain text after a
+        // styled run, a link or code; in a table's cell too.
+        let asTheyAre: [(text: String, delta: String)] = [
+            (long + " and", " *emph"), (long + " and", " **bold wo"), (long + " a", " _snake"), (long + " **bold**", " and more"),
+            (long + " `code`", " and more"), (long + " [a link](https://x.io)", " and more"),
+            (table, " and | *c"), (table, " __d"),
+        ]
+        for (text, delta) in asTheyAre {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "k")
+            let more = text + delta
+            XCTAssertEqual(cache.blocks(of: more, prefix: "k", appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(more), prefix: "k"), delta)
+            XCTAssertEqual(cache.parses, 1, "\(delta): the stream did not parse")
+        }
+        // Parsed: a run that may close, a letter after a closing run (it may
+        // open too), a backtick (it may close a code span), a backslash, what
+        // follows a run of `~`.
+        let parsed: [(text: String, delta: String)] = [
+            (long + " *emph", "asis* now"), (long + " **bold**", "x"), (long + " a", "_ b"), (long + " `co", "de`"), (long + " ~~gone~~", " and"),
+            (long + " a", " \\*"), (table, "c |"), (table, " x*"),
+        ]
+        for (text, delta) in parsed {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "k")
+            let more = text + delta
+            XCTAssertEqual(cache.blocks(of: more, prefix: "k", appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(more), prefix: "k"), delta)
+            XCTAssertEqual(cache.parses, 2, "\(delta): parsed")
+        }
+        // An opener streamed, then its closer: the words between are emphasis.
+        let cache = MarkdownCache()
+        var text = long + " and"
+        _ = cache.blocks(of: text, prefix: "k")
+        for delta in [" *em", "phasis", "* here"] {
+            let before = text.utf8.count
+            text += delta
+            _ = cache.blocks(of: text, prefix: "k", appendedTo: before)
+        }
+        let last = cache.blocks(of: text, prefix: "k", appendedTo: text.utf8.count).nodes.last
+        XCTAssertEqual(last?.spans?.suffix(2).map(\.text), ["emphasis", " here"])
+        XCTAssertEqual(last?.spans?.suffix(2).map(\.styles), [[.italic], []])
+        XCTAssertEqual(last?.value?.hasSuffix("word end and emphasis here"), true)
+        XCTAssertEqual(cache.parses, 2, "the opener and the words went on as they are; the closer was parsed")
     }
 
     func testALineOfAnOpenHTMLBlockGoesOnItAsItIsBlanksAndAll() {
@@ -622,6 +674,32 @@ final class MarkdownCacheRandomStreamTests: XCTestCase {
         var differing: [String] = []
         for _ in 0 ..< 300 {
             let text = Self.document(&random)
+            let sizes = (0 ..< 8).map { _ in 1 + random.next(upTo: 8) }
+            if let at = Self.firstDifference(text, sizes: sizes) { differing.append("\(text.debugDescription) at \(at), deltas \(sizes)") }
+        }
+        XCTAssertEqual(differing, [])
+    }
+
+    /// Lines longer than `MarkdownCache.longestLineReadAgain` (a paragraph's,
+    /// a table row's) full of runs of `*`, `_` and `~`, backticks and
+    /// backslashes: what the cache lets go on as it is there (a run after a
+    /// blank, a blank after a run, text after a styled run) meets only the
+    /// parser, never a line read again.
+    func testLongLinesOfMarksStreamedAtTokenSizeEqualAWholeParseAfterEveryDelta() {
+        var random = SplitMix(seed: 36)
+        let tokens = ["word", "more", " ", " ", " ", "\t", "*", "**", "***", "_", "__", "`", "``", "~~", "\\", ".", ",", "é",
+                      "snake_case", "a*b", "(", ")", "x_", "_x", "*x", "x*"]
+        var differing: [String] = []
+        for _ in 0 ..< 30 {
+            let table = random.next(upTo: 3) == 0
+            var text = table ? "| a | b |\n|---|---|\n| " : ""
+            var line = 0
+            while line < 1100 {
+                let token = tokens[random.next(upTo: tokens.count)]
+                text += token
+                line += token.utf8.count
+                if table && random.next(upTo: 30) == 0 { text += " | " }
+            }
             let sizes = (0 ..< 8).map { _ in 1 + random.next(upTo: 8) }
             if let at = Self.firstDifference(text, sizes: sizes) { differing.append("\(text.debugDescription) at \(at), deltas \(sizes)") }
         }

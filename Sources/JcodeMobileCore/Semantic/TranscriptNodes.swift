@@ -345,26 +345,29 @@ public final class MarkdownCache {
     /// paragraph's text ends in plain text. Into a paragraph whose only line
     /// is the last, a delta with such characters has the line read again
     /// (`rereadLine`); a delta that ends the line (its last byte a "\n") goes
-    /// on without its line ending, and the next one is parsed. The stream is
+    /// on without its line ending (into code too; not into an HTML block),
+    /// and the next one is parsed. The stream is
     /// not told: it parses its open tail from where it was at the next delta
     /// that is not appended so.
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
         if entry.nodes[lastIndex].role == .table { return appendToRow(entry, tail, text, from: old, table: lastIndex) }
         let utf8 = text.utf8
-        // A delta that ends a paragraph's line: what comes before its "\n" goes
-        // on as any delta does, and the line ending changes no node (a
-        // paragraph's last line ending is not its text); the next line is parsed.
-        let endsLine = !tail.code && utf8.last == 0x0A
+        // A delta that ends a line: what comes before its "\n" goes on as any
+        // delta does, and the next line is parsed. The last line ending of a
+        // paragraph or of a code block's text changes no node (it is not
+        // their text); an HTML block's is parsed.
+        let html = tail.code && tail.path.isEmpty && entry.nodes[lastIndex].role != .codeBlock
+        let endsLine = utf8.last == 0x0A && !html
         let end = endsLine ? utf8.count &- 1 : utf8.count
         if endsLine && end == old {
-            guard !Self.endsInMark(entry.text) else { return false }
+            guard tail.code || !Self.endsInEscape(entry.text) else { return false }
             Self.appendTail(of: text, to: &entry.text)
             entry.tail = nil
             return true
         }
         var delta = Substring(utf8[utf8.index(utf8.startIndex, offsetBy: old)..<utf8.index(utf8.startIndex, offsetBy: end)])
-        guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
+        guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? (tail.code && endsLine) else { return false }
         var blankRun = 0
         var hasBlank = false
         var at = delta.startIndex
@@ -381,19 +384,16 @@ public final class MarkdownCache {
                 blankRun = 0
             }
         }
-        // The node the text goes on: the last block, or the paragraph or code
-        // under it (an item's value, a quote's block …; taken as it is, the
-        // nodes above it not copied).
-        var node = tail.path.isEmpty ? entry.nodes[lastIndex] : Self.node(at: tail.path, in: entry.nodes, last: lastIndex)
         if tail.code {
-            node.value = (node.value ?? "") + delta
-            node.accessibilityValue = node.value
+            Self.modify(at: tail.path, in: &entry.nodes, last: lastIndex) { Self.appendValue(delta, to: &$0) }
         } else {
             // After a backslash (the punctuation after it would be escaped) or
             // a run of `*`, `_` or `~` (what follows it decides whether it
-            // opens or closes), and before more letters of a word that may
-            // become a link: the line is read again.
-            if Self.endsInMark(entry.text) || (tail.wordMayLink && delta.utf8.first.map({ $0 != 0x20 && $0 != 0x09 }) ?? false) {
+            // opens or closes; a blank after a run of `*` or `_` is what the
+            // text's end was to it), and before more letters of a word that
+            // may become a link: the line is read again.
+            let startsBlank = delta.utf8.first.map({ $0 == 0x20 || $0 == 0x09 }) ?? false
+            if Self.endsInEscape(entry.text) || (Self.endsInClosingRun(entry.text) && !startsBlank) || (tail.wordMayLink && !startsBlank) {
                 return rereadLine(entry, tail, text, from: old, end: end, last: lastIndex)
             }
             // A paragraph's value ends without its blanks: they come back before more text.
@@ -407,13 +407,14 @@ public final class MarkdownCache {
                 return true
             }
             delta = Substring(body)
-            guard Self.appendPlain(tail.blanks + delta, to: &node) else {
-                return rereadLine(entry, tail, text, from: old, end: end, last: lastIndex)
-            }
+            // The node the text goes on (the last block, or the paragraph
+            // under it: an item's value, a quote's block …), changed where it
+            // lies: its value, held once, grows in place.
+            let appended = Self.modify(at: tail.path, in: &entry.nodes, last: lastIndex) { Self.appendPlain(tail.blanks + delta, to: &$0) }
+            guard appended else { return rereadLine(entry, tail, text, from: old, end: end, last: lastIndex) }
             entry.tail?.blanks = String(Substring(trailing))
             if hasBlank { entry.tail?.wordMayLink = false }
         }
-        if tail.path.isEmpty { entry.nodes[lastIndex] = node } else { Self.replace(at: tail.path, in: &entry.nodes, last: lastIndex, with: node) }
         Self.appendTail(of: text, to: &entry.text)
         if endsLine { entry.tail = nil }
         return true
@@ -439,11 +440,11 @@ public final class MarkdownCache {
               !bytes.dropFirst(old &- from).contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 })
         else { return false }
         let read = Markdown.paragraphText(ofLine: Array(bytes), definitions: entry.stream.definitions, scratch: scratch)
-        var node = Self.node(at: tail.path, in: entry.nodes, last: lastIndex)
-        node.value = read.text
-        node.accessibilityValue = read.text
-        node.spans = read.spans.isEmpty ? nil : read.spans
-        Self.replace(at: tail.path, in: &entry.nodes, last: lastIndex, with: node)
+        Self.modify(at: tail.path, in: &entry.nodes, last: lastIndex) { node in
+            node.value = read.text
+            node.accessibilityValue = read.text
+            node.spans = read.spans.isEmpty ? nil : read.spans
+        }
         Self.appendTail(of: text, to: &entry.text)
         if end < utf8.count {
             entry.tail = nil
@@ -455,48 +456,57 @@ public final class MarkdownCache {
         return true
     }
 
-    /// Whether `text` ends in a backslash or one of `*`, `_` and `~`.
-    private static func endsInMark(_ text: String) -> Bool {
+    /// Whether `text` ends in a backslash or a `~`, whose meaning what follows decides.
+    private static func endsInEscape(_ text: String) -> Bool {
         switch text.utf8.last {
-        case UInt8(ascii: "\\"), UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "~"): return true
+        case UInt8(ascii: "\\"), UInt8(ascii: "~"): return true
         default: return false
         }
     }
 
-    /// The node at `path` (child indices, one per level) under `nodes[last]`.
-    /// The first levels are reached in one expression (no node above the one
-    /// taken is copied on the way).
-    private static func node(at path: [Int], in nodes: [SemanticNode], last: Int) -> SemanticNode {
-        switch path.count {
-        case 0: return nodes[last]
-        case 1: return nodes[last].children[path[0]]
-        case 2: return nodes[last].children[path[0]].children[path[1]]
-        case 3: return nodes[last].children[path[0]].children[path[1]].children[path[2]]
-        default:
-            var node = nodes[last].children[path[0]].children[path[1]].children[path[2]]
-            for k in path.dropFirst(3) { node = node.children[k] }
-            return node
+    /// Whether `text` ends in a run of `*` or `_` that may close (one after a
+    /// blank cannot: see `followsBlank`). Whether it also opens, what follows
+    /// decides (a blank or a line ending: as the text's end did).
+    private static func endsInClosingRun(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        switch utf8.last {
+        case UInt8(ascii: "*"), UInt8(ascii: "_"): return !followsBlank(utf8, run: utf8.index(before: utf8.endIndex))
+        default: return false
         }
     }
 
-    /// Puts `node` at `path` under `nodes[last]`, in place (the nodes above
-    /// it are not copied when held once).
-    private static func replace(at path: [Int], in nodes: inout [SemanticNode], last: Int, with node: SemanticNode) {
+    /// Whether the run of `*` or `_` that the byte at `i` of `utf8` is in
+    /// begins after a space or a tab (looked for back at most 32 bytes). Such
+    /// a run is not right-flanking, so it closes nothing, whatever follows
+    /// it: it is text as it is until a later run closes it, and that one is
+    /// parsed (from a checkpoint before both).
+    private static func followsBlank(_ utf8: String.UTF8View, run i: String.Index) -> Bool {
+        let mark = utf8[i]
+        var k = i
+        for _ in 0 ..< 32 {
+            guard k > utf8.startIndex else { return false }
+            k = utf8.index(before: k)
+            let byte = utf8[k]
+            if byte != mark { return byte == 0x20 || byte == 0x09 }
+        }
+        return false
+    }
+
+    /// Runs `body` on the node at `path` under `nodes[last]` where it lies
+    /// (neither it nor the nodes above it copied when held once).
+    private static func modify<R>(at path: [Int], in nodes: inout [SemanticNode], last: Int, _ body: (inout SemanticNode) -> R) -> R {
         switch path.count {
-        case 0: nodes[last] = node
-        case 1: nodes[last].children[path[0]] = node
-        case 2: nodes[last].children[path[0]].children[path[1]] = node
-        case 3: nodes[last].children[path[0]].children[path[1]].children[path[2]] = node
-        default: replace(at: path[3...], under: &nodes[last].children[path[0]].children[path[1]].children[path[2]], with: node)
+        case 0: return body(&nodes[last])
+        case 1: return body(&nodes[last].children[path[0]])
+        case 2: return body(&nodes[last].children[path[0]].children[path[1]])
+        case 3: return body(&nodes[last].children[path[0]].children[path[1]].children[path[2]])
+        default: return modify(at: path[3...], under: &nodes[last].children[path[0]].children[path[1]].children[path[2]], body)
         }
     }
 
-    private static func replace(at path: ArraySlice<Int>, under top: inout SemanticNode, with node: SemanticNode) {
-        guard let k = path.first else {
-            top = node
-            return
-        }
-        replace(at: path.dropFirst(), under: &top.children[k], with: node)
+    private static func modify<R>(at path: ArraySlice<Int>, under top: inout SemanticNode, _ body: (inout SemanticNode) -> R) -> R {
+        guard let k = path.first else { return body(&top) }
+        return modify(at: path.dropFirst(), under: &top.children[k], body)
     }
 
     /// `appendInPlace` into a table's last row: a pipe in the delta ends
@@ -511,7 +521,9 @@ public final class MarkdownCache {
         var blanks = tail.blanks
         var mayLink = tail.wordMayLink
         let delta = text.utf8.dropFirst(old)
-        guard delta.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
+        guard let first = delta.first, first & 0xC0 != 0x80 else { return false }
+        // After a run of `*` or `_` that may close, only a blank or a pipe (what ends the cell's text).
+        if Self.endsInClosingRun(entry.text) && first != 0x20 && first != 0x09 && first != UInt8(ascii: "|") { return false }
         var i = delta.startIndex
         while i < delta.endIndex {
             // One cell's part of the delta: up to the next pipe or the end.
@@ -557,18 +569,34 @@ public final class MarkdownCache {
         return true
     }
 
-    /// Appends plain `addition` to a text node's value (and to its last run,
-    /// when it has runs and the last is plain; false, the node unchanged, when not).
+    /// Appends plain `addition` to a text node's value, and to its runs when
+    /// it has some: to the last when it is plain, else as a run of its own.
     private static func appendPlain(_ addition: String, to node: inout SemanticNode) -> Bool {
         if var spans = node.spans {
-            guard var last = spans.last, last.styles.isEmpty, last.url == nil else { return false }
-            last.text += addition
-            spans[spans.count &- 1] = last
+            guard var last = spans.last else { return false }
+            if last.styles.isEmpty && last.url == nil {
+                last.text += addition
+                spans[spans.count &- 1] = last
+            } else {
+                // After a styled run, a link or an image (closed: the text does not end in a mark), a plain run of its own.
+                spans.append(MarkdownSpan(text: addition))
+            }
             node.spans = spans
         }
-        node.value = (node.value ?? "") + addition
-        node.accessibilityValue = node.value
+        appendValue(addition, to: &node)
         return true
+    }
+
+    /// Appends `addition` to a node's value (its accessibility value the
+    /// same): the value taken out of the node first, so that, held by no one
+    /// else, it grows in place and is not copied.
+    private static func appendValue<S: StringProtocol>(_ addition: S, to node: inout SemanticNode) {
+        var value = node.value ?? ""
+        node.value = nil
+        node.accessibilityValue = nil
+        value.append(contentsOf: addition)
+        node.value = value
+        node.accessibilityValue = value
     }
 
     /// `text` in storage of its own (never shared with the caller's).
@@ -609,16 +637,20 @@ public final class MarkdownCache {
     }
 
     /// Whether the special byte at `i` of `utf8` (a delta's, which ends at
-    /// `end`) reads as itself in plain text whatever follows: a `_` between
-    /// two ASCII letters or digits (it can neither open nor close emphasis),
-    /// or a `.` that does not end "www" (the only way a dot can begin a link
-    /// without a `:` or an `@`, which are parsed).
+    /// `end`) reads as itself in plain text whatever follows: a `*` or `_`
+    /// of a run after a blank (it closes nothing: `followsBlank`), a `_`
+    /// between two ASCII letters or digits (it can neither open nor close
+    /// emphasis), or a `.` that does not end "www" (the only way a dot can
+    /// begin a link without a `:` or an `@`, which are parsed).
     private static func isInert(_ utf8: String.UTF8View, _ i: String.Index, end: String.Index) -> Bool {
         switch utf8[i] {
         case UInt8(ascii: "_"):
+            if followsBlank(utf8, run: i) { return true }
             let next = utf8.index(after: i)
             guard i > utf8.startIndex, next < end else { return false }
             return InlineParser.isASCIIAlphanumeric(utf8[utf8.index(before: i)]) && InlineParser.isASCIIAlphanumeric(utf8[next])
+        case UInt8(ascii: "*"):
+            return followsBlank(utf8, run: i)
         case UInt8(ascii: "."):
             var k = i
             for _ in 0 ..< 3 {
@@ -716,9 +748,11 @@ public final class MarkdownCache {
         if !code, last.role != .table, let start = stream.openParagraphStart, start >= stream.lastLineStart {
             inlineFrom = utf8.distance(from: utf8.startIndex, to: scan)
         }
-        // Nor after a backslash (the punctuation after it would be escaped) or a run of `*`, `_`
-        // or `~` (what follows it decides whether it opens or closes), but for a line read again.
-        guard inlineFrom != nil || !Self.endsInMark(text) else { return nil }
+        // Nor after a backslash (the punctuation after it would be escaped) or a
+        // run of `~` (what follows it decides whether it opens or closes), but
+        // for a line read again. After a run of `*` or `_`, a delta that begins
+        // with a blank goes on as it is (see `appendInPlace`).
+        guard inlineFrom != nil || !Self.endsInEscape(text) else { return nil }
         let ending = Self.ending(of: text)
         return Tail(code: code, blanks: ending.blanks, wordMayLink: ending.wordMayLink, path: path, inlineFrom: inlineFrom)
     }
