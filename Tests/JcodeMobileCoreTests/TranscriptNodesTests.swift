@@ -624,9 +624,6 @@ final class TranscriptNodesTests: XCTestCase {
     }
 }
 
-/// The reply the markdown fuzzer found whose open tail, parsed on its own,
-/// differed from a whole parse: streamed, it equals a whole parse after
-/// every chunk.
 /// What an agent writes (lists, tasks, quotes, code, tables, marks and links),
 /// made at random and streamed in deltas of 1 to 8 bytes through the cache:
 /// its nodes equal a whole parse's after every delta, whichever way each
@@ -707,6 +704,9 @@ final class MarkdownCacheRandomStreamTests: XCTestCase {
     }
 }
 
+/// The reply the markdown fuzzer found whose open tail, parsed on its own,
+/// differed from a whole parse: streamed, it equals a whole parse after
+/// every chunk.
 final class MarkdownStreamRegressionTests: XCTestCase {
     func testTheFuzzersTableAndListReplyStreamsAsAWholeParse() {
         let base64 = "fCBhIHx8ICBiCnw6LS18LdHFfGQKICAgIHygYSB8IGIgfAp8Oi0tfC0tOnwKfCAxIFx8IHggfCBgMmAgfAoKLSBbeF0gZD4gcQoKLS3Tb25lCi0gW/WIgXfTmoeebXBsl9EibG9hZF9zY2VuYSBdIHRvZG8KICAtIG5lc3RlZAogICBy"

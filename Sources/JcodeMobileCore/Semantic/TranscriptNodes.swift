@@ -340,9 +340,11 @@ public final class MarkdownCache {
     /// Appends the delta `text[old...]` to the open paragraph's or code's
     /// node (the last block's, or under it: `Tail.path`) when it can change
     /// neither the blocks nor the styles: no line ends in it and no character
-    /// that means something inline (`*`, `` ` ``, `[`, `&`, `:` …); the line
-    /// it goes on has begun with a character that starts no block; a
-    /// paragraph's text ends in plain text. Into a paragraph whose only line
+    /// that means something inline (`*`, `` ` ``, `[`, `&`, `:` …) but a run
+    /// of `*` or `_` after a blank (it closes nothing); the line it goes on
+    /// has begun with a character that starts no block; a paragraph's text
+    /// does not end in a mark that what follows decides (a blank after a run
+    /// of `*` or `_` decides nothing). Into a paragraph whose only line
     /// is the last, a delta with such characters has the line read again
     /// (`rereadLine`); a delta that ends the line (its last byte a "\n") goes
     /// on without its line ending (into code too; not into an HTML block),
@@ -367,7 +369,7 @@ public final class MarkdownCache {
             return true
         }
         var delta = Substring(utf8[utf8.index(utf8.startIndex, offsetBy: old)..<utf8.index(utf8.startIndex, offsetBy: end)])
-        guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? (tail.code && endsLine) else { return false }
+        guard delta.utf8.first.map({ $0 & 0xC0 != 0x80 }) ?? false else { return false }
         var blankRun = 0
         var hasBlank = false
         var at = delta.startIndex
