@@ -518,7 +518,6 @@ public final class MarkdownCache {
     /// row's extra cells are left out: the delta is parsed then).
     private func appendToRow(_ entry: Entry, _ tail: Tail, _ text: String, from old: Int, table: Int) -> Bool {
         let rowIndex = tail.path[0]
-        var row = entry.nodes[table].children[rowIndex]
         var cell = tail.path[1]
         var blanks = tail.blanks
         var mayLink = tail.wordMayLink
@@ -526,6 +525,9 @@ public final class MarkdownCache {
         guard let first = delta.first, first & 0xC0 != 0x80 else { return false }
         // After a run of `*` or `_` that may close, only a blank or a pipe (what ends the cell's text).
         if Self.endsInClosingRun(entry.text) && first != 0x20 && first != 0x09 && first != UInt8(ascii: "|") { return false }
+        let cells = entry.nodes[table].children[rowIndex].children.count
+        // What goes on which cell, found first; the row is changed only when all of the delta can go on it.
+        var additions: [(cell: Int, text: String)] = []
         var i = delta.startIndex
         while i < delta.endIndex {
             // One cell's part of the delta: up to the next pipe or the end.
@@ -534,8 +536,7 @@ public final class MarkdownCache {
                 guard Self.readsAsItself(text.utf8, end, end: delta.endIndex, code: false) else { return false }
                 end = delta.index(after: end)
             }
-            var node = row.children[cell]
-            let empty = node.value?.isEmpty ?? true
+            let empty = entry.nodes[table].children[rowIndex].children[cell].value?.isEmpty ?? true
             var start = i
             if empty {
                 while start < end && (delta[start] == 0x20 || delta[start] == 0x09) { start = delta.index(after: start) }
@@ -547,8 +548,8 @@ public final class MarkdownCache {
             if start < bodyEnd {
                 // More letters after a word that may become a link are read by the parser.
                 if mayLink && !empty && start == i && delta[start] != 0x20 && delta[start] != 0x09 { return false }
-                guard Self.appendPlain((empty ? "" : blanks) + Substring(delta[start..<bodyEnd]), to: &node) else { return false }
-                row.children[cell] = node
+                guard entry.nodes[table].children[rowIndex].children[cell].spans.map({ !$0.isEmpty }) ?? true else { return false }
+                additions.append((cell, (empty ? "" : blanks) + Substring(delta[start..<bodyEnd])))
                 blanks = String(Substring(delta[bodyEnd..<end]))
                 if bodyEnd < end || delta[start..<bodyEnd].contains(where: { $0 == 0x20 || $0 == 0x09 }) { mayLink = false }
             } else if !empty {
@@ -558,12 +559,15 @@ public final class MarkdownCache {
             guard end < delta.endIndex else { break }
             // A pipe: the next cell, when the header has one.
             cell &+= 1
-            guard cell < row.children.count else { return false }
+            guard cell < cells else { return false }
             blanks = ""
             mayLink = false
             i = delta.index(after: end)
         }
-        entry.nodes[table].children[rowIndex] = row
+        // Each cell changed where it lies (the row and its cells not copied out and back).
+        for addition in additions {
+            _ = Self.modify(at: [rowIndex, addition.cell], in: &entry.nodes, last: table) { Self.appendPlain(addition.text, to: &$0) }
+        }
         entry.tail?.path[1] = cell
         entry.tail?.blanks = blanks
         entry.tail?.wordMayLink = mayLink
