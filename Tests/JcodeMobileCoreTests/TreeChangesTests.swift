@@ -625,3 +625,96 @@ struct SeededRandom {
         return Int((state >> 33) % UInt64(bound))
     }
 }
+
+/// A long value that grows at its end as a reply streams (a code block's,
+/// an HTML block's, a plain paragraph's) is held in storage of its own by
+/// the tree and by the line memo: the markdown cache's, which it appends
+/// to in place, is held by no one else, so that no holder copies it whole
+/// at each delta. Storage is told apart by where its bytes are.
+final class GrownValueStorageTests: XCTestCase {
+    private func address(_ text: String?) -> UInt? {
+        text?.utf8.withContiguousStorageIfAvailable { UInt(bitPattern: $0.baseAddress) }
+    }
+
+    private func long(_ lines: Int) -> String {
+        var text = ""
+        text.reserveCapacity(8192)
+        for i in 0 ..< lines { text += "let value\(i) = compute(\(i)) + offset\n" }
+        return text
+    }
+
+    /// `text` in storage of its own.
+    private func copy(_ text: String) -> String { String(decoding: Array(text.utf8), as: UTF8.self) }
+
+    func testTheTreeKeepsTheOldNodesValueGrownInPlaceNotTheOneItWasGiven() {
+        // The tree's node: its value and accessibility value one string, held by the node alone.
+        var code = SemanticNode("m.md.0", .codeBlock, label: "", value: long(60))
+        code.accessibilityValue = code.value
+        var item = SemanticNode("m.md.1", .list, label: "")
+        item.children = [SemanticNode("m.md.1.0", .listItem, label: "•", value: "an item")]
+        var old = [code, item]
+        code = SemanticNode("x", .text, label: "")
+        let treeStorage = address(old[0].value)
+        // The new node, as the markdown cache gave it: the same text and more, in the cache's storage.
+        let grownText = copy(old[0].value!) + "let more = 1"
+        var grown = old[0]
+        grown.value = grownText
+        grown.accessibilityValue = grownText
+        var new = [grown, item]
+        grown = SemanticNode("x", .text, label: "")
+        let changes: [TreeChange] = [
+            .append(id: "m.md.0", field: .value, text: "let more = 1"),
+            .append(id: "m.md.0", field: .accessibilityValue, text: "let more = 1"),
+            .append(id: "m.md.9", field: .value, text: "no such node"),
+        ]
+        StreamedRowPatch.keepGrownValues(changes[...], from: &old, in: &new, at: 0)
+        XCTAssertEqual(new[0].value, long(60) + "let more = 1")
+        XCTAssertEqual(new[0].accessibilityValue, long(60) + "let more = 1")
+        XCTAssertEqual(address(new[0].value), treeStorage, "the tree's own storage, grown in place")
+        XCTAssertEqual(address(new[0].accessibilityValue), treeStorage)
+        XCTAssertNotEqual(address(new[0].value), address(grownText), "not the cache's")
+        XCTAssertNil(old[0].value, "taken out of the old node")
+        XCTAssertEqual(new[1], item, "a node no change names is left as it is")
+    }
+
+    func testTheLineMemoKeepsAPlainTextThatGrewInStorageOfItsOwn() {
+        let memo = LineMemo()
+        let first = long(40)
+        // Forty lines of 32 to 38 characters, two each at 30 a line, and the empty one after the last line ending.
+        XCTAssertEqual(memo.lineCount(of: first, id: "m.md.0", perLine: 30, keepsOwn: true), 81)
+        let grown = first + "let last = 2\n"
+        XCTAssertEqual(memo.lineCount(of: grown, id: "m.md.0", perLine: 30, keepsOwn: true), 82)
+        XCTAssertEqual(memo.text(for: "m.md.0"), grown)
+        XCTAssertNotEqual(address(memo.text(for: "m.md.0")), address(grown), "the memo's own storage")
+        // A styled text is held as given (it may shrink when a mark closes: a copy at each such change would cost more).
+        let styled = grown + "more"
+        XCTAssertEqual(memo.lineCount(of: styled, id: "m.md.1", perLine: 30), 82)
+        let more = styled + " words"
+        XCTAssertEqual(memo.lineCount(of: more, id: "m.md.1", perLine: 30), 82)
+        XCTAssertEqual(address(memo.text(for: "m.md.1")), address(more), "the caller's storage")
+    }
+
+    func testALongCodeBlockAndParagraphStreamedInTokensEqualABuildFromScratchAsTheyGrow() {
+        var options = AppOptions()
+        options.scenario = .connectedEmptyChat
+        let app = JcodeMobileApp(options: options)
+        XCTAssertTrue(app.dispatch(json: #"{"type":"send_message","text":"write the code"}"#).string.hasPrefix(#"{"ok":true"#))
+        let reply = "Here it is:\n\n```swift\n" + long(80) + "```\n\nAnd a long plain paragraph " + String(repeating: "of words ", count: 150) + "to end."
+        let bytes = Array(reply.utf8)
+        var at = 0
+        var k = 0
+        let sizes = [1, 3, 4, 2, 8, 5]
+        while at < bytes.count {
+            let end = min(bytes.count, at + sizes[k % sizes.count])
+            k += 1
+            let delta = String(decoding: bytes[at..<end], as: UTF8.self)
+            at = end
+            let report = app.platformEvent(json: #"{"type":"websocket_event","event":{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}}"#).string
+            XCTAssertTrue(report.hasPrefix(#"{"ok":true"#), report)
+            if k % 37 == 0 || at == bytes.count {
+                XCTAssertEqual(app.tree(), SemanticTree.build(app.state, viewport: app.options.viewport), "after \(at) bytes")
+            }
+        }
+        XCTAssertEqual(app.tree().find("message.m2.md.1")?.value, String(long(80).dropLast()))
+    }
+}

@@ -300,7 +300,7 @@ public enum Layout {
             let valuePerLine = valueCharactersPerLine(node, width: width)
             let valueLines: Int
             if let memo, value.utf8.count > LineMemo.threshold {
-                valueLines = memo.lineCount(of: value, id: node.id, perLine: valuePerLine)
+                valueLines = memo.lineCount(of: value, id: node.id, perLine: valuePerLine, keepsOwn: node.spans == nil)
             } else {
                 valueLines = lineCount(value, perLine: valuePerLine)
             }
@@ -470,7 +470,12 @@ public final class LineMemo {
         blocks[node.id] = PlacedBlock(node: unplaced, placed: node, x: x, y: top, width: width, height: y &- top, generation: generation)
     }
 
-    func lineCount(of text: String, id: String, perLine: Int) -> Int {
+    /// `keepsOwn`: a text that grew is kept in storage of the memo's own,
+    /// grown in place (a streamed code block's, HTML block's or plain
+    /// paragraph's: holding the caller's, the node's value, would make the
+    /// next append to that one copy it whole; a styled text may lose a mark
+    /// it showed, and is held as given, not copied at each such change).
+    func lineCount(of text: String, id: String, perLine: Int, keepsOwn: Bool = false) -> Int {
         var from = 0
         var before = 0
         // Resumed only when the whole text measured before is where it was
@@ -478,10 +483,12 @@ public final class LineMemo {
         // When only the last line changed (a streamed paragraph's closing "*"
         // takes a character back): from the line before it, which the last
         // line's first word may join now.
+        var grows = false
         if let old = entries[id], old.perLine == perLine {
             if Self.hasPrefix(text, old.text, count: old.text.utf8.count) {
                 from = old.lastLineStart
                 before = old.linesBefore
+                grows = text.utf8.count > old.text.utf8.count
             } else if Self.hasPrefix(text, old.text, count: old.lastLineStart) {
                 from = old.previousLineStart
                 before = old.linesBeforePrevious
@@ -496,12 +503,22 @@ public final class LineMemo {
             count &+= 1
         }
         let linesBefore = before &+ count &- 1
-        entries[id] = Entry(text: text, perLine: perLine, lastLineStart: lastStart, linesBefore: linesBefore,
+        var kept = text
+        if grows && keepsOwn, var entry = entries.removeValue(forKey: id) {
+            kept = entry.text
+            entry.text = ""
+            let utf8 = text.utf8
+            kept.append(contentsOf: Substring(utf8[utf8.index(utf8.startIndex, offsetBy: kept.utf8.count)...]))
+        }
+        entries[id] = Entry(text: kept, perLine: perLine, lastLineStart: lastStart, linesBefore: linesBefore,
                             previousLineStart: previousStart, linesBeforePrevious: count >= 2 ? linesBefore &- 1 : linesBefore,
                             generation: generation)
         measured &+= 1
         return before &+ count
     }
+
+    /// The text last measured for `id` (for tests).
+    func text(for id: String) -> String? { entries[id]?.text }
 
     /// Whether the first `count` bytes of `text` are those of `old`.
     static func hasPrefix(_ text: String, _ old: String, count: Int) -> Bool {

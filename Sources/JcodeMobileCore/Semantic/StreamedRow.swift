@@ -37,6 +37,9 @@ struct StreamedRowPatch {
         let height: Int
     }
     let grown: Grown?
+    /// The last block's value is long (`longValue` bytes or more): the tree
+    /// keeps its own copy of it, grown in place (`keepGrownValues`).
+    let longLast: Bool
 
     /// The patch bringing `row` (the tree's, built for `old` and placed)
     /// up to `new`; nil when more than the text changed, or the text did
@@ -100,9 +103,11 @@ struct StreamedRowPatch {
             y = cy &+ Layout.gapAfter(old.role)
             k &+= 1
         }
+        var longLast = false
         while k < blocks.nodes.count {
             var block = blocks.nodes[k]
             if k == blocks.nodes.count &- 1 {
+                longLast = (block.value?.utf8.count ?? 0) >= longValue
                 // The open last block: it changes at every delta, a placed
                 // copy kept for the next one would never be reused.
                 Layout.place(&block, x: innerX, y: &y, width: innerWidth, memo: memo)
@@ -129,7 +134,8 @@ struct StreamedRowPatch {
         let appended = String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: old.text.utf8.count)...]))
         return StreamedRowPatch(
             first: first, suffix: suffix, text: new.text, appended: appended,
-            boxHeight: y &- row.bounds.y, height: y &- row.bounds.y &+ Layout.gap, entry: new, prompt: prompt, grown: grown)
+            boxHeight: y &- row.bounds.y, height: y &- row.bounds.y &+ Layout.gap, entry: new, prompt: prompt, grown: grown,
+            longLast: longLast)
     }
 
     /// Applies the patch to `row`, in place (O(what changed) when the
@@ -151,7 +157,7 @@ struct StreamedRowPatch {
             TreeChange.diff(children: oldTail, to: grown.children, of: row.children[first].id, from: grown.kept, into: &changes)
             rest = first &+ 1
         }
-        let oldSuffix = Array(row.children[rest...])
+        var oldSuffix = Array(row.children[rest...])
         // Removed, then appended: an append grows the storage by doubling
         // (a replacement that grows it would copy every child each time).
         row.children.removeSubrange(rest...)
@@ -167,6 +173,62 @@ struct StreamedRowPatch {
             own.bounds = row.bounds
             changes.append(.update(id: row.id, fields: .bounds, node: own))
         }
+        let mark = changes.count
         TreeChange.diff(children: oldSuffix, to: suffix, of: row.id, from: rest, into: &changes)
+        if longLast { Self.keepGrownValues(changes[mark...], from: &oldSuffix, in: &row.children, at: rest) }
+    }
+
+    /// The shortest value `keepGrownValues` gives the tree's own storage (bytes).
+    static let longValue = 1024
+
+    /// For each value the diff found grown at its end (`changes`, made by
+    /// diffing `old` against `new[start...]`): the new node takes the old
+    /// node's value (the tree's), grown in place by what was appended,
+    /// instead of the equal one it was given (the markdown cache's, which
+    /// grows its own in place at the next delta). Two holders of one long
+    /// value (a streamed code block, a long paragraph) would make each
+    /// append copy it whole. A node not found by its id keeps what it has.
+    static func keepGrownValues(
+        _ changes: ArraySlice<TreeChange>, from old: inout [SemanticNode], in new: inout [SemanticNode], at start: Int
+    ) {
+        for change in changes {
+            guard case .append(let id, let field, let text) = change, field == .value else { continue }
+            // Taken out of the old node, which is dropped after this: held here alone, it grows in place.
+            var same = false
+            guard var value = node(id, in: &old, from: 0, { node -> String? in
+                guard let value = node.value else { return nil }
+                same = node.accessibilityValue == value
+                node.value = nil
+                node.accessibilityValue = nil
+                return value
+            }) ?? nil else { continue }
+            value.append(text)
+            // The accessibility value was the value and grew by the same text: it is the value still.
+            let alike = same && changes.contains(.append(id: id, field: .accessibilityValue, text: text))
+            _ = node(id, in: &new, from: start) { node in
+                guard node.value?.utf8.count == value.utf8.count else { return }
+                if alike { node.accessibilityValue = value }
+                node.value = value
+            }
+        }
+    }
+
+    /// `body` on the node whose id is `id` among `nodes[start...]` and their
+    /// descendants (a child's id begins with its parent's and a "."); nil
+    /// when there is none.
+    private static func node<R>(_ id: String, in nodes: inout [SemanticNode], from start: Int, _ body: (inout SemanticNode) -> R) -> R? {
+        let count = id.utf8.count
+        var k = start
+        while k < nodes.count {
+            let here = nodes[k].id
+            if here == id { return body(&nodes[k]) }
+            let length = here.utf8.count
+            if count > length, LineMemo.hasPrefix(id, here, count: length),
+               id.utf8[id.utf8.index(id.utf8.startIndex, offsetBy: length)] == UInt8(ascii: ".") {
+                return node(id, in: &nodes[k].children, from: 0, body)
+            }
+            k &+= 1
+        }
+        return nil
     }
 }

@@ -196,6 +196,9 @@ extension TreeChange {
             if !fields.isEmpty {
                 var own = copy new
                 own.children = []
+                // Only what it sets: a long value the update does not carry is not held by it.
+                if !fields.contains(.value) { own.value = nil }
+                if !fields.contains(.accessibilityValue) { own.accessibilityValue = nil }
                 changes.append(.update(id: new.id, fields: fields, node: own))
             }
         }
