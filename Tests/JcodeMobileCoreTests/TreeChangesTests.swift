@@ -638,7 +638,7 @@ final class GrownValueStorageTests: XCTestCase {
 
     private func long(_ lines: Int) -> String {
         var text = ""
-        text.reserveCapacity(8192)
+        text.reserveCapacity(16384)
         for i in 0 ..< lines { text += "let value\(i) = compute(\(i)) + offset\n" }
         return text
     }
@@ -648,7 +648,7 @@ final class GrownValueStorageTests: XCTestCase {
 
     func testTheTreeKeepsTheOldNodesValueGrownInPlaceNotTheOneItWasGiven() {
         // The tree's node: its value and accessibility value one string, held by the node alone.
-        var code = SemanticNode("m.md.0", .codeBlock, label: "", value: long(60))
+        var code = SemanticNode("m.md.0", .codeBlock, label: "", value: long(260))
         code.accessibilityValue = code.value
         var item = SemanticNode("m.md.1", .list, label: "")
         item.children = [SemanticNode("m.md.1.0", .listItem, label: "•", value: "an item")]
@@ -668,8 +668,8 @@ final class GrownValueStorageTests: XCTestCase {
             .append(id: "m.md.9", field: .value, text: "no such node"),
         ]
         StreamedRowPatch.keepGrownValues(changes[...], from: &old, in: &new, at: 0)
-        XCTAssertEqual(new[0].value, long(60) + "let more = 1")
-        XCTAssertEqual(new[0].accessibilityValue, long(60) + "let more = 1")
+        XCTAssertEqual(new[0].value, long(260) + "let more = 1")
+        XCTAssertEqual(new[0].accessibilityValue, long(260) + "let more = 1")
         XCTAssertEqual(address(new[0].value), treeStorage, "the tree's own storage, grown in place")
         XCTAssertEqual(address(new[0].accessibilityValue), treeStorage)
         XCTAssertNotEqual(address(new[0].value), address(grownText), "not the cache's")
@@ -699,7 +699,7 @@ final class GrownValueStorageTests: XCTestCase {
         options.scenario = .connectedEmptyChat
         let app = JcodeMobileApp(options: options)
         XCTAssertTrue(app.dispatch(json: #"{"type":"send_message","text":"write the code"}"#).string.hasPrefix(#"{"ok":true"#))
-        let reply = "Here it is:\n\n```swift\n" + long(80) + "```\n\nAnd a long plain paragraph " + String(repeating: "of words ", count: 150) + "to end."
+        let reply = "Here it is:\n\n```swift\n" + long(260) + "```\n\nAnd a long plain paragraph " + String(repeating: "of words ", count: 1000) + "to end."
         let bytes = Array(reply.utf8)
         var at = 0
         var k = 0
@@ -711,10 +711,10 @@ final class GrownValueStorageTests: XCTestCase {
             at = end
             let report = app.platformEvent(json: #"{"type":"websocket_event","event":{"type":"text_delta","text":\#(JSONValue.string(delta).jsonString)}}"#).string
             XCTAssertTrue(report.hasPrefix(#"{"ok":true"#), report)
-            if k % 37 == 0 || at == bytes.count {
+            if k % 97 == 0 || at == bytes.count {
                 XCTAssertEqual(app.tree(), SemanticTree.build(app.state, viewport: app.options.viewport), "after \(at) bytes")
             }
         }
-        XCTAssertEqual(app.tree().find("message.m2.md.1")?.value, String(long(80).dropLast()))
+        XCTAssertEqual(app.tree().find("message.m2.md.1")?.value, String(long(260).dropLast()))
     }
 }

@@ -300,7 +300,7 @@ public enum Layout {
             let valuePerLine = valueCharactersPerLine(node, width: width)
             let valueLines: Int
             if let memo, value.utf8.count > LineMemo.threshold {
-                valueLines = memo.lineCount(of: value, id: node.id, perLine: valuePerLine, keepsOwn: node.spans == nil)
+                valueLines = memo.lineCount(of: value, id: node.id, perLine: valuePerLine, keepsOwn: node.spans == nil && value.utf8.count >= StreamedRowPatch.longValue)
             } else {
                 valueLines = lineCount(value, perLine: valuePerLine)
             }
@@ -503,16 +503,24 @@ public final class LineMemo {
             count &+= 1
         }
         let linesBefore = before &+ count &- 1
-        var kept = text
-        if grows && keepsOwn, var entry = entries.removeValue(forKey: id) {
-            kept = entry.text
-            entry.text = ""
+        let entry = Entry(text: "", perLine: perLine, lastLineStart: lastStart, linesBefore: linesBefore,
+                          previousLineStart: previousStart, linesBeforePrevious: count >= 2 ? linesBefore &- 1 : linesBefore,
+                          generation: generation)
+        if grows && keepsOwn, let at = entries.index(forKey: id) {
+            // Changed where it lies: its text, held here alone, grows in place.
             let utf8 = text.utf8
-            kept.append(contentsOf: Substring(utf8[utf8.index(utf8.startIndex, offsetBy: kept.utf8.count)...]))
+            let kept = entries.values[at].text.utf8.count
+            entries.values[at].text.append(contentsOf: Substring(utf8[utf8.index(utf8.startIndex, offsetBy: kept)...]))
+            entries.values[at].lastLineStart = entry.lastLineStart
+            entries.values[at].linesBefore = entry.linesBefore
+            entries.values[at].previousLineStart = entry.previousLineStart
+            entries.values[at].linesBeforePrevious = entry.linesBeforePrevious
+            entries.values[at].generation = entry.generation
+        } else {
+            var entry = entry
+            entry.text = text
+            entries[id] = entry
         }
-        entries[id] = Entry(text: kept, perLine: perLine, lastLineStart: lastStart, linesBefore: linesBefore,
-                            previousLineStart: previousStart, linesBeforePrevious: count >= 2 ? linesBefore &- 1 : linesBefore,
-                            generation: generation)
         measured &+= 1
         return before &+ count
     }

@@ -178,8 +178,10 @@ struct StreamedRowPatch {
         if longLast { Self.keepGrownValues(changes[mark...], from: &oldSuffix, in: &row.children, at: rest) }
     }
 
-    /// The shortest value `keepGrownValues` gives the tree's own storage (bytes).
-    static let longValue = 1024
+    /// The shortest value `keepGrownValues` gives the tree's own storage
+    /// (bytes), as the line memo does: below it, copying the value costs
+    /// less than the bookkeeping that spares the copy.
+    static let longValue = 8192
 
     /// For each value the diff found grown at its end (`changes`, made by
     /// diffing `old` against `new[start...]`): the new node takes the old

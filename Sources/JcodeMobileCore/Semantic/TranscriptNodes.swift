@@ -348,9 +348,8 @@ public final class MarkdownCache {
     /// is the last, a delta with such characters has the line read again
     /// (`rereadLine`); a delta that ends the line (its last byte a "\n") goes
     /// on without its line ending (into code too; not into an HTML block),
-    /// and the next one is parsed. The stream is
-    /// not told: it parses its open tail from where it was at the next delta
-    /// that is not appended so.
+    /// and the next one is parsed. The stream is not told: it parses its
+    /// open tail from where it was at the next delta that is not appended so.
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
         if entry.nodes[lastIndex].role == .table { return appendToRow(entry, tail, text, from: old, table: lastIndex) }
