@@ -247,6 +247,10 @@ package struct InlineParser {
         /// The text before `offset` looked a label up (then `definitions` must stay the same).
         var usesDefinitions: Bool
         var definitions: [String: String]
+        /// The storage of the last answer's text, lent by its holder (held by
+        /// no one else): the next answer is built in it, from `text`, when it
+        /// begins with `text`. Taken out at the next parse.
+        var answer: String?
     }
 
     /// Checkpoints are at least this far apart (bytes): a checkpoint may cost
@@ -268,6 +272,9 @@ package struct InlineParser {
         while hi > lo && (isSpaceOrTab(content[hi &- 1]) || content[hi &- 1] == 10) { hi &-= 1 }
         var kept = resuming
         resuming = nil
+        // The last answer's storage, taken out of the checkpoint: held here alone.
+        var lent = kept?.answer
+        kept?.answer = nil
         if let old = kept, !(old.offset < hi &- lo && (!old.usesDefinitions || old.definitions == definitions)
             && content.withUnsafeBufferPointer({ a in old.prefix.withUnsafeBufferPointer { b in
                 RawMemory.equal(a.baseAddress! + lo, b.baseAddress!, old.offset) } })) {
@@ -285,7 +292,17 @@ package struct InlineParser {
         var text = read
         var spans: MarkdownSpans
         if let old = kept {
-            text = old.text + read
+            let count = old.text.utf8.count
+            if lent.map({ $0.utf8.count >= count && hasPrefix($0, old.text, count: count) }) ?? false {
+                // Built in the lent storage: what stays is not copied.
+                var answer = lent!
+                lent = nil
+                if answer.utf8.count > count { answer.removeSubrange(answer.utf8.index(answer.utf8.startIndex, offsetBy: count)...) }
+                answer.append(read)
+                text = answer
+            } else {
+                text = old.text + read
+            }
             spans = old.spans
             join(&spans, runs)
         } else {
@@ -310,6 +327,14 @@ package struct InlineParser {
         join(&next.spans, before)
         for span in before { next.text += span.text }
         return (text, spans, unresolved, next)
+    }
+
+    /// Whether the first `count` bytes of `text` are those of `prefix`.
+    private static func hasPrefix(_ text: String, _ prefix: String, count: Int) -> Bool {
+        guard count > 0 else { return true }
+        var text = text
+        var prefix = prefix
+        return text.withUTF8 { t in prefix.withUTF8 { p in RawMemory.equal(t.baseAddress!, p.baseAddress!, count) } }
     }
 
     /// Appends `runs` to `spans`, the first merged into the last when they are styled alike (as `spans()` merges).

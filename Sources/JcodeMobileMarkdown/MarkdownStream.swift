@@ -202,6 +202,29 @@ public struct MarkdownStream: Sendable {
         return firstChanged
     }
 
+    /// Lends the storage of the last paragraph's text, as its holder has it
+    /// (a node's value, taken out of the node: held by no one else, and grown
+    /// since by what was appended as it is), to the next update, which builds
+    /// that paragraph's new text in it instead of copying what stays (not
+    /// when it does not begin as the last parse's text did).
+    package mutating func lend(_ text: String) {
+        lastParagraph?.checkpoint.answer = text
+    }
+
+    /// Empties the text of the last block in `blocks` when the next update
+    /// reads it again (it is not final) and it is a leaf (a paragraph, code
+    /// or HTML block): for a caller that took that text as its own (a
+    /// node's value) and grows it where it lies at each delta, which it can
+    /// then do without copying it. The stream never reads a block's text
+    /// again; `blocks` says it again after the next update.
+    package mutating func releaseOpenText() {
+        guard headCount < blocks.count, blocks[blocks.count &- 1].children.isEmpty else { return }
+        switch blocks[blocks.count &- 1].kind {
+        case .paragraph, .codeBlock, .html: blocks[blocks.count &- 1].text = ""
+        default: return
+        }
+    }
+
     /// Runs `parser` with what the last update found (the last paragraph's
     /// checkpoint, the last line read) and keeps what this run finds.
     private mutating func read(

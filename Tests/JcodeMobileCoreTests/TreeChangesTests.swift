@@ -1,6 +1,7 @@
 import XCTest
 @testable import JcodeMobileCore
 @testable import JcodeMobileJSON
+import JcodeMobileMarkdown
 
 /// The windowed message list and `jcode_mobile_tree_changes`: the tree holds
 /// the rows near the viewport; a host's copy kept current by the operations
@@ -686,12 +687,60 @@ final class GrownValueStorageTests: XCTestCase {
         XCTAssertEqual(memo.lineCount(of: grown, id: "m.md.0", perLine: 30, keepsOwn: true), 82)
         XCTAssertEqual(memo.text(for: "m.md.0"), grown)
         XCTAssertNotEqual(address(memo.text(for: "m.md.0")), address(grown), "the memo's own storage")
-        // A styled text is held as given (it may shrink when a mark closes: a copy at each such change would cost more).
-        let styled = grown + "more"
-        XCTAssertEqual(memo.lineCount(of: styled, id: "m.md.1", perLine: 30), 82)
-        let more = styled + " words"
+        // Not asked to keep its own: held as given.
+        let more = grown + "more"
+        XCTAssertEqual(memo.lineCount(of: grown, id: "m.md.1", perLine: 30), 82)
         XCTAssertEqual(memo.lineCount(of: more, id: "m.md.1", perLine: 30), 82)
         XCTAssertEqual(address(memo.text(for: "m.md.1")), address(more), "the caller's storage")
+    }
+
+    func testTheLineMemoCutsItsOwnTextBackWhereAClosingMarkTookACharacterBackInOneOfTheLastLines() {
+        let memo = LineMemo()
+        // Forty code lines of two lines each at 30 a line, then three short lines.
+        let first = long(40) + "one *two* three\nfour five\nsix"
+        XCTAssertEqual(memo.lineCount(of: first, id: "m.md.0", perLine: 30, keepsOwn: true), 83)
+        XCTAssertEqual(memo.lineCount(of: first + " seven", id: "m.md.0", perLine: 30, keepsOwn: true), 83)
+        let own = address(memo.text(for: "m.md.0"))
+        // The closing "*" read: the marks leave the third line from the end, and the text grew.
+        let closed = long(40) + "one two three\nfour five\nsix seven eight"
+        XCTAssertEqual(memo.lineCount(of: closed, id: "m.md.0", perLine: 30, keepsOwn: true), 83)
+        XCTAssertEqual(memo.text(for: "m.md.0"), closed)
+        XCTAssertEqual(address(memo.text(for: "m.md.0")), own, "cut back and grown where it lies")
+        // The last line grows past 30 characters: one line more.
+        let wrapped = closed + " nine ten eleven twelve"
+        XCTAssertEqual(memo.lineCount(of: wrapped, id: "m.md.0", perLine: 30, keepsOwn: true), 84)
+        // A change before the memo's last four line starts: counted again from the start.
+        let early = "x" + String(long(40).dropFirst()) + "one two three\nfour five\nsix seven eight nine ten eleven twelve"
+        XCTAssertEqual(memo.lineCount(of: early, id: "m.md.0", perLine: 30, keepsOwn: true), 84)
+        XCTAssertEqual(memo.text(for: "m.md.0"), early)
+    }
+
+    func testTheTreeKeepsTheOldStyledNodesValueCutBackToItsKeptRunsAndGrownInPlace() {
+        let words = String(repeating: "plain words ", count: 800)
+        // The tree's node: "words… *x" (the "*" not closed yet), its value one string held by the node alone.
+        var paragraph = SemanticNode("m.md.0", .paragraph, label: "", value: copy(words + "*x"))
+        paragraph.accessibilityValue = paragraph.value
+        paragraph.spans = MarkdownSpans([MarkdownSpan(text: words), MarkdownSpan(text: "*x")])
+        var old = [paragraph]
+        paragraph = SemanticNode("x", .text, label: "")
+        let treeStorage = address(old[0].value)
+        // The cache's: the "*" closed, "x" in italics and " y" after it, in the cache's storage.
+        let cacheText = copy(words + "x y")
+        var grown = SemanticNode("m.md.0", .paragraph, label: "", value: cacheText)
+        grown.accessibilityValue = cacheText
+        grown.spans = MarkdownSpans([MarkdownSpan(text: words), MarkdownSpan(text: "x", styles: .italic), MarkdownSpan(text: " y")])
+        var new = [grown]
+        grown = SemanticNode("x", .text, label: "")
+        let changes: [TreeChange] = [
+            .spans(id: "m.md.0", keep: 1, spans: [MarkdownSpan(text: "x", styles: .italic), MarkdownSpan(text: " y")]),
+        ]
+        StreamedRowPatch.keepGrownValues(changes[...], from: &old, in: &new, at: 0)
+        XCTAssertEqual(new[0].value, words + "x y")
+        XCTAssertEqual(new[0].accessibilityValue, words + "x y")
+        XCTAssertEqual(address(new[0].value), treeStorage, "the tree's own storage, cut back and grown in place")
+        XCTAssertEqual(address(new[0].accessibilityValue), treeStorage)
+        XCTAssertNotEqual(address(new[0].value), address(cacheText), "not the cache's")
+        XCTAssertNil(old[0].value, "taken out of the old node")
     }
 
     func testALongCodeBlockAndParagraphStreamedInTokensEqualABuildFromScratchAsTheyGrow() {
@@ -699,7 +748,8 @@ final class GrownValueStorageTests: XCTestCase {
         options.scenario = .connectedEmptyChat
         let app = JcodeMobileApp(options: options)
         XCTAssertTrue(app.dispatch(json: #"{"type":"send_message","text":"write the code"}"#).string.hasPrefix(#"{"ok":true"#))
-        let reply = "Here it is:\n\n```swift\n" + long(260) + "```\n\nAnd a long plain paragraph " + String(repeating: "of words ", count: 1000) + "to end."
+        let reply = "Here it is:\n\n```swift\n" + long(260) + "```\n\nAnd a long plain paragraph " + String(repeating: "of words ", count: 1000)
+            + "to end.\n\nThen a long styled one: " + String(repeating: "Some *emphasis* and **bold** with `code` words ", count: 250) + "the end."
         let bytes = Array(reply.utf8)
         var at = 0
         var k = 0
@@ -716,5 +766,6 @@ final class GrownValueStorageTests: XCTestCase {
             }
         }
         XCTAssertEqual(app.tree().find("message.m2.md.1")?.value, String(long(260).dropLast()))
+        XCTAssertEqual(app.tree().find("message.m2.md.3")?.value?.hasSuffix("Some emphasis and bold with code words the end."), true)
     }
 }

@@ -370,6 +370,47 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.inlineRestart, 535, "past the closed opener: 270 + 4, then 64 bytes or more apart after a blank")
     }
 
+    func testReleasingTheOpenTextEmptiesTheLastBlocksTextUntilTheNextUpdateReadsItAgain() {
+        var stream = MarkdownStream()
+        stream.update("# Title\n\nsome words", appendedOnly: true)
+        stream.releaseOpenText()
+        XCTAssertEqual(stream.blocks.map(\.text), ["Title", ""], "the open paragraph's text, not the final heading's")
+        streamAndCompare(&stream, "# Title\n\nsome words and *more*")
+        // A paragraph closed by a blank line is final: its text stays.
+        stream = MarkdownStream()
+        stream.update("a paragraph\n\n", appendedOnly: true)
+        stream.releaseOpenText()
+        XCTAssertEqual(stream.blocks.map(\.text), ["a paragraph"])
+        // An open code block's too goes, and comes back at the next update.
+        stream = MarkdownStream()
+        stream.update("```\nlet a = 1\nlet b", appendedOnly: true)
+        stream.releaseOpenText()
+        XCTAssertEqual(stream.blocks.map(\.text), [""])
+        streamAndCompare(&stream, "```\nlet a = 1\nlet b = 2\n")
+    }
+
+    func testALongParagraphsNewTextIsBuiltInTheStorageItsHolderLends() {
+        func address(_ text: String) -> UInt? { text.utf8.withContiguousStorageIfAvailable { UInt(bitPattern: $0.baseAddress) } }
+        var stream = MarkdownStream()
+        var text = String(repeating: "see *this* now ", count: 20)
+        stream.update(text, appendedOnly: true)
+        // The holder takes the text (the stream lets it go) and grows it as the plain delta " and" goes on it.
+        var held = stream.blocks[0].text
+        stream.releaseOpenText()
+        held += " and"
+        text += " and *that*"
+        stream.lend(held)
+        let lent = address(held)
+        held = ""
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        XCTAssertEqual(address(stream.blocks[0].text), lent, "built where the lent text lies")
+        // A lent text that does not begin as the last parse's is not used.
+        stream.lend("something else entirely, long enough to hold the text" + String(repeating: " and more", count: 40))
+        text += " then *more*"
+        streamAndCompare(&stream, text)
+    }
+
     func testALongParagraphInAListItemOrAQuoteReadsItsInlinesFromItsLastCheckpoint() {
         // The last block at any depth: the last item's paragraph, a quote's.
         for (opening, offset) in [("- first\n- ", 266), ("> ", 266), ("1. a\n\n   > ", 266)] {

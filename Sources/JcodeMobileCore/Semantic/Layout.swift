@@ -300,7 +300,7 @@ public enum Layout {
             let valuePerLine = valueCharactersPerLine(node, width: width)
             let valueLines: Int
             if let memo, value.utf8.count > LineMemo.threshold {
-                valueLines = memo.lineCount(of: value, id: node.id, perLine: valuePerLine, keepsOwn: node.spans == nil && value.utf8.count >= StreamedRowPatch.longValue)
+                valueLines = memo.lineCount(of: value, id: node.id, perLine: valuePerLine, keepsOwn: value.utf8.count >= StreamedRowPatch.longValue)
             } else {
                 valueLines = lineCount(value, perLine: valuePerLine)
             }
@@ -410,14 +410,46 @@ public final class LineMemo {
     struct Entry {
         var text: String
         var perLine: Int
-        /// Where the last line starts (UTF-8 offset) and how many lines come before it.
-        var lastLineStart: Int
-        var linesBefore: Int
-        /// The same of the line before the last (the last's when it is the first).
-        var previousLineStart: Int
-        var linesBeforePrevious: Int
+        /// Where its last lines start.
+        var starts: LineStarts
         /// The build that last measured it.
         var generation: Int
+    }
+
+    /// Where a text's last lines start (UTF-8 offsets), at most four, the
+    /// last line's last, and how many lines come before each.
+    struct LineStarts {
+        private(set) var count = 0
+        private var offsets: (Int, Int, Int, Int) = (0, 0, 0, 0)
+        private var befores: (Int, Int, Int, Int) = (0, 0, 0, 0)
+
+        subscript(i: Int) -> (offset: Int, before: Int) {
+            switch i {
+            case 0: return (offsets.0, befores.0)
+            case 1: return (offsets.1, befores.1)
+            case 2: return (offsets.2, befores.2)
+            default: return (offsets.3, befores.3)
+            }
+        }
+
+        /// A line starting after the others (the first of the four goes when there are four).
+        mutating func append(_ offset: Int, before: Int) {
+            if count == 4 {
+                offsets = (offsets.1, offsets.2, offsets.3, offset)
+                befores = (befores.1, befores.2, befores.3, before)
+                return
+            }
+            switch count {
+            case 0: offsets.0 = offset; befores.0 = before
+            case 1: offsets.1 = offset; befores.1 = before
+            case 2: offsets.2 = offset; befores.2 = before
+            default: offsets.3 = offset; befores.3 = before
+            }
+            count &+= 1
+        }
+
+        /// Only the first `n`.
+        mutating func keep(_ n: Int) { count = min(count, n) }
     }
 
     /// Texts up to this many bytes are counted from the start (cheaper than the bookkeeping).
@@ -470,59 +502,67 @@ public final class LineMemo {
         blocks[node.id] = PlacedBlock(node: unplaced, placed: node, x: x, y: top, width: width, height: y &- top, generation: generation)
     }
 
-    /// `keepsOwn`: a text that grew is kept in storage of the memo's own,
-    /// grown in place (a streamed code block's, HTML block's or plain
+    /// `keepsOwn`: a text that changed only in its last lines (it grew, or a
+    /// closing mark took a character back) is kept in storage
+    /// of the memo's own, changed in place (a streamed code block's or long
     /// paragraph's: holding the caller's, the node's value, would make the
-    /// next append to that one copy it whole; a styled text may lose a mark
-    /// it showed, and is held as given, not copied at each such change).
+    /// next append to that one copy it whole).
     func lineCount(of text: String, id: String, perLine: Int, keepsOwn: Bool = false) -> Int {
+        // Resumed from the start of a line when the text before the start of
+        // the line after it is where it was: that line's breaks may depend on
+        // the first word of the next. When the whole text measured before is
+        // there, from its last line's start; else, when a streamed paragraph's
+        // closing "*" took a character back in one of its last lines, from the
+        // line before that one.
+        var starts = LineStarts()
         var from = 0
         var before = 0
-        // Resumed only when the whole text measured before is where it was
-        // (the break before the last line may depend on what follows it).
-        // When only the last line changed (a streamed paragraph's closing "*"
-        // takes a character back): from the line before it, which the last
-        // line's first word may join now.
-        var grows = false
-        if let old = entries[id], old.perLine == perLine {
-            if Self.hasPrefix(text, old.text, count: old.text.utf8.count) {
-                from = old.lastLineStart
-                before = old.linesBefore
-                grows = text.utf8.count > old.text.utf8.count
-            } else if Self.hasPrefix(text, old.text, count: old.lastLineStart) {
-                from = old.previousLineStart
-                before = old.linesBeforePrevious
+        // How many of the text's first bytes are the memo's (0: none).
+        var same = 0
+        if let old = entries[id], old.perLine == perLine, old.starts.count > 0 {
+            let oldCount = old.text.utf8.count
+            var j = old.starts.count &- 1
+            if Self.hasPrefix(text, old.text, count: oldCount) {
+                same = oldCount
+            } else {
+                while j > 0 && !Self.hasPrefix(text, old.text, count: old.starts[j].offset) { j &-= 1 }
+                if j > 0 {
+                    same = old.starts[j].offset
+                    j &-= 1
+                }
+            }
+            if same > 0 {
+                (from, before) = old.starts[j]
+                starts = old.starts
+                starts.keep(j)
             }
         }
         let utf8 = text.utf8
-        var lastStart = from, previousStart = from
         var count = 0
         Layout.forEachLine(text, from: utf8.index(utf8.startIndex, offsetBy: from), perLine: perLine) { range in
-            previousStart = lastStart
-            lastStart = utf8.distance(from: utf8.startIndex, to: range.lowerBound)
+            starts.append(utf8.distance(from: utf8.startIndex, to: range.lowerBound), before: before &+ count)
             count &+= 1
         }
-        let linesBefore = before &+ count &- 1
-        let entry = Entry(text: "", perLine: perLine, lastLineStart: lastStart, linesBefore: linesBefore,
-                          previousLineStart: previousStart, linesBeforePrevious: count >= 2 ? linesBefore &- 1 : linesBefore,
-                          generation: generation)
-        if grows && keepsOwn, let at = entries.index(forKey: id) {
-            // Changed where it lies: its text, held here alone, grows in place.
-            let utf8 = text.utf8
-            let kept = entries.values[at].text.utf8.count
-            entries.values[at].text.append(contentsOf: Substring(utf8[utf8.index(utf8.startIndex, offsetBy: kept)...]))
-            entries.values[at].lastLineStart = entry.lastLineStart
-            entries.values[at].linesBefore = entry.linesBefore
-            entries.values[at].previousLineStart = entry.previousLineStart
-            entries.values[at].linesBeforePrevious = entry.linesBeforePrevious
-            entries.values[at].generation = entry.generation
+        if keepsOwn, same > 0, let at = entries.index(forKey: id) {
+            // Changed where it lies: its text, held here alone, is cut back to
+            // what is the same and grows in place by the rest.
+            // Counted, not held (a view of it held here would make the change copy it).
+            if entries.values[at].text.utf8.count > same { Self.cut(&entries.values[at].text, to: same) }
+            if utf8.count > same { entries.values[at].text.append(contentsOf: Substring(utf8[utf8.index(utf8.startIndex, offsetBy: same)...])) }
+            entries.values[at].starts = starts
+            entries.values[at].generation = generation
         } else {
-            var entry = entry
-            entry.text = text
-            entries[id] = entry
+            entries[id] = Entry(text: text, perLine: perLine, starts: starts, generation: generation)
         }
         measured &+= 1
         return before &+ count
+    }
+
+    /// Cuts `text` back to its first `count` bytes (a character boundary), in
+    /// place when it is held by the caller alone.
+    static func cut(_ text: inout String, to count: Int) {
+        let end = text.utf8.index(text.utf8.startIndex, offsetBy: count)
+        text.removeSubrange(end...)
     }
 
     /// The text last measured for `id` (for tests).

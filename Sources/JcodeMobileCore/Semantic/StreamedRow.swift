@@ -183,17 +183,21 @@ struct StreamedRowPatch {
     /// less than the bookkeeping that spares the copy.
     static let longValue = 8192
 
-    /// For each value the diff found grown at its end (`changes`, made by
-    /// diffing `old` against `new[start...]`): the new node takes the old
-    /// node's value (the tree's), grown in place by what was appended,
-    /// instead of the equal one it was given (the markdown cache's, which
-    /// grows its own in place at the next delta). Two holders of one long
-    /// value (a streamed code block, a long paragraph) would make each
+    /// For each value the diff found grown at its end or changed in its
+    /// last runs (`changes`, made by diffing `old` against `new[start...]`):
+    /// the new node takes the old node's value (the tree's), changed in
+    /// place, instead of the equal one it was given (the markdown cache's,
+    /// which grows its own in place at the next delta). Two holders of one
+    /// long value (a streamed code block, a long paragraph) would make each
     /// append copy it whole. A node not found by its id keeps what it has.
     static func keepGrownValues(
         _ changes: ArraySlice<TreeChange>, from old: inout [SemanticNode], in new: inout [SemanticNode], at start: Int
     ) {
         for change in changes {
+            if case .spans(let id, let keep, let spans) = change {
+                keepRunsValue(id, keep: keep, spans: spans, from: &old, in: &new, at: start)
+                continue
+            }
             guard case .append(let id, let field, let text) = change, field == .value else { continue }
             // Taken out of the old node, which is dropped after this: held here alone, it grows in place.
             var same = false
@@ -212,6 +216,37 @@ struct StreamedRowPatch {
                 if alike { node.accessibilityValue = value }
                 node.value = value
             }
+        }
+    }
+
+    /// `keepGrownValues` for a text node whose spans kept their first `keep`
+    /// and went on with `spans` (its value is theirs joined, as the old
+    /// node's was): the old value is cut back to the kept runs' text and
+    /// the new runs' text appended, where it lies.
+    private static func keepRunsValue(
+        _ id: String, keep: Int, spans: [TextSpan], from old: inout [SemanticNode], in new: inout [SemanticNode], at start: Int
+    ) {
+        // The bytes of the kept runs: the new value's but for the new runs' (a few).
+        guard let newCount = node(id, in: &new, from: start, { node -> Int? in
+            TreeChange.spansMakeText(node) ? node.value?.utf8.count : nil
+        }) ?? nil else { return }
+        var tail = 0
+        for span in spans { tail &+= span.text.utf8.count }
+        let kept = newCount &- tail
+        guard kept > 0 else { return }
+        guard var value = node(id, in: &old, from: 0, { node -> String? in
+            guard let spans = node.spans, spans.count >= keep, TreeChange.spansMakeText(node),
+                  let value = node.value, value.utf8.count >= kept else { return nil }
+            node.value = nil
+            node.accessibilityValue = nil
+            return value
+        }) ?? nil else { return }
+        if value.utf8.count > kept { LineMemo.cut(&value, to: kept) }
+        for span in spans { value.append(span.text) }
+        _ = node(id, in: &new, from: start) { node in
+            guard node.value?.utf8.count == value.utf8.count else { return }
+            node.value = value
+            node.accessibilityValue = value
         }
     }
 

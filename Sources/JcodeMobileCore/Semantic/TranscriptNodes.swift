@@ -308,8 +308,16 @@ public final class MarkdownCache {
                 let grown = entry.tail?.path.first
                 if appendInPlace(entry, text, from: old) { return answer(before &- 1, grownFrom: grown) }
                 parses &+= 1
+                // The last block, a paragraph not final: its text is built in its
+                // node's storage (so the node is built again, whatever the stream says).
+                var lent = false
+                if let tail = entry.tail, tail.path.isEmpty, !tail.code, let last = entry.nodes.indices.last,
+                   let value = Self.takeValue(of: &entry.nodes[last]) {
+                    entry.stream.lend(value)
+                    lent = true
+                }
                 let first = entry.stream.update(text, appendedOnly: true)
-                let kept = min(first, entry.nodes.count)
+                let kept = min(first, entry.nodes.count, lent ? entry.nodes.count &- 1 : Int.max)
                 // A list, table or quote that grew: its kept items' (rows', blocks') nodes stay.
                 var grownFrom: Int?
                 if let grown = entry.stream.grown, grown.block == kept, kept < entry.nodes.count, kept < entry.stream.blocks.count {
@@ -324,6 +332,8 @@ public final class MarkdownCache {
                 entry.nodes.append(contentsOf: MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix, from: entry.nodes.count))
                 Self.appendTail(of: text, to: &entry.text)
                 entry.tail = Self.tail(of: text, last: entry.nodes.last, stream: entry.stream)
+                // The last node's value is held by the node alone: an append grows it in place.
+                entry.stream.releaseOpenText()
                 return answer(kept, grownFrom: grownFrom)
             }
         }
@@ -333,6 +343,7 @@ public final class MarkdownCache {
         let nodes = MarkdownNodes.nodes(stream.blocks, prefix: prefix)
         let entry = Entry(text: Self.copy(text), stream: stream, nodes: nodes, generation: generation)
         entry.tail = Self.tail(of: text, last: nodes.last, stream: stream)
+        entry.stream.releaseOpenText()
         entries[prefix] = entry
         return Blocks(nodes: nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil)
     }
@@ -602,6 +613,14 @@ public final class MarkdownCache {
         value.append(contentsOf: addition)
         node.value = value
         node.accessibilityValue = value
+    }
+
+    /// A node's value taken out of it (with its accessibility value, the same string).
+    private static func takeValue(of node: inout SemanticNode) -> String? {
+        let value = node.value
+        node.value = nil
+        node.accessibilityValue = nil
+        return value
     }
 
     /// `text` in storage of its own (never shared with the caller's).
