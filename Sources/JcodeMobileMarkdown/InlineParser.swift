@@ -254,8 +254,10 @@ package struct InlineParser {
     }
 
     /// Checkpoints are at least this far apart (bytes): a checkpoint may cost
-    /// a pass over the emphasis delimiters read since the last one.
-    static let checkpointSpacing = 64
+    /// a pass over the emphasis delimiters read since the last one, and a
+    /// parse reads again what came after the last (a 16 KiB paragraph with
+    /// emphasis streamed in tokens: 64 apart, a delta costs 4.7 % more).
+    static let checkpointSpacing = 32
 
     /// `parse`, going on from `resuming` when `content` begins as it did, and
     /// finding the checkpoint the next update goes on from (the old one when

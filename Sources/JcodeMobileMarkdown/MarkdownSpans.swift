@@ -12,8 +12,10 @@
 /// of chunks, not of runs. The texts' UTF-8 length and whether any run is
 /// styled are kept as the runs change, not counted again.
 public struct MarkdownSpans: RandomAccessCollection, Equatable, ExpressibleByArrayLiteral, Sendable {
-    /// Runs per full chunk.
-    static let chunkSize = 64
+    /// Runs per full chunk: a write to the last runs copies up to this many
+    /// (at 64, a delta into a 16 KiB paragraph with emphasis cost 1.6 % more;
+    /// at 8, with twice the chunks to copy the list of, 6 % more).
+    static let chunkSize = 16
 
     /// Runs 0 ..< full.count * chunkSize, `chunkSize` per chunk.
     private var full: [[MarkdownSpan]] = []
