@@ -349,14 +349,19 @@ bench-streamed: $(C_BUILD)/streamed
 # A field of 1 MiB of each kind (one text_delta, one tool_input delta) and its tree_changes,
 # against 1 MiB of plain words: what an agent or a server sends at once stays bounded.
 BOUNDED_SIZE ?= 1048576
+# For the markdown kinds, also the bytes of the tree_changes answer (the
+# nodes the field makes, as JSON) and the cost per byte of it against words'.
 bench-bounded: $(C_BUILD)/streamed $(C_BUILD)/instructions
 	@count() { $(CALLGRIND) "$$@" 2>&1 \
 		| sed -n 's/.*Collected : *//p' | tr -d ,; }; \
-	words=$$(count ./$(C_BUILD)/streamed words $(BOUNDED_SIZE) once); \
-	printf '%-22s %16s %8s\n' "1 field of $(BOUNDED_SIZE) bytes" instructions "/words"; \
+	measure() { out=$$($(CALLGRIND) ./$(C_BUILD)/streamed $$1 $(BOUNDED_SIZE) once 2>&1); \
+		echo $$(echo "$$out" | sed -n 's/.*Collected : *//p' | tr -d ,) $$(echo "$$out" | sed -n 's/^answer //p'); }; \
+	set -- $$(measure words); words=$$1; answer=$$2; \
+	printf '%-22s %16s %8s %14s %18s\n' "1 field of $(BOUNDED_SIZE) bytes" instructions "/words" "answer bytes" "/words per byte"; \
 	for kind in $(STREAMED_KINDS); do \
-		n=$$(count ./$(C_BUILD)/streamed $$kind $(BOUNDED_SIZE) once); \
-		printf '%-22s %16s %8s\n' $$kind $$n $$(awk "BEGIN{printf \"%.2f\", $$n/$$words}"); \
+		set -- $$(measure $$kind); \
+		printf '%-22s %16s %8s %14s %18s\n' $$kind $$1 $$(awk "BEGIN{printf \"%.2f\", $$1/$$words}") $$2 \
+			$$(awk "BEGIN{printf \"%.2f\", ($$1/$$2)/($$words/$$answer)}"); \
 	done; \
 	for tool in bash write edit apply_patch patch; do \
 		n=$$(count ./$(C_BUILD)/instructions tool_once_$$tool $(BOUNDED_SIZE)); \

@@ -341,9 +341,11 @@ public final class MarkdownCache {
         parses &+= 1
         stream.update(text, appendedOnly: false)
         let nodes = MarkdownNodes.nodes(stream.blocks, prefix: prefix)
+        let tail = Self.tail(of: text, last: nodes.last, stream: stream)
+        // Before the entry holds the stream too (then the blocks would be copied to change one).
+        stream.releaseOpenText()
         let entry = Entry(text: Self.copy(text), stream: stream, nodes: nodes, generation: generation)
-        entry.tail = Self.tail(of: text, last: nodes.last, stream: stream)
-        entry.stream.releaseOpenText()
+        entry.tail = tail
         entries[prefix] = entry
         return Blocks(nodes: nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil)
     }
