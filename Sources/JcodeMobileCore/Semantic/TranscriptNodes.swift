@@ -617,9 +617,10 @@ public final class MarkdownCache {
         node.accessibilityValue = value
     }
 
-    /// A node's value taken out of it (with its accessibility value, the same string).
+    /// A node's value taken out of it (with its accessibility value, the
+    /// same string); nil, the node left as it is, when it has none.
     private static func takeValue(of node: inout SemanticNode) -> String? {
-        let value = node.value
+        guard let value = node.value else { return nil }
         node.value = nil
         node.accessibilityValue = nil
         return value
