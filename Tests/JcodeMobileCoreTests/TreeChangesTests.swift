@@ -701,13 +701,14 @@ final class GrownValueStorageTests: XCTestCase {
         XCTAssertEqual(memo.lineCount(of: first, id: "m.md.0", perLine: 30, keepsOwn: true), 83)
         XCTAssertEqual(memo.lineCount(of: first + " seven", id: "m.md.0", perLine: 30, keepsOwn: true), 83)
         let own = address(memo.text(for: "m.md.0"))
-        // The closing "*" read: the marks leave the third line from the end, and the text grew.
-        let closed = long(40) + "one two three\nfour five\nsix seven eight"
+        // The closing "*" read: the marks leave the third line from the end
+        // (the text no longer than before: it fits where it lies, whatever room the storage has).
+        let closed = long(40) + "one two three\nfour five\nsix seven"
         XCTAssertEqual(memo.lineCount(of: closed, id: "m.md.0", perLine: 30, keepsOwn: true), 83)
         XCTAssertEqual(memo.text(for: "m.md.0"), closed)
         XCTAssertEqual(address(memo.text(for: "m.md.0")), own, "cut back and grown where it lies")
         // The last line grows past 30 characters: one line more.
-        let wrapped = closed + " nine ten eleven twelve"
+        let wrapped = closed + " eight nine ten eleven twelve"
         XCTAssertEqual(memo.lineCount(of: wrapped, id: "m.md.0", perLine: 30, keepsOwn: true), 84)
         // A change before the memo's last four line starts: counted again from the start.
         let early = "x" + String(long(40).dropFirst()) + "one two three\nfour five\nsix seven eight nine ten eleven twelve"
@@ -718,25 +719,26 @@ final class GrownValueStorageTests: XCTestCase {
     func testTheTreeKeepsTheOldStyledNodesValueCutBackToItsKeptRunsAndGrownInPlace() {
         let words = String(repeating: "plain words ", count: 800)
         // The tree's node: "words… *x" (the "*" not closed yet), its value one string held by the node alone.
+        // (The new value is no longer: it fits where it lies, whatever room the storage has.)
         var paragraph = SemanticNode("m.md.0", .paragraph, label: "", value: copy(words + "*x"))
         paragraph.accessibilityValue = paragraph.value
         paragraph.spans = MarkdownSpans([MarkdownSpan(text: words), MarkdownSpan(text: "*x")])
         var old = [paragraph]
         paragraph = SemanticNode("x", .text, label: "")
         let treeStorage = address(old[0].value)
-        // The cache's: the "*" closed, "x" in italics and " y" after it, in the cache's storage.
-        let cacheText = copy(words + "x y")
+        // The cache's: the "*" closed by "y*", "xy" in italics, in the cache's storage.
+        let cacheText = copy(words + "xy")
         var grown = SemanticNode("m.md.0", .paragraph, label: "", value: cacheText)
         grown.accessibilityValue = cacheText
-        grown.spans = MarkdownSpans([MarkdownSpan(text: words), MarkdownSpan(text: "x", styles: .italic), MarkdownSpan(text: " y")])
+        grown.spans = MarkdownSpans([MarkdownSpan(text: words), MarkdownSpan(text: "xy", styles: .italic)])
         var new = [grown]
         grown = SemanticNode("x", .text, label: "")
         let changes: [TreeChange] = [
-            .spans(id: "m.md.0", keep: 1, spans: [MarkdownSpan(text: "x", styles: .italic), MarkdownSpan(text: " y")]),
+            .spans(id: "m.md.0", keep: 1, spans: [MarkdownSpan(text: "xy", styles: .italic)]),
         ]
         StreamedRowPatch.keepGrownValues(changes[...], from: &old, in: &new, at: 0)
-        XCTAssertEqual(new[0].value, words + "x y")
-        XCTAssertEqual(new[0].accessibilityValue, words + "x y")
+        XCTAssertEqual(new[0].value, words + "xy")
+        XCTAssertEqual(new[0].accessibilityValue, words + "xy")
         XCTAssertEqual(address(new[0].value), treeStorage, "the tree's own storage, cut back and grown in place")
         XCTAssertEqual(address(new[0].accessibilityValue), treeStorage)
         XCTAssertNotEqual(address(new[0].value), address(cacheText), "not the cache's")

@@ -398,6 +398,8 @@ final class MarkdownStreamTests: XCTestCase {
         var held = stream.blocks[0].text
         stream.releaseOpenText()
         held += " and"
+        // Room for what the parse appends (else it may move, as any string that grows).
+        held.reserveCapacity(held.utf8.count + 64)
         text += " and *that*"
         stream.lend(held)
         let lent = address(held)
