@@ -26,6 +26,16 @@ import Darwin
     @inlinable public static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
         memcmp(a, b, count) == 0
     }
+
+    /// Whether the first `count` bytes of `text` are those of `prefix`
+    /// (false when either is shorter).
+    @inlinable public static func hasPrefix(_ text: String, _ prefix: String, count: Int) -> Bool {
+        guard count > 0 else { return true }
+        var text = text
+        var prefix = prefix
+        guard text.utf8.count >= count, prefix.utf8.count >= count else { return false }
+        return text.withUTF8 { t in prefix.withUTF8 { p in equal(t.baseAddress!, p.baseAddress!, count) } }
+    }
 }
 
 /// A growable array of trivial values in `malloc` memory whose growth can

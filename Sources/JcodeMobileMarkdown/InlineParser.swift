@@ -295,7 +295,7 @@ package struct InlineParser {
         var spans: MarkdownSpans
         if let old = kept {
             let count = old.text.utf8.count
-            if lent.map({ $0.utf8.count >= count && hasPrefix($0, old.text, count: count) }) ?? false {
+            if lent.map({ RawMemory.hasPrefix($0, old.text, count: count) }) ?? false {
                 // Built in the lent storage: what stays is not copied.
                 var answer = lent!
                 lent = nil
@@ -329,14 +329,6 @@ package struct InlineParser {
         join(&next.spans, before)
         for span in before { next.text += span.text }
         return (text, spans, unresolved, next)
-    }
-
-    /// Whether the first `count` bytes of `text` are those of `prefix`.
-    private static func hasPrefix(_ text: String, _ prefix: String, count: Int) -> Bool {
-        guard count > 0 else { return true }
-        var text = text
-        var prefix = prefix
-        return text.withUTF8 { t in prefix.withUTF8 { p in RawMemory.equal(t.baseAddress!, p.baseAddress!, count) } }
     }
 
     /// Appends `runs` to `spans`, the first merged into the last when they are styled alike (as `spans()` merges).

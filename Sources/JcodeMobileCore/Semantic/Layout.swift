@@ -570,11 +570,7 @@ public final class LineMemo {
 
     /// Whether the first `count` bytes of `text` are those of `old`.
     static func hasPrefix(_ text: String, _ old: String, count: Int) -> Bool {
-        guard count > 0 else { return true }
-        var text = text
-        var old = old
-        guard text.utf8.count >= count, old.utf8.count >= count else { return false }
-        return text.withUTF8 { t in old.withUTF8 { o in RawMemory.equal(t.baseAddress!, o.baseAddress!, count) } }
+        RawMemory.hasPrefix(text, old, count: count)
     }
 
     /// After a build: forgets the texts it did not measure (once they are many).
