@@ -127,8 +127,11 @@ struct BlockOutput {
     /// `sensitive`: some inline content of the whole container looked a label
     /// up (taken for the kept children: a later definition then has
     /// everything read again, which is right if sometimes more than needed).
-    func openContainer(_ node: BlockNode, _ block: MarkdownBlock, kept: Int, resumeAt: Int, sensitive: Bool) -> OpenContainer? {
+    func openContainer(
+        _ node: BlockNode, _ block: MarkdownBlock, kept: Int, resumeAt: Int, item: OpenItem?, sensitive: Bool
+    ) -> OpenContainer? {
         guard kept <= block.children.count else { return nil }
+        if let item, kept >= block.children.count || item.kept > block.children[kept].children.count { return nil }
         let kind: OpenContainer.Kind
         switch node.kind {
         case .list: kind = .list(ordered: node.ordered, startNumber: node.startNumber)
@@ -139,6 +142,14 @@ struct BlockOutput {
         var state = OpenContainer(kind: kind, start: node.start, resumeAt: resumeAt, kept: kept)
         if node.kind == .list {
             state.keptLoose = !isTight(node, items: kept)
+            if let item, !state.keptLoose {
+                // And the gaps between the open item's blocks up to the one read on from.
+                let blocks = node.children[kept].children
+                for k in blocks.indices where k + 1 < blocks.count && blocks[k].start < resumeAt {
+                    if blocks[k].endLine + 1 < blocks[k + 1].startLine { state.keptLoose = true }
+                }
+            }
+            state.item = item
         }
         // The kept children's definitions (hoisted to the container: those of the paragraphs before `resumeAt`).
         if node.definitionStarts.count == node.definitions.count {
@@ -156,7 +167,7 @@ struct BlockOutput {
     /// "[x]" or "[X]" and a blank) has its first paragraph read after the
     /// check box, once (not read whole first and then again without the box).
     private func item(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {
-        guard let first = node.children.first, first.kind == .paragraph, !first.isRemoved,
+        guard !node.continued, let first = node.children.first, first.kind == .paragraph, !first.isRemoved,
               let checked = Self.checkBox(first.content)
         else { return MarkdownBlock(kind: .listItem(checked: nil), children: children(node, &sensitive)) }
         var blocks: [MarkdownBlock] = []

@@ -79,6 +79,9 @@ final class BlockNode {
     @exclusivity(unchecked) var rowStarts: [Int] = []
     /// Rows read by an earlier parse (a resumed table): row 0 here is not the header.
     @exclusivity(unchecked) var rowOffset = 0
+    /// An item a parse goes on inside (`OpenItem`): its first block here is
+    /// not its first (no task check box is looked for in it).
+    @exclusivity(unchecked) var continued = false
     /// A paragraph made only of link reference definitions: no block.
     @exclusivity(unchecked) var isRemoved = false
     @exclusivity(unchecked) var definitions: [(label: String, url: String)] = []
@@ -156,6 +159,27 @@ struct OpenContainer {
     var keptSensitive = false
     /// The link reference definitions of the kept children, in order.
     var keptDefinitions: [(label: String, url: String)] = []
+    /// A list whose last item (child `kept`) is open and has final blocks
+    /// too: `resumeAt` is then the line of that item's last block that
+    /// began on a complete line, and a later parse goes on inside the item
+    /// (see `OpenItem`). Nil: it goes on from the item's first line.
+    var item: OpenItem?
+}
+
+/// The open last item of an open top-level list, whose blocks before its
+/// last one are final. The line a later parse starts at (that block's) is
+/// read as it was: inside the list and the item, whose continuation needs
+/// its indent, with nothing else open in it (a block that began on that
+/// line closed what was open in the item before it, and the blocks it can
+/// interrupt are those it starts alone too).
+struct OpenItem: Equatable {
+    /// How many of the item's blocks are final (its values, a paragraph of definitions only not counted).
+    var kept: Int
+    /// The list's marker (a bullet, or an ordered list's delimiter), and the
+    /// item's: where its marker is and the indent its content needs.
+    var listMarker: UInt8
+    var markerOffset: Int
+    var padding: Int
 }
 
 /// The state of an open top-level fenced code block, HTML block or
@@ -299,6 +323,28 @@ struct BlockParser {
         oldTip = node
     }
 
+    /// A parser that goes on reading an open top-level list inside its last
+    /// item (`list.item`) at `list.resumeAt`: the list and the item are open
+    /// (their blocks before are kept by the caller).
+    init(bytes: UnsafeBufferPointer<UInt8>, resuming list: OpenContainer, item open: OpenItem) {
+        self.init(bytes: bytes, from: list.resumeAt)
+        guard case .list(let ordered, let startNumber) = list.kind else { return }
+        let node = BlockNode(.list, start: list.resumeAt, line: 0, depth: 1)
+        node.ordered = ordered
+        node.marker = open.listMarker
+        node.startNumber = startNumber
+        node.parent = document
+        document.children.append(node)
+        let item = BlockNode(.item, start: list.resumeAt, line: 0, depth: 2)
+        item.markerOffset = open.markerOffset
+        item.padding = open.padding
+        item.continued = true
+        item.parent = node
+        node.children.append(item)
+        tip = item
+        oldTip = item
+    }
+
     /// Reads every line, closes what is open, and turns the top-level blocks into values;
     /// inline content is resolved against `definitions` and then the ones found here (first wins).
     mutating func run(definitions: [String: String]) -> (nodes: [TopLevelNode], openFence: (OpenFence, lastLineStart: Int)?) {
@@ -349,8 +395,9 @@ struct BlockParser {
                                 resumeAt: node.resumeAt, definitions: node.definitions, dependsOnLaterDefinitions: sensitive)
         }
         lastParagraph = last.flatMap { node in node.inlineCheckpoint.map { (node.start, $0) } }
-        if let (node, kept, resumeAt) = container, let last = nodes.last, let block = last.block {
-            openContainer = output.openContainer(node, block, kept: kept, resumeAt: resumeAt, sensitive: last.dependsOnLaterDefinitions)
+        if let (node, kept, resumeAt, item) = container, let last = nodes.last, let block = last.block {
+            openContainer = output.openContainer(node, block, kept: kept, resumeAt: resumeAt, item: item,
+                                                 sensitive: last.dependsOnLaterDefinitions)
         }
         // A paragraph that must stay with the table after it closes when the table does.
         for index in document.children.indices.dropLast().reversed() where document.children[index].finalWithNext {
@@ -446,7 +493,7 @@ struct BlockParser {
     /// The open top-level list, table or quote the text ends in, when its children
     /// before the last one began on complete lines: the node, how many of
     /// its children are final, and where the last one's line starts.
-    private func openContainerAtEnd() -> (BlockNode, Int, Int)? {
+    private func openContainerAtEnd() -> (BlockNode, Int, Int, item: OpenItem?)? {
         guard let last = document.children.last, last.isOpen else { return nil }
         switch last.kind {
         case .list, .quote:
@@ -454,6 +501,14 @@ struct BlockParser {
             // The last child that began on a complete line: the children before it are final.
             var index = last.children.count - 1
             while index > 0 && lineStartOf(last.children[index].start) >= lastLineStart { index -= 1 }
+            // A list's last item that began on a complete line, and has final
+            // blocks: read on inside it, from its last block's line.
+            if last.kind == .list && index == last.children.count - 1,
+               let (kept, resumeAt) = finalBlocks(of: last.children[index], lastLineStart: lastLineStart) {
+                let item = last.children[index]
+                return (last, index, resumeAt, OpenItem(kept: kept, listMarker: last.marker,
+                                                         markerOffset: item.markerOffset, padding: item.padding))
+            }
             // A quote's table may begin on its paragraph's last line (its
             // header): read alone, that line is paragraph text, and more text
             // can still undo the table. Read on from the paragraph then.
@@ -465,15 +520,33 @@ struct BlockParser {
             if last.kind == .quote {
                 for child in last.children[..<index] where child.kind == .paragraph && child.isRemoved { kept -= 1 }
             }
-            return (last, kept, lineStartOf(last.children[index].start))
+            return (last, kept, lineStartOf(last.children[index].start), nil)
         case .table:
             // The rows before the last one (the header and delimiter rows stay kept).
             let index = last.rows.count - 1
             guard index >= 1, last.rowStarts.count == last.rows.count, last.rowStarts[index] > last.start else { return nil }
-            return (last, index, last.rowStarts[index])
+            return (last, index, last.rowStarts[index], nil)
         default:
             return nil
         }
+    }
+
+    /// An open item's final blocks: how many values they are, and the line
+    /// of the block after them (its last block that began on a complete
+    /// line, after the item's first line: a parse can go on there); nil when
+    /// it has none. A table that begins on its paragraph's last line (its
+    /// header) is read on from the paragraph, as in a quote.
+    private func finalBlocks(of item: BlockNode, lastLineStart: Int) -> (kept: Int, resumeAt: Int)? {
+        let blocks = item.children
+        var index = blocks.count - 1
+        while index > 0 && lineStartOf(blocks[index].start) >= lastLineStart { index -= 1 }
+        while index > 0 && blocks[index].kind == .table && blocks[index - 1].kind == .paragraph { index -= 1 }
+        guard index > 0 else { return nil }
+        let resumeAt = lineStartOf(blocks[index].start)
+        guard resumeAt > lineStartOf(item.start) else { return nil }
+        var kept = index
+        for block in blocks[..<index] where block.kind == .paragraph && block.isRemoved { kept -= 1 }
+        return (kept, resumeAt)
     }
 
     /// The start of the line holding `offset` (after a "\n", "\r\n" or a lone "\r").

@@ -27,7 +27,13 @@
 //   line that item (row) begins on, which reads the same at the start of a
 //   document (a list item's marker starts a list there; a table row is read
 //   as one, the parser given the table's columns). The list's start number
-//   and looseness so far are carried over. An open top-level block quote is
+//   and looseness so far are carried over. When that item is the list's last
+//   and its blocks before the one the last complete line is in are final
+//   too (that block began on a complete line after the item's first), the
+//   update goes on from that block's line inside the list and the item, the
+//   parser given them open (their markers and indent: `OpenItem`); a line that
+//   began a block in the item read the same with nothing open before it in
+//   the item, as at the start of a document. An open top-level block quote is
 //   read on the same way from the line its last child begins on (a ">" there
 //   starts a quote at the start of a document, then the same block), but
 //   never from a table whose header was its paragraph's last line.
@@ -81,8 +87,9 @@ public struct MarkdownStream: Sendable {
     private var openContainer: OpenContainer?
     /// After an update: the first block that may differ kept its first
     /// `count` children (the same values, the same kind): a list or table
-    /// that only grew.
-    public private(set) var grown: (block: Int, count: Int)?
+    /// that only grew. `item`: a list's child `count` too kept its first
+    /// `item` blocks (the same values) and its kind, and grew after them.
+    public private(set) var grown: (block: Int, count: Int, item: Int?)?
     /// The last block, when it is a paragraph: where its inline parse goes on from.
     private var lastParagraph: (start: Int, checkpoint: InlineParser.Checkpoint)?
     /// Where the text's last line starts (after its last line ending, a final
@@ -147,6 +154,8 @@ public struct MarkdownStream: Sendable {
         var parser: BlockParser
         if case .table = open.kind {
             parser = BlockParser(bytes: bytes, resuming: open)
+        } else if let item = open.item {
+            parser = BlockParser(bytes: bytes, resuming: open, item: item)
         } else {
             parser = BlockParser(bytes: bytes, from: open.resumeAt)
         }
@@ -154,6 +163,12 @@ public struct MarkdownStream: Sendable {
         guard var first = nodes.first, var block = first.block, first.start == (open.kind.isTable ? open.start : open.resumeAt),
               headCount == blocks.count - 1, blocks[headCount].children.count >= open.kept
         else { return nil }
+        // Read on inside the last item: the list read begins with it (its blocks from `resumeAt` on).
+        if let item = open.item {
+            guard blocks[headCount].children.count > open.kept, blocks[headCount].children[open.kept].children.count >= item.kept,
+                  let read = block.children.first, case .listItem = read.kind
+            else { return nil }
+        }
         switch (open.kind, block.kind) {
         case (.list(let ordered, let startNumber), .list(let readOrdered, _, let tight)) where readOrdered == ordered:
             block.kind = .list(ordered: ordered, start: startNumber, tight: tight && !open.keptLoose)
@@ -172,8 +187,19 @@ public struct MarkdownStream: Sendable {
         var container = blocks.removeLast()
         let previousKind = container.kind
         container.kind = block.kind
-        container.children.removeSubrange(open.kept...)
-        container.children.append(contentsOf: block.children)
+        if let item = open.item {
+            // The open item: its kept blocks, then those read now (it taken out too, its blocks held once).
+            container.children.removeSubrange((open.kept + 1)...)
+            var kept = container.children.removeLast()
+            kept.children.removeSubrange(item.kept...)
+            kept.children.append(contentsOf: block.children[0].children)
+            container.children.append(kept)
+            kept = MarkdownBlock(kind: .thematicBreak)
+            container.children.append(contentsOf: block.children.dropFirst())
+        } else {
+            container.children.removeSubrange(open.kept...)
+            container.children.append(contentsOf: block.children)
+        }
         block = MarkdownBlock(kind: .thematicBreak)
         first.block = container
         container = MarkdownBlock(kind: .thematicBreak)
@@ -186,6 +212,11 @@ public struct MarkdownStream: Sendable {
             // The same container still open: what this parse kept comes after what was kept before.
             next.start = open.start
             next.kind = open.kind
+            if let item = open.item, next.kept == 0, var inner = next.item {
+                // Still inside the same item: its blocks kept now come after those kept before.
+                inner.kept = item.kept + inner.kept
+                next.item = inner
+            }
             next.kept = open.kept + next.kept  // counts
             next.keptLoose = next.keptLoose || open.keptLoose
             next.keptSensitive = next.keptSensitive || open.keptSensitive
@@ -197,7 +228,7 @@ public struct MarkdownStream: Sendable {
         }
         accept(nodes, fence?.0, bytes, container: stillOpen)
         if headCount == firstChanged, firstChanged < blocks.count, previousKind == blocks[firstChanged].kind {
-            grown = (firstChanged, open.kept)
+            grown = (firstChanged, open.kept, open.item?.kept)
         }
         return firstChanged
     }

@@ -303,6 +303,65 @@ final class MarkdownStreamTests: XCTestCase {
                                        MarkdownBlock(kind: .paragraph, text: "then a paragraph")])
     }
 
+    // MARK: - A list's last item: read on from its last block
+
+    func testAnOpenItemIsReadOnFromTheLineItsLastBlockBeginsOnAndKeepsTheBlocksBefore() {
+        var stream = MarkdownStream()
+        // The last item's blocks: a paragraph (at 23), a nested list (at 32), a code block (at 47).
+        var text = "- Step 1\n  ```sh\n  ```\n- Step 2\n  - check `it`\n  ```sh\n  make st"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.restartPoint, 47, "the code block's line: the item's paragraph and nested list are final")
+        text += "ep2\n"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.grown?.block, 0)
+        XCTAssertEqual(stream.grown?.count, 1, "the first item kept")
+        XCTAssertEqual(stream.grown?.item, 2, "and the second's paragraph and nested list")
+        XCTAssertEqual(stream.blocks[0].children[1].children.map(\.text), ["Step 2", "", "make step2"])
+        text += "  ```\n  after the code\n  and"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.restartPoint, 74, "the paragraph after the closed code block: three blocks kept")
+        XCTAssertEqual(stream.grown?.item, 2, "this update read on after the same two blocks as the last")
+        text += " more\n- Step 3"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.restartPoint, 74, "the third item's line is not complete: the second is still read on from its paragraph")
+        text += " and more\n"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.restartPoint, 102, "the third item began on a complete line: the two before are final")
+        XCTAssertEqual(stream.blocks[0].children.count, 3)
+    }
+
+    func testABlockOfAnOpenItemReadOnIsNeitherATaskBoxNorTightWhenABlankLineCameBefore() {
+        var stream = MarkdownStream()
+        var text = "- first\n\n  [ ] not a box: the item's second paragraph\n  goes"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.restartPoint, 9, "the second paragraph's line")
+        text += " on"
+        streamAndCompare(&stream, text)
+        XCTAssertEqual(stream.blocks, [MarkdownBlock(kind: .list(ordered: false, start: 1, tight: false), children: [
+            MarkdownBlock(kind: .listItem(checked: nil), children: [
+                MarkdownBlock(kind: .paragraph, text: "first"),
+                MarkdownBlock(kind: .paragraph, text: "[ ] not a box: the item's second paragraph\ngoes on"),
+            ]),
+        ])])
+    }
+
+    func testItemsOfEveryShapeStreamAsAWholeParse() {
+        let lists = [
+            "- a\n  b\n\n  c\n  - d\n    e\n  f\n- g\n",
+            "1. one\n   ```\n   code\n   ```\n   after\n2. two\n\n   para\n",
+            "- [x] done\n  - [ ] sub\n  ---\n  text\n  ===\n",
+            "- a\n  | h | i |\n  |---|---|\n  | 1 | 2 |\n- b\n",
+            "- a\n  > quoted\n  > more\n  lazy\n- b\n",
+            "- a\n  [r]: /url\n\n  [r]\n- [r]\n",
+            "- a\n  b\n  <div>\n  x\n\n  y\n",
+            "* a\n\n      code\n  after\n* b\n",
+            "- a\n  - b\n\n    c\n  d\n",
+        ]
+        for text in lists {
+            for size in [1, 2, 3, 7] { _ = streamsAsAWholeParse(text, size: size) }
+        }
+    }
+
     // MARK: - A long block quote: read on from its last child
 
     func testAnOpenQuoteIsReadOnFromTheLineItsLastChildBeginsOn() {

@@ -25,18 +25,48 @@ enum MarkdownNodes {
     /// A list, table or quote's node `old` (for the same block before it grew),
     /// brought up to `block`: its first `kept` children are the same and
     /// stay; the others are built. Nil when `old` is not such a node.
-    static func grow(_ old: inout SemanticNode, to block: MarkdownBlock, kept: Int) -> Bool {
+    /// `item`: a list's child `kept` is the same item too, which kept its
+    /// first `item` blocks (their nodes stay) and grew after them.
+    static func grow(_ old: inout SemanticNode, to block: MarkdownBlock, kept: Int, item: Int? = nil) -> Bool {
         guard kept <= old.children.count, kept <= block.children.count else { return false }
         switch (block.kind, old.role) {
         case (.list, .list), (.table, .table), (.quote, .quote): break
         default: return false
         }
         let id = old.id
-        // No reserveCapacity: growing by one item at a time, the storage must grow by doubling.
-        old.children.removeSubrange(kept...)
         var k = kept
+        // No reserveCapacity: growing by one item at a time, the storage must grow by doubling.
+        if let item, case .list = block.kind, kept < old.children.count, kept < block.children.count {
+            old.children.removeSubrange((kept &+ 1)...)
+            if !growItem(&old.children[kept], to: block.children[kept], kept: item) {
+                old.children[kept] = child(of: block, kept, id: id)
+            }
+            k &+= 1
+        } else {
+            old.children.removeSubrange(kept...)
+        }
         while k < block.children.count {
             old.children.append(child(of: block, k, id: id))
+            k &+= 1
+        }
+        return true
+    }
+
+    /// A list item's node `old` brought up to `block`, the same item, whose
+    /// first `kept` blocks are those `old` was built from: their nodes stay
+    /// (the first paragraph, the item's value, with them), the others are
+    /// built. False when `old` is not such a node (or no block stays).
+    private static func growItem(_ old: inout SemanticNode, to block: MarkdownBlock, kept: Int) -> Bool {
+        guard old.role == .listItem, kept >= 1, kept <= block.children.count else { return false }
+        // The node holds the blocks after a first paragraph (its value) as children.
+        var lead = 0
+        if case .paragraph = block.children[0].kind { lead = 1 }
+        guard kept &- lead <= old.children.count else { return false }
+        let id = old.id
+        old.children.removeSubrange((kept &- lead)...)
+        var k = kept
+        while k < block.children.count {
+            old.children.append(node(block.children[k], id: childID(id, k)))
             k &+= 1
         }
         return true
@@ -323,7 +353,7 @@ public final class MarkdownCache {
                 if let grown = entry.stream.grown, grown.block == kept, kept < entry.nodes.count, kept < entry.stream.blocks.count {
                     var node = entry.nodes[kept]
                     entry.nodes.removeSubrange(kept...)  // the node held once: its children grow in place
-                    if MarkdownNodes.grow(&node, to: entry.stream.blocks[kept], kept: grown.count) {
+                    if MarkdownNodes.grow(&node, to: entry.stream.blocks[kept], kept: grown.count, item: grown.item) {
                         entry.nodes.append(node)
                         grownFrom = grown.count
                     }
