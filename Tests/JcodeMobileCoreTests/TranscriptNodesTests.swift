@@ -279,6 +279,45 @@ final class TranscriptNodesTests: XCTestCase {
         }
     }
 
+    func testABlankLineSoFarChangesNoNodeOutsideCodeAndHTMLAndIsNotParsed() {
+        // A line ending and blanks after a paragraph's line, then more blanks: as parsed whole, and no parse.
+        let cases: [(text: String, delta: String, more: String)] = [
+            ("- Step 26", "\n  ", " "), ("The core", " reads\n ", "\t "), ("> a quote", " line\n", "  "),
+            ("| a | b |\n|---|---|\n| x | y", " |\n", " "), ("1. one\n   - two", "\n   ", "    "),
+        ]
+        for (text, delta, more) in cases {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "b")
+            let all = text + delta + more
+            _ = cache.blocks(of: text + delta, prefix: "b", appendedTo: text.utf8.count)
+            // A table's row is parsed at its line's end (its cells are not a paragraph).
+            XCTAssertEqual(cache.parses, text.hasPrefix("|") ? 2 : 1, "\((text + delta).debugDescription): parsed or not")
+            let parsed = cache.parses
+            XCTAssertEqual(cache.blocks(of: all, prefix: "b", appendedTo: (text + delta).utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(all), prefix: "b"), all)
+            XCTAssertEqual(cache.parses, parsed, "\(all.debugDescription): the blanks were not parsed")
+            // What comes after the blank line is parsed: a loose item, a paragraph, a code line.
+            for next in ["  next", "- item", "\tcode", "   ```"] {
+                let after = all + next
+                XCTAssertEqual(cache.blocks(of: after, prefix: "b", appendedTo: all.utf8.count).nodes,
+                               MarkdownNodes.nodes(Markdown.parse(after), prefix: "b"), after)
+                _ = cache.blocks(of: all, prefix: "b")
+            }
+        }
+        // In code and HTML, at any depth, a blank line is text: parsed.
+        for text in ["```\ncode\n", "- a\n  ```\n  code\n", "<!-- a\n", "> - <pre>\n>   x\n", "    code\n"] {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "c")
+            let all = text + "   "
+            XCTAssertEqual(cache.blocks(of: all, prefix: "c", appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(all), prefix: "c"), all)
+            XCTAssertEqual(cache.parses, 2, "\(text.debugDescription): parsed")
+        }
+        // Streamed byte by byte and by blank runs: a whole parse's nodes after every step.
+        let blanks = "Some words\n  \n- item\n  \t\n  more\n\n   \n> quote\n \n```\n  \n```\n<div>\n \n</div>\n| a |\n|---|\n  \n"
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(blanks), [])
+    }
+
     func testAMarkThatClosesNothingAndTextAfterAStyledRunGoOnAsTheyAre() {
         // A line too long to be read again alone: only what goes on as it is escapes the parser.
         let long = String(repeating: "word ", count: 205) + "end"
@@ -449,6 +488,8 @@ final class TranscriptNodesTests: XCTestCase {
             "- a\n  - nested words\n- b words\n* star words\n+ plus\n- 1.5 million words\n- www.x.y done\n- [ ]\n- [x]done\n-  spaced words",
             "| a | b |\n|---|---|\n| c | d |\n| e | f words\n| g | h |\n| i |\nafter the table",
             "| a | b | c |\n|:-|:-:|-:|\n| one | two words | three words\n| x \\| y | z words\nw | v words\n| 1 | 2 | 3 | 4 extra words\n|\n| q",
+            // Items read on from their last block; blank lines so far, after a paragraph and alone.
+            "- Step 1\n  - check `value_1`\n  ```sh\n  make step1\n  ```\n- Step 2\n  - check\n  \n  para  \n   \t\n  more\n- Step 3\n\n  ```\n  \n  code\n",
             // HTML blocks grow line by line; a blank line or their end condition closes them.
             "Intro\n\n<div class=\"x\">\n<p>one *a*</p>\n<p>two</p>\n\nafter words\n<!-- c\n\nmore -->\n<details>\n<summary>s</summary>\nend",
         ]

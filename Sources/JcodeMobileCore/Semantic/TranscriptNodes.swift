@@ -336,6 +336,8 @@ public final class MarkdownCache {
                 guard text.utf8.count > old else { return answer(before) }
                 // Into a list's last item or a table's last row: the ones before it are as they were.
                 let grown = entry.tail?.path.first
+                // Blanks on a blank line: no node changed.
+                if entry.tail == nil && appendBlanks(entry, text, from: old) { return answer(before) }
                 if appendInPlace(entry, text, from: old) { return answer(before &- 1, grownFrom: grown) }
                 parses &+= 1
                 // The last block, a paragraph not final: its text is built in its
@@ -400,10 +402,21 @@ public final class MarkdownCache {
         // A delta that ends a line: what comes before its "\n" goes on as any
         // delta does, and the next line is parsed. The last line ending of a
         // paragraph or of a code block's text changes no node (it is not
-        // their text); an HTML block's is parsed.
+        // their text); an HTML block's is parsed. After a paragraph's, blanks
+        // (a blank line so far) change none either (see `appendBlanks`).
         let html = tail.code && tail.path.isEmpty && entry.nodes[lastIndex].role != .codeBlock
-        let endsLine = utf8.last == 0x0A && !html
-        let end = endsLine ? utf8.count &- 1 : utf8.count
+        var end = utf8.count
+        if !html {
+            // The delta's last "\n", when it is its last byte or (after a paragraph) only blanks follow it.
+            var i = utf8.endIndex
+            var at = utf8.count
+            while !tail.code && at > old, utf8[utf8.index(before: i)] == 0x20 || utf8[utf8.index(before: i)] == 0x09 {
+                i = utf8.index(before: i)
+                at &-= 1
+            }
+            if at > old && utf8[utf8.index(before: i)] == 0x0A { end = at &- 1 }
+        }
+        let endsLine = end < utf8.count
         if endsLine && end == old {
             guard tail.code || !Self.endsInEscape(entry.text) else { return false }
             Self.appendTail(of: text, to: &entry.text)
@@ -462,6 +475,50 @@ public final class MarkdownCache {
         Self.appendTail(of: text, to: &entry.text)
         if endsLine { entry.tail = nil }
         return true
+    }
+
+    /// A delta of blanks only onto a last line of blanks only (after the
+    /// text's last line ending), outside code and HTML at any depth: a blank
+    /// line changes no node there, however long it grows (it ends a
+    /// paragraph, a quote, a table, and is part of no block but code and
+    /// HTML; what it may separate comes after it, and is parsed). It goes on
+    /// the text; the stream reads it at the next delta that is not appended so.
+    private func appendBlanks(_ entry: Entry, _ text: String, from old: Int) -> Bool {
+        let utf8 = text.utf8
+        var i = utf8.index(utf8.startIndex, offsetBy: old)
+        guard i < utf8.endIndex else { return false }
+        while i < utf8.endIndex {
+            guard utf8[i] == 0x20 || utf8[i] == 0x09 else { return false }
+            i = utf8.index(after: i)
+        }
+        // The kept text's last line: blanks only, after a line ending (looked for back 64 bytes at most).
+        let kept = entry.text.utf8
+        var k = kept.endIndex
+        for _ in 0 ..< 64 {
+            guard k > kept.startIndex else { return false }
+            k = kept.index(before: k)
+            let byte = kept[k]
+            if byte == 0x0A || byte == 0x0D { break }
+            guard byte == 0x20 || byte == 0x09 else { return false }
+        }
+        guard kept[k] == 0x0A || kept[k] == 0x0D, !entry.stream.endsInOpenFence, !entry.stream.endsInOpenHTML,
+              !Self.endsInCodeOrHTML(entry.stream.blocks)
+        else { return false }
+        Self.appendTail(of: text, to: &entry.text)
+        return true
+    }
+
+    /// Whether the last block of `blocks`, or the last of its last children down, is code or HTML.
+    private static func endsInCodeOrHTML(_ blocks: [MarkdownBlock]) -> Bool {
+        guard var block = blocks.last else { return false }
+        while true {
+            switch block.kind {
+            case .codeBlock, .html: return true
+            default: break
+            }
+            guard let child = block.children.last else { return false }
+            block = child
+        }
     }
 
     /// The longest line `rereadLine` reads again (a longer one is parsed on
