@@ -256,6 +256,10 @@ struct BlockParser {
     var lastParagraph: (start: Int, checkpoint: InlineParser.Checkpoint)?
     /// After `run`: the text ends inside a fenced code block not closed yet, at any depth.
     private(set) var endsInOpenFence = false
+    /// After `run`, when the text ends inside an open fenced code block that
+    /// is at the top or in list items only: the columns of blanks a line
+    /// needs to go on in those items (0 at the top), and the fence's own indent.
+    private(set) var openFenceLine: (indent: Int, fenceOffset: Int)?
     /// After `run`: the text ends inside a top-level HTML block not closed
     /// yet, on a line after its first (whose start condition more text can undo: `<del>*`).
     private(set) var endsInOpenHTML = false
@@ -364,6 +368,20 @@ struct BlockParser {
         lineStart = bytes.count
         lineIndex += 1
         endsInOpenFence = tip.kind == .fencedCode
+        if endsInOpenFence {
+            var columns = 0
+            var node = tip.parent
+            while let container = node, container !== document {
+                if container.kind == .item {
+                    columns &+= container.markerOffset &+ container.padding
+                } else if container.kind != .list {
+                    columns = -1
+                    break
+                }
+                node = container.parent
+            }
+            if columns >= 0 { openFenceLine = (columns, tip.fenceOffset) }
+        }
         endsInOpenHTML = tip.kind == .html && tip.parent === document && tip.contentBeforeLastLine > 0
         while tip !== document { finalize(tip, atEnd: true) }
         var resolved = definitions

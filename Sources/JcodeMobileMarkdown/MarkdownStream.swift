@@ -54,6 +54,10 @@ public struct MarkdownStream: Sendable {
     /// The text ends inside a fenced code block not closed yet, at any depth
     /// (a top-level one's block says so too: `open`).
     public private(set) var endsInOpenFence = false
+    /// When the text ends inside an open fenced code block at the top or in
+    /// list items only (at the last update): the columns of blanks a line
+    /// needs to go on in those items (0 at the top) and the fence's own indent.
+    public private(set) var openFenceLine: (indent: Int, fenceOffset: Int)?
     /// The text ends inside a top-level HTML block not closed yet, on a line after its first.
     public private(set) var endsInOpenHTML = false
     /// The text's last block at any depth (a list item's, a quote's) is a
@@ -268,6 +272,7 @@ public struct MarkdownStream: Sendable {
         let result = parser.run(definitions: definitions)
         lastParagraph = parser.lastParagraph
         endsInOpenFence = parser.endsInOpenFence
+        openFenceLine = parser.openFenceLine
         endsInOpenHTML = parser.endsInOpenHTML
         openParagraphStart = parser.openParagraphStart
         return result

@@ -263,7 +263,9 @@ final class TranscriptNodesTests: XCTestCase {
             XCTAssertEqual(cache.blocks(of: more, prefix: "n", appendedTo: text.utf8.count).nodes,
                            MarkdownNodes.nodes(Markdown.parse(more), prefix: "n"), text)
             XCTAssertEqual(cache.parses, 1, "\(text): the stream did not parse")
-            XCTAssertNil(cache.tail(for: "n"), "\(text): the next line is parsed")
+            // A fence at the top or in items reads its next line here; the others' is parsed.
+            let fenced = text.hasPrefix("```") || text.hasPrefix("- a")
+            XCTAssertEqual(cache.tail(for: "n")?.fence?.blanks, fenced ? 0 : nil, text)
         }
         // What the next line makes of the one before: an underline, a table's delimiter row, an item, a lazy line, a blank.
         for (text, delta) in cases {
@@ -274,9 +276,50 @@ final class TranscriptNodesTests: XCTestCase {
                 let all = text + delta + next
                 XCTAssertEqual(cache.blocks(of: all, prefix: "n", appendedTo: (text + delta).utf8.count).nodes,
                                MarkdownNodes.nodes(Markdown.parse(all), prefix: "n"), all)
-                XCTAssertEqual(cache.parses, 2, all)
+                // A top-level fence's line of code goes on as it is; one that may close it, a blank line, or an
+                // item's line indented less than the item needs, is parsed.
+                let asItIs = text.hasPrefix("```") && !["\nafter", "```", "  ~~~"].contains(next)
+                XCTAssertEqual(cache.parses, asItIs ? 1 : 2, all)
             }
         }
+    }
+
+    func testTheLinesOfAFenceAtTheTopOrInItemsGoOnTheirNodeAsTheParserReadsThem() {
+        // Streamed in deltas that end a line and begin the next, and blanks by one: as parsed whole after each.
+        let texts = [
+            "```sh\nmake step1\n  make step2\n\n   three blanks\nend\n```\n",
+            "  ```\n   x\n  y\n z\n      w\n  ```\n",
+            "- Step 1\n  ```sh\n  make step1\n\n    indented more\n  \t tab\n  ```\n- Step 2\n",
+            "1. one\n   - two\n     ```\n     deep code\n      one more\n   less: the inner item ends\n",
+            "- a\n   ```\n  not enough for the fence's indent: still in the item\n     five\n",
+        ]
+        for text in texts {
+            let bytes = Array(text.utf8)
+            for size in [1, 2, 3, 5, 9] {
+                let cache = MarkdownCache()
+                var end = 0
+                while end < bytes.count {
+                    let old = end
+                    end = min(bytes.count, end + size)
+                    let prefix = String(decoding: bytes[..<end], as: UTF8.self)
+                    XCTAssertEqual(cache.blocks(of: prefix, prefix: "f", appendedTo: old > 0 ? old : nil).nodes,
+                                   MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "f"), "\(size): \(prefix.debugDescription)")
+                }
+            }
+        }
+        // The line after a line of code, and the one after a line of blanks, in an item: no parse.
+        let cache = MarkdownCache()
+        var text = "- Step 1\n  ```sh\n  make step1"
+        _ = cache.blocks(of: text, prefix: "g")
+        for delta in ["\n  ma", "ke step2\n", "  ", "  more", "\n ", " ", "last"] {
+            let old = text.utf8.count
+            text += delta
+            XCTAssertEqual(cache.blocks(of: text, prefix: "g", appendedTo: old).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(text), prefix: "g"), text)
+        }
+        XCTAssertEqual(cache.parses, 1, "only the first text")
+        XCTAssertEqual(MarkdownNodes.nodes(Markdown.parse(text), prefix: "g")[0].children[0].children[0].value,
+                       "make step1\nmake step2\n  more\nlast")
     }
 
     func testABlankLineSoFarChangesNoNodeOutsideCodeAndHTMLAndIsNotParsed() {

@@ -269,6 +269,22 @@ public final class MarkdownCache {
         /// content read again (`rereadLine`). Nil for code, a table's cell, or
         /// a paragraph of more lines.
         var inlineFrom: Int?
+        /// The open code is a fenced block whose lines are read here as the
+        /// parser reads them (`appendToFence`): a delta may end its line and
+        /// begin the next. Nil: a line ending is parsed.
+        var fence: FenceLine?
+    }
+
+    /// An open fenced code block's line as the parser reads it: the columns
+    /// of blanks a line needs to go on in the list items the fence is in (0
+    /// at the top; none in a quote), the fence's own indent (that many blanks
+    /// more are not code), and the blanks the text's last line holds when it
+    /// holds nothing else (nil: it holds code; 0: the text ends with a line
+    /// ending after a line of code).
+    struct FenceLine {
+        var indent: Int
+        var fenceOffset: Int
+        var blanks: Int?
     }
 
     @exclusivity(unchecked) private var entries: [String: Entry] = [:]
@@ -398,6 +414,7 @@ public final class MarkdownCache {
     private func appendInPlace(_ entry: Entry, _ text: String, from old: Int) -> Bool {
         guard let tail = entry.tail, let lastIndex = entry.nodes.indices.last else { return false }
         if entry.nodes[lastIndex].role == .table { return appendToRow(entry, tail, text, from: old, table: lastIndex) }
+        if let fence = tail.fence { return appendToFence(entry, tail, fence, text, from: old, last: lastIndex) }
         let utf8 = text.utf8
         // A delta that ends a line: what comes before its "\n" goes on as any
         // delta does, and the next line is parsed. The last line ending of a
@@ -519,6 +536,74 @@ public final class MarkdownCache {
             guard let child = block.children.last else { return false }
             block = child
         }
+    }
+
+    /// `appendInPlace` into an open fenced code block's lines (`Tail.fence`),
+    /// read as the parser reads them: a line of code goes on as it is; a line
+    /// ending is none of the value's until a next line begins (a blank
+    /// begins it: the value takes a "\n"); in list items a line's blanks are
+    /// not code until something else comes, and then the items' indent and
+    /// the fence's are dropped from them (a line indented less closes the
+    /// items: parsed); at the top the blanks past the fence's indent are
+    /// code as they come. A line whose first character after its blanks is
+    /// a `` ` `` or a `~` (it may close the fence), a tab among a line's first
+    /// blanks, a "\r" or a second line ending: parsed.
+    private func appendToFence(_ entry: Entry, _ tail: Tail, _ fence: FenceLine, _ text: String, from old: Int, last lastIndex: Int) -> Bool {
+        let utf8 = text.utf8
+        var blanks = fence.blanks
+        var addition: [UInt8] = []
+        var endings = 0
+        var i = utf8.index(utf8.startIndex, offsetBy: old)
+        guard i < utf8.endIndex, utf8[i] & 0xC0 != 0x80 else { return false }
+        while i < utf8.endIndex {
+            let byte = utf8[i]
+            i = utf8.index(after: i)
+            if byte == 0x0D || byte == 0x00 { return false }
+            guard var k = blanks else {
+                // A line of code: as it is, to its end.
+                if byte == 0x0A {
+                    endings &+= 1
+                    blanks = 0
+                } else {
+                    addition.append(byte)
+                }
+                continue
+            }
+            switch byte {
+            case 0x20:
+                // The first blank begins the line: the value takes its line ending.
+                if k == 0 { addition.append(0x0A) }
+                k &+= 1
+                if fence.indent == 0 && k > fence.fenceOffset { addition.append(0x20) }
+                blanks = k
+            case 0x0A:
+                // A blank line ends (or a second line ending: parsed).
+                guard k > 0, endings == 0 else { return false }
+                endings &+= 1
+                blanks = 0
+            case 0x09, UInt8(ascii: "`"), UInt8(ascii: "~"):
+                return false
+            default:
+                if fence.indent > 0 {
+                    // In items: the line goes on in them when indented enough; its blanks past theirs and the fence's are code.
+                    guard k >= fence.indent else { return false }
+                    let extra = k &- fence.indent
+                    addition.append(contentsOf: repeatElement(0x20, count: extra &- min(extra, fence.fenceOffset)))
+                } else if k == 0 {
+                    addition.append(0x0A)
+                }
+                addition.append(byte)
+                blanks = nil
+            }
+            if endings > 1 { return false }
+        }
+        if !addition.isEmpty {
+            let piece = String(decoding: addition, as: UTF8.self)
+            Self.modify(at: tail.path, in: &entry.nodes, last: lastIndex) { Self.appendValue(piece, to: &$0) }
+        }
+        entry.tail?.fence?.blanks = blanks
+        Self.appendTail(of: text, to: &entry.text)
+        return true
     }
 
     /// The longest line `rereadLine` reads again (a longer one is parsed on
@@ -787,6 +872,24 @@ public final class MarkdownCache {
     /// begins with "[" (more text can make it a definition, and take it away).
     static func tail(of text: String, last: SemanticNode?, stream: MarkdownStream) -> Tail? {
         guard let last, !stream.endsInDefinitions else { return nil }
+        let utf8 = text.utf8
+        guard let end = utf8.last, end != 0x0A, end != 0x0D else { return nil }
+        // The last line's first character that is not a blank (the stream knows where that line starts).
+        let i = utf8.index(utf8.startIndex, offsetBy: min(stream.lastLineStart, utf8.count))
+        var lead: UInt8?
+        var scan = i
+        var spaces = 0
+        while scan < utf8.endIndex {
+            let byte = utf8[scan]
+            if byte != 0x20 && byte != 0x09 {
+                lead = byte
+                break
+            }
+            spaces = byte == 0x20 && spaces >= 0 ? spaces &+ 1 : -1
+            scan = utf8.index(after: scan)
+        }
+        // A line of spaces only in an open fence the parser's lines are known for: its next line's blanks so far.
+        let blankFenceLine = lead == nil && spaces > 0 && stream.openFenceLine != nil
         let code: Bool
         var path: [Int] = []
         switch last.role {
@@ -802,7 +905,8 @@ public final class MarkdownCache {
         case .codeBlock where last.variant == "open": code = true
         case .list, .quote:
             // Its last item or block, down to the open paragraph or code the text ends in.
-            guard let block = stream.blocks.last, let leaf = Self.openLeaf(under: last, block, stream: stream) else { return nil }
+            guard let block = stream.blocks.last, let leaf = Self.openLeaf(under: last, block, stream: stream, blankLine: blankFenceLine)
+            else { return nil }
             path = leaf.path
             code = leaf.code
         case .table:
@@ -813,19 +917,10 @@ public final class MarkdownCache {
             path = [last.children.count &- 1, cell]
         default: return nil
         }
-        let utf8 = text.utf8
-        guard let end = utf8.last, end != 0x0A, end != 0x0D else { return nil }
-        // The last line's first character that is not a blank (the stream knows where that line starts).
-        let i = utf8.index(utf8.startIndex, offsetBy: min(stream.lastLineStart, utf8.count))
-        var lead: UInt8?
-        var scan = i
-        while scan < utf8.endIndex {
-            let byte = utf8[scan]
-            if byte != 0x20 && byte != 0x09 {
-                lead = byte
-                break
-            }
-            scan = utf8.index(after: scan)
+        let fence = code && last.role != .paragraph ? stream.openFenceLine.map { FenceLine(indent: $0.indent, fenceOffset: $0.fenceOffset) } : nil
+        if blankFenceLine, var fence {
+            fence.blanks = spaces
+            return Tail(code: true, blanks: "", wordMayLink: false, path: path, inlineFrom: nil, fence: fence)
         }
         guard var lead else { return nil }
         if last.role == .table {
@@ -868,7 +963,7 @@ public final class MarkdownCache {
         // with a blank goes on as it is (see `appendInPlace`).
         guard inlineFrom != nil || !Self.endsInEscape(text) else { return nil }
         let ending = Self.ending(of: text)
-        return Tail(code: code, blanks: ending.blanks, wordMayLink: ending.wordMayLink, path: path, inlineFrom: inlineFrom)
+        return Tail(code: code, blanks: ending.blanks, wordMayLink: ending.wordMayLink, path: path, inlineFrom: inlineFrom, fence: fence)
     }
 
     /// The spaces and tabs that end `text`, and whether its last word may
@@ -906,7 +1001,9 @@ public final class MarkdownCache {
     /// Nil when the text ends in anything else: an HTML block, a table, a
     /// paragraph of link reference definitions (which has no node) or one that
     /// begins with "[" (more text can make it a definition, and take it away).
-    private static func openLeaf(under top: SemanticNode, _ block: MarkdownBlock, stream: MarkdownStream) -> (path: [Int], code: Bool)? {
+    private static func openLeaf(
+        under top: SemanticNode, _ block: MarkdownBlock, stream: MarkdownStream, blankLine: Bool
+    ) -> (path: [Int], code: Bool)? {
         var node = top
         var block = block
         var path: [Int] = []
@@ -934,8 +1031,8 @@ public final class MarkdownCache {
                 guard stream.endsInParagraph, node.value?.utf8.first != UInt8(ascii: "[") else { return nil }
                 return (path, false)
             case (.codeBlock, .codeBlock):
-                // Not the fence's own line ("- ```sh": the code has none yet).
-                guard stream.endsInOpenFence, node.value.map({ !$0.isEmpty }) ?? false else { return nil }
+                // Not the fence's own line ("- ```sh": the code has none yet; a line of blanks only is not it).
+                guard stream.endsInOpenFence, blankLine || node.value.map({ !$0.isEmpty }) ?? false else { return nil }
                 return (path, true)
             default:
                 return nil
