@@ -413,8 +413,8 @@ struct BlockParser {
                                 resumeAt: node.resumeAt, definitions: node.definitions, dependsOnLaterDefinitions: sensitive)
         }
         lastParagraph = last.flatMap { node in node.inlineCheckpoint.map { (node.start, $0) } }
-        if let (node, kept, resumeAt, item) = container, let last = nodes.last, let block = last.block {
-            openContainer = output.openContainer(node, block, kept: kept, resumeAt: resumeAt, item: item,
+        if let container, let last = nodes.last, let block = last.block {
+            openContainer = output.openContainer(container.node, block, kept: container.kept, resumeAt: container.resumeAt, item: container.item,
                                                  sensitive: last.dependsOnLaterDefinitions)
         }
         // A paragraph that must stay with the table after it closes when the table does.
@@ -511,7 +511,17 @@ struct BlockParser {
     /// The open top-level list, table or quote the text ends in, when its children
     /// before the last one began on complete lines: the node, how many of
     /// its children are final, and where the last one's line starts.
-    private func openContainerAtEnd() -> (BlockNode, Int, Int, item: OpenItem?)? {
+    /// What `openContainerAtEnd` finds (a struct, not a tuple: a tuple
+    /// holding a reference has its type metadata built at run time, from its
+    /// mangled name, the first time it is copied).
+    private struct ContainerAtEnd {
+        unowned(unsafe) let node: BlockNode
+        let kept: Int
+        let resumeAt: Int
+        let item: OpenItem?
+    }
+
+    private func openContainerAtEnd() -> ContainerAtEnd? {
         guard let last = document.children.last, last.isOpen else { return nil }
         switch last.kind {
         case .list, .quote:
@@ -524,8 +534,8 @@ struct BlockParser {
             if last.kind == .list && index == last.children.count - 1,
                let (kept, resumeAt) = finalBlocks(of: last.children[index], lastLineStart: lastLineStart) {
                 let item = last.children[index]
-                return (last, index, resumeAt, OpenItem(kept: kept, listMarker: last.marker,
-                                                         markerOffset: item.markerOffset, padding: item.padding))
+                return ContainerAtEnd(node: last, kept: index, resumeAt: resumeAt,
+                                      item: OpenItem(kept: kept, listMarker: last.marker, markerOffset: item.markerOffset, padding: item.padding))
             }
             // A quote's table may begin on its paragraph's last line (its
             // header): read alone, that line is paragraph text, and more text
@@ -538,12 +548,12 @@ struct BlockParser {
             if last.kind == .quote {
                 for child in last.children[..<index] where child.kind == .paragraph && child.isRemoved { kept -= 1 }
             }
-            return (last, kept, lineStartOf(last.children[index].start), nil)
+            return ContainerAtEnd(node: last, kept: kept, resumeAt: lineStartOf(last.children[index].start), item: nil)
         case .table:
             // The rows before the last one (the header and delimiter rows stay kept).
             let index = last.rows.count - 1
             guard index >= 1, last.rowStarts.count == last.rows.count, last.rowStarts[index] > last.start else { return nil }
-            return (last, index, last.rowStarts[index], nil)
+            return ContainerAtEnd(node: last, kept: index, resumeAt: last.rowStarts[index], item: nil)
         default:
             return nil
         }
