@@ -425,13 +425,12 @@ public final class MarkdownCache {
         var end = utf8.count
         if !html {
             // The delta's last "\n", when it is its last byte or (after a paragraph) only blanks follow it.
-            var i = utf8.endIndex
-            var at = utf8.count
-            while !tail.code && at > old, utf8[utf8.index(before: i)] == 0x20 || utf8[utf8.index(before: i)] == 0x09 {
-                i = utf8.index(before: i)
-                at &-= 1
-            }
-            if at > old && utf8[utf8.index(before: i)] == 0x0A { end = at &- 1 }
+            let code = tail.code
+            end = utf8.withContiguousStorageIfAvailable { bytes -> Int in
+                var at = bytes.count
+                while !code && at > old && (bytes[at &- 1] == 0x20 || bytes[at &- 1] == 0x09) { at &-= 1 }
+                return at > old && bytes[at &- 1] == 0x0A ? at &- 1 : bytes.count
+            } ?? utf8.count
         }
         let endsLine = end < utf8.count
         if endsLine && end == old {
