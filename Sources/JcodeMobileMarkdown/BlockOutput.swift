@@ -185,7 +185,7 @@ struct BlockOutput {
 
     /// A paragraph beginning with a task item's check box ("[ ]", "[x]" or
     /// "[X]", then a blank or its end): whether it is checked; nil for any other.
-    private static func checkBox(_ c: [UInt8]) -> Bool? {
+    static func checkBox(_ c: [UInt8]) -> Bool? {
         guard c.count >= 4, c[0] == UInt8(ascii: "["), c[2] == UInt8(ascii: "]"), isSpaceOrTab(c[3]) || c[3] == 10,
               c[1] == 32 || c[1] == UInt8(ascii: "x") || c[1] == UInt8(ascii: "X")
         else { return nil }

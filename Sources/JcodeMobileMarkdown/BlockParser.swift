@@ -574,6 +574,12 @@ struct BlockParser {
         guard resumeAt > lineStartOf(item.start) else { return nil }
         var kept = index
         for block in blocks[..<index] where block.kind == .paragraph && block.isRemoved { kept -= 1 }
+        // A task's first paragraph that is its check box alone is no value either.
+        let first = blocks[0]
+        if first.kind == .paragraph, !first.isRemoved, BlockOutput.checkBox(first.content) != nil,
+           trimmedBounds(first.content, in: 4..<first.content.count).isEmpty {
+            kept -= 1
+        }
         return (kept, resumeAt)
     }
 

@@ -356,6 +356,7 @@ final class MarkdownStreamTests: XCTestCase {
             "- a\n  b\n  <div>\n  x\n\n  y\n",
             "* a\n\n      code\n  after\n* b\n",
             "- a\n  - b\n\n    c\n  d\n",
+            "- [x]\n  - sub\n  ```\n  code\n  more\n  ```\n- [ ]\n\n  para\n  ```\n  x\n",
         ]
         for text in lists {
             for size in [1, 2, 3, 7] { _ = streamsAsAWholeParse(text, size: size) }
