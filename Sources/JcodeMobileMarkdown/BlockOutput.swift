@@ -142,7 +142,7 @@ struct BlockOutput {
         var state = OpenContainer(kind: kind, start: node.start, resumeAt: resumeAt, kept: kept)
         if node.kind == .list {
             state.keptLoose = !isTight(node, items: kept)
-            if let item, !state.keptLoose {
+            if item != nil && !state.keptLoose {
                 // And the gaps between the open item's blocks up to the one read on from.
                 let blocks = node.children[kept].children
                 for k in blocks.indices where k + 1 < blocks.count && blocks[k].start < resumeAt {
