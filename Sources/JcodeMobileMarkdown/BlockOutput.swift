@@ -185,11 +185,18 @@ struct BlockOutput {
 
     /// A paragraph beginning with a task item's check box ("[ ]", "[x]" or
     /// "[X]", then a blank or its end): whether it is checked; nil for any other.
-    static func checkBox(_ c: [UInt8]) -> Bool? {
+    private static func checkBox(_ c: [UInt8]) -> Bool? {
         guard c.count >= 4, c[0] == UInt8(ascii: "["), c[2] == UInt8(ascii: "]"), isSpaceOrTab(c[3]) || c[3] == 10,
               c[1] == 32 || c[1] == UInt8(ascii: "x") || c[1] == UInt8(ascii: "X")
         else { return nil }
         return c[1] != 32
+    }
+
+    /// Whether an item's first paragraph `first` is a task's check box
+    /// alone: it gives the item no value (`item` reads the box and nothing after it).
+    static func isCheckBoxAlone(_ first: BlockNode) -> Bool {
+        first.kind == .paragraph && !first.isRemoved && checkBox(first.content) != nil
+            && trimmedBounds(first.content, in: 4..<first.content.count).isEmpty
     }
 
     private func table(_ node: BlockNode, _ sensitive: inout Bool) -> MarkdownBlock {

@@ -575,11 +575,7 @@ struct BlockParser {
         var kept = index
         for block in blocks[..<index] where block.kind == .paragraph && block.isRemoved { kept -= 1 }
         // A task's first paragraph that is its check box alone is no value either.
-        let first = blocks[0]
-        if first.kind == .paragraph, !first.isRemoved, BlockOutput.checkBox(first.content) != nil,
-           trimmedBounds(first.content, in: 4..<first.content.count).isEmpty {
-            kept -= 1
-        }
+        if BlockOutput.isCheckBoxAlone(blocks[0]) { kept -= 1 }
         return (kept, resumeAt)
     }
 

@@ -294,17 +294,8 @@ final class TranscriptNodesTests: XCTestCase {
             "- a\n   ```\n  not enough for the fence's indent: still in the item\n     five\n",
         ]
         for text in texts {
-            let bytes = Array(text.utf8)
             for size in [1, 2, 3, 5, 9] {
-                let cache = MarkdownCache()
-                var end = 0
-                while end < bytes.count {
-                    let old = end
-                    end = min(bytes.count, end + size)
-                    let prefix = String(decoding: bytes[..<end], as: UTF8.self)
-                    XCTAssertEqual(cache.blocks(of: prefix, prefix: "f", appendedTo: old > 0 ? old : nil).nodes,
-                                   MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "f"), "\(size): \(prefix.debugDescription)")
-                }
+                XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(text, chunk: size), [], "\(size): \(text.debugDescription)")
             }
         }
         // The line after a line of code, and the one after a line of blanks, in an item: no parse.
@@ -439,15 +430,19 @@ final class TranscriptNodesTests: XCTestCase {
         for html in blocks { XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(html), [], html) }
     }
 
-    /// `text` streamed byte by byte through a `MarkdownCache`: the byte counts
-    /// after which its nodes differ from those of a whole parse.
-    private static func bytesWhereStreamingDiffersFromAWholeParse(_ text: String) -> [Int] {
+    /// `text` streamed through a `MarkdownCache` in deltas of `chunk` bytes
+    /// (byte by byte by default): the byte counts after
+    /// which its nodes differ from those of a whole parse.
+    private static func bytesWhereStreamingDiffersFromAWholeParse(_ text: String, chunk: Int = 1) -> [Int] {
         let bytes = Array(text.utf8)
         let cache = MarkdownCache()
         var failures: [Int] = []
-        for n in 1...bytes.count {
+        var n = 0
+        while n < bytes.count {
+            let old = n
+            n = min(bytes.count, n + chunk)
             let prefix = String(decoding: bytes[..<n], as: UTF8.self)
-            if cache.blocks(of: prefix, prefix: "s", appendedTo: n > 1 ? n - 1 : nil).nodes
+            if cache.blocks(of: prefix, prefix: "s", appendedTo: old > 0 ? old : nil).nodes
                 != MarkdownNodes.nodes(Markdown.parse(prefix), prefix: "s") { failures.append(n) }
         }
         return failures

@@ -517,14 +517,13 @@ public final class MarkdownCache {
             if byte == 0x0A || byte == 0x0D { break }
             guard byte == 0x20 || byte == 0x09 else { return false }
         }
-        guard kept[k] == 0x0A || kept[k] == 0x0D, !entry.stream.endsInOpenFence, !entry.stream.endsInOpenHTML,
-              !Self.endsInCodeOrHTML(entry.stream.blocks)
-        else { return false }
+        guard kept[k] == 0x0A || kept[k] == 0x0D, !Self.endsInCodeOrHTML(entry.stream.blocks) else { return false }
         Self.appendTail(of: text, to: &entry.text)
         return true
     }
 
-    /// Whether the last block of `blocks`, or the last of its last children down, is code or HTML.
+    /// Whether the last block of `blocks`, or the last of its last children
+    /// down, is code or HTML (an open fence at any depth, an open HTML block, is that block).
     private static func endsInCodeOrHTML(_ blocks: [MarkdownBlock]) -> Bool {
         guard var block = blocks.last else { return false }
         while true {
