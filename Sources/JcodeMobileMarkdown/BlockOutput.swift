@@ -127,8 +127,11 @@ struct BlockOutput {
     /// `sensitive`: some inline content of the whole container looked a label
     /// up (taken for the kept children: a later definition then has
     /// everything read again, which is right if sometimes more than needed).
+    /// `afterFence`: the open item's blocks before a fence that began on the
+    /// text's last line, and that line (`FenceRestart`).
     func openContainer(
-        _ node: BlockNode, _ block: MarkdownBlock, kept: Int, resumeAt: Int, item: OpenItem?, sensitive: Bool
+        _ node: BlockNode, _ block: MarkdownBlock, kept: Int, resumeAt: Int, item: OpenItem?,
+        afterFence: (kept: Int, resumeAt: Int, fenceChar: UInt8)? = nil, sensitive: Bool
     ) -> OpenContainer? {
         guard kept <= block.children.count else { return nil }
         if let item, kept >= block.children.count || item.kept > block.children[kept].children.count { return nil }
@@ -139,26 +142,36 @@ struct BlockOutput {
         case .quote: kind = .quote
         default: return nil
         }
+        // The kept children's definitions (hoisted to the container: those of the paragraphs before `resumeAt`).
+        guard node.definitionStarts.count == node.definitions.count else { return nil }
+        func definitions(before resumeAt: Int) -> [(label: String, url: String)] {
+            var kept: [(label: String, url: String)] = []
+            for (definition, start) in zip(node.definitions, node.definitionStarts) where start < resumeAt { kept.append(definition) }
+            return kept
+        }
+        // A list: a blank line between its kept items, or between the open item's blocks up to the one read on from.
+        func loose(before resumeAt: Int, item: Bool) -> Bool {
+            if !isTight(node, items: kept) { return true }
+            guard item else { return false }
+            let blocks = node.children[kept].children
+            for k in blocks.indices where k + 1 < blocks.count && blocks[k].start < resumeAt {
+                if blocks[k].endLine + 1 < blocks[k + 1].startLine { return true }
+            }
+            return false
+        }
         var state = OpenContainer(kind: kind, start: node.start, resumeAt: resumeAt, kept: kept)
         if node.kind == .list {
-            state.keptLoose = !isTight(node, items: kept)
-            if item != nil && !state.keptLoose {
-                // And the gaps between the open item's blocks up to the one read on from.
-                let blocks = node.children[kept].children
-                for k in blocks.indices where k + 1 < blocks.count && blocks[k].start < resumeAt {
-                    if blocks[k].endLine + 1 < blocks[k + 1].startLine { state.keptLoose = true }
-                }
-            }
+            state.keptLoose = loose(before: resumeAt, item: item != nil)
             state.item = item
-        }
-        // The kept children's definitions (hoisted to the container: those of the paragraphs before `resumeAt`).
-        if node.definitionStarts.count == node.definitions.count {
-            for (definition, start) in zip(node.definitions, node.definitionStarts) where start < resumeAt {
-                state.keptDefinitions.append(definition)
+            if let fence = afterFence, kept < block.children.count, fence.kept <= block.children[kept].children.count {
+                let open = node.children[kept]
+                state.afterFence = FenceRestart(
+                    resumeAt: fence.resumeAt, fenceChar: fence.fenceChar,
+                    item: OpenItem(kept: fence.kept, listMarker: node.marker, markerOffset: open.markerOffset, padding: open.padding),
+                    keptLoose: loose(before: fence.resumeAt, item: true), keptDefinitions: definitions(before: fence.resumeAt))
             }
-        } else {
-            return nil
         }
+        state.keptDefinitions = definitions(before: resumeAt)
         state.keptSensitive = sensitive
         return state
     }

@@ -164,6 +164,61 @@ struct OpenContainer {
     /// began on a complete line, and a later parse goes on inside the item
     /// (see `OpenItem`). Nil: it goes on from the item's first line.
     var item: OpenItem?
+    /// Where a later parse can go on instead, once the fence that began on
+    /// the text's last line is known to be one (see `FenceRestart`).
+    var afterFence: FenceRestart?
+
+    /// The state to go on from at `bytes` (the text this state was found
+    /// for and more): after the fence that began on its last line when that
+    /// line has ended and still begins a fence.
+    func confirmed(in bytes: UnsafeBufferPointer<UInt8>) -> OpenContainer {
+        guard let fence = afterFence, fence.resumeAt < bytes.count else { return self }
+        // The fence's run, then its info string to the line's end.
+        var i = fence.resumeAt
+        while i < bytes.count && (bytes[i] == 32 || bytes[i] == 9) { i += 1 }
+        guard i < bytes.count, bytes[i] == fence.fenceChar else { return self }
+        while i < bytes.count && bytes[i] == fence.fenceChar { i += 1 }
+        while i < bytes.count && bytes[i] != 10 && bytes[i] != 13 {
+            // A backtick fence's line with another backtick is no fence.
+            if fence.fenceChar == UInt8(ascii: "`") && bytes[i] == fence.fenceChar { return self }
+            i += 1
+        }
+        guard i < bytes.count else { return self }
+        var open = self
+        open.resumeAt = fence.resumeAt
+        open.item = fence.item
+        open.keptLoose = fence.keptLoose
+        open.keptDefinitions = fence.keptDefinitions
+        open.afterFence = nil
+        return open
+    }
+}
+
+/// The open last item of an open top-level list whose last block is a
+/// fenced code block that began on the text's last line, not ended yet:
+/// where a later parse can go on from once that line has ended and still
+/// begins a fence (its run, and no backtick after a backtick run), as it
+/// would had the line been complete: at that line, inside the item, its
+/// blocks before the fence final. More of the line can only make it no
+/// fence (then the parse goes on from where `OpenContainer` says); a line
+/// that begins a fence reads so whatever came before it, and a fence
+/// interrupts any block.
+/// (A class: an open container that holds one is copied at every update.)
+final class FenceRestart: Sendable {
+    let resumeAt: Int
+    let fenceChar: UInt8
+    let item: OpenItem
+    /// `OpenContainer`'s, for the item's blocks before the fence.
+    let keptLoose: Bool
+    let keptDefinitions: [(label: String, url: String)]
+
+    init(resumeAt: Int, fenceChar: UInt8, item: OpenItem, keptLoose: Bool, keptDefinitions: [(label: String, url: String)]) {
+        self.resumeAt = resumeAt
+        self.fenceChar = fenceChar
+        self.item = item
+        self.keptLoose = keptLoose
+        self.keptDefinitions = keptDefinitions
+    }
 }
 
 /// The open last item of an open top-level list, whose blocks before its
@@ -257,9 +312,8 @@ struct BlockParser {
     /// After `run`: the text ends inside a fenced code block not closed yet, at any depth.
     private(set) var endsInOpenFence = false
     /// After `run`, when the text ends inside an open fenced code block that
-    /// is at the top or in list items only: the columns of blanks a line
-    /// needs to go on in those items (0 at the top), and the fence's own indent.
-    private(set) var openFenceLine: (indent: Int, fenceOffset: Int)?
+    /// is at the top or in list items only: how its next line is read.
+    private(set) var openFenceLine: OpenFenceLine?
     /// After `run`: the text ends inside a top-level HTML block not closed
     /// yet, on a line after its first (whose start condition more text can undo: `<del>*`).
     private(set) var endsInOpenHTML = false
@@ -380,7 +434,7 @@ struct BlockParser {
                 }
                 node = container.parent
             }
-            if columns >= 0 { openFenceLine = (columns, tip.fenceOffset) }
+            if columns >= 0 { openFenceLine = OpenFenceLine(indent: columns, fenceOffset: tip.fenceOffset, hasLines: !tip.content.isEmpty) }
         }
         endsInOpenHTML = tip.kind == .html && tip.parent === document && tip.contentBeforeLastLine > 0
         while tip !== document { finalize(tip, atEnd: true) }
@@ -415,7 +469,7 @@ struct BlockParser {
         lastParagraph = last.flatMap { node in node.inlineCheckpoint.map { (node.start, $0) } }
         if let container, let last = nodes.last, let block = last.block {
             openContainer = output.openContainer(container.node, block, kept: container.kept, resumeAt: container.resumeAt, item: container.item,
-                                                 sensitive: last.dependsOnLaterDefinitions)
+                                                 afterFence: container.afterFence, sensitive: last.dependsOnLaterDefinitions)
         }
         // A paragraph that must stay with the table after it closes when the table does.
         for index in document.children.indices.dropLast().reversed() where document.children[index].finalWithNext {
@@ -519,6 +573,25 @@ struct BlockParser {
         let kept: Int
         let resumeAt: Int
         let item: OpenItem?
+        /// Its last item's blocks before a fence that began on the text's last line (`FenceRestart`).
+        var afterFence: (kept: Int, resumeAt: Int, fenceChar: UInt8)? {
+            get { fenceKept < 0 ? nil : (fenceKept, fenceResumeAt, fenceChar) }
+            set {
+                fenceKept = newValue?.kept ?? -1
+                fenceResumeAt = newValue?.resumeAt ?? 0
+                fenceChar = newValue?.fenceChar ?? 0
+            }
+        }
+        private var fenceKept = -1
+        private var fenceResumeAt = 0
+        private var fenceChar: UInt8 = 0
+
+        init(node: BlockNode, kept: Int, resumeAt: Int, item: OpenItem?) {
+            self.node = node
+            self.kept = kept
+            self.resumeAt = resumeAt
+            self.item = item
+        }
     }
 
     private func openContainerAtEnd() -> ContainerAtEnd? {
@@ -534,8 +607,10 @@ struct BlockParser {
             if last.kind == .list && index == last.children.count - 1,
                let (kept, resumeAt) = finalBlocks(of: last.children[index], lastLineStart: lastLineStart) {
                 let item = last.children[index]
-                return ContainerAtEnd(node: last, kept: index, resumeAt: resumeAt,
-                                      item: OpenItem(kept: kept, listMarker: last.marker, markerOffset: item.markerOffset, padding: item.padding))
+                var found = ContainerAtEnd(node: last, kept: index, resumeAt: resumeAt,
+                                           item: OpenItem(kept: kept, listMarker: last.marker, markerOffset: item.markerOffset, padding: item.padding))
+                found.afterFence = finalBlocksBeforeFence(of: item, lastLineStart: lastLineStart)
+                return found
             }
             // A quote's table may begin on its paragraph's last line (its
             // header): read alone, that line is paragraph text, and more text
@@ -548,7 +623,11 @@ struct BlockParser {
             if last.kind == .quote {
                 for child in last.children[..<index] where child.kind == .paragraph && child.isRemoved { kept -= 1 }
             }
-            return ContainerAtEnd(node: last, kept: kept, resumeAt: lineStartOf(last.children[index].start), item: nil)
+            var found = ContainerAtEnd(node: last, kept: kept, resumeAt: lineStartOf(last.children[index].start), item: nil)
+            if last.kind == .list && index == last.children.count - 1 {
+                found.afterFence = finalBlocksBeforeFence(of: last.children[index], lastLineStart: lastLineStart)
+            }
+            return found
         case .table:
             // The rows before the last one (the header and delimiter rows stay kept).
             let index = last.rows.count - 1
@@ -577,6 +656,17 @@ struct BlockParser {
         // A task's first paragraph that is its check box alone is no value either.
         if BlockOutput.isCheckBoxAlone(blocks[0]) { kept -= 1 }
         return (kept, resumeAt)
+    }
+
+    /// An open item's final blocks once its last block, a fence that began
+    /// on the text's last line (not ended yet), is known to be one: those
+    /// before the fence, read on from at the fence's line (`FenceRestart`).
+    private func finalBlocksBeforeFence(of item: BlockNode, lastLineStart: Int) -> (kept: Int, resumeAt: Int, fenceChar: UInt8)? {
+        guard lastLineStart < bytes.count, let fence = item.children.last, fence.kind == .fencedCode,
+              lineStartOf(fence.start) == lastLineStart,
+              let (kept, resumeAt) = finalBlocks(of: item, lastLineStart: lastLineStart + 1), resumeAt == lastLineStart
+        else { return nil }
+        return (kept, resumeAt, fence.fenceChar)
     }
 
     /// The start of the line holding `offset` (after a "\n", "\r\n" or a lone "\r").

@@ -55,9 +55,8 @@ public struct MarkdownStream: Sendable {
     /// (a top-level one's block says so too: `open`).
     public private(set) var endsInOpenFence = false
     /// When the text ends inside an open fenced code block at the top or in
-    /// list items only (at the last update): the columns of blanks a line
-    /// needs to go on in those items (0 at the top) and the fence's own indent.
-    public private(set) var openFenceLine: (indent: Int, fenceOffset: Int)?
+    /// list items only (at the last update): how its next line is read.
+    public private(set) var openFenceLine: OpenFenceLine?
     /// The text ends inside a top-level HTML block not closed yet, on a line after its first.
     public private(set) var endsInOpenHTML = false
     /// The text's last block at any depth (a list item's, a quote's) is a
@@ -126,8 +125,9 @@ public struct MarkdownStream: Sendable {
                 return parseAll(bytes, keepStable: appendedOnly)
             }
             let firstChanged = headCount
-            if let open = openContainer, openFence == nil, bytes.count >= open.resumeAt {
-                return resume(open, bytes) ?? parseAll(bytes, keepStable: true)
+            if var open = openContainer, openFence == nil {
+                if open.afterFence != nil { open = open.confirmed(in: bytes) }
+                if bytes.count >= open.resumeAt { return resume(open, bytes) ?? parseAll(bytes, keepStable: true) }
             }
             var parser: BlockParser
             if var fence = openFence {

@@ -94,6 +94,18 @@ public struct MarkdownBlock: Equatable, Sendable {
     }
 }
 
+/// An open fenced code block a text ends in, at the top or in list items
+/// only: what its next line needs to be read as the parser reads it.
+public struct OpenFenceLine: Equatable, Sendable {
+    /// The columns of blanks a line needs to go on in the list items the fence is in (0 at the top).
+    public var indent: Int
+    /// The fence's own indent: that many blanks more at a line's start are not code.
+    public var fenceOffset: Int
+    /// The fence has a line of code, if only an empty one (false: the text
+    /// ends on the fence's own line, or with that line's line ending).
+    public var hasLines: Bool
+}
+
 public enum Markdown {
     /// How deep block quotes, lists and list items may nest; a deeper marker is text.
     public static let maxContainerDepth = 29

@@ -100,7 +100,9 @@ final class TranscriptNodesTests: XCTestCase {
         // The item's own line opening the fence: more of it is the info string, not code.
         var opener = MarkdownStream()
         opener.update("- ```sh", appendedOnly: false)
-        XCTAssertNil(MarkdownCache.tail(of: "- ```sh", last: MarkdownNodes.nodes(opener.blocks, prefix: "m").last, stream: opener))
+        let own = MarkdownCache.tail(of: "- ```sh", last: MarkdownNodes.nodes(opener.blocks, prefix: "m").last, stream: opener)
+        XCTAssertEqual(own?.fence?.infoFrom, 5, "after the item's marker and the fence's run")
+        XCTAssertEqual(own?.fence?.startsValue, true)
         // Through the cache: the code grows, and the nodes are those of a whole parse.
         let cache = MarkdownCache()
         _ = cache.blocks(of: text, prefix: "m")
@@ -313,6 +315,96 @@ final class TranscriptNodesTests: XCTestCase {
                        "make step1\nmake step2\n  more\nlast")
     }
 
+    func testAFencesOwnLineAndItsFirstLineGoOnTheirNodeAsTheParserReadsThem() {
+        // After the fence's run, at the top and in items: the info string names the language as it grows,
+        // and the code's first line takes no line ending before it.
+        let cases: [(text: String, deltas: [String], language: String?, value: String)] = [
+            ("```", ["s", "h", "\nmake"], "sh", "make"),
+            ("- Step 1\n  ```", ["sh", "\n  m", "ake step1"], "sh", "make step1"),
+            ("- Step 1\n  ```sh", ["\n  "], "sh", ""),
+            ("  ~~~ py", ["thon extra", " words\n", "   x = 1"], "python", " x = 1"),
+            ("1. one\n   ```", [" ", "swift", "\n", "   let x"], "swift", "let x"),
+            ("```", ["\n", "first", "\n", "second"], nil, "first\nsecond"),
+        ]
+        for (text, deltas, language, value) in cases {
+            let cache = MarkdownCache()
+            var all = text
+            _ = cache.blocks(of: all, prefix: "f")
+            for delta in deltas {
+                let old = all.utf8.count
+                all += delta
+                XCTAssertEqual(cache.blocks(of: all, prefix: "f", appendedTo: old).nodes,
+                               MarkdownNodes.nodes(Markdown.parse(all), prefix: "f"), all.debugDescription)
+            }
+            XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
+            var code = cache.nodes(of: all, prefix: "f").last
+            while let node = code, node.role != .codeBlock { code = node.children.last }
+            XCTAssertEqual(code?.language, language, all.debugDescription)
+            XCTAssertEqual(code?.accessibilityLabel, language.map { "Code, " + $0 } ?? "Code", all.debugDescription)
+            XCTAssertEqual(code?.value, value, all.debugDescription)
+        }
+        // Parsed: what may end the fence's run or undo it (a backtick in a backtick fence's line), an
+        // escape or an entity in the info string, a tab, and a fence in a quote (its lines are not read here).
+        for (text, delta) in [("```", "`"), ("~~~", "~"), ("```", "sh`"), ("```", "c\\+\\+"), ("```", "c&#43;"),
+                              ("```", "\tsh"), ("> ```", "sh"), ("```\\", "sh")] {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "f")
+            let all = text + delta
+            XCTAssertEqual(cache.blocks(of: all, prefix: "f", appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(all), prefix: "f"), all)
+            XCTAssertEqual(cache.parses, 2, "\(all.debugDescription): parsed")
+        }
+        // Streamed in chunks: a whole parse's nodes after each.
+        let fences = "```sh  more words\nmake\n```\n- a\n  ~~~ python3 x\n\n  y = 2\n  ~~~\n   ``` c\n    int\n```\n~~~ a`b\nz\n~~~\n"
+        for size in [1, 2, 3, 4, 7] {
+            XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(fences, chunk: size), [], "\(size)")
+        }
+    }
+
+    func testAnEmptyItemsTextBeginsOnItsNodeWithoutAParse() {
+        // The text ends in an empty item's marker (and its blanks); the deltas begin its text with a letter.
+        let cases: [(text: String, deltas: [String], value: String)] = [
+            ("- Step 1\n- ", ["Step", " 2 and more"], "Step 2 and more"),
+            ("- Step 1\n-", [" Step 2"], "Step 2"),
+            ("1. one\n2.   ", ["second", " item"], "second item"),
+            ("> - a\n> - ", ["b"], "b"),
+            ("- a\n\n  - b\n  + ", ["c, d"], "c, d"),
+            ("- Step 1\n- ", ["Step *2*", " done"], "Step 2 done"),
+            ("- a\n- ", ["\u{e9}t\u{e9}\n"], "\u{e9}t\u{e9}"),
+        ]
+        for (text, deltas, value) in cases {
+            let cache = MarkdownCache()
+            var all = text
+            _ = cache.blocks(of: all, prefix: "i")
+            for delta in deltas {
+                let old = all.utf8.count
+                all += delta
+                XCTAssertEqual(cache.blocks(of: all, prefix: "i", appendedTo: old).nodes,
+                               MarkdownNodes.nodes(Markdown.parse(all), prefix: "i"), all.debugDescription)
+            }
+            XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
+            var item = cache.nodes(of: all, prefix: "i").last
+            while let node = item, node.role != .listItem || !node.children.isEmpty { item = node.children.last }
+            XCTAssertEqual(item?.value, value, all.debugDescription)
+        }
+        // Parsed: a task box, no blank after the marker (no item then), a mark or a digit first,
+        // five blanks (the item's text would be indented code), a tab, a line ending.
+        for (text, delta) in [("- a\n- ", "[ ] task"), ("- a\n-", "Step"), ("- a\n- ", "*b*"), ("- a\n- ", "1. b"),
+                              ("- a\n-     ", "code"), ("- a\n-\t", "b"), ("- a\n- ", "\nb"), ("- a\n-", "  b")] {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "i")
+            let all = text + delta
+            XCTAssertEqual(cache.blocks(of: all, prefix: "i", appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(all), prefix: "i"), all.debugDescription)
+            XCTAssertEqual(cache.parses, 2, "\(all.debugDescription): parsed")
+        }
+        // Streamed in chunks: a whole parse's nodes after each.
+        let items = "- Step 1\n-\n- [x] done\n-  two blanks\n1. one\n2.\n10) ten\n   - sub\n   *\n   * star\n\n- after a blank\n-    four\n-     five\n"
+        for size in [1, 2, 3, 6] {
+            XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(items, chunk: size), [], "\(size)")
+        }
+    }
+
     func testABlankLineSoFarChangesNoNodeOutsideCodeAndHTMLAndIsNotParsed() {
         // A line ending and blanks after a paragraph's line, then more blanks: as parsed whole, and no parse.
         let cases: [(text: String, delta: String, more: String)] = [
@@ -338,14 +430,16 @@ final class TranscriptNodesTests: XCTestCase {
                 _ = cache.blocks(of: all, prefix: "b")
             }
         }
-        // In code and HTML, at any depth, a blank line is text: parsed.
-        for text in ["```\ncode\n", "- a\n  ```\n  code\n", "<!-- a\n", "> - <pre>\n>   x\n", "    code\n"] {
+        // In code and HTML, at any depth, a blank line is text: parsed, but in a fence at the top
+        // or in items, whose lines are read as the parser reads them.
+        for text in ["```\ncode\n", "- a\n  ```\n  code\n", "<!-- a\n", "> - <pre>\n>   x\n", "    code\n", "> ```\n> code\n"] {
             let cache = MarkdownCache()
             _ = cache.blocks(of: text, prefix: "c")
             let all = text + "   "
             XCTAssertEqual(cache.blocks(of: all, prefix: "c", appendedTo: text.utf8.count).nodes,
                            MarkdownNodes.nodes(Markdown.parse(all), prefix: "c"), all)
-            XCTAssertEqual(cache.parses, 2, "\(text.debugDescription): parsed")
+            let readHere = text.hasPrefix("```") || text.hasPrefix("- a")
+            XCTAssertEqual(cache.parses, readHere ? 1 : 2, "\(text.debugDescription): parsed or not")
         }
         // Streamed byte by byte and by blank runs: a whole parse's nodes after every step.
         let blanks = "Some words\n  \n- item\n  \t\n  more\n\n   \n> quote\n \n```\n  \n```\n<div>\n \n</div>\n| a |\n|---|\n  \n"

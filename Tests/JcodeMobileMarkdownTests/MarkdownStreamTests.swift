@@ -330,6 +330,34 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.blocks[0].children.count, 3)
     }
 
+    func testAFenceThatBeganOnTheLastLineIsReadOnFromOnceItsLineEndsAsAFence() {
+        // The last item's blocks: a paragraph, a nested list (at 18), a fence on the last line (at 31).
+        let text = "- Step 1\n- Step 2\n  - check it\n  ```"
+        // Its line ended as a fence's: read on from the fence, the paragraph and the nested list kept.
+        for more in ["sh\n  make", "\n", "`` more\n", "sh extra words\r\n  x"] {
+            var stream = MarkdownStream()
+            streamAndCompare(&stream, text)
+            XCTAssertEqual(stream.restartPoint, 18, "the nested list's line: the fence's may still be no fence")
+            streamAndCompare(&stream, text + more)
+            XCTAssertEqual(stream.grown?.count, 1, more.debugDescription)
+            XCTAssertEqual(stream.grown?.item, 2, "\(more.debugDescription): the paragraph and the nested list kept")
+        }
+        // Not ended yet, or ended as no fence (a backtick after a backtick run: the nested item's lazy line).
+        for more in ["sh", "sh`\n", "sh ` x\n  more"] {
+            var stream = MarkdownStream()
+            streamAndCompare(&stream, text)
+            streamAndCompare(&stream, text + more)
+            XCTAssertEqual(stream.grown?.item, 1, "\(more.debugDescription): read on from the nested list")
+        }
+        // A tilde fence takes backticks in its info string; a blank line before the fence makes the list loose.
+        for (start, more) in [("- a\n- b\n  c\n  ~~~", "`x`\n  y"), ("- a\n- b\n  c\n\n  ```", "\n  y"), ("1. a\n2. b\n   c\n   ```", "\n   y")] {
+            var stream = MarkdownStream()
+            streamAndCompare(&stream, start)
+            streamAndCompare(&stream, start + more)
+            XCTAssertEqual(stream.grown?.item, 1, "\(start.debugDescription): the paragraph kept")
+        }
+    }
+
     func testABlockOfAnOpenItemReadOnIsNeitherATaskBoxNorTightWhenABlankLineCameBefore() {
         var stream = MarkdownStream()
         var text = "- first\n\n  [ ] not a box: the item's second paragraph\n  goes"
@@ -357,6 +385,7 @@ final class MarkdownStreamTests: XCTestCase {
             "* a\n\n      code\n  after\n* b\n",
             "- a\n  - b\n\n    c\n  d\n",
             "- [x]\n  - sub\n  ```\n  code\n  more\n  ```\n- [ ]\n\n  para\n  ```\n  x\n",
+            "- a\n  - b\n  ```sh`\n  ```c\n  x\n  ~~~ `q`\n  y\n  ~~~\n\n  ````\n  ```\n  ````\n- [r]\n  [r]: /u\n  ```\n",
         ]
         for text in lists {
             for size in [1, 2, 3, 7] { _ = streamsAsAWholeParse(text, size: size) }

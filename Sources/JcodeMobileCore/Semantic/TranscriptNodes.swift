@@ -118,7 +118,7 @@ enum MarkdownNodes {
         case .codeBlock(let language, let open):
             var node = SemanticNode(
                 id, .codeBlock, label: "", value: block.text,
-                accessibilityLabel: language.map { "Code, \($0)" } ?? "Code", actions: ["copy"],
+                accessibilityLabel: codeLabel(language), actions: ["copy"],
                 children: [.button(id + ".copy", "Copy", .copy(nodeID: id), accessibilityLabel: "Copy the code")])
             node.language = language
             if open { node.variant = "open" }
@@ -133,6 +133,11 @@ enum MarkdownNodes {
         case .thematicBreak:
             return SemanticNode(id, .divider, label: "", accessibilityLabel: "Divider")
         }
+    }
+
+    /// A code block's accessibility label: its language named.
+    static func codeLabel(_ language: String?) -> String {
+        language.map { "Code, \($0)" } ?? "Code"
     }
 
     /// A block of inline text: its text as the value, its runs as spans.
@@ -273,18 +278,30 @@ public final class MarkdownCache {
         /// parser reads them (`appendToFence`): a delta may end its line and
         /// begin the next. Nil: a line ending is parsed.
         var fence: FenceLine?
+        /// The text ends in an empty list item's marker and its blanks: the
+        /// item's text begins with the next delta, which must begin with a
+        /// letter (a paragraph's first character), after one blank when
+        /// `opensItem` is true (the marker is the text's last character).
+        /// Nil: the open paragraph's line has begun.
+        var opensItem: Bool?
     }
 
     /// An open fenced code block's line as the parser reads it: the columns
     /// of blanks a line needs to go on in the list items the fence is in (0
     /// at the top; none in a quote), the fence's own indent (that many blanks
     /// more are not code), and the blanks the text's last line holds when it
-    /// holds nothing else (nil: it holds code; 0: the text ends with a line
-    /// ending after a line of code).
+    /// holds nothing else (nil: it holds code, or it is the fence's own line;
+    /// 0: the text ends with a line ending).
     struct FenceLine {
         var indent: Int
         var fenceOffset: Int
         var blanks: Int?
+        /// The code has no line yet: the next line begun is its first (its
+        /// value takes no line ending before it).
+        var startsValue = false
+        /// The text's last line is the fence's own: where its info string
+        /// begins (after the fence's run), whose first word is the language.
+        var infoFrom: Int?
     }
 
     @exclusivity(unchecked) private var entries: [String: Entry] = [:]
@@ -432,6 +449,19 @@ public final class MarkdownCache {
                 return at > old && bytes[at &- 1] == 0x0A ? at &- 1 : bytes.count
             } ?? utf8.count
         }
+        var old = old
+        if let blank = tail.opensItem {
+            // An empty item's text begins: a letter first (after the blank that ends its marker).
+            var i = utf8.index(utf8.startIndex, offsetBy: old)
+            if blank {
+                guard i < utf8.endIndex, utf8[i] == 0x20 else { return false }
+                i = utf8.index(after: i)
+                old &+= 1
+            }
+            guard old < end, Self.beginsParagraph(utf8[i]) else { return false }
+            // Its line has begun (parsed at once when what follows is not appended).
+            entry.tail?.opensItem = nil
+        }
         let endsLine = end < utf8.count
         if endsLine && end == old {
             guard tail.code || !Self.endsInEscape(entry.text) else { return false }
@@ -493,6 +523,11 @@ public final class MarkdownCache {
         return true
     }
 
+    /// A paragraph's first character that more text cannot make the start of another block: a letter.
+    private static func beginsParagraph(_ byte: UInt8) -> Bool {
+        byte >= 0x80 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+    }
+
     /// A delta of blanks only onto a last line of blanks only (after the
     /// text's last line ending), outside code and HTML at any depth: a blank
     /// line changes no node there, however long it grows (it ends a
@@ -549,10 +584,28 @@ public final class MarkdownCache {
     private func appendToFence(_ entry: Entry, _ tail: Tail, _ fence: FenceLine, _ text: String, from old: Int, last lastIndex: Int) -> Bool {
         let utf8 = text.utf8
         var blanks = fence.blanks
+        var startsValue = fence.startsValue
+        var infoFrom = fence.infoFrom
         var addition: [UInt8] = []
         var endings = 0
         var i = utf8.index(utf8.startIndex, offsetBy: old)
         guard i < utf8.endIndex, utf8[i] & 0xC0 != 0x80 else { return false }
+        // The fence's own line: its info string goes on to the line's end, and names the language.
+        var language: String?
+        if let from = infoFrom {
+            while i < utf8.endIndex && utf8[i] != 0x0A {
+                guard Self.mayBeInInfo(utf8[i]) else { return false }
+                i = utf8.index(after: i)
+            }
+            language = Self.language(ofInfo: utf8[utf8.index(utf8.startIndex, offsetBy: from)..<i])
+            if i < utf8.endIndex {
+                // Its line ending: the code's first line is next.
+                i = utf8.index(after: i)
+                infoFrom = nil
+                blanks = 0
+                endings = 1
+            }
+        }
         while i < utf8.endIndex {
             let byte = utf8[i]
             i = utf8.index(after: i)
@@ -569,8 +622,9 @@ public final class MarkdownCache {
             }
             switch byte {
             case 0x20:
-                // The first blank begins the line: the value takes its line ending.
-                if k == 0 { addition.append(0x0A) }
+                // The first blank begins the line: the value takes its line ending (not before its first line).
+                if k == 0 && !startsValue { addition.append(0x0A) }
+                startsValue = false
                 k &+= 1
                 if fence.indent == 0 && k > fence.fenceOffset { addition.append(0x20) }
                 blanks = k
@@ -587,21 +641,47 @@ public final class MarkdownCache {
                     guard k >= fence.indent else { return false }
                     let extra = k &- fence.indent
                     addition.append(contentsOf: repeatElement(0x20, count: extra &- min(extra, fence.fenceOffset)))
-                } else if k == 0 {
+                } else if k == 0 && !startsValue {
                     addition.append(0x0A)
                 }
+                startsValue = false
                 addition.append(byte)
                 blanks = nil
             }
             if endings > 1 { return false }
         }
-        if !addition.isEmpty {
+        if !addition.isEmpty || fence.infoFrom != nil {
             let piece = String(decoding: addition, as: UTF8.self)
-            Self.modify(at: tail.path, in: &entry.nodes, last: lastIndex) { Self.appendValue(piece, to: &$0) }
+            Self.modify(at: tail.path, in: &entry.nodes, last: lastIndex) { node in
+                if fence.infoFrom != nil && node.language != language {
+                    node.language = language
+                    node.accessibilityLabel = MarkdownNodes.codeLabel(language)
+                }
+                if !addition.isEmpty { Self.appendValue(piece, to: &node) }
+            }
         }
         entry.tail?.fence?.blanks = blanks
+        entry.tail?.fence?.startsValue = startsValue
+        entry.tail?.fence?.infoFrom = infoFrom
         Self.appendTail(of: text, to: &entry.text)
         return true
+    }
+
+    /// A byte that may go on a fence's info string as it is: no `` ` `` or
+    /// `~` (the fence's run may go on; a backtick fence's line with another
+    /// is no fence), none the parser reads as more than itself (an escape,
+    /// an entity), no tab, CR or NUL.
+    private static func mayBeInInfo(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "`"), UInt8(ascii: "~"), UInt8(ascii: "\\"), UInt8(ascii: "&"), 0x09, 0x0D, 0x00: return false
+        default: return true
+        }
+    }
+
+    /// The language an info string names: its first word, as it is (`mayBeInInfo` let in no escape or entity).
+    private static func language(ofInfo info: Substring.UTF8View) -> String? {
+        let word = info.drop(while: { $0 == 0x20 }).prefix(while: { $0 != 0x20 })
+        return word.isEmpty ? nil : String(Substring(word))
     }
 
     /// The longest line `rereadLine` reads again (a longer one is parsed on
@@ -871,9 +951,14 @@ public final class MarkdownCache {
     static func tail(of text: String, last: SemanticNode?, stream: MarkdownStream) -> Tail? {
         guard let last, !stream.endsInDefinitions else { return nil }
         let utf8 = text.utf8
-        guard let end = utf8.last, end != 0x0A, end != 0x0D else { return nil }
+        guard let end = utf8.last, end != 0x0D else { return nil }
+        // A line ending: only in an open fence whose lines are read here (its next line has no blanks yet).
+        let endsLine = end == 0x0A
+        if endsLine {
+            guard stream.openFenceLine != nil, utf8.count >= 2, utf8[utf8.index(utf8.endIndex, offsetBy: -2)] != 0x0D else { return nil }
+        }
         // The last line's first character that is not a blank (the stream knows where that line starts).
-        let i = utf8.index(utf8.startIndex, offsetBy: min(stream.lastLineStart, utf8.count))
+        let i = endsLine ? utf8.endIndex : utf8.index(utf8.startIndex, offsetBy: min(stream.lastLineStart, utf8.count))
         var lead: UInt8?
         var scan = i
         var spaces = 0
@@ -887,9 +972,10 @@ public final class MarkdownCache {
             scan = utf8.index(after: scan)
         }
         // A line of spaces only in an open fence the parser's lines are known for: its next line's blanks so far.
-        let blankFenceLine = lead == nil && spaces > 0 && stream.openFenceLine != nil
+        let blankFenceLine = lead == nil && (spaces > 0 || endsLine) && stream.openFenceLine != nil
         let code: Bool
         var path: [Int] = []
+        var emptyItem = false
         switch last.role {
         case .paragraph:
             if case .html = stream.blocks.last?.kind {
@@ -903,10 +989,12 @@ public final class MarkdownCache {
         case .codeBlock where last.variant == "open": code = true
         case .list, .quote:
             // Its last item or block, down to the open paragraph or code the text ends in.
-            guard let block = stream.blocks.last, let leaf = Self.openLeaf(under: last, block, stream: stream, blankLine: blankFenceLine)
+            guard let block = stream.blocks.last,
+                  let leaf = Self.openLeaf(under: last, block, stream: stream, lineless: blankFenceLine || stream.openFenceLine?.hasLines == false)
             else { return nil }
             path = leaf.path
-            code = leaf.code
+            code = leaf.kind == .code
+            emptyItem = leaf.kind == .emptyItem
         case .table:
             // A table whose last line is a row after its header, that does not end in a pipe: its last cell grows.
             guard last.children.count >= 2, let row = last.children.last, let cell = lastLineCell(text), cell < row.children.count
@@ -918,6 +1006,8 @@ public final class MarkdownCache {
         let fence = code && last.role != .paragraph ? stream.openFenceLine.map { FenceLine(indent: $0.indent, fenceOffset: $0.fenceOffset) } : nil
         if blankFenceLine, var fence {
             fence.blanks = spaces
+            // After the fence's own line ending, the code has no line yet.
+            fence.startsValue = endsLine && stream.openFenceLine?.hasLines == false
             return Tail(code: true, blanks: "", wordMayLink: false, path: path, inlineFrom: nil, fence: fence)
         }
         guard var lead else { return nil }
@@ -942,13 +1032,28 @@ public final class MarkdownCache {
                 }
                 while scan < utf8.endIndex && (utf8[scan] == 0x20 || utf8[scan] == 0x09) { scan = utf8.index(after: scan) }
             }
+            if emptyItem {
+                // The empty item's marker and its blanks end the line (not a box, not a tab).
+                guard let blank = Self.markerEndsLine(utf8, from: scan) else { return nil }
+                return Tail(code: false, blanks: "", wordMayLink: false, path: path,
+                            inlineFrom: utf8.count &+ (blank ? 1 : 0), fence: nil, opensItem: blank)
+            }
             guard scan < utf8.endIndex else { return nil }
             lead = utf8[scan]
+        }
+        if code, var fence, stream.openFenceLine?.hasLines == false, lead == UInt8(ascii: "`") || lead == UInt8(ascii: "~") {
+            // The fence's own line: its info string so far, after the fence's run, as it is.
+            var k = scan
+            while k < utf8.endIndex && utf8[k] == lead { k = utf8.index(after: k) }
+            guard !utf8[k...].contains(where: { !Self.mayBeInInfo($0) }) else { return nil }
+            fence.infoFrom = utf8.distance(from: utf8.startIndex, to: k)
+            fence.startsValue = true
+            return Tail(code: true, blanks: "", wordMayLink: false, path: path, inlineFrom: nil, fence: fence)
         }
         if code {
             guard lead != UInt8(ascii: "`"), lead != UInt8(ascii: "~") else { return nil }
         } else {
-            guard lead >= 0x80 || (lead | 0x20 >= UInt8(ascii: "a") && lead | 0x20 <= UInt8(ascii: "z")) else { return nil }
+            guard Self.beginsParagraph(lead) else { return nil }
         }
         // The paragraph's only line: its inline content may be read again alone.
         var inlineFrom: Int?
@@ -1000,41 +1105,51 @@ public final class MarkdownCache {
     /// paragraph of link reference definitions (which has no node) or one that
     /// begins with "[" (more text can make it a definition, and take it away).
     private static func openLeaf(
-        under top: SemanticNode, _ block: MarkdownBlock, stream: MarkdownStream, blankLine: Bool
-    ) -> (path: [Int], code: Bool)? {
-        var node = top
-        var block = block
+        under top: SemanticNode, _ block: MarkdownBlock, stream: MarkdownStream, lineless: Bool
+    ) -> (path: [Int], kind: Leaf)? {
         var path: [Int] = []
-        while true {
-            switch (node.role, block.kind) {
-            case (.list, .list), (.quote, .quote):
-                let count = node.children.count
-                guard count > 0, count == block.children.count else { return nil }
-                path.append(count &- 1)
-                node = node.children[count &- 1]
-                block = block.children[count &- 1]
-            case (.listItem, .listItem):
-                var first = 0
-                if case .paragraph? = block.children.first?.kind { first = 1 }
-                let count = node.children.count
-                guard count == block.children.count &- first else { return nil }
-                guard count > 0 else {
-                    guard first == 1, stream.endsInParagraph, let value = node.value, value.utf8.first != UInt8(ascii: "[") else { return nil }
-                    return (path, false)
-                }
-                path.append(count &- 1)
-                node = node.children[count &- 1]
-                block = block.children[block.children.count &- 1]
-            case (.paragraph, .paragraph):
-                guard stream.endsInParagraph, node.value?.utf8.first != UInt8(ascii: "[") else { return nil }
-                return (path, false)
-            case (.codeBlock, .codeBlock):
-                // Not the fence's own line ("- ```sh": the code has none yet; a line of blanks only is not it).
-                guard stream.endsInOpenFence, blankLine || node.value.map({ !$0.isEmpty }) ?? false else { return nil }
-                return (path, true)
-            default:
-                return nil
+        path.reserveCapacity(4)
+        guard let kind = leaf(under: top, block, stream: stream, lineless: lineless, path: &path) else { return nil }
+        return (path, kind)
+    }
+
+    /// What `openLeaf` finds at the end: a paragraph, code, or a list item
+    /// with no block yet (the text may end in its marker).
+    enum Leaf { case paragraph, code, emptyItem }
+
+    /// `openLeaf` from `node` (whose block is `block`) down, its path so far
+    /// in `path`. A node and a block are borrowed at each level, not copied.
+    private static func leaf(
+        under node: borrowing SemanticNode, _ block: borrowing MarkdownBlock, stream: MarkdownStream, lineless: Bool, path: inout [Int]
+    ) -> Leaf? {
+        switch (node.role, block.kind) {
+        case (.list, .list), (.quote, .quote):
+            let count = node.children.count
+            guard count > 0, count == block.children.count else { return nil }
+            path.append(count &- 1)
+            return leaf(under: node.children[count &- 1], block.children[count &- 1], stream: stream, lineless: lineless, path: &path)
+        case (.listItem, .listItem):
+            var first = 0
+            if case .paragraph? = block.children.first?.kind { first = 1 }
+            let count = node.children.count
+            guard count == block.children.count &- first else { return nil }
+            guard count > 0 else {
+                if first == 0 && block.children.isEmpty && node.value == nil { return .emptyItem }
+                guard first == 1, stream.endsInParagraph, let value = node.value, value.utf8.first != UInt8(ascii: "[") else { return nil }
+                return .paragraph
             }
+            path.append(count &- 1)
+            return leaf(under: node.children[count &- 1], block.children[block.children.count &- 1], stream: stream, lineless: lineless, path: &path)
+        case (.paragraph, .paragraph):
+            guard stream.endsInParagraph, node.value?.utf8.first != UInt8(ascii: "[") else { return nil }
+            return .paragraph
+        case (.codeBlock, .codeBlock):
+            // Not the fence's own line ("- ```sh": the code has none yet), unless the fence's lines are
+            // read here (`lineless`: that line, or a line of blanks only, is read as the parser reads it).
+            guard stream.endsInOpenFence, lineless || node.value.map({ !$0.isEmpty }) ?? false else { return nil }
+            return .code
+        default:
+            return nil
         }
     }
 
@@ -1090,6 +1205,36 @@ public final class MarkdownCache {
         while box < utf8.endIndex && utf8[box] == 0x20 { box = utf8.index(after: box) }
         guard box < utf8.endIndex else { return nil }
         return (box, true)
+    }
+
+    /// Whether a list marker (`-`, `+`, `*`, or 1 to 9 digits and `.` or
+    /// `)`) at `start` ends the text, or is followed by one to four spaces
+    /// that do (more spaces would make the item's text indented code): true
+    /// when the marker is the text's last character (its item's text is
+    /// one blank away), false after its blanks, nil when it is not so.
+    private static func markerEndsLine(_ utf8: String.UTF8View, from start: String.Index) -> Bool? {
+        var k = start
+        guard k < utf8.endIndex else { return nil }
+        let c = utf8[k]
+        if c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || c == UInt8(ascii: "*") {
+            k = utf8.index(after: k)
+        } else {
+            var digits = 0
+            while k < utf8.endIndex, utf8[k] >= UInt8(ascii: "0"), utf8[k] <= UInt8(ascii: "9"), digits < 10 {
+                k = utf8.index(after: k)
+                digits &+= 1
+            }
+            guard digits >= 1 && digits <= 9, k < utf8.endIndex, utf8[k] == UInt8(ascii: ".") || utf8[k] == UInt8(ascii: ")") else { return nil }
+            k = utf8.index(after: k)
+        }
+        var spaces = 0
+        while k < utf8.endIndex {
+            guard utf8[k] == 0x20 else { return nil }
+            spaces &+= 1
+            k = utf8.index(after: k)
+        }
+        guard spaces <= 4 else { return nil }
+        return spaces == 0
     }
 
     /// After a build: forgets the messages it did not show (once they are many).
