@@ -18,7 +18,9 @@ public enum TreeChange: Equatable, Sendable {
     case move(id: String, parent: String, index: Int)
     /// The node's own `fields` take the values they have in `node` (its
     /// children are not part of the operation: they change by their own).
-    case update(id: String, fields: SemanticNode.Fields, node: SemanticNode)
+    /// Held out of line: a node is large, and an operation is copied
+    /// several times on its way to the host (this keeps each copy small).
+    indirect case update(id: String, fields: SemanticNode.Fields, node: SemanticNode)
     /// `text` is appended to the string field `field` (a streamed reply
     /// sends its delta, not the whole text again).
     case append(id: String, field: SemanticNode.Fields, text: String)
