@@ -434,7 +434,10 @@ struct BlockParser {
                 }
                 node = container.parent
             }
-            if columns >= 0 { openFenceLine = OpenFenceLine(indent: columns, fenceOffset: tip.fenceOffset, hasLines: !tip.content.isEmpty) }
+            if columns >= 0 {
+                openFenceLine = OpenFenceLine(indent: columns, fenceOffset: tip.fenceOffset, hasLines: !tip.content.isEmpty,
+                                              fenceChar: tip.fenceChar, fenceLength: tip.fenceLength)
+            }
         }
         endsInOpenHTML = tip.kind == .html && tip.parent === document && tip.contentBeforeLastLine > 0
         while tip !== document { finalize(tip, atEnd: true) }

@@ -104,6 +104,10 @@ public struct OpenFenceLine: Equatable, Sendable {
     /// The fence has a line of code, if only an empty one (false: the text
     /// ends on the fence's own line, or with that line's line ending).
     public var hasLines: Bool
+    /// Its character (`` ` `` or `~`) and the length of its run: a line
+    /// that begins with a run of it that long may close it.
+    public var fenceChar: UInt8
+    public var fenceLength: Int
 }
 
 public enum Markdown {

@@ -278,9 +278,10 @@ final class TranscriptNodesTests: XCTestCase {
                 let all = text + delta + next
                 XCTAssertEqual(cache.blocks(of: all, prefix: "n", appendedTo: (text + delta).utf8.count).nodes,
                                MarkdownNodes.nodes(Markdown.parse(all), prefix: "n"), all)
-                // A top-level fence's line of code goes on as it is; one that may close it, a blank line, or an
-                // item's line indented less than the item needs, is parsed.
-                let asItIs = text.hasPrefix("```") && !["\nafter", "```", "  ~~~"].contains(next)
+                // A top-level fence's line of code goes on as it is, and so does an item's fence's line indented
+                // as the item needs (the fence's other character is code); a line that may close it (a run of
+                // its own character as long as its), a blank line, or an item's line indented less, is parsed.
+                let asItIs = (text.hasPrefix("```") && !["\nafter", "```"].contains(next)) || (text.hasPrefix("- a") && next == "  ~~~")
                 XCTAssertEqual(cache.parses, asItIs ? 1 : 2, all)
             }
         }
@@ -342,6 +343,21 @@ final class TranscriptNodesTests: XCTestCase {
             XCTAssertEqual(code?.language, language, all.debugDescription)
             XCTAssertEqual(code?.accessibilityLabel, language.map { "Code, " + $0 } ?? "Code", all.debugDescription)
             XCTAssertEqual(code?.value, value, all.debugDescription)
+        }
+        // A line that begins with a run of the fence's character shorter than its run is code: no parse until
+        // the run is as long (then the line may close the fence).
+        for (text, deltas, closes) in [("```sh\nmake", ["\n`", "`", "`"], true), ("- a\n  ````\n  x", ["\n  ``", "`", " y"], false),
+                                       ("~~~\nx\n", ["~", "~x"], false), ("- a\n  ```\n  x\n", ["  ``", "\n  ```"], true)] {
+            let cache = MarkdownCache()
+            var all = text
+            _ = cache.blocks(of: all, prefix: "f")
+            for delta in deltas {
+                let old = all.utf8.count
+                all += delta
+                XCTAssertEqual(cache.blocks(of: all, prefix: "f", appendedTo: old).nodes,
+                               MarkdownNodes.nodes(Markdown.parse(all), prefix: "f"), all.debugDescription)
+            }
+            XCTAssertEqual(cache.parses, closes ? 2 : 1, "\(all.debugDescription): parsed at the run that may close it only")
         }
         // Parsed: what may end the fence's run or undo it (a backtick in a backtick fence's line), an
         // escape or an entity in the info string, a tab, and a fence in a quote (its lines are not read here).

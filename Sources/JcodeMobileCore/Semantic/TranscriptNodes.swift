@@ -302,6 +302,12 @@ public final class MarkdownCache {
         /// The text's last line is the fence's own: where its info string
         /// begins (after the fence's run), whose first word is the language.
         var infoFrom: Int?
+        /// The fence's character and run length (a line that begins with a
+        /// run of it that long may close it), and the run the text's last line
+        /// begins with and holds only so far, shorter than that (nil: none).
+        var fenceChar: UInt8 = 0
+        var fenceLength = 0
+        var closerRun: Int?
     }
 
     @exclusivity(unchecked) private var entries: [String: Entry] = [:]
@@ -586,6 +592,7 @@ public final class MarkdownCache {
         var blanks = fence.blanks
         var startsValue = fence.startsValue
         var infoFrom = fence.infoFrom
+        var closerRun = fence.closerRun
         var addition: [UInt8] = []
         var endings = 0
         var i = utf8.index(utf8.startIndex, offsetBy: old)
@@ -611,7 +618,16 @@ public final class MarkdownCache {
             i = utf8.index(after: i)
             if byte == 0x0D || byte == 0x00 { return false }
             guard var k = blanks else {
-                // A line of code: as it is, to its end.
+                // A line of code: as it is, to its end; a run of the fence's character that begins it and
+                // grows as long as the fence's may close it (parsed), one that does not stays code.
+                if let run = closerRun {
+                    if byte == fence.fenceChar {
+                        guard run &+ 1 < fence.fenceLength else { return false }
+                        closerRun = run &+ 1
+                    } else {
+                        closerRun = nil
+                    }
+                }
                 if byte == 0x0A {
                     endings &+= 1
                     blanks = 0
@@ -633,8 +649,15 @@ public final class MarkdownCache {
                 guard k > 0, endings == 0 else { return false }
                 endings &+= 1
                 blanks = 0
-            case 0x09, UInt8(ascii: "`"), UInt8(ascii: "~"):
+            case 0x09:
                 return false
+            case UInt8(ascii: "`"), UInt8(ascii: "~"):
+                // The fence's character begins a run that may close it (its other one is code).
+                if byte == fence.fenceChar {
+                    guard fence.fenceLength > 1 else { return false }
+                    closerRun = 1
+                }
+                fallthrough
             default:
                 if fence.indent > 0 {
                     // In items: the line goes on in them when indented enough; its blanks past theirs and the fence's are code.
@@ -663,6 +686,7 @@ public final class MarkdownCache {
         entry.tail?.fence?.blanks = blanks
         entry.tail?.fence?.startsValue = startsValue
         entry.tail?.fence?.infoFrom = infoFrom
+        entry.tail?.fence?.closerRun = closerRun
         Self.appendTail(of: text, to: &entry.text)
         return true
     }
@@ -1003,7 +1027,9 @@ public final class MarkdownCache {
             path = [last.children.count &- 1, cell]
         default: return nil
         }
-        let fence = code && last.role != .paragraph ? stream.openFenceLine.map { FenceLine(indent: $0.indent, fenceOffset: $0.fenceOffset) } : nil
+        let fence = code && last.role != .paragraph ? stream.openFenceLine.map {
+            FenceLine(indent: $0.indent, fenceOffset: $0.fenceOffset, fenceChar: $0.fenceChar, fenceLength: $0.fenceLength)
+        } : nil
         if blankFenceLine, var fence {
             fence.blanks = spaces
             // After the fence's own line ending, the code has no line yet.
