@@ -51,7 +51,10 @@ public struct SemanticNode: Equatable, Sendable {
     public var role: Role
     public var label: String
     public var value: String?
-    public var placeholder: String?
+    public var placeholder: String? {
+        get { rareStorage?.rare.placeholder }
+        set { setRare(newValue == nil) { $0.placeholder = newValue } }
+    }
     public var visible = true
     public var enabled = true
     public var focused = false
@@ -62,11 +65,31 @@ public struct SemanticNode: Equatable, Sendable {
     /// Screen coordinates (points, origin top-left), scrolling applied.
     public var bounds = Bounds()
     /// Only on the scrolling message list.
-    public var scroll: Scroll?
+    public var scroll: Scroll? {
+        get { rareStorage?.rare.scroll }
+        set { setRare(newValue == nil) { $0.scroll = newValue } }
+    }
     /// Only on the message list.
-    public var window: Window?
+    public var window: Window? {
+        get { rareStorage?.rare.window }
+        set { setRare(newValue == nil) { $0.window = newValue } }
+    }
     public var children: [SemanticNode] = []
-    public var tap: Tap?
+    public var tap: Tap? {
+        get { rareStorage?.rare.tap }
+        set { setRare(newValue == nil) { $0.tap = newValue } }
+    }
+    /// The fields few nodes have (a field's placeholder, the message
+    /// list's scroll and window, what a tap does), out of line like `detail`.
+    var rareStorage: RareStorage?
+
+    private mutating func setRare(_ clearing: Bool, _ change: (inout Rare) -> Void) {
+        // Clearing a field no node of this kind has: nothing to allocate.
+        if clearing && rareStorage == nil { return }
+        var rare = rareStorage?.rare ?? Rare()
+        change(&rare)
+        rareStorage = rare.isEmpty ? nil : RareStorage(rare)
+    }
     /// The fields only some roles carry (a heading's level, a text's spans,
     /// a code block's language …), kept out of line: most nodes have none,
     /// and a node is copied often.
@@ -85,12 +108,11 @@ public struct SemanticNode: Equatable, Sendable {
         self.role = role
         self.label = label
         self.value = value
-        self.placeholder = placeholder
+        if placeholder != nil || tap != nil { rareStorage = RareStorage(Rare(placeholder: placeholder, tap: tap)) }
         self.visible = visible
         self.enabled = enabled
         self.accessibilityLabel = accessibilityLabel ?? label
         self.accessibilityValue = accessibilityValue ?? value
-        self.tap = tap
         self.supportedActions = (tap != nil ? ["tap"] : []) + actions
         self.children = children
     }
@@ -336,6 +358,22 @@ extension SemanticNode {
         var isEmpty: Bool {
             level == nil && spans == nil && language == nil && checked == nil && variant == nil && expanded == nil && counts == nil
         }
+    }
+
+    struct Rare: Equatable, Sendable {
+        var placeholder: String?
+        var scroll: Scroll?
+        var window: Window?
+        var tap: Tap?
+
+        var isEmpty: Bool { placeholder == nil && scroll == nil && window == nil && tap == nil }
+    }
+
+    /// Immutable, as `DetailStorage` is.
+    final class RareStorage: Sendable, Equatable {
+        let rare: Rare
+        init(_ rare: Rare) { self.rare = rare }
+        static func == (a: RareStorage, b: RareStorage) -> Bool { a === b || a.rare == b.rare }
     }
 
     /// Immutable: a node's copies share it until one of them sets a field.
