@@ -303,4 +303,10 @@ final class MemoryLayoutTests: XCTestCase {
     func testATranscriptEntryPacksIntoSixtyFourBytes() {
         XCTAssertLessThanOrEqual(MemoryLayout<TranscriptEntry>.stride, 64)
     }
+
+    func testANodeAndATreeOperationStaySmallForTheyAreCopiedOften() {
+        // A node's rare fields and detail are out of line; an update operation holds its node in a box.
+        XCTAssertLessThanOrEqual(MemoryLayout<SemanticNode>.size, 160)
+        XCTAssertLessThanOrEqual(MemoryLayout<TreeChange>.size, 48)
+    }
 }
