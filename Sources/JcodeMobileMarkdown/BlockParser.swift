@@ -576,7 +576,9 @@ struct BlockParser {
         let kept: Int
         let resumeAt: Int
         let item: OpenItem?
-        /// Its last item's blocks before a fence that began on the text's last line (`FenceRestart`).
+        /// Its last item's blocks before a fence that began on the text's
+        /// last line (`FenceRestart`), kept as three plain fields for the
+        /// reason above.
         var afterFence: (kept: Int, resumeAt: Int, fenceChar: UInt8)? {
             get { fenceKept < 0 ? nil : (fenceKept, fenceResumeAt, fenceChar) }
             set {

@@ -246,7 +246,7 @@ final class Fired: Sendable {
         let model = Self.model(.connectedChat)
         let before = model.messages
 
-        let fired = try Self.fired(model) { model.send(.sendMessage(text: "One more thing")) }
+        let fired = Self.fired(model) { model.send(.sendMessage(text: "One more thing")) }
 
         #expect(fired.contains("messages"))
         #expect(!fired.contains { $0.hasPrefix("content ") })
@@ -287,7 +287,7 @@ final class Fired: Sendable {
         #expect(row.node.find("tool.m5.call_read.output") == nil)
         let before = model.messages
 
-        let opened = try Self.fired(model) { model.send(.tapNode(id: "tool.m5.call_read")) }
+        let opened = Self.fired(model) { model.send(.tapNode(id: "tool.m5.call_read")) }
 
         #expect(opened.filter { $0.hasPrefix("content ") } == ["content \(row.id)"])
         #expect(!opened.contains("messages"))
