@@ -328,15 +328,7 @@ final class TranscriptNodesTests: XCTestCase {
             ("```", ["\n", "first", "\n", "second"], nil, "first\nsecond"),
         ]
         for (text, deltas, language, value) in cases {
-            let cache = MarkdownCache()
-            var all = text
-            _ = cache.blocks(of: all, prefix: "f")
-            for delta in deltas {
-                let old = all.utf8.count
-                all += delta
-                XCTAssertEqual(cache.blocks(of: all, prefix: "f", appendedTo: old).nodes,
-                               MarkdownNodes.nodes(Markdown.parse(all), prefix: "f"), all.debugDescription)
-            }
+            let (cache, all) = Self.streamAsAWholeParse(text, deltas, prefix: "f")
             XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
             var code = cache.nodes(of: all, prefix: "f").last
             while let node = code, node.role != .codeBlock { code = node.children.last }
@@ -348,15 +340,7 @@ final class TranscriptNodesTests: XCTestCase {
         // the run is as long (then the line may close the fence).
         for (text, deltas, closes) in [("```sh\nmake", ["\n`", "`", "`"], true), ("- a\n  ````\n  x", ["\n  ``", "`", " y"], false),
                                        ("~~~\nx\n", ["~", "~x"], false), ("- a\n  ```\n  x\n", ["  ``", "\n  ```"], true)] {
-            let cache = MarkdownCache()
-            var all = text
-            _ = cache.blocks(of: all, prefix: "f")
-            for delta in deltas {
-                let old = all.utf8.count
-                all += delta
-                XCTAssertEqual(cache.blocks(of: all, prefix: "f", appendedTo: old).nodes,
-                               MarkdownNodes.nodes(Markdown.parse(all), prefix: "f"), all.debugDescription)
-            }
+            let (cache, all) = Self.streamAsAWholeParse(text, deltas, prefix: "f")
             XCTAssertEqual(cache.parses, closes ? 2 : 1, "\(all.debugDescription): parsed at the run that may close it only")
         }
         // Parsed: what may end the fence's run or undo it (a backtick in a backtick fence's line), an
@@ -389,15 +373,7 @@ final class TranscriptNodesTests: XCTestCase {
             ("- a\n- ", ["\u{e9}t\u{e9}\n"], "\u{e9}t\u{e9}"),
         ]
         for (text, deltas, value) in cases {
-            let cache = MarkdownCache()
-            var all = text
-            _ = cache.blocks(of: all, prefix: "i")
-            for delta in deltas {
-                let old = all.utf8.count
-                all += delta
-                XCTAssertEqual(cache.blocks(of: all, prefix: "i", appendedTo: old).nodes,
-                               MarkdownNodes.nodes(Markdown.parse(all), prefix: "i"), all.debugDescription)
-            }
+            let (cache, all) = Self.streamAsAWholeParse(text, deltas, prefix: "i")
             XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
             var item = cache.nodes(of: all, prefix: "i").last
             while let node = item, node.role != .listItem || !node.children.isEmpty { item = node.children.last }
@@ -543,6 +519,22 @@ final class TranscriptNodesTests: XCTestCase {
     /// `text` streamed through a `MarkdownCache` in deltas of `chunk` bytes
     /// (byte by byte by default): the byte counts after
     /// which its nodes differ from those of a whole parse.
+    /// `text`, then each of `deltas` appended, through a cache: the nodes after each are a whole parse's.
+    private static func streamAsAWholeParse(
+        _ text: String, _ deltas: [String], prefix: String, file: StaticString = #filePath, line: UInt = #line
+    ) -> (cache: MarkdownCache, all: String) {
+        let cache = MarkdownCache()
+        var all = text
+        _ = cache.blocks(of: all, prefix: prefix)
+        for delta in deltas {
+            let old = all.utf8.count
+            all += delta
+            XCTAssertEqual(cache.blocks(of: all, prefix: prefix, appendedTo: old).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(all), prefix: prefix), all.debugDescription, file: file, line: line)
+        }
+        return (cache, all)
+    }
+
     private static func bytesWhereStreamingDiffersFromAWholeParse(_ text: String, chunk: Int = 1) -> [Int] {
         let bytes = Array(text.utf8)
         let cache = MarkdownCache()

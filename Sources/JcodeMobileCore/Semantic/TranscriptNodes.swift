@@ -1196,27 +1196,29 @@ public final class MarkdownCache {
         return cells.isEmpty ? nil : cells.count &- 1
     }
 
+    /// Just after the list marker (`-`, `+`, `*`, or 1 to 9 digits and `.`
+    /// or `)`) at `start`; nil when none is there.
+    private static func markerEnd(_ utf8: String.UTF8View, from start: String.Index) -> String.Index? {
+        var k = start
+        guard k < utf8.endIndex else { return nil }
+        let c = utf8[k]
+        if c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || c == UInt8(ascii: "*") { return utf8.index(after: k) }
+        var digits = 0
+        while k < utf8.endIndex, utf8[k] >= UInt8(ascii: "0"), utf8[k] <= UInt8(ascii: "9"), digits < 10 {
+            k = utf8.index(after: k)
+            digits &+= 1
+        }
+        guard digits >= 1 && digits <= 9, k < utf8.endIndex, utf8[k] == UInt8(ascii: ".") || utf8[k] == UInt8(ascii: ")") else { return nil }
+        return utf8.index(after: k)
+    }
+
     /// Where an item's text begins when a list marker (`-`, `+`, `*`, or 1
     /// to 9 digits and `.` or `)`), its spaces and a task box (`[ ]`, `[x]`,
     /// `[X]` and a space) begin at `start`: after them (and whether a box
     /// was), or at the box's `[` when what follows it is not a whole box yet;
     /// nil when no marker does, or nothing follows it yet.
     private static func listContent(_ utf8: String.UTF8View, from start: String.Index) -> (at: String.Index, box: Bool)? {
-        var k = start
-        guard k < utf8.endIndex else { return nil }
-        let c = utf8[k]
-        if c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || c == UInt8(ascii: "*") {
-            k = utf8.index(after: k)
-        } else {
-            var digits = 0
-            while k < utf8.endIndex, utf8[k] >= UInt8(ascii: "0"), utf8[k] <= UInt8(ascii: "9"), digits < 10 {
-                k = utf8.index(after: k)
-                digits &+= 1
-            }
-            guard digits >= 1 && digits <= 9, k < utf8.endIndex, utf8[k] == UInt8(ascii: ".") || utf8[k] == UInt8(ascii: ")") else { return nil }
-            k = utf8.index(after: k)
-        }
-        guard k < utf8.endIndex, utf8[k] == 0x20 else { return nil }
+        guard var k = markerEnd(utf8, from: start), k < utf8.endIndex, utf8[k] == 0x20 else { return nil }
         while k < utf8.endIndex && utf8[k] == 0x20 { k = utf8.index(after: k) }
         guard k < utf8.endIndex else { return nil }
         // A task box: "[ ] ", "[x] ", "[X] ".
@@ -1239,20 +1241,7 @@ public final class MarkdownCache {
     /// when the marker is the text's last character (its item's text is
     /// one blank away), false after its blanks, nil when it is not so.
     private static func markerEndsLine(_ utf8: String.UTF8View, from start: String.Index) -> Bool? {
-        var k = start
-        guard k < utf8.endIndex else { return nil }
-        let c = utf8[k]
-        if c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || c == UInt8(ascii: "*") {
-            k = utf8.index(after: k)
-        } else {
-            var digits = 0
-            while k < utf8.endIndex, utf8[k] >= UInt8(ascii: "0"), utf8[k] <= UInt8(ascii: "9"), digits < 10 {
-                k = utf8.index(after: k)
-                digits &+= 1
-            }
-            guard digits >= 1 && digits <= 9, k < utf8.endIndex, utf8[k] == UInt8(ascii: ".") || utf8[k] == UInt8(ascii: ")") else { return nil }
-            k = utf8.index(after: k)
-        }
+        guard var k = markerEnd(utf8, from: start) else { return nil }
         var spaces = 0
         while k < utf8.endIndex {
             guard utf8[k] == 0x20 else { return nil }
