@@ -105,6 +105,12 @@ public struct MarkdownSpans: RandomAccessCollection, Equatable, ExpressibleByArr
     public func commonPrefixCount(with other: MarkdownSpans) -> Int {
         var k = 0
         var c = 0
+        // One list of chunks, held by both (one is the other grown or changed
+        // in its tail only): every chunk alike, none read.
+        if Self.same(full, other.full) {
+            c = full.count
+            k = c &* Self.chunkSize
+        }
         while c < full.count && c < other.full.count {
             if !Self.same(full[c], other.full[c]) {
                 let alike = Self.common(full[c], other.full[c])
@@ -122,7 +128,7 @@ public struct MarkdownSpans: RandomAccessCollection, Equatable, ExpressibleByArr
         a.count == b.count && a.utf8Count == b.utf8Count && a.commonPrefixCount(with: b) == a.count
     }
 
-    private static func same(_ a: [MarkdownSpan], _ b: [MarkdownSpan]) -> Bool {
+    private static func same<Element>(_ a: [Element], _ b: [Element]) -> Bool {
         a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in pa.baseAddress == pb.baseAddress && pa.count == pb.count } }
     }
 
