@@ -84,24 +84,25 @@ extension SemanticNode {
         var staticName: StaticString? { Self.named.first(where: { $0.0 == self })?.1 }
     }
 
-    /// The own fields that differ between `self` and `other`.
-    func differingFields(from other: SemanticNode) -> Fields {
+    /// The own fields that differ between `node` and `other`, read where
+    /// they lie (not copied whole, as a node passed by value would be).
+    static func differingFields(_ node: UnsafePointer<SemanticNode>, from other: UnsafePointer<SemanticNode>) -> Fields {
         var f: Fields = []
-        if role != other.role { f.insert(.role) }
-        if label != other.label { f.insert(.label) }
-        if value != other.value { f.insert(.value) }
-        if placeholder != other.placeholder { f.insert(.placeholder) }
-        if visible != other.visible { f.insert(.visible) }
-        if enabled != other.enabled { f.insert(.enabled) }
-        if focused != other.focused { f.insert(.focused) }
-        if accessibilityLabel != other.accessibilityLabel { f.insert(.accessibilityLabel) }
-        if accessibilityValue != other.accessibilityValue { f.insert(.accessibilityValue) }
-        if supportedActions != other.supportedActions { f.insert(.supportedActions) }
-        if bounds != other.bounds { f.insert(.bounds) }
-        if scroll != other.scroll { f.insert(.scroll) }
-        if window != other.window { f.insert(.window) }
-        if tap != other.tap { f.insert(.tap) }
-        if detailStorage !== other.detailStorage { f.formUnion(detail.differingFields(from: other.detail)) }
+        if node.pointee.role != other.pointee.role { f.insert(.role) }
+        if node.pointee.label != other.pointee.label { f.insert(.label) }
+        if node.pointee.value != other.pointee.value { f.insert(.value) }
+        if node.pointee.placeholder != other.pointee.placeholder { f.insert(.placeholder) }
+        if node.pointee.visible != other.pointee.visible { f.insert(.visible) }
+        if node.pointee.enabled != other.pointee.enabled { f.insert(.enabled) }
+        if node.pointee.focused != other.pointee.focused { f.insert(.focused) }
+        if node.pointee.accessibilityLabel != other.pointee.accessibilityLabel { f.insert(.accessibilityLabel) }
+        if node.pointee.accessibilityValue != other.pointee.accessibilityValue { f.insert(.accessibilityValue) }
+        if node.pointee.supportedActions != other.pointee.supportedActions { f.insert(.supportedActions) }
+        if node.pointee.bounds != other.pointee.bounds { f.insert(.bounds) }
+        if node.pointee.scroll != other.pointee.scroll { f.insert(.scroll) }
+        if node.pointee.window != other.pointee.window { f.insert(.window) }
+        if node.pointee.tap != other.pointee.tap { f.insert(.tap) }
+        if node.pointee.detailStorage !== other.pointee.detailStorage { f.formUnion(node.pointee.detail.differingFields(from: other.pointee.detail)) }
         return f
     }
 
@@ -159,22 +160,25 @@ extension TreeChange {
     /// compared by identity first.
     public static func diff(from old: SemanticNode, to new: SemanticNode) -> [TreeChange] {
         var changes: [TreeChange] = []
-        diffNode(old, new, into: &changes)
+        diff(from: old, to: new, into: &changes)
         return changes
     }
 
     /// The operations that make `old` into `new`, appended to `changes`.
     static func diff(from old: SemanticNode, to new: SemanticNode, into changes: inout [TreeChange]) {
-        diffNode(old, new, into: &changes)
+        withUnsafePointer(to: old) { old in withUnsafePointer(to: new) { new in diffNode(old, new, into: &changes) } }
     }
 
-    private static func diffNode(_ old: borrowing SemanticNode, _ new: borrowing SemanticNode, into changes: inout [TreeChange]) {
-        var fields = new.differingFields(from: old)
+    /// `old` and `new` are read where they lie: a node passed by value
+    /// beside `changes` (inout) would be copied whole at each call, as the
+    /// compiler cannot tell the two apart.
+    private static func diffNode(_ old: UnsafePointer<SemanticNode>, _ new: UnsafePointer<SemanticNode>, into changes: inout [TreeChange]) {
+        var fields = SemanticNode.differingFields(new, from: old)
         if !fields.isEmpty {
             // Spans that kept their first ones are sent from the first that
             // changed, and the text they make up with them.
-            if fields.contains(.spans), let kept = keptSpans(old.spans, new.spans), spansMakeText(new) {
-                changes.append(.spans(id: new.id, keep: kept, spans: Array(new.spans![kept...])))
+            if fields.contains(.spans), let kept = keptSpans(old.pointee.spans, new.pointee.spans), spansMakeText(new.pointee) {
+                changes.append(.spans(id: new.pointee.id, keep: kept, spans: Array(new.pointee.spans![kept...])))
                 fields.subtract([.spans, .value, .accessibilityValue])
             }
             // A text that only grew is sent as what was appended.
@@ -182,33 +186,39 @@ extension TreeChange {
             for field in [SemanticNode.Fields.value, .accessibilityValue, .label, .accessibilityLabel] where fields.contains(field) {
                 let added: String?
                 if field == .accessibilityValue, let known = valueAppended,
-                   old.accessibilityValue == old.value, new.accessibilityValue == new.value {
+                   old.pointee.accessibilityValue == old.pointee.value, new.pointee.accessibilityValue == new.pointee.value {
                     // The same two texts as the value's (a text node's accessibility value is its value,
                     // one string, so the test above is one of identity): not compared again, byte by byte.
                     added = known
                 } else {
-                    added = appended(from: old.text(field), to: new.text(field))
+                    added = appended(from: SemanticNode.text(field, of: old), to: SemanticNode.text(field, of: new))
                 }
                 if field == .value { valueAppended = .some(added) }
                 if let added {
-                    changes.append(.append(id: new.id, field: field, text: added))
+                    changes.append(.append(id: new.pointee.id, field: field, text: added))
                     fields.remove(field)
                 }
             }
-            if !fields.isEmpty {
-                var own = copy new
+            if fields == .bounds {
+                // The most common update by far (a node moved or grew): the
+                // operation holds what it sets, not a copy of the node.
+                var own = SemanticNode(new.pointee.id, new.pointee.role, label: "")
+                own.bounds = new.pointee.bounds
+                changes.append(.update(id: own.id, fields: fields, node: own))
+            } else if !fields.isEmpty {
+                var own = new.pointee
                 own.children = []
                 // Only what it sets: a long value the update does not carry is not held by it.
                 if !fields.contains(.value) { own.value = nil }
                 if !fields.contains(.accessibilityValue) { own.accessibilityValue = nil }
-                changes.append(.update(id: new.id, fields: fields, node: own))
+                changes.append(.update(id: new.pointee.id, fields: fields, node: own))
             }
         }
         // The same children (a row reused as placed before): nothing below changed.
-        if old.children.withUnsafeBufferPointer({ o in new.children.withUnsafeBufferPointer { o.baseAddress == $0.baseAddress } }) {
+        if old.pointee.children.withUnsafeBufferPointer({ o in new.pointee.children.withUnsafeBufferPointer { o.baseAddress == $0.baseAddress } }) {
             return
         }
-        diffChildren(of: new.id, old.children, new.children, into: &changes)
+        diffChildren(of: new.pointee.id, old.pointee.children, new.pointee.children, into: &changes)
     }
 
     /// How many of `old`'s first spans `new` begins with, when some and not
@@ -248,6 +258,22 @@ extension TreeChange {
         diffChildren(of: parent, old, new, offset: offset, into: &changes)
     }
 
+    /// `diffNode` for each of the first `count` children of `old` and `new`,
+    /// read in place: a node is large, and one read through a subscript
+    /// (even a buffer's) is copied whole before the call and destroyed after.
+    private static func diffPairs(_ old: [SemanticNode], _ new: [SemanticNode], count: Int, into changes: inout [TreeChange]) {
+        old.withUnsafeBufferPointer { old in
+            new.withUnsafeBufferPointer { new in
+                guard let o = old.baseAddress, let n = new.baseAddress else { return }
+                var k = 0
+                while k < count {
+                    diffNode(o + k, n + k, into: &changes)
+                    k &+= 1
+                }
+            }
+        }
+    }
+
     private static func diffChildren(
         of parent: String, _ old: [SemanticNode], _ new: [SemanticNode], offset: Int = 0, into changes: inout [TreeChange]
     ) {
@@ -259,12 +285,7 @@ extension TreeChange {
                 break
             }
             if same {
-                // Read in place (a node is large: copying each would cost more than comparing it).
-                old.withUnsafeBufferPointer { old in
-                    new.withUnsafeBufferPointer { new in
-                        for k in old.indices { diffNode(old[k], new[k], into: &changes) }
-                    }
-                }
+                diffPairs(old, new, count: old.count, into: &changes)
                 return
             }
         }
@@ -279,11 +300,7 @@ extension TreeChange {
             if old.count > common {
                 changes.append(.splice(parent: parent, index: offset &+ common, removed: old[common...].map(\.id), inserted: []))
             }
-            old.withUnsafeBufferPointer { old in
-                new.withUnsafeBufferPointer { new in
-                    for k in 0 ..< common { diffNode(old[k], new[k], into: &changes) }
-                }
-            }
+            diffPairs(old, new, count: common, into: &changes)
             if new.count > common {
                 changes.append(.splice(parent: parent, index: offset &+ common, removed: [], inserted: Array(new[common...])))
             }
@@ -317,7 +334,9 @@ extension TreeChange {
         var j = 0
         while j < new.count {
             if j < mirror.count && mirror[j].id == new[j].id {
-                diffNode(mirror[j], new[j], into: &changes)
+                mirror.withUnsafeBufferPointer { m in
+                    new.withUnsafeBufferPointer { n in diffNode(m.baseAddress! + j, n.baseAddress! + j, into: &changes) }
+                }
                 j &+= 1
                 continue
             }
@@ -337,7 +356,9 @@ extension TreeChange {
             let moved = mirror.remove(at: from)
             mirror.insert(moved, at: j)
             changes.append(.move(id: moved.id, parent: parent, index: offset &+ j))
-            diffNode(moved, new[j], into: &changes)
+            withUnsafePointer(to: moved) { moved in
+                new.withUnsafeBufferPointer { n in diffNode(moved, n.baseAddress! + j, into: &changes) }
+            }
             j &+= 1
         }
     }
@@ -358,12 +379,12 @@ extension SemanticNode.Detail {
 }
 
 extension SemanticNode {
-    func text(_ field: Fields) -> String? {
+    static func text(_ field: Fields, of node: UnsafePointer<SemanticNode>) -> String? {
         switch field {
-        case .label: return label
-        case .value: return value
-        case .accessibilityLabel: return accessibilityLabel
-        case .accessibilityValue: return accessibilityValue
+        case .label: return node.pointee.label
+        case .value: return node.pointee.value
+        case .accessibilityLabel: return node.pointee.accessibilityLabel
+        case .accessibilityValue: return node.pointee.accessibilityValue
         default: return nil
         }
     }
