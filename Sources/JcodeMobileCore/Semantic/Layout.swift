@@ -329,10 +329,20 @@ public enum Layout {
     static func lineCount(_ text: String, perLine: Int) -> Int {
         if text.isEmpty { return 0 }
         // Most labels are short and on one line.
-        if text.utf8.count <= perLine && !text.utf8.contains(10) { return 1 }
+        if text.utf8.count <= perLine && !hasNewline(text) { return 1 }
         var count = 0
         forEachLine(text, perLine: perLine) { _ in count += 1 }
         return count
+    }
+
+    /// Whether `text` holds a "\n", read as bytes (the generic search through
+    /// the UTF-8 view costs several times as much a byte: a code block's
+    /// lines are measured at every delta).
+    static func hasNewline(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where byte == 10 { return true }
+            return false
+        } ?? text.utf8.contains(10)
     }
 
     /// The lines `text` wraps into.
