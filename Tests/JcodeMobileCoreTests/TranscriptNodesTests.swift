@@ -397,6 +397,49 @@ final class TranscriptNodesTests: XCTestCase {
         }
     }
 
+    func testAFencesOpenerArrivingInPiecesGoesOnTheParagraphAsItsLazyLineWithoutAParse() {
+        // A paragraph's only line ends, then one or two backticks on the next line: a lazy line of that paragraph.
+        let cases: [(text: String, deltas: [String], value: String)] = [
+            ("- Step 1\n  - check `value_1`", ["\n  ", "``"], "check value_1\n``"),
+            ("- Step 1\n  - check `value_1`", ["\n ", " ``"], "check value_1\n``"),
+            ("- Step 1\n  - check `value_1`", ["\n  `"], "check value_1\n`"),
+            ("- Step 1\n  - check `value_1`", ["\n  `", "`"], "check value_1\n``"),
+            ("- Step 1\n  - check", [" it\n", "`"], "check it\n`"),
+            ("- Step 1\n  - two and `one` done", ["\n", "  ``"], "two and one done\n``"),
+            ("- a\n  - see `one` with two words", ["\n", "`"], "see one with two words\n`"),
+        ]
+        for (text, deltas, value) in cases {
+            let (cache, all) = Self.streamAsAWholeParse(text, deltas, prefix: "f")
+            XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
+            var item = cache.nodes(of: all, prefix: "f").last
+            while let node = item, node.role != .listItem || !node.children.isEmpty { item = node.children.last }
+            XCTAssertEqual(item?.value, value, all.debugDescription)
+        }
+        // Parsed: the run would close an open one (`` ` `` then a lone one; `` `` `` then two), a hard break
+        // before (two blanks, a backslash), a third backtick (a fence), a tab, text after the run,
+        // what could take a backtick into a link or an autolink.
+        for (text, delta) in [("- a `b", "\n`"), ("- a ``b", "\n``"), ("- a  ", "\n`"), ("- a\\", "\n`"),
+                              ("- a", "\n```"), ("- a", "\n\t`"), ("- a", "\n`b"), ("- [a](b)", "\n`"),
+                              ("- see http://x.y", "\n`"), ("- see www.x.y", "\n`"), ("- a <b>", "\n`"),
+                              ("- a", "\n\n`")] {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: "f")
+            let all = text + delta
+            XCTAssertEqual(cache.blocks(of: all, prefix: "f", appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(all), prefix: "f"), all.debugDescription)
+            XCTAssertEqual(cache.parses, 2, "\(all.debugDescription): parsed")
+        }
+        // A blank line after the line ends the paragraph: backticks after it begin another, and are parsed.
+        let (blank, text) = Self.streamAsAWholeParse("- Step 1\n  - check `value_1`", ["\n", "\n``"], prefix: "f")
+        XCTAssertEqual(blank.parses, 2, text.debugDescription)
+        // Streamed in chunks: a whole parse's nodes after each.
+        let pieces = "- Step 1\n  - check `value_1`\n  ```sh\n  make step1\n  ```\n- Step 2\n  - a ``b\n  ``\nc`\n`\n\n"
+            + "> quoted `x`\n``\n> - item\n  `\n"
+        for size in [1, 2, 3, 5] {
+            XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(pieces, chunk: size), [], "\(size)")
+        }
+    }
+
     func testABlankLineSoFarChangesNoNodeOutsideCodeAndHTMLAndIsNotParsed() {
         // A line ending and blanks after a paragraph's line, then more blanks: as parsed whole, and no parse.
         let cases: [(text: String, delta: String, more: String)] = [

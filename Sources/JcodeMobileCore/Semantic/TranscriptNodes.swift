@@ -243,6 +243,9 @@ public final class MarkdownCache {
         @exclusivity(unchecked) var generation: Int
         /// What a delta needs to know to be appended to the last node as it is (nil: it cannot be).
         @exclusivity(unchecked) var tail: Tail?
+        /// The open paragraph's only line has just ended, as a delta appended
+        /// ended it, and blanks at most came after (nil otherwise).
+        @exclusivity(unchecked) var ended: Ended?
 
         init(text: String, stream: MarkdownStream, nodes: [SemanticNode], generation: Int) {
             self.text = text
@@ -284,6 +287,13 @@ public final class MarkdownCache {
         /// `opensItem` is true (the marker is the text's last character).
         /// Nil: the open paragraph's line has begun.
         var opensItem: Bool?
+    }
+
+    /// Where a paragraph whose only line has just ended is (`Tail.path`),
+    /// and where that line's text begins (`Tail.inlineFrom`).
+    struct Ended {
+        var path: [Int]
+        var inlineFrom: Int
     }
 
     /// An open fenced code block's line as the parser reads it: the columns
@@ -375,10 +385,17 @@ public final class MarkdownCache {
                 guard text.utf8.count > old else { return answer(before) }
                 // Into a list's last item or a table's last row: the ones before it are as they were.
                 let grown = entry.tail?.path.first
-                // Blanks on a blank line: no node changed.
-                if entry.tail == nil && appendBlanks(entry, text, from: old) { return answer(before) }
+                if entry.tail == nil {
+                    // Blanks on a blank line: no node changed.
+                    if appendBlanks(entry, text, from: old) { return answer(before) }
+                    if let ended = entry.ended, appendBackticks(entry, ended, text, from: old) {
+                        return answer(before &- 1, grownFrom: ended.path.first)
+                    }
+                }
                 if appendInPlace(entry, text, from: old) { return answer(before &- 1, grownFrom: grown) }
                 parses &+= 1
+                // Set with `tail` to nil only, until this parse: its line is read now.
+                entry.ended = nil
                 // The last block, a paragraph not final: its text is built in its
                 // node's storage (so the node is built again, whatever the stream says).
                 var lent = false
@@ -473,6 +490,7 @@ public final class MarkdownCache {
             guard tail.code || !Self.endsInEscape(entry.text) else { return false }
             Self.appendTail(of: text, to: &entry.text)
             entry.tail = nil
+            if !tail.code, let from = tail.inlineFrom { entry.ended = Ended(path: tail.path, inlineFrom: from) }
             return true
         }
         var delta = Substring(utf8[utf8.index(utf8.startIndex, offsetBy: old)..<utf8.index(utf8.startIndex, offsetBy: end)])
@@ -483,7 +501,9 @@ public final class MarkdownCache {
         while at < delta.endIndex {
             let byte = utf8[at]
             guard Self.readsAsItself(utf8, at, end: delta.endIndex, code: tail.code) else {
-                return tail.code ? false : rereadLine(entry, tail, text, from: old, end: end, last: lastIndex)
+                if tail.code { return false }
+                // A line ending, then a lazy line of one or two backticks (a fence's opener arriving in pieces).
+                return endsThenBackticks(entry, tail, text, from: old) || rereadLine(entry, tail, text, from: old, end: end, last: lastIndex)
             }
             at = utf8.index(after: at)
             if byte == 0x20 || byte == 0x09 {
@@ -525,7 +545,120 @@ public final class MarkdownCache {
             if hasBlank { entry.tail?.wordMayLink = false }
         }
         Self.appendTail(of: text, to: &entry.text)
-        if endsLine { entry.tail = nil }
+        if endsLine {
+            entry.tail = nil
+            if !tail.code, let from = tail.inlineFrom { entry.ended = Ended(path: tail.path, inlineFrom: from) }
+        }
+        return true
+    }
+
+    /// `appendBackticks` for a delta that ends the paragraph's only line
+    /// (`tail`) and begins the next with backticks.
+    @inline(never) private func endsThenBackticks(_ entry: Entry, _ tail: Tail, _ text: String, from old: Int) -> Bool {
+        let utf8 = text.utf8
+        guard tail.opensItem == nil, let from = tail.inlineFrom, old < utf8.count,
+              utf8[utf8.index(utf8.startIndex, offsetBy: old)] == 0x0A
+        else { return false }
+        return appendBackticks(entry, Ended(path: tail.path, inlineFrom: from), text, from: old)
+    }
+
+    /// A paragraph's only line has ended (`ended`), and the text's last line
+    /// is blanks and one or two backticks: a fence's opener arriving in
+    /// pieces. Such a line starts no block (a fence takes three), so it goes
+    /// on the paragraph, lazily or not, without its blanks, after a soft
+    /// break; its backticks are text when they close no run before them. A
+    /// lone one may be followed by a second the same way.
+    /// Not when the line before ends in a blank, a backslash or a CR (a hard
+    /// break), nor when it holds what could take a backtick into something
+    /// else than a code span (`<`, a bracket, an autolink's `:`, `@` or `www.`).
+    /// The next delta is parsed. False when it cannot be so.
+    private func appendBackticks(_ entry: Entry, _ ended: Ended, _ text: String, from old: Int) -> Bool {
+        guard let lastIndex = entry.nodes.indices.last else { return false }
+        var copy = text
+        let done = copy.withUTF8 { b -> Bool in
+            // The last line, from its end: one or two backticks, then spaces, then its line ending.
+            var i = b.count
+            while i > 0 && b[i &- 1] == UInt8(ascii: "`") { i &-= 1 }
+            let run = b.count &- i
+            guard run == 1 || run == 2 else { return false }
+            let runStart = i
+            while i > 0 && b[i &- 1] == 0x20 { i &-= 1 }
+            // The delta is the line's or begins with its line ending: nothing of the paragraph's line in it.
+            let lineEnd = i &- 1
+            guard lineEnd > ended.inlineFrom, old >= lineEnd, b[lineEnd] == 0x0A,
+                  lineEnd &- ended.inlineFrom <= Self.longestLineReadAgain
+            else { return false }
+            // Not after a blank line (the paragraph ended), nor after a hard break.
+            switch b[lineEnd &- 1] {
+            case 0x0A, 0x20, 0x09, 0x0D, UInt8(ascii: "\\"): return false
+            default: break
+            }
+            guard Self.leavesRunsOf(run, b, from: ended.inlineFrom, to: lineEnd) else { return false }
+            // The backticks the kept text's last line has already put on the paragraph (after its line ending).
+            let kept = max(0, old &- runStart)
+            let addition = (kept == 0 ? "\n" : "") + String(repeating: "`", count: run &- kept)
+            Self.modify(at: ended.path, in: &entry.nodes, last: lastIndex) { _ = Self.appendPlain(addition, to: &$0) }
+            return true
+        }
+        guard done else { return false }
+        Self.appendTail(of: text, to: &entry.text)
+        entry.tail = nil
+        // A lone backtick may be followed by a second, still the paragraph's.
+        entry.ended = text.utf8.last == UInt8(ascii: "`") && text.utf8.dropLast().last != UInt8(ascii: "`") ? ended : nil
+        return true
+    }
+
+    /// Whether a run of `length` backticks after `b[from ..< to]` (one line of
+    /// inline text; false when it holds a line ending) closes nothing: no run of as many in it is open (a run
+    /// closes the first open one of its length, as CommonMark's code spans
+    /// read), and nothing in it could make a backtick other than a code
+    /// span's or text (an HTML tag or autolink, a link, an extended autolink).
+    static func leavesRunsOf(_ length: Int, _ b: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Bool {
+        var i = from
+        while i < to {
+            switch b[i] {
+            case 0x0A, 0x0D, UInt8(ascii: "<"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: ":"), UInt8(ascii: "@"):
+                return false
+            case UInt8(ascii: "w"), UInt8(ascii: "W"):
+                // "www." begins an extended autolink.
+                if i &+ 3 < to && b[i &+ 1] | 0x20 == UInt8(ascii: "w") && b[i &+ 2] | 0x20 == UInt8(ascii: "w") && b[i &+ 3] == UInt8(ascii: ".") {
+                    return false
+                }
+                i &+= 1
+            case UInt8(ascii: "\\"):
+                // Escapes what follows (a backtick after it begins no run).
+                i &+= 2
+            case UInt8(ascii: "`"):
+                var j = i
+                while j < to && b[j] == UInt8(ascii: "`") { j &+= 1 }
+                let n = j &- i
+                // The next run of as many closes it: a code span, read past.
+                var k = j
+                var closer = -1
+                while k < to {
+                    guard b[k] == UInt8(ascii: "`") else {
+                        k &+= 1
+                        continue
+                    }
+                    var m = k
+                    while m < to && b[m] == UInt8(ascii: "`") { m &+= 1 }
+                    if m &- k == n {
+                        closer = m
+                        break
+                    }
+                    k = m
+                }
+                if closer >= 0 {
+                    i = closer
+                } else {
+                    // Open: text until a run of its length comes.
+                    if n == length { return false }
+                    i = j
+                }
+            default:
+                i &+= 1
+            }
+        }
         return true
     }
 
@@ -736,6 +869,7 @@ public final class MarkdownCache {
         Self.appendTail(of: text, to: &entry.text)
         if end < utf8.count {
             entry.tail = nil
+            entry.ended = Ended(path: tail.path, inlineFrom: from)
         } else {
             let ending = Self.ending(of: text)
             entry.tail?.blanks = ending.blanks
