@@ -372,24 +372,11 @@ final class TranscriptNodesTests: XCTestCase {
             ("- Step 1\n- ", ["Step *2*", " done"], "Step 2 done"),
             ("- a\n- ", ["\u{e9}t\u{e9}\n"], "\u{e9}t\u{e9}"),
         ]
-        for (text, deltas, value) in cases {
-            let (cache, all) = Self.streamAsAWholeParse(text, deltas, prefix: "i")
-            XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
-            var item = cache.nodes(of: all, prefix: "i").last
-            while let node = item, node.role != .listItem || !node.children.isEmpty { item = node.children.last }
-            XCTAssertEqual(item?.value, value, all.debugDescription)
-        }
+        Self.assertLastItemsValueWithoutAParse(cases, prefix: "i")
         // Parsed: a task box, no blank after the marker (no item then), a mark or a digit first,
         // five blanks (the item's text would be indented code), a tab, a line ending.
-        for (text, delta) in [("- a\n- ", "[ ] task"), ("- a\n-", "Step"), ("- a\n- ", "*b*"), ("- a\n- ", "1. b"),
-                              ("- a\n-     ", "code"), ("- a\n-\t", "b"), ("- a\n- ", "\nb"), ("- a\n-", "  b")] {
-            let cache = MarkdownCache()
-            _ = cache.blocks(of: text, prefix: "i")
-            let all = text + delta
-            XCTAssertEqual(cache.blocks(of: all, prefix: "i", appendedTo: text.utf8.count).nodes,
-                           MarkdownNodes.nodes(Markdown.parse(all), prefix: "i"), all.debugDescription)
-            XCTAssertEqual(cache.parses, 2, "\(all.debugDescription): parsed")
-        }
+        Self.assertParsed([("- a\n- ", "[ ] task"), ("- a\n-", "Step"), ("- a\n- ", "*b*"), ("- a\n- ", "1. b"),
+                          ("- a\n-     ", "code"), ("- a\n-\t", "b"), ("- a\n- ", "\nb"), ("- a\n-", "  b")], prefix: "i")
         // Streamed in chunks: a whole parse's nodes after each.
         let items = "- Step 1\n-\n- [x] done\n-  two blanks\n1. one\n2.\n10) ten\n   - sub\n   *\n   * star\n\n- after a blank\n-    four\n-     five\n"
         for size in [1, 2, 3, 6] {
@@ -408,27 +395,14 @@ final class TranscriptNodesTests: XCTestCase {
             ("- Step 1\n  - two and `one` done", ["\n", "  ``"], "two and one done\n``"),
             ("- a\n  - see `one` with two words", ["\n", "`"], "see one with two words\n`"),
         ]
-        for (text, deltas, value) in cases {
-            let (cache, all) = Self.streamAsAWholeParse(text, deltas, prefix: "f")
-            XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
-            var item = cache.nodes(of: all, prefix: "f").last
-            while let node = item, node.role != .listItem || !node.children.isEmpty { item = node.children.last }
-            XCTAssertEqual(item?.value, value, all.debugDescription)
-        }
+        Self.assertLastItemsValueWithoutAParse(cases, prefix: "f")
         // Parsed: the run would close an open one (`` ` `` then a lone one; `` `` `` then two), a hard break
         // before (two blanks, a backslash), a third backtick (a fence), a tab, text after the run,
         // what could take a backtick into a link or an autolink.
-        for (text, delta) in [("- a `b", "\n`"), ("- a ``b", "\n``"), ("- a  ", "\n`"), ("- a\\", "\n`"),
-                              ("- a", "\n```"), ("- a", "\n\t`"), ("- a", "\n`b"), ("- [a](b)", "\n`"),
-                              ("- see http://x.y", "\n`"), ("- see www.x.y", "\n`"), ("- a <b>", "\n`"),
-                              ("- a", "\n\n`")] {
-            let cache = MarkdownCache()
-            _ = cache.blocks(of: text, prefix: "f")
-            let all = text + delta
-            XCTAssertEqual(cache.blocks(of: all, prefix: "f", appendedTo: text.utf8.count).nodes,
-                           MarkdownNodes.nodes(Markdown.parse(all), prefix: "f"), all.debugDescription)
-            XCTAssertEqual(cache.parses, 2, "\(all.debugDescription): parsed")
-        }
+        Self.assertParsed([("- a `b", "\n`"), ("- a ``b", "\n``"), ("- a  ", "\n`"), ("- a\\", "\n`"),
+                          ("- a", "\n```"), ("- a", "\n\t`"), ("- a", "\n`b"), ("- [a](b)", "\n`"),
+                          ("- see http://x.y", "\n`"), ("- see www.x.y", "\n`"), ("- a <b>", "\n`"),
+                          ("- a", "\n\n`")], prefix: "f")
         // A blank line after the line ends the paragraph: backticks after it begin another, and are parsed.
         let (blank, text) = Self.streamAsAWholeParse("- Step 1\n  - check `value_1`", ["\n", "\n``"], prefix: "f")
         XCTAssertEqual(blank.parses, 2, text.debugDescription)
@@ -563,6 +537,33 @@ final class TranscriptNodesTests: XCTestCase {
     /// (byte by byte by default): the byte counts after
     /// which its nodes differ from those of a whole parse.
     /// `text`, then each of `deltas` appended, through a cache: the nodes after each are a whole parse's.
+    /// Each text, then its deltas: as parsed whole after each, parsed only
+    /// the first time, and the value of the last item (down to the last
+    /// one without children) is `value`.
+    private static func assertLastItemsValueWithoutAParse(
+        _ cases: [(text: String, deltas: [String], value: String)], prefix: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        for (text, deltas, value) in cases {
+            let (cache, all) = streamAsAWholeParse(text, deltas, prefix: prefix, file: file, line: line)
+            XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed", file: file, line: line)
+            var item = cache.nodes(of: all, prefix: prefix).last
+            while let node = item, node.role != .listItem || !node.children.isEmpty { item = node.children.last }
+            XCTAssertEqual(item?.value, value, all.debugDescription, file: file, line: line)
+        }
+    }
+
+    /// Each text, then its delta: as parsed whole, and parsed.
+    private static func assertParsed(_ cases: [(String, String)], prefix: String, file: StaticString = #filePath, line: UInt = #line) {
+        for (text, delta) in cases {
+            let cache = MarkdownCache()
+            _ = cache.blocks(of: text, prefix: prefix)
+            let all = text + delta
+            XCTAssertEqual(cache.blocks(of: all, prefix: prefix, appendedTo: text.utf8.count).nodes,
+                           MarkdownNodes.nodes(Markdown.parse(all), prefix: prefix), all.debugDescription, file: file, line: line)
+            XCTAssertEqual(cache.parses, 2, "\(all.debugDescription): parsed", file: file, line: line)
+        }
+    }
+
     private static func streamAsAWholeParse(
         _ text: String, _ deltas: [String], prefix: String, file: StaticString = #filePath, line: UInt = #line
     ) -> (cache: MarkdownCache, all: String) {
