@@ -345,15 +345,8 @@ final class TranscriptNodesTests: XCTestCase {
         }
         // Parsed: what may end the fence's run or undo it (a backtick in a backtick fence's line), an
         // escape or an entity in the info string, a tab, and a fence in a quote (its lines are not read here).
-        for (text, delta) in [("```", "`"), ("~~~", "~"), ("```", "sh`"), ("```", "c\\+\\+"), ("```", "c&#43;"),
-                              ("```", "\tsh"), ("> ```", "sh"), ("```\\", "sh")] {
-            let cache = MarkdownCache()
-            _ = cache.blocks(of: text, prefix: "f")
-            let all = text + delta
-            XCTAssertEqual(cache.blocks(of: all, prefix: "f", appendedTo: text.utf8.count).nodes,
-                           MarkdownNodes.nodes(Markdown.parse(all), prefix: "f"), all)
-            XCTAssertEqual(cache.parses, 2, "\(all.debugDescription): parsed")
-        }
+        Self.assertParsed([("```", "`"), ("~~~", "~"), ("```", "sh`"), ("```", "c\\+\\+"), ("```", "c&#43;"),
+                           ("```", "\tsh"), ("> ```", "sh"), ("```\\", "sh")], prefix: "f")
         // Streamed in chunks: a whole parse's nodes after each.
         let fences = "```sh  more words\nmake\n```\n- a\n  ~~~ python3 x\n\n  y = 2\n  ~~~\n   ``` c\n    int\n```\n~~~ a`b\nz\n~~~\n"
         for size in [1, 2, 3, 4, 7] {
