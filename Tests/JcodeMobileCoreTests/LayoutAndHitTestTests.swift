@@ -262,17 +262,33 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#111827" xml:space="preserve">Hello</text>"##))
     }
 
-    func testACodeBlockIsAFilledBorderedBoxWithItsLanguageAboveAndItsCodeLineByLine() {
-        var code = SemanticNode("c", .codeBlock, label: "", value: "let x = 1\nprint(x)")
+    func testACodeBlockIsAFilledBorderedBoxWithAHeaderOfItsLanguageAndCopyButtonAboveItsCodeLineByLine() {
+        var code = SemanticNode(
+            "c", .codeBlock, label: "", value: "let x = 1\nprint(x)",
+            children: [.button("c.copy", "Copy", .copy(nodeID: "c"), accessibilityLabel: "Copy the code")])
         code.language = "swift"
         let (tree, svg) = picture([code])
-        // A caption line and two lines of code, padded.
-        XCTAssertEqual(tree.find("c")?.bounds, bounds(16, 47, 358, 72))
-        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="358" height="72" rx="6" fill="#f6f8fa" stroke="#d1d5db"/>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="67" fill="#6b7280" font-size="11" xml:space="preserve">swift</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="88" fill="#1f2937" xml:space="preserve">let x = 1</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="108" fill="#1f2937" xml:space="preserve">print(x)</text>"##))
+        // Padding, a header as tall as a button, two lines of code, padding.
+        XCTAssertEqual(tree.find("c")?.bounds, bounds(16, 47, 358, 96))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="358" height="96" rx="6" fill="#f6f8fa" stroke="#d1d5db"/>"##))
+        // The Copy button at the header's right, a 44-point square; the language at its left.
+        XCTAssertEqual(tree.find("c.copy")?.bounds, bounds(324, 53, 44, 44))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="79" fill="#6b7280" font-size="11" xml:space="preserve">swift</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="112" fill="#1f2937" xml:space="preserve">let x = 1</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="132" fill="#1f2937" xml:space="preserve">print(x)</text>"##))
         XCTAssertEqual(Screenshot.fontFamily, "DejaVu Sans Mono, monospace", "the whole picture is in the monospace font")
+    }
+
+    func testACodeBlockHasItsHeaderWithoutALanguageAndALineOfCodeBeforeItsFirstCharacter() {
+        var empty = SemanticNode("c", .codeBlock, label: "", value: "")
+        empty.language = "sh"
+        var noLanguage = SemanticNode("c", .codeBlock, label: "", value: "make")
+        noLanguage.language = nil
+        var oneLine = noLanguage
+        oneLine.language = "sh"
+        XCTAssertEqual(picture([empty]).tree.find("c")?.bounds, bounds(16, 47, 358, 76))
+        XCTAssertEqual(picture([noLanguage]).tree.find("c")?.bounds, bounds(16, 47, 358, 76))
+        XCTAssertEqual(picture([oneLine]).tree.find("c")?.bounds, bounds(16, 47, 358, 76))
     }
 
     func testACodeBlockStillStreamingLooksLikeAClosedOne() {

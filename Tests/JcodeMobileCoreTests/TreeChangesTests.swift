@@ -184,6 +184,24 @@ final class TreeChangesTests: XCTestCase {
 
     // MARK: - Tree changes
 
+    func testACodeBlocksLanguageAndFirstCharactersMoveNothingItsHeaderAndFirstLineAreThereFromItsFence() {
+        let app = app()
+        act(app, #"{"type":"send_message","text":"go"}"#)
+        server(app, #"{"type":"text_delta","text":"Run:\n\n```"}"#)
+        _ = app.tree()
+        for (delta, expected) in [
+            ("sh", #"[{"op":"append","id":"message.m2","field":"value","text":"sh"},{"op":"append","id":"message.m2.md.1","field":"accessibility_label","text":", sh"},{"op":"update","id":"message.m2.md.1","set":{"language":"sh"}}]"#),
+            (#"\n"#, #"[{"op":"append","id":"message.m2","field":"value","text":"\n"}]"#),
+            ("make", #"[{"op":"append","id":"message.m2","field":"value","text":"make"},{"op":"update","id":"message.m2.md.1","set":{"value":"make","accessibility_value":"make"}}]"#),
+        ] {
+            let revision = app.state.revision
+            server(app, #"{"type":"text_delta","text":"\#(delta)"}"#)
+            let answer = app.treeChangesDocument(since: UInt64(revision)).bytes.string
+            XCTAssertTrue(answer.hasSuffix(#","ops":\#(expected)}"#), "\(delta): \(answer)")
+        }
+        XCTAssertEqual(app.tree().find("message.m2.md.1")?.bounds.height, 76, "a header and one line of code, padded")
+    }
+
     func testAStreamedDeltaIsAppendedToItsMessagesTextAndToItsLastParagraph() {
         let app = app()
         history(app, count: 1_000)

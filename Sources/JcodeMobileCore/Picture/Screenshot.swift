@@ -187,11 +187,14 @@ public enum Screenshot {
                 top += Layout.lineHeight
             }
         }
-        if Layout.captionLines(node) > 0, let language = node.language {
-            if fits(top, Layout.lineHeight, clip) {
-                out.append("<text x=\"\(b.x + Layout.padding)\" y=\"\(top + 14)\" fill=\"\(style.secondary)\" font-size=\"11\" xml:space=\"preserve\">\(escaped(fitted(language, perLine)))</text>\n")
+        let header = Layout.headerHeight(node)
+        if header > 0 {
+            // The language at the left of the header, across from its buttons.
+            if let language = node.language, !language.isEmpty, fits(top, header, clip) {
+                let room = max(1, (b.width - 2 * Layout.padding - node.children.reduce(0) { $0 + $1.bounds.width + Layout.gap }) / Layout.charWidth)
+                out.append("<text x=\"\(b.x + Layout.padding)\" y=\"\(top + header / 2 + 4)\" fill=\"\(style.secondary)\" font-size=\"11\" xml:space=\"preserve\">\(escaped(fitted(language, room)))</text>\n")
             }
-            top += Layout.lineHeight
+            top += header
         }
         let grid = Layout.grid(node)
         let gutter = Layout.gutter(node)

@@ -75,9 +75,33 @@ public enum Layout {
         }
     }
 
-    /// A code block with a language has a caption line above its code.
-    static func captionLines(_ node: SemanticNode) -> Int {
-        node.role == .codeBlock && !(node.language ?? "").isEmpty ? 1 : 0
+    /// A code block's header, above its code: its language at the left,
+    /// its buttons (Copy) at the right, as tall as a button. It is there
+    /// from the first (a language or a new line of code moves no button).
+    public static func headerHeight(_ node: SemanticNode) -> Int {
+        node.role == .codeBlock ? buttonHeight : 0
+    }
+
+    /// A header button's width: its label and padding, at least a button's height (a square touch target).
+    static func headerButtonWidth(_ button: SemanticNode) -> Int {
+        max(buttonHeight, button.label.unicodeScalars.count * charWidth + 2 * padding)
+    }
+
+    /// A code block's buttons side by side at the right of its header, the first rightmost.
+    private static func placeHeaderButtons(_ buttons: inout [SemanticNode], right: Int, y: Int) {
+        var right = right
+        for i in buttons.indices {
+            guard buttons[i].visible else {
+                buttons[i].bounds = SemanticNode.Bounds(x: right, y: y, width: 0, height: 0)
+                zero(&buttons[i].children, x: right, y: y)
+                continue
+            }
+            let width = headerButtonWidth(buttons[i])
+            right -= width
+            buttons[i].bounds = SemanticNode.Bounds(x: right, y: y, width: width, height: buttonHeight)
+            zero(&buttons[i].children, x: right, y: y)
+            right -= gap
+        }
     }
 
     static func apply(
@@ -143,6 +167,12 @@ public enum Layout {
         if node.role == .tableRow {
             placeCells(&node.children, x: x + inset, y: &y, width: max(0, width - 2 * inset), memo: memo)
             i = node.children.endIndex
+        } else if node.role == .codeBlock {
+            // Its buttons are in its header, which its own height counts.
+            placeHeaderButtons(&node.children, right: x + width - padding, y: top + padding)
+            node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
+            y += gapAfter(node.role)
+            return
         }
         while i < node.children.endIndex {
             let run = rowLength(node, from: i)
@@ -306,7 +336,13 @@ public enum Layout {
             }
             // A list item's label is its marker, in the gutter of its first line.
             let labelLines = node.role == .listItem ? 0 : lineCount(node.label, perLine: charactersPerLine(width))
-            let lines = labelLines + captionLines(node)
+            let lines = labelLines
+            // A code block: its header, then its code, a line of it from the
+            // first (one whose fence has just opened does not grow when its
+            // first character arrives).
+            if node.role == .codeBlock {
+                return headerHeight(node) + lines * lineHeight + max(1, valueLines) * grid.lineHeight + 2 * padding
+            }
             // A diff's line is a band of its text, no padding.
             if node.role == .diffLine { return max(1, lines + valueLines) * lineHeight }
             if lines + valueLines == 0 { return lineHeight + 2 * padding }
