@@ -183,6 +183,13 @@ final class TranscriptNodesTests: XCTestCase {
             ("> - [ ] a task\n>   - deeper it", [0, 0, 0, 0], false),
             ("1. one\n\n   more of one", [0, 0], false),
             ("> ```\n> let x", [0], true),
+            // Lines that begin with marks that begin no block, followed as they are.
+            ("- **Fireworks** (`jcode login --prov", [0], false),
+            ("`make` builds it, then the test", [], false),
+            ("- a\n  - _b", [0, 0, 0], false),
+            ("3 files changed, 1.5x faster: the parser", [], false),
+            ("1.5x faster", [], false),
+            ("> ![a picture](p.png) of the gateway", [0], false),
         ]
         for (text, path, code) in cases {
             let cache = MarkdownCache()
@@ -191,13 +198,19 @@ final class TranscriptNodesTests: XCTestCase {
             XCTAssertEqual(cache.tail(for: "d")?.code, code, text)
             let more = text + "s and more"
             let grown = cache.blocks(of: more, prefix: "d", appendedTo: text.utf8.count)
-            XCTAssertEqual(grown.grownFrom, path[0], text)
+            // A list or quote grew in its last item or block (a paragraph at the top: in its text).
+            if let first = path.first { XCTAssertEqual(grown.grownFrom, first, text) }
             XCTAssertEqual(grown.nodes, MarkdownNodes.nodes(Markdown.parse(more), prefix: "d"), text)
         }
         // Not the open text's first line when it may still become something else:
         // a fence's own line, a marker and nothing after it, a definition in an
-        // item, a line that begins with a mark that is not a letter.
-        for other in ["> - a\n>   ```sh", "- a\n  - ", "> - [a]: /b", "- a\n  - *b", "> - a\n>   1", "- a\n  <b>"] {
+        // item, a line that begins with marks more text may still make a
+        // block's (a list marker, a thematic break, a fence, an ordered
+        // list's marker, HTML), or a title of a definition before it.
+        for other in [
+            "> - a\n>   ```sh", "- a\n  - ", "> - [a]: /b", "- a\n  - **", "- a\n  - ``", "- a\n  - --", "> - a\n>   1",
+            "> - a\n>   1.", "- a\n  <b>", "[a]: /u\n'the ti", "[a]: /u\n\"the ti", "[a]: /u\n(the ti", "12",
+        ] {
             var stream = MarkdownStream()
             stream.update(other, appendedOnly: false)
             XCTAssertNil(MarkdownCache.tail(of: other, last: MarkdownNodes.nodes(stream.blocks, prefix: "d").last, stream: stream), other)
@@ -207,6 +220,12 @@ final class TranscriptNodesTests: XCTestCase {
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(nested), [])
         let quoted = "> The core reads,\n>\n> - first point of part 1\n> - second point with a [link](https://example.com)\n>   - deeper words\n>\n> 1. one\n> 2. [a]: /u\n> 3. three\n> > > three deep\nlazy words\n> ```\n> code in it\n> ```\n"
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(quoted), [])
+        // Lines that begin with marks, as agents write them: a bold or code lead-in, numbers, emphasis, images.
+        let marked = "- **Gateway** (`jcode serve --port 7643`)\n- **Pairing** (`jcode pair`): *six digits*\n- `--help` lists them\n\n"
+            + "`make` builds it: 3 files, 1.5x faster, 2024-11 notes, 1234567890. done\n\n**Note**: _this_ and __that__ ~~old~~\n"
+            + "> ![the screen](a.png) **bold** and `code`\n>\n> 2) two\n- --x and -y\n- +z\n\n[a]: /u\n'a title'\n\n!bang [a]\n"
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(marked), [])
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(marked, chunk: 3), [])
     }
 
     func testADeltaOfMarksIntoAParagraphsOnlyLineHasThatLineReadAgainAndNotTheBlocks() {

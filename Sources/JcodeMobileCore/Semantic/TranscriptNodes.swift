@@ -669,6 +669,43 @@ public final class MarkdownCache {
         byte >= 0x80 || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
     }
 
+    /// Whether a line whose first character (after its blanks and its
+    /// containers' marks) is at `start` and is not a letter already reads
+    /// as a paragraph's, whatever more text goes on it without a line
+    /// ending: it begins with marks that, followed by what follows them,
+    /// begin no block. A run of `*`, `_`, `-` or `+` followed by a
+    /// character that is not a blank (`**bold`, `_x`, `-x`: no list marker,
+    /// which a blank follows, no thematic break or setext underline, which
+    /// hold only the mark and blanks); one or two backticks or tildes and
+    /// anything after them (no fence, which needs three); digits not
+    /// followed by `.` or `)` and a blank (`3 files`, `1.5x`: no ordered
+    /// list's marker); `!`. A mark with nothing after it yet is not known
+    /// to be text. Not `"`, `'` nor `(`: such a line may be the title of a
+    /// link reference definition on the lines before it.
+    private static func beginsParagraphLine(_ utf8: String.UTF8View, at start: String.Index) -> Bool {
+        let lead = utf8[start]
+        var i = start
+        var run = 0
+        switch lead {
+        case UInt8(ascii: "!"):
+            return true
+        case UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "+"):
+            while i < utf8.endIndex && utf8[i] == lead { i = utf8.index(after: i) }
+            return i < utf8.endIndex && utf8[i] != 0x20 && utf8[i] != 0x09
+        case UInt8(ascii: "`"), UInt8(ascii: "~"):
+            while i < utf8.endIndex && utf8[i] == lead { i = utf8.index(after: i); run &+= 1 }
+            return i < utf8.endIndex && run < 3
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"):
+            while i < utf8.endIndex && utf8[i] >= UInt8(ascii: "0") && utf8[i] <= UInt8(ascii: "9") { i = utf8.index(after: i); run &+= 1 }
+            guard i < utf8.endIndex else { return false }
+            if run > 9 || (utf8[i] != UInt8(ascii: ".") && utf8[i] != UInt8(ascii: ")")) { return true }
+            i = utf8.index(after: i)
+            return i < utf8.endIndex && utf8[i] != 0x20 && utf8[i] != 0x09
+        default:
+            return false
+        }
+    }
+
     /// A delta of blanks only onto a last line of blanks only (after the
     /// text's last line ending), outside code and HTML at any depth: a blank
     /// line changes no node there, however long it grows (it ends a
@@ -1215,7 +1252,7 @@ public final class MarkdownCache {
         if code {
             guard lead != UInt8(ascii: "`"), lead != UInt8(ascii: "~") else { return nil }
         } else {
-            guard Self.beginsParagraph(lead) else { return nil }
+            guard Self.beginsParagraph(lead) || Self.beginsParagraphLine(utf8, at: scan) else { return nil }
         }
         // The paragraph's only line: its inline content may be read again alone.
         var inlineFrom: Int?
