@@ -326,9 +326,16 @@ public struct MarkdownStream: Sendable {
         if found > floor || floor == 0 { self.lastLineStart = found }
         lineScanned = bytes.count
         let lastLineStart = max(restartOffset, self.lastLineStart)
+        // A block the last line closed (a list before a heading, a quote
+        // before a paragraph) is final too when that line has begun as
+        // what it is, whatever follows on it: then no delta of the line
+        // parses the block again. Not one the line belongs to (a closing
+        // fence, a setext underline), whose text the line is part of.
+        let settled = lastLineStart == self.lastLineStart && Self.lineHasBegun(bytes, from: lastLineStart)
         blocks.removeSubrange(headCount...)
         var index = 0
-        while index < nodes.count, let closeLine = nodes[index].closeLine, closeLine < lastLineStart {
+        while index < nodes.count, let closeLine = nodes[index].closeLine,
+              closeLine < lastLineStart || (settled && closeLine == lastLineStart && nodes[index].resumeAt == lastLineStart) {
             let node = nodes[index]
             if let block = node.block {
                 if node.dependsOnLaterDefinitions && firstDependentHeadBlock == nil { firstDependentHeadBlock = blocks.count }
@@ -350,6 +357,46 @@ public struct MarkdownStream: Sendable {
         openContainer = index == nodes.count - 1 && openFence == nil ? container : nil
         endsInDefinitions = nodes.last.map { $0.block == nil } ?? false
         stableCount = max(stableCount, firstDependentHeadBlock ?? headCount)
+    }
+}
+
+extension MarkdownStream {
+    /// Whether the line from `start` (the text's last, not ended) has begun
+    /// as what it is whatever more text goes on it: its first character
+    /// that is not a blank is a letter (a paragraph's line), a `>` (a
+    /// quote's), one to six `#` and a blank (a heading's), or a list's
+    /// marker (`-`, `+`, `*`, or one to nine digits and `.` or `)`), a
+    /// blank and more. Then the blocks it closed stay closed. Not a line of
+    /// blanks, a fence, a thematic break, an HTML tag, a table's row, nor
+    /// marks with nothing after them yet (`-` may become `- a` or `---`).
+    static func lineHasBegun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
+        var i = start
+        while i < bytes.count && (bytes[i] == 0x20 || bytes[i] == 0x09) { i &+= 1 }
+        guard i < bytes.count else { return false }
+        let lead = bytes[i]
+        if lead >= 0x80 || (lead | 0x20 >= UInt8(ascii: "a") && lead | 0x20 <= UInt8(ascii: "z")) { return true }
+        var marks = i
+        switch lead {
+        case UInt8(ascii: ">"):
+            return true
+        case UInt8(ascii: "#"):
+            while marks < bytes.count && bytes[marks] == lead { marks &+= 1 }
+            guard marks &- i <= 6 else { return false }
+        case UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "*"):
+            marks &+= 1
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"):
+            while marks < bytes.count && bytes[marks] >= UInt8(ascii: "0") && bytes[marks] <= UInt8(ascii: "9") { marks &+= 1 }
+            guard marks &- i <= 9, marks < bytes.count, bytes[marks] == UInt8(ascii: ".") || bytes[marks] == UInt8(ascii: ")") else { return false }
+            marks &+= 1
+        default:
+            return false
+        }
+        // The marks, a blank, and something that is not a blank after it.
+        guard marks < bytes.count, bytes[marks] == 0x20 || bytes[marks] == 0x09 else { return false }
+        while marks < bytes.count && (bytes[marks] == 0x20 || bytes[marks] == 0x09) { marks &+= 1 }
+        guard marks < bytes.count else { return false }
+        // Not a thematic break's (`- - -`, `* * *`): a list marker's text begins with another character.
+        return lead == UInt8(ascii: "#") || bytes[marks] != lead
     }
 }
 

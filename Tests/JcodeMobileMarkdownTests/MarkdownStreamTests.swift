@@ -86,6 +86,35 @@ final class MarkdownStreamTests: XCTestCase {
         for size in 1...64 where !streamsAsAWholeParse(text, size: size) { return }
     }
 
+    func testABlockTheLastLineClosedIsFinalOnceThatLineHasBegunAsWhatItIs() {
+        // Each text, more of its last line, and where its last line starts:
+        // the next parse reads from there, not the closed block again.
+        let settled: [(text: String, more: String, lastLine: Int)] = [
+            ("- one\n- two\n\n## Exec", "utive summary", 13),
+            ("> a quote\n\nThe par", "agraph", 11),
+            ("- one\n\n> q", "uote", 7),
+            ("1. one\n\n- x", "y", 8),
+            ("| a |\n|---|\n| 1 |\n\n2. st", "ep", 19),
+            ("    code\nwo", "rds", 9),
+        ]
+        for (text, more, lastLine) in settled {
+            var stream = MarkdownStream()
+            streamAndCompare(&stream, text)
+            XCTAssertEqual(stream.restartPoint, lastLine, text)
+            streamAndCompare(&stream, text + more)
+            XCTAssertEqual(stream.restartPoint, lastLine, text + more)
+        }
+        // A last line whose marks more text may still make another block's, or the closed block's again.
+        for (text, more) in [
+            ("- one\n\n#", "x"), ("- one\n\n## ", "a"), ("- one\n\n1.", " x"), ("- q\n\n```", "x`"), ("- a\n\n* ", "* *"), ("1. one\n\n2", ". two"),
+        ] {
+            var stream = MarkdownStream()
+            streamAndCompare(&stream, text)
+            XCTAssertEqual(stream.restartPoint, 0, text)
+            streamAndCompare(&stream, text + more)
+        }
+    }
+
     func testAParagraphBeforeATableIsHeadOnceTheDelimiterRowIsComplete() {
         var stream = MarkdownStream()
         let text = "words | more\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 |"
