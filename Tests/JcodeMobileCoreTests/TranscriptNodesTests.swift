@@ -190,6 +190,9 @@ final class TranscriptNodesTests: XCTestCase {
             ("3 files changed, 1.5x faster: the parser", [], false),
             ("1.5x faster", [], false),
             ("> ![a picture](p.png) of the gateway", [0], false),
+            ("- [`GATEWAY.md`](./GATEWAY.md) and the pai", [0], false),
+            ("- [`GATEWAY.md`](./GATE", [0], false),
+            ("[the docs](./docs) say", [], false),
         ]
         for (text, path, code) in cases {
             let cache = MarkdownCache()
@@ -209,7 +212,7 @@ final class TranscriptNodesTests: XCTestCase {
         // list's marker, HTML), or a title of a definition before it.
         for other in [
             "> - a\n>   ```sh", "- a\n  - ", "> - [a]: /b", "- a\n  - **", "- a\n  - ``", "- a\n  - --", "> - a\n>   1",
-            "> - a\n>   1.", "- a\n  <b>", "[a]: /u\n'the ti", "[a]: /u\n\"the ti", "[a]: /u\n(the ti", "12",
+            "> - a\n>   1.", "- a\n  <b>", "[a]: /u\n'the ti", "[a]: /u\n\"the ti", "[a]: /u\n(the ti", "12", "- [a]: /u", "- [a]", "- [a \\] b",
         ] {
             var stream = MarkdownStream()
             stream.update(other, appendedOnly: false)
@@ -224,6 +227,7 @@ final class TranscriptNodesTests: XCTestCase {
         let marked = "- **Gateway** (`jcode serve --port 7643`)\n- **Pairing** (`jcode pair`): *six digits*\n- `--help` lists them\n\n"
             + "`make` builds it: 3 files, 1.5x faster, 2024-11 notes, 1234567890. done\n\n**Note**: _this_ and __that__ ~~old~~\n"
             + "> ![the screen](a.png) **bold** and `code`\n>\n> 2) two\n- --x and -y\n- +z\n\n[a]: /u\n'a title'\n\n!bang [a]\n"
+            + "- [`GATEWAY.md`](./GATEWAY.md)\n- [b] and [[c]]\n- [d]: /e\n\n[f] first, [the docs](./d.md) then\n\n[b]: /b\n[f]: /f\n"
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(marked), [])
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(marked, chunk: 3), [])
     }

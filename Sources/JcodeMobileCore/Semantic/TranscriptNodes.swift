@@ -679,7 +679,8 @@ public final class MarkdownCache {
     /// hold only the mark and blanks); one or two backticks or tildes and
     /// anything after them (no fence, which needs three); digits not
     /// followed by `.` or `)` and a blank (`3 files`, `1.5x`: no ordered
-    /// list's marker); `!`. A mark with nothing after it yet is not known
+    /// list's marker); `!`; a `[` that begins no link reference
+    /// definition. A mark with nothing after it yet is not known
     /// to be text. Not `"`, `'` nor `(`: such a line may be the title of a
     /// link reference definition on the lines before it.
     private static func beginsParagraphLine(_ utf8: String.UTF8View, at start: String.Index) -> Bool {
@@ -689,6 +690,27 @@ public final class MarkdownCache {
         switch lead {
         case UInt8(ascii: "!"):
             return true
+        case UInt8(ascii: "["):
+            // No link reference definition: its label (up to the first `]`
+            // not escaped, no `[` in it, at most 999 bytes) is not followed by
+            // `:` (`[a](u)`, `[a] b`, `[[a]]`).
+            i = utf8.index(after: i)
+            while i < utf8.endIndex && run < 1001 {
+                switch utf8[i] {
+                case UInt8(ascii: "["): return true
+                case UInt8(ascii: "]"):
+                    i = utf8.index(after: i)
+                    return i < utf8.endIndex && utf8[i] != UInt8(ascii: ":")
+                case UInt8(ascii: "\\"):
+                    i = utf8.index(after: i)
+                    run &+= 1
+                    guard i < utf8.endIndex else { return false }
+                default: break
+                }
+                i = utf8.index(after: i)
+                run &+= 1
+            }
+            return run >= 1001
         case UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "+"):
             while i < utf8.endIndex && utf8[i] == lead { i = utf8.index(after: i) }
             return i < utf8.endIndex && utf8[i] != 0x20 && utf8[i] != 0x09
@@ -1173,6 +1195,10 @@ public final class MarkdownCache {
         let code: Bool
         var path: [Int] = []
         var emptyItem = false
+        // A paragraph whose value begins with "[" (more text can make it a
+        // definition, and take it away) is one only when the last line is its
+        // only one: then that line's own `[` is read (`beginsParagraphLine`).
+        let bracketLine = stream.openParagraphStart.map { $0 >= stream.lastLineStart } ?? false
         switch last.role {
         case .paragraph:
             if case .html = stream.blocks.last?.kind {
@@ -1180,14 +1206,15 @@ public final class MarkdownCache {
                 guard stream.endsInOpenHTML else { return nil }
                 code = true
             } else {
-                if last.value?.utf8.first == UInt8(ascii: "[") { return nil }
+                if last.value?.utf8.first == UInt8(ascii: "[") && !bracketLine { return nil }
                 code = false
             }
         case .codeBlock where last.variant == "open": code = true
         case .list, .quote:
             // Its last item or block, down to the open paragraph or code the text ends in.
             guard let block = stream.blocks.last,
-                  let leaf = Self.openLeaf(under: last, block, stream: stream, lineless: blankFenceLine || stream.openFenceLine?.hasLines == false)
+                  let leaf = Self.openLeaf(
+                    under: last, block, stream: stream, lineless: blankFenceLine || stream.openFenceLine?.hasLines == false, bracketLine: bracketLine)
             else { return nil }
             path = leaf.path
             code = leaf.kind == .code
@@ -1302,13 +1329,14 @@ public final class MarkdownCache {
     /// item's own when the item holds nothing else), and whether it is code.
     /// Nil when the text ends in anything else: an HTML block, a table, a
     /// paragraph of link reference definitions (which has no node) or one that
-    /// begins with "[" (more text can make it a definition, and take it away).
+    /// begins with "[" (more text can make it a definition, and take it away),
+    /// but for one whose only line is the last (`bracketLine`: the caller reads that line's `[`).
     private static func openLeaf(
-        under top: SemanticNode, _ block: MarkdownBlock, stream: MarkdownStream, lineless: Bool
+        under top: SemanticNode, _ block: MarkdownBlock, stream: MarkdownStream, lineless: Bool, bracketLine: Bool
     ) -> (path: [Int], kind: Leaf)? {
         var path: [Int] = []
         path.reserveCapacity(4)
-        guard let kind = leaf(under: top, block, stream: stream, lineless: lineless, path: &path) else { return nil }
+        guard let kind = leaf(under: top, block, stream: stream, lineless: lineless, bracketLine: bracketLine, path: &path) else { return nil }
         return (path, kind)
     }
 
@@ -1322,14 +1350,15 @@ public final class MarkdownCache {
     /// returned instead of `inout` too); `TreeChange.diffNode` reads its
     /// nodes through pointers for that reason, which was not tried here.
     private static func leaf(
-        under node: borrowing SemanticNode, _ block: borrowing MarkdownBlock, stream: MarkdownStream, lineless: Bool, path: inout [Int]
+        under node: borrowing SemanticNode, _ block: borrowing MarkdownBlock, stream: MarkdownStream, lineless: Bool, bracketLine: Bool,
+        path: inout [Int]
     ) -> Leaf? {
         switch (node.role, block.kind) {
         case (.list, .list), (.quote, .quote):
             let count = node.children.count
             guard count > 0, count == block.children.count else { return nil }
             path.append(count &- 1)
-            return leaf(under: node.children[count &- 1], block.children[count &- 1], stream: stream, lineless: lineless, path: &path)
+            return leaf(under: node.children[count &- 1], block.children[count &- 1], stream: stream, lineless: lineless, bracketLine: bracketLine, path: &path)
         case (.listItem, .listItem):
             var first = 0
             if case .paragraph? = block.children.first?.kind { first = 1 }
@@ -1337,13 +1366,15 @@ public final class MarkdownCache {
             guard count == block.children.count &- first else { return nil }
             guard count > 0 else {
                 if first == 0 && block.children.isEmpty && node.value == nil { return .emptyItem }
-                guard first == 1, stream.endsInParagraph, let value = node.value, value.utf8.first != UInt8(ascii: "[") else { return nil }
+                guard first == 1, stream.endsInParagraph, let value = node.value, bracketLine || value.utf8.first != UInt8(ascii: "[") else {
+                    return nil
+                }
                 return .paragraph
             }
             path.append(count &- 1)
-            return leaf(under: node.children[count &- 1], block.children[block.children.count &- 1], stream: stream, lineless: lineless, path: &path)
+            return leaf(under: node.children[count &- 1], block.children[block.children.count &- 1], stream: stream, lineless: lineless, bracketLine: bracketLine, path: &path)
         case (.paragraph, .paragraph):
-            guard stream.endsInParagraph, node.value?.utf8.first != UInt8(ascii: "[") else { return nil }
+            guard stream.endsInParagraph, bracketLine || node.value?.utf8.first != UInt8(ascii: "[") else { return nil }
             return .paragraph
         case (.codeBlock, .codeBlock):
             // Not the fence's own line ("- ```sh": the code has none yet), unless the fence's lines are
