@@ -134,6 +134,12 @@ package enum Table {
         cellBounds(row).map { cell(row, $0) }
     }
 
+    /// How many cells a row has (`cells(row).count`, none copied): for a
+    /// caller in another module, which would call the generic `cells` unspecialized.
+    package static func cellCount(_ row: [UInt8]) -> Int {
+        cellBounds(row).count
+    }
+
     /// A cell of `row` (one of `cellBounds(row)`): copied once, trimmed, and
     /// built byte by byte only when it has a backslash.
     static func cell<C: Collection>(_ row: C, _ bounds: (from: Int, to: Int, escaped: Bool)) -> [UInt8]

@@ -1399,8 +1399,8 @@ public final class MarkdownCache {
         guard let end = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[end] != UInt8(ascii: "|") else { return nil }
         // An escaped pipe at the end would be read with what comes next.
         guard line[end] != UInt8(ascii: "\\") else { return nil }
-        let cells = Table.cells(line)
-        return cells.isEmpty ? nil : cells.count &- 1
+        let cells = Table.cellCount(line)
+        return cells == 0 ? nil : cells &- 1
     }
 
     /// Just after the list marker (`-`, `+`, `*`, or 1 to 9 digits and `.`
