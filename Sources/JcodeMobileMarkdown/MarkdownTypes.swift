@@ -129,6 +129,19 @@ public enum Markdown {
         return (text, MarkdownSpans(spans))
     }
 
+    /// The last cell of a table's row (`row`: its line from its first
+    /// character that is not a blank, not ended): its text and runs as a
+    /// parse reads them, and its index among the row's cells. Nil when that
+    /// cell holds a backslash (an escaped pipe is read apart).
+    package static func lastCellText(
+        ofRow row: [UInt8], definitions: [String: String], scratch: MarkdownScratch? = nil
+    ) -> (text: String, spans: MarkdownSpans, cell: Int)? {
+        let cells = Table.cellBounds(row)
+        guard let last = cells.last, !last.escaped else { return nil }
+        let (text, spans, _) = InlineParser.parse(row, in: last.from..<last.to, definitions: definitions, scratch: scratch?.inline)
+        return (text, MarkdownSpans(spans), cells.count &- 1)
+    }
+
     /// Parses a whole document.
     public static func parse(_ text: String) -> [MarkdownBlock] {
         var text = text

@@ -1005,7 +1005,9 @@ public final class MarkdownCache {
         let delta = text.utf8.dropFirst(old)
         guard let first = delta.first, first & 0xC0 != 0x80 else { return false }
         // After a run of `*` or `_` that may close, only a blank or a pipe (what ends the cell's text).
-        if Self.endsInClosingRun(entry.text) && first != 0x20 && first != 0x09 && first != UInt8(ascii: "|") { return false }
+        if Self.endsInClosingRun(entry.text) && first != 0x20 && first != 0x09 && first != UInt8(ascii: "|") {
+            return rereadCell(entry, tail, text, from: old, table: table)
+        }
         let cells = entry.nodes[table].children[rowIndex].children.count
         // What goes on which cell, found first; the row is changed only when all of the delta can go on it.
         var additions: [(cell: Int, text: String)] = []
@@ -1014,7 +1016,9 @@ public final class MarkdownCache {
             // One cell's part of the delta: up to the next pipe or the end.
             var end = i
             while end < delta.endIndex && delta[end] != UInt8(ascii: "|") {
-                guard Self.readsAsItself(text.utf8, end, end: delta.endIndex, code: false) else { return false }
+                guard Self.readsAsItself(text.utf8, end, end: delta.endIndex, code: false) else {
+                    return rereadCell(entry, tail, text, from: old, table: table)
+                }
                 end = delta.index(after: end)
             }
             let empty = entry.nodes[table].children[rowIndex].children[cell].value?.isEmpty ?? true
@@ -1053,6 +1057,38 @@ public final class MarkdownCache {
         entry.tail?.blanks = blanks
         entry.tail?.wordMayLink = mayLink
         Self.appendTail(of: text, to: &entry.text)
+        return true
+    }
+
+    /// A delta into a table's last row that holds marks (`` ` ``, `*`, `(`
+    /// …) but no pipe, line ending or backslash: it stays in the row's last
+    /// cell (`tail`'s), whose inline content alone is read again (as
+    /// `rereadLine` reads a paragraph's line), not the table.
+    private func rereadCell(_ entry: Entry, _ tail: Tail, _ text: String, from old: Int, table: Int) -> Bool {
+        let utf8 = text.utf8
+        let delta = utf8.dropFirst(old)
+        guard !delta.contains(where: {
+            $0 == UInt8(ascii: "|") || $0 == 0x0A || $0 == 0x0D || $0 == 0 || $0 == UInt8(ascii: "\\")
+        }) else { return false }
+        // The row's line, from its first character that is not a blank.
+        var start = utf8.endIndex
+        while start > utf8.startIndex, utf8[utf8.index(before: start)] != 0x0A, utf8[utf8.index(before: start)] != 0x0D {
+            start = utf8.index(before: start)
+        }
+        while start < utf8.endIndex && (utf8[start] == 0x20 || utf8[start] == 0x09) { start = utf8.index(after: start) }
+        let row = Array(utf8[start...])
+        guard row.count <= Self.longestLineReadAgain,
+              let read = Markdown.lastCellText(ofRow: row, definitions: entry.stream.definitions, scratch: scratch), read.cell == tail.path[1]
+        else { return false }
+        Self.modify(at: tail.path, in: &entry.nodes, last: table) { node in
+            node.value = read.text
+            node.accessibilityValue = read.text
+            node.spans = read.spans.isEmpty ? nil : read.spans
+        }
+        Self.appendTail(of: text, to: &entry.text)
+        let ending = Self.ending(of: text)
+        entry.tail?.blanks = ending.blanks
+        entry.tail?.wordMayLink = ending.wordMayLink
         return true
     }
 
