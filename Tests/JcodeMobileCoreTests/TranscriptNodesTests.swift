@@ -277,29 +277,13 @@ final class TranscriptNodesTests: XCTestCase {
 
     func testADeltaOfMarksIntoATablesLastCellHasThatCellReadAgainAndNotTheTable() {
         let table = "| kind | id | what it shows |\n|---|---|---|\n| `tool_call` | `tool.<id>` | its name, `value` its status"
-        // Each delta that cannot be appended as it is, into the last cell.
+        // Each delta that cannot be appended as it is, into the last cell, then plain words after it.
         for delta in [", `expanded` (closed by", " **bold** _it_ and [a link](https://example.com)", " ~~old~~ *x", " (a `text`: one line"] {
-            let cache = MarkdownCache()
-            _ = cache.blocks(of: table, prefix: "t")
-            let more = table + delta
-            XCTAssertEqual(cache.blocks(of: more, prefix: "t", appendedTo: table.utf8.count).nodes,
-                           MarkdownNodes.nodes(Markdown.parse(more), prefix: "t"), delta)
-            XCTAssertEqual(cache.parses, 1, "\(delta): only the first text was parsed")
-            // Plain words after it go on as they are.
-            let words = more + " and more words"
-            XCTAssertEqual(cache.blocks(of: words, prefix: "t", appendedTo: more.utf8.count).nodes,
-                           MarkdownNodes.nodes(Markdown.parse(words), prefix: "t"), delta)
-            XCTAssertEqual(cache.parses, 1, delta)
+            let (cache, all) = Self.streamAsAWholeParse(table, [delta, " and more words"], prefix: "t")
+            XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
         }
         // Parsed: a delta with marks and a pipe, a backslash, or a line ending.
-        for delta in [" `a` | b", " `a\\|b`", " *x*\n| c |"] {
-            let cache = MarkdownCache()
-            _ = cache.blocks(of: table, prefix: "t")
-            let more = table + delta
-            XCTAssertEqual(cache.blocks(of: more, prefix: "t", appendedTo: table.utf8.count).nodes,
-                           MarkdownNodes.nodes(Markdown.parse(more), prefix: "t"), delta)
-            XCTAssertEqual(cache.parses, 2, delta)
-        }
+        Self.assertParsed([(table, " `a` | b"), (table, " `a\\|b`"), (table, " *x*\n| c |")], prefix: "t")
         // Streamed byte by byte and in threes: a whole parse's nodes after every step.
         let rows = table + ", `expanded` (closed by default); a tap **toggles** it | extra | cells |\n| `diff` | `a\\|b` | `+n −m`, *counts* [x](y) ~~z~~ |\n"
         XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(rows), [])

@@ -78,7 +78,7 @@ public enum Layout {
     /// A code block's header, above its code: its language at the left,
     /// its buttons (Copy) at the right, as tall as a button. It is there
     /// from the first (a language or a new line of code moves no button).
-    public static func headerHeight(_ node: SemanticNode) -> Int {
+    static func headerHeight(_ node: SemanticNode) -> Int {
         node.role == .codeBlock ? buttonHeight : 0
     }
 
