@@ -87,20 +87,15 @@ public enum Layout {
         max(buttonHeight, button.label.unicodeScalars.count * charWidth + 2 * padding)
     }
 
-    /// A code block's buttons side by side at the right of its header, the first rightmost.
+    /// A code block's buttons (childless) side by side at the right of its
+    /// header, the first rightmost; a hidden one takes no room.
     private static func placeHeaderButtons(_ buttons: inout [SemanticNode], right: Int, y: Int) {
         var right = right
         for i in buttons.indices {
-            guard buttons[i].visible else {
-                buttons[i].bounds = SemanticNode.Bounds(x: right, y: y, width: 0, height: 0)
-                zero(&buttons[i].children, x: right, y: y)
-                continue
-            }
-            let width = headerButtonWidth(buttons[i])
+            let width = buttons[i].visible ? headerButtonWidth(buttons[i]) : 0
             right -= width
-            buttons[i].bounds = SemanticNode.Bounds(x: right, y: y, width: width, height: buttonHeight)
-            zero(&buttons[i].children, x: right, y: y)
-            right -= gap
+            buttons[i].bounds = SemanticNode.Bounds(x: right, y: y, width: width, height: buttons[i].visible ? buttonHeight : 0)
+            if buttons[i].visible { right -= gap }
         }
     }
 

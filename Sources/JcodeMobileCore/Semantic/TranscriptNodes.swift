@@ -1071,10 +1071,7 @@ public final class MarkdownCache {
             $0 == UInt8(ascii: "|") || $0 == 0x0A || $0 == 0x0D || $0 == 0 || $0 == UInt8(ascii: "\\")
         }) else { return false }
         // The row's line, from its first character that is not a blank.
-        var start = utf8.endIndex
-        while start > utf8.startIndex, utf8[utf8.index(before: start)] != 0x0A, utf8[utf8.index(before: start)] != 0x0D {
-            start = utf8.index(before: start)
-        }
+        var start = Self.lastLineStart(of: text)
         while start < utf8.endIndex && (utf8[start] == 0x20 || utf8[start] == 0x09) { start = utf8.index(after: start) }
         let row = Array(utf8[start...])
         guard row.count <= Self.longestLineReadAgain,
@@ -1422,16 +1419,21 @@ public final class MarkdownCache {
         }
     }
 
-    /// The index of the cell the end of `text`'s last line is in, when that
-    /// line is a table row that does not end in a pipe (more text goes into that cell).
-    private static func lastLineCell(_ text: String) -> Int? {
+    /// Where `text`'s last line begins: after its last line ending, "\n" or
+    /// a lone "\r" (the text does not end in one).
+    private static func lastLineStart(of text: String) -> String.Index {
         let utf8 = text.utf8
         var start = utf8.endIndex
-        // After the last line ending: "\n", or a lone "\r" (the text does not end in one).
         while start > utf8.startIndex, utf8[utf8.index(before: start)] != 0x0A, utf8[utf8.index(before: start)] != 0x0D {
             start = utf8.index(before: start)
         }
-        let line = Array(utf8[start...])
+        return start
+    }
+
+    /// The index of the cell the end of `text`'s last line is in, when that
+    /// line is a table row that does not end in a pipe (more text goes into that cell).
+    private static func lastLineCell(_ text: String) -> Int? {
+        let line = Array(text.utf8[lastLineStart(of: text)...])
         guard let end = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[end] != UInt8(ascii: "|") else { return nil }
         // An escaped pipe at the end would be read with what comes next.
         guard line[end] != UInt8(ascii: "\\") else { return nil }
