@@ -794,3 +794,33 @@ def test_a_symbolic_link_at_the_state_path_is_not_followed(tmp_path):
         cli("shutdown", socket=socket, timeout=15)
     assert victim.read_text() == "{}", "nothing was written through the link"
     assert any("sim.storage.json: cannot open" in e for e in errors), errors
+
+
+# -- an empty message and a port out of range are refused at once ---------------------------
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("message", ["", "   ", "\n\t"])
+def test_run_refuses_an_empty_message_at_once_with_exit_2(gateway, message):
+    # before: the message was sent as nothing and run waited out its whole timeout (120 s), exit 7
+    out = cli("run", "--host", "127.0.0.1", "--port", gateway.port, "--code", CODE, "--working-dir", WORKING_DIR,
+              "--message", message, timeout=20)
+    assert out.returncode == 2
+    assert out.stderr == "jcode-mobile: run: argument --message: must not be empty (see --help)\n"
+    assert out.stdout == ""
+    assert gateway.fake.devices == {}  # it never paired
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("port, message", [
+    ("0", "must be from 1 to 65535"),
+    ("65536", "must be from 1 to 65535"),
+    ("99999", "must be from 1 to 65535"),
+    ("-1", "must be from 1 to 65535"),
+    ("7643x", "'7643x' is not a port number"),
+])
+def test_run_refuses_a_port_out_of_1_to_65535_with_exit_2(tmp_path, port, message):
+    out = cli("run", "--host", "127.0.0.1", "--port", port, "--code", CODE, "--working-dir", WORKING_DIR,
+              "--message", "hi", socket=tmp_path / "none.sock", timeout=20)
+    assert out.returncode == 2
+    assert out.stderr == f"jcode-mobile: run: argument --port: {message} (see --help)\n"
+    assert out.stdout == ""

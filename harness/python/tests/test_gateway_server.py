@@ -856,6 +856,31 @@ def test_the_command_line_gateway_listens_logs_without_tokens_and_exits_on_sigte
                 pipe.close()
 
 
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("port, message", [
+    ("65536", "must be from 1 to 65535 (or 0: a free one)"),
+    ("99999", "must be from 1 to 65535 (or 0: a free one)"),
+    ("-1", "must be from 1 to 65535 (or 0: a free one)"),
+    ("http", "'http' is not a port number"),
+])
+def test_the_command_line_gateway_refuses_a_port_out_of_0_to_65535(port, message):
+    # before: --port 99999 listened on port 34463 (99999 - 65536), saying nothing
+    result = subprocess.run([sys.executable, "-m", "jcode_mobile.gateway", "--port", port, "--code", "246810"],
+                            cwd=HARNESS, capture_output=True, text=True, timeout=10)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == f"python -m jcode_mobile.gateway: error: argument --port: {message}"
+    assert result.stderr.startswith("usage: python -m jcode_mobile.gateway ")
+    assert result.stdout == ""  # it never listened
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("port", [-1, 65536, 99999])
+def test_a_gateway_server_refuses_a_port_out_of_0_to_65535(port):
+    with pytest.raises(ValueError) as refused:
+        GatewayServer(port=port)
+    assert str(refused.value) == f"port {port} is not from 1 to 65535 (or 0: a free one)"
+
+
 def test_the_command_line_gateway_refuses_a_non_loopback_address():
     result = subprocess.run([sys.executable, "-m", "jcode_mobile.gateway", "--port", "0", "--host", "0.0.0.0"],
                             cwd=HARNESS, capture_output=True, text=True, timeout=10)

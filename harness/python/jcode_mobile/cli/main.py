@@ -137,6 +137,22 @@ def _limit(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError("must be from 1 to 65535")
+    return value
+
+
+def _message(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
 def _point(text: str) -> float:
     try:
         value = float(text)
@@ -270,10 +286,10 @@ def build_parser(*, list_scenarios: bool = False) -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="pair, connect, send one message, print the transcript")
     run.add_argument("--host", required=True)
-    run.add_argument("--port", type=int, default=7643)
+    run.add_argument("--port", type=_port, default=7643, help="the gateway's TCP port, 1 to 65535 (default 7643)")
     run.add_argument("--code", required=True, help="the 6-digit pairing code `jcode pair` shows")
     run.add_argument("--working-dir", required=True, help="the directory the agent works in, on the server")
-    run.add_argument("--message", required=True)
+    run.add_argument("--message", type=_message, required=True, help="the message to send (not empty)")
     run.add_argument("--tls", action="store_true", help="use https/wss")
     run.add_argument("--device-name", default="jcode-mobile CLI")
     run.add_argument("--device-id", default=None, help="default: jcode-mobile-cli-<hostname>")

@@ -12,7 +12,8 @@ Prints ``jcode fake gateway listening on http://127.0.0.1:PORT (pairing code
 C)`` once it listens (``--port 0`` picks a free port), then one line per HTTP
 request and WebSocket connection (tokens are never printed). Ctrl-C or
 SIGTERM stop it (exit status 0). It listens on loopback addresses only unless
-``--allow-remote`` is given (exit status 2 otherwise).
+``--allow-remote`` is given (exit status 2 otherwise); a port outside 0 to
+65535 is refused too (exit status 2).
 
 The pairing code (``--code``, which wins over the script's) stays valid for
 any number of pairings, so a walkthrough can pair ``jcode-mobile run`` and
@@ -51,10 +52,21 @@ from .script import Script, load_script
 from .server import GatewayServer, is_loopback
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("must be from 1 to 65535 (or 0: a free one)")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m jcode_mobile.gateway",
                                      description="A fake jcode gateway (today's server rules) on a real port.")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (0: a free one; default {DEFAULT_PORT})")
+    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
+                        help=f"TCP port, 1 to 65535 (0: a free one, printed once it listens; default {DEFAULT_PORT})")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback unless --allow-remote)")
     parser.add_argument("--code", help="the pairing code (default: the script's, else 123456)")
     parser.add_argument("--one-time-code", action="store_true",

@@ -392,6 +392,8 @@ class GatewayServer:
                  log: Optional[Callable[[str], None]] = None):
         if not allow_remote and not is_loopback(host):
             raise ValueError(f"refusing to listen on {host!r}: not a loopback address (allow_remote=True to force)")
+        if not 0 <= port <= 65535:  # getaddrinfo would take 99999 as 99999 % 65536
+            raise ValueError(f"port {port} is not from 1 to 65535 (or 0: a free one)")
         self.fake = fake if fake is not None else FakeJcodeServer(token=secrets.token_hex(32))
         self.host = host
         self.port = port
