@@ -9,6 +9,8 @@ the docs drift from what works. What the test changes, and only that:
   interpreter, with the simulator's socket in a temporary directory;
 - the documented port 7643 (and ``$PORT``) becomes a free loopback port, and
   ``/tmp/`` a temporary directory;
+- ``curl`` (the offline section's drop, through the gateway's control
+  endpoint) runs as written: it must be installed;
 - optional arguments written ``[--json]`` are left out, ``|| exit 1`` is
   dropped (every command must succeed anyway), a line ending ``&`` starts in
   the background, and a gateway command identical to a running one is that
@@ -19,6 +21,7 @@ import os
 import queue
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -46,11 +49,11 @@ def section(text: str, title: str) -> str:
 
 def documented_commands() -> List[str]:
     """Every command of the README's simulator section, then of SIMULATOR.md's install,
-    person and test-agent sections, in order (one string per line, continuations joined)."""
+    person, test-agent and offline sections, in order (one string per line, continuations joined)."""
     readme = (REPO / "README.md").read_text()
     simulator = (REPO / "docs" / "SIMULATOR.md").read_text()
     blocks = sh_blocks(section(readme, "The Linux simulator"))
-    for title in ("Install", "For a person: watch it, then drive it", "For a test agent"):
+    for title in ("Install", "For a person: watch it, then drive it", "For a test agent", "Offline and back"):
         blocks += sh_blocks(section(simulator, title))
     lines: List[str] = []
     for block in blocks:
@@ -111,6 +114,7 @@ class Gateway:
 
 
 def test_the_readme_and_simulator_walkthrough_succeeds_in_order_against_one_gateway(tmp_path):
+    assert shutil.which("curl"), "the offline walkthrough drops the connection with curl"
     port = str(free_port())
     env = {**os.environ, "JCODE_MOBILE_SOCKET": str(tmp_path / "sim.sock"), "PORT": port,
            "PYTHONPATH": str(HARNESS) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -158,12 +162,31 @@ def test_the_readme_and_simulator_walkthrough_succeeds_in_order_against_one_gate
     assert "You said: hi" in runs[0]
     assert "You said: Run the tests" in runs[1]
     renders = [stdout for words, stdout in ran if words[:2] == ["jcode-mobile", "render"]]
-    assert "Run the tests" in renders[-1]
+    assert "Run the tests" in renders[-2]
+    # offline: the screen SIMULATOR.md shows (the session's name aside), then the drop and the reconnect
+    simulator_md = (REPO / "docs" / "SIMULATOR.md").read_text()
+    # the section's first text block (its screen's "# Lynx" line would end section())
+    offline = re.search(r"^```text\n(.*?)^```", simulator_md[simulator_md.index("\n## Offline and back\n"):],
+                        re.M | re.S)
+    assert offline is not None
+    assert without_session_name(renders[-1]) == without_session_name(offline.group(1))
+    assert "  You (waiting to send): Still there?\n" in renders[-1]
+    drops = [stdout for words, stdout in ran if words[0] == "curl"]
+    assert drops == ['{"ok":true,"dropped":1}']
     assert [words[:2] for words, _ in ran].count(["jcode-mobile", "replay"]) == 1
     # one gateway paired every documented client with the one code
     assert gateway is not None
     pairs = [line for line in gateway.output if line.startswith("HTTP POST /pair")]
     assert [line.split(" (device")[0] for line in pairs] == ["HTTP POST /pair -> 200"] * 4, gateway.output
+    assert gateway.output.count("drop: 1 connection(s) dropped") == 1, gateway.output
+
+
+def without_session_name(screen: str) -> str:
+    """The chat screen with its session's name (``# Lynx``, ``Lynx — jcode``) as NAME:
+    the fake names sessions in the order it makes them."""
+    name = screen.splitlines()[0].removeprefix("# ")
+    assert name and " " not in name, screen
+    return screen.replace(name, "NAME").strip("\n")
 
 
 def pair_over_http(port: int, code: str, device: str) -> int:
