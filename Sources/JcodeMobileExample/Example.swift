@@ -42,10 +42,14 @@ struct Arguments {
             guard let value = rest.popFirst() else { throw ExampleFailure(.usage, "\(option) needs a value") }
             switch option {
             case "--host": host = value
-            case "--port": port = try Self.number(value, option)
+            case "--port":
+                port = try Self.number(value, option)
+                guard port <= 65535 else { throw ExampleFailure(.usage, "--port must be from 1 to 65535, not \(value)") }
             case "--code": code = value
             case "--working-dir": workingDir = value
-            case "--message": message = value
+            case "--message":
+                guard !value.trimmingSpacesForArguments.isEmpty else { throw ExampleFailure(.usage, "--message must not be empty") }
+                message = value
             case "--device-name": deviceName = value
             case "--timeout": timeoutSeconds = try Self.number(value, option)
             default: throw ExampleFailure(.usage, "unknown option \(option)")
@@ -310,3 +314,12 @@ struct JcodeMobileSwiftExample {
     }
 }
 #endif
+
+extension String {
+    /// The text without its leading and trailing spaces, tabs and line ends.
+    var trimmingSpacesForArguments: Substring {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
+        return self[first...last]
+    }
+}

@@ -124,3 +124,19 @@ def test_bad_arguments_print_the_usage():
     assert out.returncode == 2
     assert out.stderr.splitlines()[0].startswith("usage: jcode-mobile-swift-example --code CODE --working-dir DIR")
     assert out.stderr.splitlines()[-1] == "jcode-mobile-swift-example: --code and --working-dir are required"
+
+
+def test_a_port_outside_1_to_65535_is_refused_at_once():
+    out = subprocess.run([EXAMPLE, "--code", "123456", "--working-dir", WORKING_DIR, "--port", "99999"],
+                         capture_output=True, text=True, timeout=15)
+
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[-1] == "jcode-mobile-swift-example: --port must be from 1 to 65535, not 99999"
+
+
+def test_an_empty_message_is_refused_at_once():
+    out = subprocess.run([EXAMPLE, "--code", "123456", "--working-dir", WORKING_DIR, "--message", "  "],
+                         capture_output=True, text=True, timeout=15)
+
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[-1] == "jcode-mobile-swift-example: --message must not be empty"

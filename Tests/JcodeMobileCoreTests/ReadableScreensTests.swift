@@ -1,0 +1,79 @@
+import XCTest
+
+@testable import JcodeMobileCore
+
+/// What a person sees: errors in words they can read, and nothing on the
+/// screen covered or pushed off it by a long text.
+final class ReadableScreensTests: XCTestCase {
+    let small = SemanticTree.Viewport(width: 320, height: 568)
+
+    func testAServerThatCannotReadAnApprovalIsNamedInPlainWordsWithItsOwnTextBehindDetails() {
+        var state = Scenario.approvalUnsupported.state()
+        var tree = SemanticTree.build(state)
+        XCTAssertEqual(tree.find("banner.error")?.label, "This server does not support approvals. Updating jcode on the server may help.")
+        XCTAssertEqual(tree.find("banner.error")?.expanded, false)
+        XCTAssertNil(tree.find("banner.error.details"), "the server's own text waits behind Details")
+        XCTAssertEqual(tree.find("banner.error.more")?.label, "Details")
+        XCTAssertEqual(tree.find("banner.error.dismiss")?.label, "Dismiss")
+
+        state.navigation.expansions.append(.init(nodeID: "banner.error", expanded: true))
+        tree = SemanticTree.build(state, viewport: small)
+        XCTAssertEqual(tree.find("banner.error.more")?.label, "Hide details")
+        XCTAssertEqual(
+            tree.find("banner.error.details")?.label,
+            "Invalid request: unknown variant `permission_response`, expected one of `subscribe`, `get_history`, `message`…")
+        XCTAssertTrue(
+            tree.find("banner.error.details")?.accessibilityLabel.hasSuffix("`get_compacted_history` at line 1 column 30") == true,
+            "a screen reader reads all of it")
+    }
+
+    func testAnyRequestTheServerCannotReadIsNamedByWhatItDoes() {
+        let words = [
+            ("set_reasoning_effort", "This server does not support changing the reasoning effort. Updating jcode on the server may help."),
+            ("stdin_response", "This server does not support answering a tool's questions. Updating jcode on the server may help."),
+            ("no_such_request", "The server could not read a request from this app. Updating jcode on the server may help."),
+        ]
+        for (name, expected) in words {
+            let banner = ErrorBanner(message: "Invalid request: unknown variant `\(name)`, expected one of `message` at line 1 column 9")
+            XCTAssertEqual(SemanticText.plain(of: banner).words, expected, name)
+        }
+        let missing = ErrorBanner(message: "Invalid request: missing field `model` at line 1 column 30", retryAfterSecs: 2)
+        XCTAssertEqual(
+            SemanticText.plain(of: missing).words,
+            "The server could not read a request from this app. Updating jcode on the server may help. (retry in 2 s)")
+        XCTAssertEqual(SemanticText.plain(of: missing).details, "Invalid request: missing field `model` at line 1 column 30 (retry in 2 s)")
+        XCTAssertNil(SemanticText.plain(of: ErrorBanner(message: "unknown model")).details, "words a feature chose are shown as they are")
+    }
+
+    func testALongErrorTakesAThirdOfASmallScreenUntilShowAllAndItsButtonsStayOnTheScreen() {
+        var state = Scenario.connectedChat.state()
+        let sentence = "The server answered with a page of text nobody wrote for a phone. "
+        state.notices.errorBanner = ErrorBanner(message: String(repeating: sentence, count: 30))
+        var tree = SemanticTree.build(state, viewport: small)
+        let closed = tree.find("banner.error")!
+        XCTAssertEqual(closed.bounds, .init(x: 16, y: 47, width: 288, height: 170), "5 lines, its buttons and padding: under 568 / 3")
+        XCTAssertEqual(
+            closed.label,
+            "The server answered with a page of text nobody wrote for a phone. The server answered with a page of text nobody wrote for a phone. The server answered with a page of…")
+        XCTAssertEqual(tree.find("banner.error.more")?.label, "Show all")
+        XCTAssertEqual(tree.find("banner.error.dismiss")?.bounds, .init(x: 164, y: 159, width: 132, height: 44))
+
+        state.navigation.expansions.append(.init(nodeID: "banner.error", expanded: true))
+        tree = SemanticTree.build(state, viewport: small)
+        XCTAssertEqual(tree.find("banner.error.more")?.label, "Show less")
+        XCTAssertEqual(tree.find("banner.error")?.bounds.height, 230, "8 lines open on this screen")
+        for id in ["banner.error.more", "banner.error.dismiss", "chat.header", "chat.composer", "chat.send"] {
+            let b = tree.find(id)!.bounds
+            XCTAssertTrue(b.y >= 0 && b.y + b.height <= 568 && b.x + b.width <= 320, "\(id) at \(b) is on the 320 × 568 screen")
+        }
+        XCTAssertEqual(tree.find("banner.error")?.accessibilityLabel, "Error: " + String(repeating: sentence, count: 30))
+    }
+
+    func testATextFoldsAtTheLineTheLayoutWouldBreakItEndingInAnEllipsis() {
+        XCTAssertNil(SemanticText.folded("one two three", lines: 1, perLine: 13))
+        XCTAssertEqual(SemanticText.folded("one two three four", lines: 1, perLine: 13), "one two…")
+        XCTAssertEqual(SemanticText.folded("one two three four five", lines: 2, perLine: 9), "one two three…")
+        XCTAssertEqual(SemanticText.folded("abcdefghijklmnop", lines: 1, perLine: 8), "abcdefg…")
+        XCTAssertEqual(SemanticText.folded("first line\nsecond\nthird", lines: 2, perLine: 20), "first line\nsecond…")
+    }
+}
