@@ -184,7 +184,7 @@ final class SchemaTests: XCTestCase {
             XCTAssertEqual(changes["changes"]?.arrayValue?.count, 1, name)
             assertValid(changes, "changes_answer", "\(name): changes")
         }
-        XCTAssertEqual(Scenario.allCases.count, 17)
+        XCTAssertEqual(Scenario.allCases.count, 18)
     }
 
     func testTheAppOptionsOfEveryScenarioValidate() {

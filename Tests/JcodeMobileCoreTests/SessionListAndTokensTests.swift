@@ -103,7 +103,7 @@ final class SessionListAndTokensTests: XCTestCase {
         XCTAssertEqual(store.node("chat.header")?.label, "Heron")
         store.send(.navigate(.sessions)) { $0["/screen"] = "sessions" }
         XCTAssertEqual(store.node("session.session_heron_1700000000000")?.label, "Heron")
-        XCTAssertEqual(store.node("session.session_heron_1700000000000")?.value, "current")
+        XCTAssertEqual(store.node("session.session_heron_1700000000000")?.selected, true)
     }
 
     // MARK: - Reasoning effort
@@ -114,7 +114,8 @@ final class SessionListAndTokensTests: XCTestCase {
         store.send(.navigate(.modelPicker)) { $0["/screen"] = "model_picker" }
         let rows = store.node("effort.list")?.children ?? []
         XCTAssertEqual(rows.map(\.id), ["effort.none", "effort.low", "effort.medium", "effort.high", "effort.xhigh", "effort.max"])
-        XCTAssertEqual(rows.map(\.value), [nil, nil, "current", nil, nil, nil])
+        XCTAssertEqual(rows.map(\.selected), [false, false, true, false, false, false])
+        XCTAssertEqual(rows.map(\.value), [nil, nil, nil, nil, nil, nil], "in use is said by selected, not in words")
         XCTAssertEqual(rows.map(\.label), ["None", "Low", "Medium", "High", "Xhigh", "Max"])
     }
 

@@ -81,8 +81,8 @@ final class SessionRefusalTests: XCTestCase {
         store.clearIntoAFreshSession()
         store.send(.navigate(.sessions)) { $0["/screen"] = "sessions" }
         XCTAssertEqual(store.node("sessions.list")?.children.map(\.label), ["Fix the flaky test", "Release notes", "Otter"])
-        XCTAssertEqual(store.node("session.session_otter_1700000000001_0000000000000001")?.value, "current")
-        XCTAssertEqual(store.node("session.session-fox")?.value, nil)
+        XCTAssertEqual(store.node("session.session_otter_1700000000001_0000000000000001")?.selected, true)
+        XCTAssertEqual(store.node("session.session-fox")?.selected, false)
     }
 
     func testAnAcceptedClearStartsTheFreshSessionWithNoTokensAndARepeatedDoneChangesNothing() {

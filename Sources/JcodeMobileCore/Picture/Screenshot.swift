@@ -283,9 +283,28 @@ public enum Screenshot {
         rect(b, style, into: &out)
         let top = b.y + (b.height - Layout.lineHeight) / 2
         guard fits(top, Layout.lineHeight, clip) else { return }
+        guard node.selected == nil else {
+            drawOption(node, style, top: top, into: &out)
+            return
+        }
         let text = fitted(node.label, Layout.charactersPerLine(b.width))
         out.append(
             "<text x=\"\(b.x + b.width / 2)\" y=\"\(top + baseline)\" fill=\"\(style.text)\" text-anchor=\"middle\" xml:space=\"preserve\">\(escaped(text))</text>\n")
+    }
+
+    /// An option of a choice (a session, a model, an effort) as a row of a
+    /// list: its label at the left, and a check mark at the right of the
+    /// one in use.
+    private static func drawOption(_ node: SemanticNode, _ style: Style, top: Int, into out: inout Output) {
+        let b = node.bounds
+        let mark = 2 * Layout.charWidth
+        let text = fitted(node.label, Layout.charactersPerLine(b.width - mark))
+        out.append("<text x=\"\(b.x + Layout.padding + 4)\" y=\"\(top + baseline)\" fill=\"\(style.text)\" xml:space=\"preserve\">\(escaped(text))</text>\n")
+        guard node.selected == true else { return }
+        let x = b.x + b.width - Layout.padding - mark
+        let y = b.y + b.height / 2
+        out.append(
+            "<path data-selected=\"true\" d=\"M\(x) \(y) l4 4 l8 -9\" fill=\"none\" stroke=\"\(node.enabled ? "#2563eb" : "#9ca3af")\" stroke-width=\"2\"/>\n")
     }
 
     private static func drawField(_ node: SemanticNode, _ style: Style, clip: SemanticNode.Bounds, into out: inout Output) {

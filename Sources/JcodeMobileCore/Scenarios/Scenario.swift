@@ -22,6 +22,7 @@ public enum Scenario: String, Sendable, CaseIterable {
     case pushToolApprovalOpened = "push_tool_approval_opened"
     case markdownReply = "markdown_reply"
     case codeEditReview = "code_edit_review"
+    case approvalUnsupported = "approval_unsupported"
 
     /// What the fixture shows, for docs and the demo.
     public var summary: String {
@@ -43,6 +44,8 @@ public enum Scenario: String, Sendable, CaseIterable {
         case .pushToolApprovalOpened: return "The app was opened from a push about a tool approval."
         case .markdownReply: return "A finished reply in markdown: a heading, styled text, a task list, a code block and a table."
         case .codeEditReview: return "A turn that read, edited and tested code: the edit's card opened on its diff, the others closed."
+        case .approvalUnsupported:
+            return "An approval answered on a server that cannot read `permission_response`: the error in plain words, its text behind Details."
         }
     }
 
@@ -147,6 +150,13 @@ public enum Scenario: String, Sendable, CaseIterable {
             script.server(#"{"type":"text_delta","text":"Done: `connect` takes the delay, and the **12 tests** pass."}"#)
             script.server(#"{"type":"done","id":3}"#)
             script.act(.setExpanded(nodeID: "tool.m5.call_edit", expanded: true))
+        case .approvalUnsupported:
+            script.toolApproval()
+            script.act(.respondPermission(requestID: "perm-1", approved: true, remember: false))
+            // How jcode's decoder refuses a request type it does not know: every one it knows listed.
+            let known = GatewayRequest.Kind.allCases.filter { $0 != .permissionResponse }.map { "`\($0.rawValue)`" }
+            let message = "Invalid request: unknown variant `permission_response`, expected one of \(known.joined(separator: ", ")) at line 1 column 30"
+            script.server(#"{"type":"error","id":0,"message":\#(JSONValue.string(message).jsonString)}"#)
         case .pushToolApprovalOpened:
             script.toolApproval()
             script.platform(#"{"type":"app_background"}"#)

@@ -183,6 +183,7 @@ extension RuntimeSchema {
                 ("variant", B.described(B.string, "which kind of its role: a button primary, secondary or destructive; a list ordered or bullet; a list item loose (its list has a blank line between items or their blocks: spaced as paragraphs); a table row header; a table cell left, center or right; a diff line added, removed or context; a code block still streaming open")),
                 ("expanded", B.described(B.boolean, "a collapsible node (tool card, reasoning, long output or diff): open or not; set_expanded (or a tap) toggles it")),
                 ("counts", B.described(B.strictObject([("added", B.integer(.count)), ("removed", B.integer(.count))]), "a diff: its lines added and removed")),
+                ("selected", B.described(B.boolean, "an option of a choice (a session, a model, a reasoning effort): true on the one in use (drawn with a check mark), false on the others")),
             ]
         }
 

@@ -40,6 +40,17 @@ public enum Layout {
     /// 47 points of a 390 × 844 iPhone). Hit-testing and the pictures share it.
     public static let safeAreaTop = 47
 
+    /// How many lines of text the error banner shows: closed, in about a
+    /// third of the screen; open, in what the chat's header, activity line,
+    /// composer and a little of its messages leave (about 330 points of a
+    /// 320 × 568 phone). Its padding and row of buttons are counted.
+    static func bannerLines(_ viewport: SemanticTree.Viewport) -> (closed: Int, open: Int) {
+        let chrome = 3 * padding + buttonHeight + gap
+        let closed = max(2, (viewport.height / 3 - chrome) / lineHeight)
+        let open = max(closed, (viewport.height - 330 - chrome) / lineHeight)
+        return (closed, open)
+    }
+
     /// A text's grid: points per character and per line, the font size
     /// drawn in it and the baseline's offset from a line's top. A heading of
     /// level 1 or 2 is drawn larger on a coarser grid (the layout wraps and

@@ -5,16 +5,22 @@ enum ModelPickerScreen {
         let canChange = state.connection.canSend
         let models = s.availableModels.isEmpty ? (s.model.map { [$0] } ?? []) : s.availableModels
         let modelRows: [SemanticNode] = models.map { model in
-            let status = model == s.pendingModel ? "switching" : (model == s.model ? "current" : nil)
-            return .button(
+            let current = model == s.model
+            var row = SemanticNode.button(
                 "model.\(model)", model, .setModel(model), enabled: canChange && s.pendingModel == nil,
-                accessibilityLabel: "Use \(model)", value: status)
+                accessibilityLabel: current ? "\(model), in use" : "Use \(model)", value: model == s.pendingModel ? "switching" : nil)
+            row.selected = current
+            return row
         }
         let effortRows: [SemanticNode] = s.reasoningEfforts.map { effort in
-            let status = effort == s.pendingReasoningEffort ? "switching" : (effort == s.reasoningEffort ? "current" : nil)
-            return .button(
+            let current = effort == s.reasoningEffort
+            var row = SemanticNode.button(
                 "effort.\(effort)", effort.prefix(1).uppercased() + effort.dropFirst(), .setReasoningEffort(effort),
-                enabled: canChange && s.pendingReasoningEffort == nil, accessibilityLabel: "Reasoning effort \(effort)", value: status)
+                enabled: canChange && s.pendingReasoningEffort == nil,
+                accessibilityLabel: current ? "Reasoning effort \(effort), in use" : "Reasoning effort \(effort)",
+                value: effort == s.pendingReasoningEffort ? "switching" : nil)
+            row.selected = current
+            return row
         }
         return [
             SemanticNode("model.header", .header, label: "Model", value: s.provider, children: [.button("nav.back", "Back", .navigate(.chat))]),

@@ -203,6 +203,12 @@ public struct SemanticNode: Equatable, Sendable {
         get { detailStorage?.detail.counts }
         set { detail.counts = newValue }
     }
+    /// One of a choice's options (a session, a model, an effort): `true`
+    /// on the one in use, `false` on the others; absent on other nodes.
+    public var selected: Bool? {
+        get { detailStorage?.detail.selected }
+        set { detail.selected = newValue }
+    }
 
     /// The node with `id` in this subtree (depth-first).
     public func find(_ id: String) -> SemanticNode? {
@@ -236,7 +242,7 @@ public struct SemanticNode: Equatable, Sendable {
     }
 
     /// Every own field the JSON carries (all but `tap`).
-    static let jsonFields: Fields = Fields(rawValue: (1 << 21) - 1).subtracting(.tap)
+    static let jsonFields: Fields = Fields(rawValue: (1 << 22) - 1).subtracting(.tap)
 
     /// Writes the members of `fields`, in the node's order. An absent
     /// `scroll` or `window` is null, or left out when `omittingAbsent`.
@@ -327,6 +333,9 @@ public struct SemanticNode: Equatable, Sendable {
                 w.key("counts"); w.null()
             }
         }
+        if fields.contains(.selected) {
+            if let selected = d.selected { w.key("selected"); w.bool(selected) } else if !omittingAbsent { w.key("selected"); w.null() }
+        }
     }
 }
 
@@ -352,11 +361,13 @@ extension SemanticNode {
         public var variant: String?
         public var expanded: Bool?
         public var counts: Counts?
+        public var selected: Bool?
 
         public init() {}
 
         var isEmpty: Bool {
             level == nil && spans == nil && language == nil && checked == nil && variant == nil && expanded == nil && counts == nil
+                && selected == nil
         }
     }
 

@@ -65,6 +65,75 @@ public enum SemanticText {
         ["message": .string(message(of: banner)), "retry_after_secs": .from(banner.retryAfterSecs), "text": .string(text(of: banner))]
     }
 
+    /// `text` cut to its first `lines` lines as the layout wraps them at
+    /// `perLine` characters, its last line ending in "…"; nil when it fits.
+    static func folded(_ text: String, lines: Int, perLine: Int) -> String? {
+        var kept = 0
+        var last: Range<String.Index>?
+        Layout.forEachLine(text, perLine: perLine) { range in
+            kept += 1
+            if kept == lines { last = range }
+        }
+        guard kept > lines, let last else { return nil }
+        var end = last.upperBound
+        // Room for the "…" on the last line: its last word goes (or, in one long word, its last character).
+        if text.unicodeScalars[last].count >= perLine {
+            let line = text[last]
+            if let space = line.lastIndex(of: " ") {
+                end = space
+            } else if !line.isEmpty {
+                end = text.unicodeScalars.index(before: last.upperBound)
+            }
+        }
+        var head = text[..<end]
+        while head.last == " " || head.last == "," || head.last == "\n" { head.removeLast() }
+        return head + "…"
+    }
+
+    /// An error as a person reads it, and the text it came from when the
+    /// words are not that text. The server refusing a request it cannot
+    /// read (jcode answers `Invalid request: unknown variant
+    /// `permission_response`, expected one of …` and the ~80 requests it
+    /// knows: `client_lifecycle.rs`) says which feature this server lacks.
+    public static func plain(of banner: ErrorBanner) -> (words: String, details: String?) {
+        let raw = text(of: banner)
+        guard case .text(let message) = banner.problem, message.hasPrefix(invalidRequest) else { return (raw, nil) }
+        let retry = banner.retryAfterSecs.map { " (retry in \($0) s)" } ?? ""
+        let rest = message.dropFirst(invalidRequest.count)
+        if rest.hasPrefix(unknownVariant) {
+            let name = rest.dropFirst(unknownVariant.count).prefix { $0 != "`" }
+            if let kind = GatewayRequest.Kind(rawValue: String(name)) {
+                return ("This server does not support \(feature(kind)). Updating jcode on the server may help.\(retry)", raw)
+            }
+        }
+        return ("The server could not read a request from this app. Updating jcode on the server may help.\(retry)", raw)
+    }
+
+    private static let invalidRequest = "Invalid request: "
+    private static let unknownVariant = "unknown variant `"
+
+    /// What a request does, as a person names the feature.
+    static func feature(_ kind: GatewayRequest.Kind) -> String {
+        switch kind {
+        case .subscribe: return "connecting this app"
+        case .getHistory: return "loading the conversation"
+        case .message: return "sending messages"
+        case .cancel: return "stopping a turn"
+        case .softInterrupt: return "sending messages while jcode works"
+        case .cancelSoftInterrupts: return "cancelling queued messages"
+        case .resumeSession: return "switching sessions"
+        case .setModel: return "switching models"
+        case .setReasoningEffort: return "changing the reasoning effort"
+        case .compact: return "compacting the conversation"
+        case .renameSession: return "renaming sessions"
+        case .clear: return "clearing the conversation"
+        case .permissionResponse: return "approvals"
+        case .stdinResponse: return "answering a tool's questions"
+        case .ping: return "checking the connection"
+        case .getCompactedHistory: return "loading earlier messages"
+        }
+    }
+
     /// The status line, derived from the connection: what a person should
     /// know about the link right now, or nil when all is well.
     public static func statusBanner(_ state: AppState) -> String? {

@@ -29,7 +29,7 @@ public enum SemanticTree {
     }
 
     static func chrome(_ state: AppState, viewport: Viewport) -> Chrome {
-        var root = nodes(state, tappableRows: false)
+        var root = nodes(state, tappableRows: false, viewport: viewport)
         let list = Layout.applyChrome(to: &root, viewport: viewport)
         return Chrome(root: root, list: list.map { ($0.list, $0.frame) })
     }
@@ -58,9 +58,10 @@ public enum SemanticTree {
     ///
     /// - Parameter tappableRows: the message list holds its tappable rows
     ///   (what tap resolution needs) instead of none (the layout fills it).
-    static func nodes(_ state: AppState, tappableRows: Bool) -> SemanticNode {
+    /// - Parameter viewport: the screen the tree is for (how much of a long error the banner shows).
+    static func nodes(_ state: AppState, tappableRows: Bool, viewport: Viewport = Viewport()) -> SemanticNode {
         var children: [SemanticNode] = []
-        children.append(contentsOf: banners(state))
+        children.append(contentsOf: banners(state, viewport: viewport))
         switch state.navigation.screen {
         case .onboarding: children.append(contentsOf: OnboardingScreen.nodes(state))
         case .chat: children.append(contentsOf: ChatScreen.nodes(state, tappableRows: tappableRows))
@@ -82,7 +83,7 @@ public enum SemanticTree {
     }
 
     /// The status and error banners, shown on every screen.
-    static func banners(_ state: AppState) -> [SemanticNode] {
+    static func banners(_ state: AppState, viewport: Viewport = Viewport()) -> [SemanticNode] {
         var nodes: [SemanticNode] = []
         let status = SemanticText.statusBanner(state)
         var statusChildren: [SemanticNode] = []
@@ -113,12 +114,56 @@ public enum SemanticTree {
             SemanticNode(
                 "banner.status", .status, label: status ?? "", visible: status != nil,
                 accessibilityLabel: status.map { "Connection: \($0)" } ?? "", children: statusChildren))
-        let error = state.notices.errorBanner.map(SemanticText.text(of:))
-        nodes.append(
-            SemanticNode(
-                "banner.error", .banner, label: error ?? "", visible: error != nil,
-                accessibilityLabel: error.map { "Error: \($0)" } ?? "",
-                children: [.button("banner.error.dismiss", "Dismiss", .dismissError, visible: error != nil, accessibilityLabel: "Dismiss error")]))
+        nodes.append(errorBanner(state, viewport: viewport))
         return nodes
+    }
+
+    /// The error banner: its words in plain language, folded to what fits
+    /// in about a third of the screen until "Show all"; a server's own
+    /// text, when the words are not it, behind "Details". Open, it is folded
+    /// to what leaves the chat its header, its composer and some of its
+    /// messages. Its buttons share one row at its bottom, so they are on the
+    /// screen. The whole text is its accessibility label (and the state's
+    /// `error_banner`).
+    static func errorBanner(_ state: AppState, viewport: Viewport) -> SemanticNode {
+        let id = "banner.error"
+        guard let banner = state.notices.errorBanner else {
+            return SemanticNode(
+                id, .banner, label: "", visible: false,
+                children: [
+                    SemanticNode(
+                        "\(id).actions", .group, visible: false,
+                        children: [.button("\(id).dismiss", "Dismiss", .dismissError, visible: false, accessibilityLabel: "Dismiss error")])
+                ])
+        }
+        let plain = SemanticText.plain(of: banner)
+        let open = state.navigation.isExpanded(id, default: false)
+        let width = max(0, viewport.width - 2 * Layout.margin)
+        let perLine = Layout.charactersPerLine(width)
+        let budget = Layout.bannerLines(viewport)
+        let closedWords = SemanticText.folded(plain.words, lines: budget.closed, perLine: perLine)
+        let words = open ? (SemanticText.folded(plain.words, lines: budget.open, perLine: perLine) ?? plain.words) : (closedWords ?? plain.words)
+        var children: [SemanticNode] = []
+        if open, let details = plain.details {
+            let room = max(2, budget.open - Layout.lineCount(words, perLine: perLine) - 1)
+            let detailsPerLine = Layout.charactersPerLine(width - 2 * Layout.indent)
+            children.append(
+                SemanticNode(
+                    "\(id).details", .text, label: SemanticText.folded(details, lines: room, perLine: detailsPerLine) ?? details,
+                    accessibilityLabel: "Details: \(details)"))
+        }
+        var buttons: [SemanticNode] = []
+        if plain.details != nil || closedWords != nil {
+            let more = plain.details != nil ? (open ? "Hide details" : "Details") : (open ? "Show less" : "Show all")
+            buttons.append(
+                .button(
+                    "\(id).more", more, .setExpanded(nodeID: id, expanded: !open),
+                    accessibilityLabel: open ? "Show less of the error" : "Show all of the error"))
+        }
+        buttons.append(.button("\(id).dismiss", "Dismiss", .dismissError, accessibilityLabel: "Dismiss error"))
+        children.append(SemanticNode("\(id).actions", .group, children: buttons))
+        var node = SemanticNode(id, .banner, label: words, accessibilityLabel: "Error: \(plain.words)", children: children)
+        if buttons.count > 1 { node.expanded = open }
+        return node
     }
 }

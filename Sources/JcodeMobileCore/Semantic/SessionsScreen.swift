@@ -6,10 +6,11 @@ enum SessionsScreen {
         for session in state.session.allSessions {
             let current = session.id == state.session.id
             let title = SemanticText.sessionTitle(session.title, id: session.id)
-            rows.append(
-                .button(
-                    "session.\(session.id)", title, .resumeSession(id: session.id), enabled: canSwitch,
-                    accessibilityLabel: "Session \(title)", value: current ? "current" : nil))
+            var row = SemanticNode.button(
+                "session.\(session.id)", title, .resumeSession(id: session.id), enabled: canSwitch,
+                accessibilityLabel: current ? "Session \(title), current" : "Session \(title)")
+            row.selected = current
+            rows.append(row)
         }
         return [
             SemanticNode(

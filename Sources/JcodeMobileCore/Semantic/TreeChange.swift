@@ -59,6 +59,7 @@ extension SemanticNode {
         public static let variant = Fields(rawValue: 1 << 18)
         public static let expanded = Fields(rawValue: 1 << 19)
         public static let counts = Fields(rawValue: 1 << 20)
+        public static let selected = Fields(rawValue: 1 << 21)
 
         /// Each field with its JSON name, in the order a node is written.
         static let named: [(Fields, StaticString)] = [
@@ -67,10 +68,11 @@ extension SemanticNode {
             (.accessibilityValue, "accessibility_value"), (.supportedActions, "supported_actions"), (.bounds, "bounds"),
             (.scroll, "scroll"), (.window, "window"), (.level, "level"), (.spans, "spans"), (.language, "language"),
             (.checked, "checked"), (.variant, "variant"), (.expanded, "expanded"), (.counts, "counts"),
+            (.selected, "selected"),
         ]
 
         /// The fields kept in `detail`.
-        static let detailFields: Fields = [.level, .spans, .language, .checked, .variant, .expanded, .counts]
+        static let detailFields: Fields = [.level, .spans, .language, .checked, .variant, .expanded, .counts, .selected]
 
         /// The field of a JSON name (nil for one that is not a node's own field).
         public init?(jsonName: String) {
@@ -132,6 +134,7 @@ extension SemanticNode {
             if fields.contains(.variant) { d.variant = s.variant }
             if fields.contains(.expanded) { d.expanded = s.expanded }
             if fields.contains(.counts) { d.counts = s.counts }
+            if fields.contains(.selected) { d.selected = s.selected }
             detail = d
         }
     }
@@ -374,6 +377,7 @@ extension SemanticNode.Detail {
         if variant != other.variant { f.insert(.variant) }
         if expanded != other.expanded { f.insert(.expanded) }
         if counts != other.counts { f.insert(.counts) }
+        if selected != other.selected { f.insert(.selected) }
         return f
     }
 }

@@ -97,6 +97,8 @@ def _line(node: dict) -> Optional[str]:
         return _join(label, value, " — ")
     if role == "button":
         text = f"[{label}]"
+        if node.get("selected"):
+            text += " ✓"
         if value:
             text += f" {value}"
         if not enabled:

@@ -43,7 +43,8 @@ UPDATE_HINT = "JCODE_UPDATE_GOLDENS=1 python3 -m pytest tests/test_screenshots.p
 #: The golden screens: onboarding, a reply streaming in, a tool approval,
 #: a stdin request, two errors (a chat banner, a refused pairing), a reply
 #: in markdown, and a turn's tool cards (the edit's opened, the others
-#: closed; then every card closed).
+#: closed; then every card closed); a server that cannot read an approval
+#: (the banner in plain words, then its details opened).
 SCREENS = [
     "onboarding",
     "chat_streaming",
@@ -54,10 +55,13 @@ SCREENS = [
     "markdown_reply",
     "code_edit_review",
     "tool_cards_collapsed",
+    "approval_unsupported",
+    "approval_unsupported_details",
 ]
 #: Screens that are a scenario after some taps: name → (scenario, what to do to the app).
 DERIVED_SCREENS = {
     "tool_cards_collapsed": ("code_edit_review", lambda app: close_every_tool_card(app)),
+    "approval_unsupported_details": ("approval_unsupported", lambda app: app.dispatch({"type": "tap_node", "node_id": "banner.error.more"})),
 }
 #: Pixels per point of the golden PNGs.
 SCALE = 1
@@ -223,7 +227,7 @@ def test_nodes_pushed_down_together_are_told_in_one_line():
     lines = str(structural_diff(before, after)).splitlines()
     assert lines[0].startswith("3 difference(s) between before and after")
     assert re.fullmatch(r"\+ banner\.error \(banner\) at \(.*\) in root: \"Couldn't switch model: unknown model\" "
-                        r"\(with 1 node\(s\) inside\)", lines[1]), lines[1]  # its Dismiss button
+                        r"\(with 2 node\(s\) inside\)", lines[1]), lines[1]  # its row of buttons and its Dismiss button
     assert re.fullmatch(r"~ chat\.header moved by \(0,\+\d+\): .* \(and 3 node\(s\) inside it, by the same offset\)",
                         lines[2]), lines[2]
     assert re.fullmatch(r"~ message\.m1, message\.m2, message\.m3 moved by \(0,\+\d+\) "
