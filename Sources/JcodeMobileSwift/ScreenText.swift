@@ -28,6 +28,12 @@ public enum ScreenText {
     }
 
     /// The lines of `node` and its visible descendants.
+    /// A message's `variant` in words: the pictures draw it.
+    static let messageStates: [String: String] = [
+        "typing": "typing", "queued": "queued", "waiting": "waiting to send", "sending": "sent, not confirmed yet",
+        "failed": "not delivered",
+    ]
+
     public static func lines(_ node: SemanticNode) -> [String] {
         var lines: [String] = []
         append(node, depth: 0, to: &lines)
@@ -83,6 +89,7 @@ public enum ScreenText {
         case .header: return joined(label, value, " — ")
         case .button:
             var text = "[\(label)]"
+            if node.selected == true { text += " ✓" }
             if !value.isEmpty { text += " \(value)" }
             if !node.enabled { text += " (disabled)" }
             return text
@@ -91,6 +98,8 @@ public enum ScreenText {
             let text = label.isEmpty ? shown : joined(label, shown, ": ")
             return node.focused ? text + " *" : text
         case .message:
+            // What the picture draws (a typing indicator, a waiting message's look) said in words.
+            let label = Self.messageStates[node.variant ?? ""].map { "\(label) (\($0))" } ?? label
             // A message written in markdown shows it as its children.
             if value.isEmpty || node.children.contains(where: \.role.isMarkdownBlock) { return label }
             return "\(label): \(value)"

@@ -77,3 +77,69 @@ final class ReadableScreensTests: XCTestCase {
         XCTAssertEqual(SemanticText.folded("first line\nsecond\nthird", lines: 2, perLine: 20), "first line\nsecond…")
     }
 }
+
+/// No internals on the screen: states are drawn, not written into labels.
+final class NoInternalsOnScreenTests: XCTestCase {
+    func testAReplyBeingWrittenIsMarkedTypingAndDrawnAsThreeDotsNotWords() {
+        let tree = SemanticTree.build(Scenario.chatStreaming.state())
+        let reply = tree.find("message.m5")!
+        XCTAssertEqual(reply.label, "jcode")
+        XCTAssertEqual(reply.variant, "typing")
+        XCTAssertEqual(reply.accessibilityLabel, "jcode is writing")
+        let svg = Screenshot.svg(tree)
+        XCTAssertTrue(svg.contains(#"<circle data-typing="2""#), "the typing indicator's third dot")
+        XCTAssertFalse(svg.contains("(typing)"))
+    }
+
+    func testAMessageWaitingToBeSentLooksUnlikeASentOne() {
+        let tree = SemanticTree.build(Scenario.offlineQueuedMessage.state())
+        let waiting = tree.find("chat.messages")!.children.last!
+        XCTAssertEqual(waiting.id.hasPrefix("outbox."), true)
+        XCTAssertEqual(waiting.label, "You")
+        XCTAssertEqual(waiting.variant, "waiting")
+        XCTAssertEqual(waiting.accessibilityLabel, "You said, not sent yet")
+        let svg = Screenshot.svg(tree)
+        XCTAssertTrue(svg.contains(##"fill="#f8fafc" stroke="#60a5fa" stroke-dasharray="5 3"/>"##), "a pale bubble outlined in dashes")
+        XCTAssertTrue(svg.contains(">Waiting to send</text>"))
+    }
+
+    func testANoticeKindIsItsVariantAndNotItsValue() {
+        var state = Scenario.connectedChat.state()
+        state.notices.notices = [Notice(id: "n1", kind: .info, text: "Interrupted")]
+        let notice = SemanticTree.build(state).find("notice.n1")!
+        XCTAssertEqual(notice.label, "Interrupted")
+        XCTAssertNil(notice.value)
+        XCTAssertEqual(notice.variant, "info")
+        XCTAssertFalse(Screenshot.svg(SemanticTree.build(state)).contains(">info<"))
+    }
+
+    func testAnEmptyChatSaysWhatToDoAndAChatWithMessagesDoesNot() {
+        let hint = "No messages yet. Ask jcode to explain, change or run something in your project: type below, then Send."
+        XCTAssertEqual(SemanticTree.build(Scenario.connectedEmptyChat.state()).find("chat.empty")?.label, hint)
+        XCTAssertEqual(SemanticTree.build(Scenario.connectedEmptyChat.state()).find("chat.empty")?.visible, true)
+        XCTAssertEqual(SemanticTree.build(Scenario.connectedChat.state()).find("chat.empty")?.visible, false)
+    }
+
+    func testAnEditsDiffHasNoInventedLineNumbersAndItsCardSaysItsPathOnce() {
+        var state = Scenario.codeEditReview.state()
+        var tree = SemanticTree.build(state)
+        XCTAssertEqual(tree.find("tool.m5.call_edit.diff.0.0")?.label, "", "an edit's snippet says nothing of where in the file it lies")
+        XCTAssertEqual(tree.find("tool.m5.call_edit.diff.0")?.label, "src/connection.rs")
+        XCTAssertEqual(tree.find("tool.m5.call_edit.summary")?.visible, false, "open on its one diff, whose header says it")
+        XCTAssertFalse(Screenshot.svg(tree).contains("@@"))
+        state.navigation.expansions.append(.init(nodeID: "tool.m5.call_edit", expanded: false))
+        tree = SemanticTree.build(state)
+        XCTAssertEqual(tree.find("tool.m5.call_edit.summary")?.value, "src/connection.rs +2 −2")
+        XCTAssertEqual(tree.find("tool.m5.call_edit.summary")?.visible, true)
+    }
+
+    func testTheCurrentModelAndEffortAreSelectedAndDrawnWithACheckMark() {
+        var state = Scenario.connectedChat.state()
+        state.navigation.screen = .modelPicker
+        let tree = SemanticTree.build(state)
+        XCTAssertEqual(tree.find("model.list")?.children.map(\.selected), [true, false, false])
+        XCTAssertEqual(tree.find("model.claude-sonnet-4")?.accessibilityLabel, "claude-sonnet-4, in use")
+        let svg = Screenshot.svg(tree)
+        XCTAssertEqual(svg.components(separatedBy: #"<path data-selected="true""#).count - 1, 2, "the model's and the effort's")
+    }
+}

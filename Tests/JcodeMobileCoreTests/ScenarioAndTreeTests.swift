@@ -184,7 +184,8 @@ final class SemanticTreeTests: XCTestCase {
         let messages = tree.find("chat.messages")
         XCTAssertEqual(messages?.children.map(\.id), ["message.m1", "message.m2", "message.m3", "message.m4", "message.m5"])
         let streaming = messages?.children.last
-        XCTAssertEqual(streaming?.label, "jcode (typing)")
+        XCTAssertEqual(streaming?.label, "jcode")
+        XCTAssertEqual(streaming?.variant, "typing", "a typing indicator, not words")
         XCTAssertEqual(streaming?.value, "The build has two stages. First, `swift build` compiles")
         XCTAssertEqual(streaming?.find("message.m5.reasoning")?.label, "Thought for 1.4 s")
         XCTAssertEqual(streaming?.find("message.m5.reasoning")?.role, .reasoning)

@@ -165,7 +165,7 @@ final class SwitchHistoryAndDiscardTests: XCTestCase {
         XCTAssertEqual(store.node("outbox.o1.retry")?.label, "Retry")
         XCTAssertEqual(store.node("outbox.o1.discard")?.label, "Discard")
         XCTAssertEqual(store.node("outbox.o1.discard")?.accessibilityLabel, "Discard this message; its text goes back to the message field")
-        XCTAssertEqual(store.node("outbox.o2")?.label, "You (waiting to send)")
+        XCTAssertEqual(store.node("outbox.o2")?.variant, "waiting")
         XCTAssertNil(store.node("outbox.o2.discard"), "only a failed message is discarded")
     }
 

@@ -16,7 +16,7 @@ final class TodaysServerTurnTests: XCTestCase {
                 "message": "Invalid request: unknown variant `ping`", "retry_after_secs": nil, "text": "Invalid request: unknown variant `ping`",
             ]
         }
-        XCTAssertEqual(store.node("message.m5")?.label, "jcode (typing)")
+        XCTAssertEqual(store.node("message.m5")?.variant, "typing")
         store.server(#"{"type":"text_delta","text":"lo"}"#) { $0["/transcript/4/text"] = "Hello" }
         store.finishTheTurn { $0["/transcript/4/is_streaming"] = false }
     }

@@ -24,6 +24,8 @@ public enum Screenshot {
         var radius = 6
         /// The value's text bold too (a heading, a table's header cell).
         var valueBold = false
+        /// An outline in dashes (a message not sent yet).
+        var dashed = false
     }
 
     static func style(of node: SemanticNode) -> Style {
@@ -47,11 +49,21 @@ public enum Screenshot {
         case .diff: return Style(fill: "#ffffff", stroke: "#d1d5db", secondary: "#374151")
         case .message:
             let mine = node.id.hasPrefix("outbox.") || node.label.hasPrefix("You")
-            return Style(fill: mine ? "#dbeafe" : "#f3f4f6", stroke: nil, text: "#111827", secondary: mine ? "#1e40af" : "#374151", bold: false, radius: 10)
+            switch node.variant {
+            case "waiting", "sending", "queued":
+                // Not sent (or not taken) yet: a paler bubble, outlined in dashes.
+                return Style(fill: "#f8fafc", stroke: "#60a5fa", text: "#374151", secondary: "#1e40af", radius: 10, dashed: true)
+            case "failed": return Style(fill: "#fef2f2", stroke: "#dc2626", text: "#111827", secondary: "#991b1b", radius: 10)
+            default:
+                return Style(fill: mine ? "#dbeafe" : "#f3f4f6", stroke: nil, text: "#111827", secondary: mine ? "#1e40af" : "#374151", bold: false, radius: 10)
+            }
         case .toolCall: return Style(fill: "#fffbeb", stroke: "#f59e0b", secondary: "#92400e")
         case .banner: return Style(fill: "#fef2f2", stroke: "#dc2626", text: "#991b1b", secondary: "#991b1b")
         case .status: return Style(fill: "#eff6ff", stroke: nil, text: "#1e3a8a", secondary: "#1d4ed8")
-        case .notice: return Style(fill: "#fefce8", stroke: "#eab308", text: "#713f12", secondary: "#854d0e")
+        case .notice:
+            // By its kind (`variant`): a warning amber, the rest a quiet grey-blue.
+            if node.variant == "warning" { return Style(fill: "#fefce8", stroke: "#eab308", text: "#713f12", secondary: "#854d0e") }
+            return Style(fill: "#f8fafc", stroke: "#cbd5e1", text: "#334155", secondary: "#475569")
         case .sheet: return Style(fill: "#f9fafb", stroke: "#6b7280", bold: true, radius: 12)
         case .image: return Style(fill: "#e5e7eb", stroke: "#9ca3af")
         case .errorText: return Style(fill: nil, stroke: nil, text: "#dc2626", secondary: "#dc2626")
@@ -126,6 +138,7 @@ public enum Screenshot {
             }
             drawText(node, style, clip: clip, into: &out)
             if node.role == .toolCall { drawChevron(node, style, clip: clip, into: &out) }
+            if node.role == .message { drawMessageState(node, style, clip: clip, into: &out) }
         }
         let inHeader = header || (node.role == .tableRow && node.variant == "header")
         if let scroll = node.scroll {
@@ -157,6 +170,7 @@ public enum Screenshot {
         if style.radius > 0 { s += " rx=\"\(style.radius)\"" }
         s += " fill=\"\(style.fill ?? "none")\""
         if let stroke = style.stroke { s += " stroke=\"\(stroke)\"" }
+        if style.dashed { s += " stroke-dasharray=\"5 3\"" }
         out.append(s + "/>\n")
     }
 
@@ -258,6 +272,34 @@ public enum Screenshot {
             if let color { s += "<tspan fill=\"\(color)\">\(escaped(word))</tspan>" } else { s += escaped(word) }
         }
         out.append(s + "</text>\n")
+    }
+
+    /// A message's state on its first line, after its speaker: three dots
+    /// while the reply is being written, else at the right what became of
+    /// a message not taken yet ("Waiting to send", "Sending…", "Queued",
+    /// "Not delivered").
+    private static func drawMessageState(_ node: SemanticNode, _ style: Style, clip: SemanticNode.Bounds, into out: inout Output) {
+        let b = node.bounds
+        let top = b.y + Layout.padding
+        guard let variant = node.variant, fits(top, Layout.lineHeight, clip) else { return }
+        if variant == "typing" {
+            let x = b.x + Layout.padding + node.label.unicodeScalars.count * Layout.charWidth + 8
+            for k in 0..<3 {
+                out.append("<circle data-typing=\"\(k)\" cx=\"\(x + k * 8)\" cy=\"\(top + 11)\" r=\"2.5\" fill=\"#9ca3af\"/>\n")
+            }
+            return
+        }
+        let words: String
+        switch variant {
+        case "waiting": words = "Waiting to send"
+        case "sending": words = "Sending…"
+        case "queued": words = "Queued"
+        case "failed": words = "Not delivered"
+        default: return
+        }
+        let color = variant == "failed" ? "#b91c1c" : "#1d4ed8"
+        out.append(
+            "<text x=\"\(b.x + b.width - Layout.padding)\" y=\"\(top + baseline)\" fill=\"\(color)\" font-size=\"11\" text-anchor=\"end\" xml:space=\"preserve\">\(words)</text>\n")
     }
 
     /// A collapsible node's state, at its top right: ▸ closed, ▾ open.

@@ -26,12 +26,24 @@ enum ChatScreen {
         if !state.chat.turn.historyLoaded && state.connection.phase == .connected {
             nodes.append(.text("chat.loading", "Loading conversation…", role: .status))
         }
+        nodes.append(emptyHint(state))
         nodes.append(activity(state))
         nodes.append(queued(state))
         if let request = state.approvals.permissionRequests.first { nodes.append(permissionSheet(request, pending: state.approvals.permissionRequests.count)) }
         if let request = state.approvals.stdinRequests.first { nodes.append(stdinSheet(request, focusedID: state.navigation.focusedNodeID)) }
         nodes.append(composer(state))
         return nodes
+    }
+
+    /// What an empty chat says to do (shown while nothing was said in it,
+    /// its history loaded).
+    static func emptyHint(_ state: AppState) -> SemanticNode {
+        var waiting = false
+        for pending in state.chat.outbox where !pending.isInTranscript { waiting = true }
+        let empty = state.chat.transcript.count == 0 && !waiting && state.chat.olderHistory == nil && state.chat.turn.historyLoaded
+        return .text(
+            "chat.empty", "No messages yet. Ask jcode to explain, change or run something in your project: type below, then Send.",
+            visible: empty)
     }
 
     /// "N messages": the transcript's entries and the messages still waiting to be sent.
@@ -56,9 +68,12 @@ enum ChatScreen {
     }
 
     static func notice(_ notice: Notice) -> SemanticNode {
-        SemanticNode(
-            "notice.\(notice.id)", .notice, label: notice.text, value: notice.kind.rawValue,
+        var node = SemanticNode(
+            "notice.\(notice.id)", .notice, label: notice.text,
             children: [.button("notice.\(notice.id).dismiss", "Dismiss", .dismissNotice(id: notice.id), accessibilityLabel: "Dismiss notice")])
+        // Its kind is how it is drawn, not words on the screen.
+        node.variant = notice.kind.rawValue
+        return node
     }
 
     static func speaker(_ role: TranscriptEntry.Role) -> String {
@@ -146,8 +161,6 @@ enum ChatScreen {
         navigation: NavigationState = NavigationState(), markdown: MarkdownCache? = nil, cards: ToolCardCache? = nil
     ) -> SemanticNode {
         let who = speaker(entry.role)
-        var label = entry.isQueued ? "\(who) (queued)" : who
-        if entry.isStreaming { label += " (typing)" }
         var children: [SemanticNode] = []
         if !entry.reasoning.isEmpty { children.append(reasoning(entry, navigation: navigation)) }
         let anchored = prompt.flatMap { images?.byPrompt[$0] } ?? []
@@ -172,10 +185,13 @@ enum ChatScreen {
             children.append(.text("message.\(entry.id).stop_reason", stop, value: entry.stopReason.wireName, role: .status))
         }
         var node = SemanticNode(
-            "message.\(entry.id)", .message, label: label, value: entry.text,
-            accessibilityLabel: entry.role == .user ? "You said" : "\(who) said",
+            "message.\(entry.id)", .message, label: who, value: entry.text,
+            accessibilityLabel: entry.role == .user ? "You said" : (entry.isStreaming ? "\(who) is writing" : "\(who) said"),
             accessibilityValue: entry.isQueued ? "Queued: \(entry.text)" : entry.text,
             actions: entry.text.isEmpty ? [] : ["copy"], children: children)
+        // Drawn, not said in the label: a reply still coming (a typing
+        // indicator), a message queued for the running turn.
+        if entry.isStreaming { node.variant = "typing" } else if entry.isQueued { node.variant = "queued" }
         // Written in markdown: a screen reader reads the blocks, not the markers.
         if markdownShown { node.accessibilityValue = nil }
         return node
@@ -219,15 +235,19 @@ enum ChatScreen {
             children.append(
                 .button("outbox.\(message.id).discard", "Discard", .discardMessage(id: message.id),
                     accessibilityLabel: "Discard this message; its text goes back to the message field"))
-            return SemanticNode(
-                "outbox.\(message.id)", .message, label: "You (not delivered)", value: message.text,
+            var node = SemanticNode(
+                "outbox.\(message.id)", .message, label: "You", value: message.text,
                 accessibilityLabel: "You said, not delivered", accessibilityValue: message.text, children: children)
+            node.variant = "failed"
+            return node
         }
         let sent = message.delivery != .waiting
-        return SemanticNode(
-            "outbox.\(message.id)", .message, label: sent ? "You (sent, not confirmed yet)" : "You (waiting to send)", value: message.text,
+        var node = SemanticNode(
+            "outbox.\(message.id)", .message, label: "You", value: message.text,
             accessibilityLabel: sent ? "You said, not confirmed by the server yet" : "You said, not sent yet", accessibilityValue: message.text,
             children: children)
+        node.variant = sent ? "sending" : "waiting"
+        return node
     }
 
     /// What the agent is doing, while a turn runs: the run status

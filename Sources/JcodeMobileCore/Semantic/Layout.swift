@@ -351,6 +351,8 @@ public enum Layout {
             }
             // A diff's line is a band of its text, no padding.
             if node.role == .diffLine { return max(1, lines + valueLines) * lineHeight }
+            // A hunk without a header (an edit's first: its place in the file is unknown) is only its lines.
+            if node.role == .diffHunk && lines + valueLines == 0 { return 0 }
             if lines + valueLines == 0 { return lineHeight + 2 * padding }
             return lines * lineHeight + valueLines * grid.lineHeight + 2 * padding
         }

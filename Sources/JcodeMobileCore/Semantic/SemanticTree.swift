@@ -35,12 +35,13 @@ public enum SemanticTree {
     }
 
     /// The state the chrome is a function of: everything but the
-    /// transcript, the scroll position and the revision.
+    /// transcript (only whether it is empty: an empty chat says what to
+    /// do), the scroll position and the revision.
     static func chromeKey(_ state: AppState) -> AppState {
         var key = state
         key.revision = 0
         key.navigation.messagesScroll = nil
-        key.chat.transcript = Transcript.placeholder
+        key.chat.transcript = state.chat.transcript.count == 0 ? Transcript.placeholder : Transcript.nonEmptyPlaceholder
         return key
     }
 

@@ -1549,7 +1549,9 @@ extension ChatScreen {
             summary += (summary.isEmpty ? "" : " ") + "+\(added) −\(removed)"
         }
         var children: [SemanticNode] = []
-        if !summary.isEmpty { children.append(SemanticNode("\(id).summary", .text, label: "", value: summary)) }
+        // Open on one file's diff, whose header says the same, the summary is not shown twice.
+        let saidByItsDiff = open && diffs?.count == 1
+        if !summary.isEmpty { children.append(SemanticNode("\(id).summary", .text, label: "", value: summary, visible: !saidByItsDiff)) }
         if open {
             if let diffs, !diffs.isEmpty {
                 for (k, diff) in diffs.enumerated() { children.append(diffNode(diff, id: "\(id).diff.\(k)", navigation: navigation)) }
@@ -1595,8 +1597,10 @@ extension ChatScreen {
         var children: [SemanticNode] = []
         for (h, hunk) in diff.hunks.enumerated() where budget > 0 {
             let hunkID = "\(id).\(h)"
-            var header = "@@ -\(hunk.oldStart) +\(hunk.newStart) @@"
-            if let text = hunk.header, !text.isEmpty { header += " " + text }
+            // Line numbers only where they are the file's (an edit's snippet
+            // has none): else its own words, or "⋯" between two hunks.
+            var header = diff.relativeLineNumbers ? (h > 0 ? "⋯" : "") : "@@ -\(hunk.oldStart) +\(hunk.newStart) @@"
+            if let text = hunk.header, !text.isEmpty { header += header.isEmpty ? text : " " + text }
             var hunkNode = SemanticNode(hunkID, .diffHunk, label: header)
             hunkNode.children.reserveCapacity(min(hunk.lines.count, budget))
             for (n, line) in hunk.lines.enumerated() {

@@ -50,6 +50,13 @@ def _join(label: str, value: Optional[str], sep: str = ": ") -> str:
     return f"{label}{sep}{value}"
 
 
+#: A message's ``variant`` as the text render says it (the pictures draw it).
+MESSAGE_STATES = {
+    "typing": "typing", "queued": "queued", "waiting": "waiting to send",
+    "sending": "sent, not confirmed yet", "failed": "not delivered",
+}
+
+
 def _line(node: dict) -> Optional[str]:
     """The node's own line (None: the node only groups its children)."""
     role = node.get("role")
@@ -110,6 +117,10 @@ def _line(node: dict) -> Optional[str]:
         sep = " " if label.endswith(":") else ": "
         return (f"{label}{sep}{shown}" if label else shown) + mark
     if role == "message":
+        # What the picture draws (a typing indicator, a waiting message's look) said in words.
+        state = MESSAGE_STATES.get(node.get("variant") or "")
+        if state:
+            label = f"{label} ({state})"
         # A message written in markdown shows it as its blocks (its children).
         if not value or any(c.get("role") in BLOCK_ROLES for c in node.get("children") or []):
             return label

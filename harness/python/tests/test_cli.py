@@ -525,7 +525,7 @@ def test_screenshot_of_an_unknown_scenario_is_refused(tmp_path):
 SCENARIOS = ("onboarding, pairing_ready, connected_chat, pairing_invalid_code, server_unreachable, "
              "connected_empty_chat, chat_streaming, tool_approval_required, tool_failed, network_reconnect, "
              "offline_queued_message, long_running_task, stdin_request_pending, model_switch_failed, "
-             "push_tool_approval_opened, markdown_reply, code_edit_review")
+             "push_tool_approval_opened, markdown_reply, code_edit_review, approval_unsupported")
 
 
 def run_during_the_turn(gateway, action, *, timeout="20"):

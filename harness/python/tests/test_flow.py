@@ -216,7 +216,7 @@ def stream_reply_step_by_step(host: Host):
             assert last["role"] == "assistant" and last["is_streaming"] is True
             assert state["session"]["is_processing"] is True
             node = find_node(host.app.tree(), "message." + last["id"])
-            assert node["label"] == "jcode (typing)"
+            assert (node["label"], node["variant"]) == ("jcode", "typing")
         assert last["text"] == text
     return delivered
 
@@ -343,7 +343,7 @@ def test_message_sent_while_offline_waits_in_the_outbox():
     assert host.effects_of("websocket_send", mark) == []
     state = host.app.state()
     assert [m["text"] for m in state["outbox"]] == ["later"]
-    assert find_node(host.app.tree(), "outbox." + state["outbox"][0]["id"])["label"] == "You (waiting to send)"
+    assert find_node(host.app.tree(), "outbox." + state["outbox"][0]["id"])["variant"] == "waiting"
 
     host.platform_event({"type": "network_reachability_changed", "reachable": True})
     state = host.app.state()

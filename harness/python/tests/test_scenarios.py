@@ -107,7 +107,7 @@ def assert_consistent(state: dict, tree: dict) -> None:
         for entry, node in zip(state["transcript"], messages):
             assert node["value"] == entry["text"]
             assert node["label"].startswith({"user": "You", "assistant": "jcode", "system": "System"}[entry["role"]])
-            assert ("(typing)" in node["label"]) is entry["is_streaming"]
+            assert (node.get("variant") == "typing") is entry["is_streaming"]
             for call in entry["tool_calls"]:
                 card = find_node(node, f"tool.{entry['id']}.{call['id']}")
                 assert card is not None and card["label"] == call["name"]

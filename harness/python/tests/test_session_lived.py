@@ -236,7 +236,7 @@ def test_the_interrupted_notice_does_not_follow_a_switch_to_another_session():
     host.dispatch({"type": "tap_node", "node_id": "chat.interrupt"})
     assert lines(host, since) == ['{"id":6,"type":"cancel"}']
     assert host.app.state()["notices"] == [{"id": "n1", "kind": "info", "text": "Interrupted"}]
-    assert [(n["label"], n["value"]) for n in find_node(host.app.tree(), "chat.notices")["children"]] == [
+    assert [(n["label"], n["variant"]) for n in find_node(host.app.tree(), "chat.notices")["children"]] == [
         ("Interrupted", "info")]
     host.dispatch({"type": "resume_session", "session_id": OTHER})
     state = host.app.state()

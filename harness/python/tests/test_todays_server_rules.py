@@ -147,8 +147,8 @@ def test_a_turn_started_in_the_terminal_streams_on_the_phone_and_ends_on_its_for
     state = host.wait_for(lambda s: s["transcript"][-1]["text"] == "All 212 ", timeout=5)
     # the phone shows the terminal's turn running: its first delta, the spinner, Stop
     assert state["session"]["is_processing"] is True
-    assert (node(host, "message." + state["transcript"][-1]["id"])["label"], node(host, "chat.activity")["label"]) == (
-        "jcode (typing)", "jcode is writing…")
+    assert (node(host, "message." + state["transcript"][-1]["id"])["variant"], node(host, "chat.activity")["label"]) == (
+        "typing", "jcode is writing…")
 
     # the terminal's turn ends with its own done (id 41, foreign to the phone): so does the phone's
     assert control(gateway, command="finish_foreign_turn")["events"] == [
@@ -262,7 +262,7 @@ def test_a_message_answered_reloading_after_its_ack_goes_again_once_after_the_re
     # acknowledged, then "reloading": received is not taken; whether it arrived, the next history says
     state = host.wait_for(lambda s: [m["delivery"] for m in s["outbox"]] == ["unconfirmed"], timeout=5)
     assert [(m["text"], m["delivery"]) for m in state["outbox"]] == [("Ship the release", "unconfirmed")]
-    assert [(n["label"], n["value"]) for n in node(host, "chat.notices")["children"]] == [
+    assert [(n["label"], n["variant"]) for n in node(host, "chat.notices")["children"]] == [
         ("Server is updating, reconnecting shortly", "info")]
     assert [(n["label"], n["value"]) for n in node(host, "chat.messages")["children"]][-1] == ("You", "Ship the release")
     assert requests_since(gateway, since) == [{"id": 5, "type": "message", "content": "Ship the release"}]

@@ -62,6 +62,12 @@ public struct Transcript: Sendable {
 
     /// An empty transcript, shared (comparing states without their transcripts).
     static let placeholder = Transcript()
+    /// One entry: what the chrome knows of a transcript that is not empty (`SemanticTree.chromeKey`).
+    static let nonEmptyPlaceholder: Transcript = {
+        var transcript = Transcript()
+        transcript.append(role: .system)
+        return transcript
+    }()
 
     /// 64 MiB of text: far more than a phone shows, a bound on what a long
     /// session (or a server that never stops) makes the app keep.
