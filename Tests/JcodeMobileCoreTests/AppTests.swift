@@ -129,7 +129,7 @@ final class AppTests: XCTestCase {
         XCTAssertEqual(
             state["state"]?.objectValue?.keys,
             [
-                "revision", "screen", "focused_node_id", "messages_scroll", "expanded_nodes", "connection", "pairing", "servers", "selected_server_id", "session", "transcript",
+                "revision", "screen", "focused_node_id", "messages_scroll", "screen_scroll", "expanded_nodes", "connection", "pairing", "servers", "selected_server_id", "session", "transcript",
                 "images", "run_status", "interrupted_turn", "older_history", "soft_interrupts", "outbox", "permission_requests", "stdin_requests", "notices", "banners", "draft", "attachments", "voice",
                 "lifecycle", "pending_effects",
             ])

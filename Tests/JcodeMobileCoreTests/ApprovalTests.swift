@@ -14,9 +14,10 @@ final class ApprovalTests: XCTestCase {
         let sheet = store.node("permission.perm-1")
         XCTAssertEqual(sheet?.label, "Allow bash?")
         XCTAssertEqual(sheet?.value, "cargo test -p jcode-mobile-core")
-        XCTAssertEqual(sheet?.children.map(\.id), [
-            "permission.perm-1.detail", "permission.perm-1.tier", "permission.perm-1.approve", "permission.perm-1.deny", "permission.perm-1.always",
-        ])
+        XCTAssertEqual(sheet?.children.map(\.id), ["permission.perm-1.detail", "permission.perm-1.tier", "permission.perm-1.actions"])
+        XCTAssertEqual(
+            sheet?.find("permission.perm-1.actions")?.children.map(\.id),
+            ["permission.perm-1.approve", "permission.perm-1.deny", "permission.perm-1.always"])
         XCTAssertEqual(sheet?.find("permission.perm-1.always")?.label, "Always allow for this session")
     }
 

@@ -37,19 +37,24 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(tree.bounds, bounds(0, 0, 390, 844))
         // Below the top safe area.
         XCTAssertEqual(tree.find("chat.header")?.bounds, bounds(16, 47, 358, 104))
-        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 569))
-        XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 728, 358, 116))
+        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 581))
+        // Its field (no label over it: its placeholder says what it is), then its row of icons.
+        XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 740, 358, 104))
         // The grep card closed: its name, status and summary.
         XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 378, maxOffset: 0))
     }
 
-    func testAHeadersButtonsShareARowByTheirLabelsLengthAndTheComposersEqually() {
+    func testAHeadersIconsAreSquaresTheModelTakesTheRestAndTheComposersSendIsAtItsRightEnd() {
         let tree = chat().tree()
-        // "Sessions", "claude-sonnet-4", "Settings": 76, 132 and 76 points, and 19 more each.
-        XCTAssertEqual(tree.find("nav.sessions")?.bounds, bounds(16, 99, 95, 44))
-        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, bounds(119, 99, 151, 44))
-        XCTAssertEqual(tree.find("nav.settings")?.bounds, bounds(278, 99, 95, 44))
-        XCTAssertEqual(tree.find("chat.send")?.bounds, bounds(260, 792, 114, 44))
+        // Sessions and Settings are icons (44 × 44); "claude-sonnet-4" has the rest of the row.
+        XCTAssertEqual(tree.find("nav.sessions")?.bounds, bounds(16, 99, 44, 44))
+        XCTAssertEqual(tree.find("nav.sessions")?.icon, "list.bullet")
+        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, bounds(68, 99, 254, 44))
+        XCTAssertEqual(tree.find("nav.settings")?.bounds, bounds(330, 99, 44, 44))
+        XCTAssertEqual(tree.find("nav.settings")?.label, "Settings", "its words stay its label")
+        XCTAssertEqual(tree.find("chat.attach")?.bounds, bounds(16, 792, 44, 44))
+        XCTAssertEqual(tree.find("chat.voice")?.bounds, bounds(68, 792, 44, 44))
+        XCTAssertEqual(tree.find("chat.send")?.bounds, bounds(330, 792, 44, 44), "under the right thumb")
         XCTAssertEqual(tree.find("chat.interrupt")?.bounds.width, 0, "hidden: no room taken")
     }
 
@@ -62,13 +67,13 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testAConversationTallerThanItsFrameShowsItsEndAndPutsEarlierMessagesAboveTheFrame() {
         let tree = chat(height: 480).tree()
-        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 205))
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 173, contentHeight: 378, maxOffset: 173))
-        // Content coordinates: the first message at the content's top, on the screen 173 above the list's (159 - 173 = -14).
+        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 217))
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 161, contentHeight: 378, maxOffset: 161))
+        // Content coordinates: the first message at the content's top, on the screen 161 above the list's (159 - 161 = -2).
         XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, 0, 358, 52))
         XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 252, 358, 118))
-        XCTAssertEqual(hit(chat(height: 480), 100, 159 - 173 + 252 + 10)["node"]?["id"], "message.m3")
-        XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 364, 358, 116))
+        XCTAssertEqual(hit(chat(height: 480), 100, 159 - 161 + 252 + 10)["node"]?["id"], "message.m3")
+        XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 376, 358, 104))
     }
 
     func testTextWrapsAtTheLastSpaceThatFitsOrMidWordWhenThereIsNone() {
@@ -82,10 +87,10 @@ final class LayoutAndHitTestTests: XCTestCase {
     // MARK: - Hit-testing
 
     func testAHitTestAnswersTheDeepestNodeAtThePointWithItsPathAndWhatATapWouldTap() {
-        let answer = hit(chat(), 300, 810)
+        let answer = hit(chat(), 350, 810)
         XCTAssertEqual(answer["ok"], true)
         XCTAssertEqual(answer["node"]?["id"], "chat.send")
-        XCTAssertEqual(answer["node"]?["bounds"], ["x": 260, "y": 792, "width": 114, "height": 44])
+        XCTAssertEqual(answer["node"]?["bounds"], ["x": 330, "y": 792, "width": 44, "height": 44])
         XCTAssertEqual(answer["path"], ["root", "chat.composer", "chat.send"])
         XCTAssertEqual(answer["tap_target"], "chat.send")
     }
@@ -120,7 +125,7 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testTapXYOnTheSettingsButtonOpensSettings() {
         let app = chat()
-        _ = report(app, #"{"type":"tap_xy","x":320,"y":120}"#)
+        _ = report(app, #"{"type":"tap_xy","x":350,"y":120}"#)
         XCTAssertEqual(app.state.navigation.screen, .settings)
     }
 
@@ -135,7 +140,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         _ = report(app, #"{"type":"tap_xy","x":100,"y":180}"#)
         // (a message is not tappable: the tap names the deepest node there)
         XCTAssertEqual(notes(app), ["tap_xy: nothing tappable at (100.0, 180.0): message.m1"])
-        _ = report(app, #"{"type":"tap_xy","x":300,"y":810}"#)
+        _ = report(app, #"{"type":"tap_xy","x":350,"y":810}"#)
         XCTAssertEqual(notes(app), [#"tap_node: "chat.send" is disabled"#])
         _ = report(app, #"{"type":"tap_xy","x":500,"y":10}"#)
         XCTAssertEqual(notes(app), ["tap_xy: (500.0, 10.0) is outside the 390×844 viewport"])
@@ -272,7 +277,7 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         XCTAssertEqual(tree.find("c")?.bounds, bounds(16, 47, 358, 96))
         XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="358" height="96" rx="6" fill="#f6f8fa" stroke="#d1d5db"/>"##))
         // The Copy button at the header's right, a 44-point square; the language at its left.
-        XCTAssertEqual(tree.find("c.copy")?.bounds, bounds(324, 53, 44, 44))
+        XCTAssertEqual(tree.find("c.copy")?.bounds, bounds(322, 53, 44, 44))
         XCTAssertTrue(svg.contains(##"<text x="22" y="79" fill="#6b7280" font-size="11" xml:space="preserve">swift</text>"##))
         XCTAssertTrue(svg.contains(##"<text x="22" y="112" fill="#1f2937" xml:space="preserve">let x = 1</text>"##))
         XCTAssertTrue(svg.contains(##"<text x="22" y="132" fill="#1f2937" xml:space="preserve">print(x)</text>"##))
@@ -312,17 +317,17 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         diff.counts = SemanticNode.Counts(added: 1, removed: 1)
         let (tree, svg) = picture([diff])
         XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#374151" font-weight="bold" xml:space="preserve">main.swift</text>"##))
-        XCTAssertTrue(svg.contains(##"<tspan fill="#16a34a">+1</tspan> <tspan fill="#dc2626">−1</tspan>"##))
+        XCTAssertTrue(svg.contains(##"<tspan fill="#15803d">+1</tspan> <tspan fill="#b91c1c">−1</tspan>"##))
         XCTAssertTrue(svg.contains(##"<text x="30" y="120" fill="#6b7280" xml:space="preserve">@@ -1 +1 @@</text>"##), "the hunk's header dim")
         // Under the path, the counts and the hunk's header, the lines touch: a band of 20 points each, no gap.
         XCTAssertEqual(tree.find("d.0.0")?.bounds, bounds(24, 131, 342, 20))
         XCTAssertEqual(tree.find("d.0.1")?.bounds, bounds(24, 151, 342, 20))
         XCTAssertEqual(tree.find("d.0.2")?.bounds, bounds(24, 171, 342, 20))
         XCTAssertTrue(svg.contains(##"<rect x="24" y="151" width="342" height="20" fill="#fee2e2"/>"##))
-        XCTAssertTrue(svg.contains(##"<text x="30" y="166" fill="#dc2626">-</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="30" y="166" fill="#b91c1c">-</text>"##))
         XCTAssertTrue(svg.contains(##"<text x="46" y="166" fill="#991b1b" xml:space="preserve">b</text>"##))
         XCTAssertTrue(svg.contains(##"<rect x="24" y="171" width="342" height="20" fill="#dcfce7"/>"##))
-        XCTAssertTrue(svg.contains(##"<text x="30" y="186" fill="#16a34a">+</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="30" y="186" fill="#15803d">+</text>"##))
         XCTAssertFalse(svg.contains(##"<rect x="24" y="131""##), "a context line has no band")
         XCTAssertTrue(svg.contains(##"<text x="46" y="146" fill="#374151" xml:space="preserve">a</text>"##))
     }
@@ -382,7 +387,7 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         task.checked = true
         let (tree, svg) = picture([bullet, task])
         XCTAssertEqual(tree.find("b")?.bounds, bounds(16, 47, 358, 32), "the marker shares the item's first line")
-        XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#6b7280" xml:space="preserve">•</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#4b5563" xml:space="preserve">•</text>"##))
         XCTAssertTrue(svg.contains(##"<text x="38" y="68" fill="#111827" xml:space="preserve">milk</text>"##))
         XCTAssertTrue(svg.contains(##"<rect data-check="true" x="46" y="97" width="12" height="12" rx="2" fill="#2563eb" stroke="#2563eb"/>"##))
         XCTAssertTrue(svg.contains(##"<text x="62" y="108" fill="#111827" xml:space="preserve">eggs</text>"##))
@@ -417,7 +422,7 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         XCTAssertTrue(svg.contains(##"fill="#b91c1c" text-anchor="middle" xml:space="preserve">Deny</text>"##))
         XCTAssertTrue(svg.contains(##"<rect x="16" y="151" width="358" height="44" rx="8" fill="#ffffff" stroke="#9ca3af"/>"##))
         XCTAssertTrue(svg.contains(##"fill="#111827" text-anchor="middle" xml:space="preserve">Always</text>"##))
-        XCTAssertTrue(svg.contains(##"<rect x="16" y="203" width="358" height="44" rx="8" fill="#e5e7eb"/>"##), "disabled: grey")
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="203" width="358" height="44" rx="8" fill="#f3f4f6"/>"##), "disabled: flat grey")
     }
 
     func testAToolCardShowsWhetherItIsOpenAtItsTopRight() {

@@ -21,7 +21,7 @@ final class ReadableScreensTests: XCTestCase {
         XCTAssertEqual(tree.find("banner.error.more")?.label, "Hide details")
         XCTAssertEqual(
             tree.find("banner.error.details")?.label,
-            "Invalid request: unknown variant `permission_response`, expected one of `subscribe`, `get_history`, `message`…")
+            "Invalid request: unknown variant `permission_response`, expected one of `subscribe`…")
         XCTAssertTrue(
             tree.find("banner.error.details")?.accessibilityLabel.hasSuffix("`get_compacted_history` at line 1 column 30") == true,
             "a screen reader reads all of it")
@@ -56,12 +56,12 @@ final class ReadableScreensTests: XCTestCase {
             closed.label,
             "The server answered with a page of text nobody wrote for a phone. The server answered with a page of text nobody wrote for a phone. The server answered with a page of…")
         XCTAssertEqual(tree.find("banner.error.more")?.label, "Show all")
-        XCTAssertEqual(tree.find("banner.error.dismiss")?.bounds, .init(x: 164, y: 159, width: 132, height: 44))
+        XCTAssertEqual(tree.find("banner.error.dismiss")?.bounds, .init(x: 252, y: 159, width: 44, height: 44), "an icon (xmark) at the row's end")
 
         state.navigation.expansions.append(.init(nodeID: "banner.error", expanded: true))
         tree = SemanticTree.build(state, viewport: small)
         XCTAssertEqual(tree.find("banner.error.more")?.label, "Show less")
-        XCTAssertEqual(tree.find("banner.error")?.bounds.height, 230, "8 lines open on this screen")
+        XCTAssertEqual(tree.find("banner.error")?.bounds.height, 210, "7 lines open on this screen")
         for id in ["banner.error.more", "banner.error.dismiss", "chat.header", "chat.composer", "chat.send"] {
             let b = tree.find(id)!.bounds
             XCTAssertTrue(b.y >= 0 && b.y + b.height <= 568 && b.x + b.width <= 320, "\(id) at \(b) is on the 320 × 568 screen")
@@ -141,5 +141,76 @@ final class NoInternalsOnScreenTests: XCTestCase {
         XCTAssertEqual(tree.find("model.claude-sonnet-4")?.accessibilityLabel, "claude-sonnet-4, in use")
         let svg = Screenshot.svg(tree)
         XCTAssertEqual(svg.components(separatedBy: #"<path data-selected="true""#).count - 1, 2, "the model's and the effort's")
+    }
+}
+
+/// Every size a phone has: a small one, one on its side; what does not fit scrolls.
+final class EverySizeTests: XCTestCase {
+    private func app(_ scenario: Scenario, _ width: Int, _ height: Int) -> JcodeMobileApp {
+        var options = AppOptions()
+        options.scenario = scenario
+        options.viewport = SemanticTree.Viewport(width: width, height: height)
+        return JcodeMobileApp(options: options)
+    }
+
+    func testAFormTallerThanASmallPhoneScrollsAndScrollScreenMovesItUntilAnotherScreenOpens() {
+        let app = app(.onboarding, 320, 568)
+        XCTAssertEqual(app.tree().scroll, SemanticNode.Scroll(offset: 0, contentHeight: 683, maxOffset: 115))
+        XCTAssertEqual(app.tree().find("pair.check")?.bounds, SemanticNode.Bounds(x: 16, y: 631, width: 288, height: 44), "below the fold")
+        _ = app.dispatch(json: #"{"type":"scroll_screen","offset":100000}"#)
+        XCTAssertEqual(app.state.navigation.screenScroll, 115, "at most its end")
+        XCTAssertEqual(app.tree().scroll?.offset, 115)
+        XCTAssertEqual(SemanticTree.hitTest(app.tree(), x: 100, y: 540)?.node.id, "pair.check", "on the screen at 631 - 115")
+        let chat = self.app(.connectedChat, 320, 568)
+        _ = chat.dispatch(json: #"{"type":"navigate","screen":"settings"}"#)
+        _ = chat.dispatch(json: #"{"type":"scroll_screen","offset":40}"#)
+        XCTAssertEqual(chat.state.navigation.screenScroll, 40)
+        _ = chat.dispatch(json: #"{"type":"navigate","screen":"chat"}"#)
+        XCTAssertEqual(chat.state.navigation.screenScroll, 0, "another screen shows from its top")
+        XCTAssertNil(chat.tree().scroll, "the chat scrolls its message list, not itself")
+    }
+
+    func testScrollScreenOnTheChatOrAScreenThatFitsChangesNothing() {
+        let chat = app(.connectedChat, 390, 844)
+        let before = chat.state
+        _ = chat.dispatch(json: #"{"type":"scroll_screen","offset":40}"#)
+        XCTAssertEqual(chat.state.navigation, before.navigation)
+        _ = chat.dispatch(json: #"{"type":"navigate","screen":"sessions"}"#)
+        _ = chat.dispatch(json: #"{"type":"scroll_screen","offset":40}"#)
+        XCTAssertEqual(chat.state.navigation.screenScroll, 0, "the sessions list fits")
+    }
+
+    func testOnItsSideAPhoneHasNoStatusBarBandAndTheComposerIsOneRow() {
+        let tree = app(.connectedChat, 844, 390).tree()
+        XCTAssertEqual(tree.find("chat.header")?.bounds.y, 0)
+        XCTAssertEqual(tree.find("chat.draft")?.bounds, SemanticNode.Bounds(x: 16, y: 338, width: 656, height: 44), "Stop, hidden, takes no room")
+        XCTAssertEqual(tree.find("chat.attach")?.bounds, SemanticNode.Bounds(x: 680, y: 338, width: 44, height: 44))
+        XCTAssertEqual(tree.find("chat.send")?.bounds, SemanticNode.Bounds(x: 784, y: 338, width: 44, height: 44))
+        let upright = app(.connectedChat, 320, 568).tree()
+        XCTAssertEqual(upright.find("chat.header")?.bounds.y, 47)
+        XCTAssertEqual(upright.find("chat.draft")?.bounds.width, 288, "too narrow for a row: the field above its buttons")
+    }
+
+    func testWhileASheetIsUpTheComposerShowsOnlyStop() {
+        let tree = app(.toolApprovalRequired, 320, 568).tree()
+        for id in ["chat.draft", "chat.attach", "chat.voice", "chat.send"] {
+            XCTAssertEqual(tree.find(id)?.visible, false, id)
+        }
+        XCTAssertEqual(tree.find("chat.interrupt")?.visible, true)
+        XCTAssertEqual(tree.find("permission.perm-1.always")?.bounds.width, 272, "its words do not fit a third of the row: one under the other")
+        let wide = app(.toolApprovalRequired, 844, 390).tree()
+        XCTAssertEqual(wide.find("permission.perm-1.approve")?.bounds.y, wide.find("permission.perm-1.always")?.bounds.y, "side by side")
+    }
+
+    func testAButtonAnAppDrawsAsAnIconCarriesItsSymbolAndKeepsItsWords() {
+        let tree = app(.chatStreaming, 390, 844).tree()
+        XCTAssertEqual(tree.find("chat.send")?.icon, "arrow.up.to.line", "Queue while jcode works")
+        XCTAssertEqual(tree.find("chat.send")?.label, "Queue")
+        XCTAssertEqual(tree.find("chat.interrupt")?.icon, "stop.fill")
+        XCTAssertEqual(tree.find("chat.attach")?.accessibilityLabel, "Attach image")
+        XCTAssertNil(tree.find("nav.model_picker")?.icon, "a model's name is words")
+        let svg = Screenshot.svg(tree)
+        XCTAssertTrue(svg.contains(#"<g data-icon="stop.fill""#))
+        XCTAssertFalse(svg.contains(">Attach …<"), "no label cut short")
     }
 }

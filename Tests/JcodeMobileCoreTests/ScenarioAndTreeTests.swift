@@ -104,7 +104,7 @@ final class ScenarioTests: XCTestCase {
             // The whole first-launch state; only the device id is kept.
             $0.json = json(
                 #"""
-                {"revision":0,"screen":"onboarding","focused_node_id":null,"messages_scroll":null,"expanded_nodes":[],
+                {"revision":0,"screen":"onboarding","focused_node_id":null,"messages_scroll":null,"screen_scroll":0,"expanded_nodes":[],
                  "connection":{"phase":"disconnected","attempt":0,"reason":null,"socket_open":false,"reconnect_delay_ms":null},
                  "pairing":{"host":"","port":"","pair_code":"","has_held_code":false,"device_name":"","working_dir":"","is_submitting":false,"awaiting_identity":false,"can_submit":false,
                             "errors":{"host":null,"port":null,"pair_code":null,"device_name":null,"working_dir":null},"health":null},

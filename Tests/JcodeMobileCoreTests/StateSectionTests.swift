@@ -7,6 +7,7 @@ final class StateSectionTests: XCTestCase {
     func testSectionsInOrderWithTheirOwners() {
         let expected: [(String, FeatureID)] = [
             ("revision", .store), ("screen", .navigation), ("focused_node_id", .navigation), ("messages_scroll", .navigation),
+            ("screen_scroll", .navigation),
             ("expanded_nodes", .navigation),
             ("connection", .connection), ("pairing", .pairing), ("servers", .servers), ("selected_server_id", .servers),
             ("session", .session), ("transcript", .chat), ("images", .chat), ("run_status", .chat), ("interrupted_turn", .chat), ("older_history", .chat), ("soft_interrupts", .chat), ("outbox", .chat),

@@ -7,11 +7,11 @@ import Testing
 @Suite struct PictureTests {
     @Test func aHitTestFindsTheButtonUnderThePointAndTappingThereOpensItsScreen() {
         let harness = ViewModelTestHarness(scenario: .connectedChat)
-        let hit = harness.viewModel.hitTest(x: 320, y: 120)
+        let hit = harness.viewModel.hitTest(x: 350, y: 120)
         #expect(hit?.path.map(\.id) == ["root", "chat.header", "nav.settings"])
         #expect(hit?.tappable?.id == "nav.settings")
 
-        harness.send(.tapXY(x: 320, y: 120))
+        harness.send(.tapXY(x: 350, y: 120))
 
         #expect(harness.screen == .settings)
     }

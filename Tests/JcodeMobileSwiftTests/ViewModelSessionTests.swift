@@ -130,7 +130,7 @@ import Testing
               You: Run the tests
               jcode
                 All 42 tests pass.
-              Message: (Message jcode)
+              (Message jcode)
               [Attach image]
               [Dictate]
               [Send] (disabled)

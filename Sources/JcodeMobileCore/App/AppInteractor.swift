@@ -15,6 +15,7 @@ public struct AppInteractor: Sendable {
         case tapNode(id: String)
         case tapXY(x: Double, y: Double)
         case scrollMessages(offset: Int)
+        case scrollScreen(offset: Int)
         case scrollToMessage(index: Int)
         /// `copy`: the node's text, resolved against the tree.
         case copy(nodeID: String)
@@ -103,6 +104,8 @@ public struct AppInteractor: Sendable {
             return tap(x: x, y: y, in: state)
         case .scrollMessages(let offset):
             return scrollMessages(to: offset, in: state)
+        case .scrollScreen(let offset):
+            return scrollScreen(to: offset, in: state)
         case .scrollToMessage(let index):
             return scrollToMessage(index, in: state)
         case .copy(let id):
@@ -149,6 +152,18 @@ public struct AppInteractor: Sendable {
             return .note("scroll_messages: the message list is not on this screen")
         }
         return .tell(.scrollMessages(offset: offset >= scroll.maxOffset ? nil : offset))
+    }
+
+    /// `scroll_screen`: a screen taller than the viewport shows from
+    /// `offset` points down (at most its end).
+    func scrollScreen(to offset: Int, in state: AppState) -> Emission {
+        guard state.navigation.screen != .chat else { return .note("scroll_screen: the chat scrolls its message list (scroll_messages)") }
+        var unscrolled = state
+        unscrolled.navigation.screenScroll = 0
+        guard let scroll = SemanticTree.build(unscrolled, viewport: viewport).scroll else {
+            return .note("scroll_screen: the \(state.navigation.screen.rawValue) screen fits the \(viewport.width)×\(viewport.height) viewport")
+        }
+        return .tell(.scrollScreen(offset: min(offset, scroll.maxOffset)))
     }
 
     /// `scroll_to_message`: the row's top at the list's top, where the

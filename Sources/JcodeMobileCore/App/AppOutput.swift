@@ -4,4 +4,6 @@ public enum AppOutput: Equatable, Sendable {
     case focus(nodeID: String)
     /// The message list scrolled (nil: to its end, following new messages).
     case scrollMessages(offset: Int?)
+    /// A screen taller than the viewport scrolled (points above its top).
+    case scrollScreen(offset: Int)
 }

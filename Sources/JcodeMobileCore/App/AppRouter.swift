@@ -173,6 +173,7 @@ public enum AppRouter {
         case .tapNode(let id): return .one(.app(.tapNode(id: id)))
         case .tapXY(let x, let y): return .one(.app(.tapXY(x: x, y: y)))
         case .scrollMessages(let offset): return .one(.app(.scrollMessages(offset: offset)))
+        case .scrollScreen(let offset): return .one(.app(.scrollScreen(offset: offset)))
         case .scrollToMessage(let index): return .one(.app(.scrollToMessage(index: index)))
         case .setExpanded(let id, let expanded): return .one(.navigation(.setExpanded(nodeID: id, expanded: expanded)))
         case .copy(let id): return .one(.app(.copy(nodeID: id)))
@@ -324,6 +325,7 @@ public enum AppRouter {
         case .chat(.olderMessagesShown(let count)): return .one(.app(.keepReadingPlace(entriesAbove: count)))
         case .app(.focus(let id)): return .one(.navigation(.focus(nodeID: id)))
         case .app(.scrollMessages(let offset)): return .one(.navigation(.scrollMessages(offset: offset)))
+        case .app(.scrollScreen(let offset)): return .one(.navigation(.scrollScreen(offset: offset)))
         }
     }
 

@@ -38,11 +38,11 @@ public enum Screenshot {
         case .diffHunk: return Style(fill: nil, stroke: nil, text: "#6b7280", secondary: "#6b7280")
         case .diffLine:
             switch node.variant {
-            case "added": return Style(fill: "#dcfce7", stroke: nil, text: "#166534", secondary: "#16a34a", radius: 0)
-            case "removed": return Style(fill: "#fee2e2", stroke: nil, text: "#991b1b", secondary: "#dc2626", radius: 0)
+            case "added": return Style(fill: "#dcfce7", stroke: nil, text: "#166534", secondary: "#15803d", radius: 0)
+            case "removed": return Style(fill: "#fee2e2", stroke: nil, text: "#991b1b", secondary: "#b91c1c", radius: 0)
             default: return Style(fill: nil, stroke: nil, text: "#374151", secondary: "#9ca3af", radius: 0)
             }
-        case .reasoning: return Style(fill: nil, stroke: nil, text: "#4b5563", secondary: "#6b7280")
+        case .reasoning: return Style(fill: nil, stroke: nil, text: "#4b5563", secondary: "#4b5563")
         case .quote: return Style(fill: nil, stroke: nil, text: "#4b5563")
         case .table: return Style(fill: nil, stroke: nil)
         case .codeBlock: return Style(fill: "#f6f8fa", stroke: "#d1d5db", text: "#1f2937", secondary: "#6b7280")
@@ -66,7 +66,7 @@ public enum Screenshot {
             return Style(fill: "#f8fafc", stroke: "#cbd5e1", text: "#334155", secondary: "#475569")
         case .sheet: return Style(fill: "#f9fafb", stroke: "#6b7280", bold: true, radius: 12)
         case .image: return Style(fill: "#e5e7eb", stroke: "#9ca3af")
-        case .errorText: return Style(fill: nil, stroke: nil, text: "#dc2626", secondary: "#dc2626")
+        case .errorText: return Style(fill: nil, stroke: nil, text: "#b91c1c", secondary: "#b91c1c")
         case .button: return buttonStyle(node)
         case .textField, .secureField: return Style(fill: "#ffffff", stroke: node.focused ? "#2563eb" : "#9ca3af")
         }
@@ -76,7 +76,8 @@ public enum Screenshot {
     /// with a grey border, `destructive` outlined in red (Deny never looks
     /// like Approve); a disabled one grey whatever its variant.
     static func buttonStyle(_ node: SemanticNode) -> Style {
-        guard node.enabled else { return Style(fill: "#e5e7eb", stroke: nil, text: "#9ca3af", secondary: "#9ca3af", radius: 8) }
+        // Disabled: a flat grey, its words still readable (4.5:1 and more).
+        guard node.enabled else { return Style(fill: "#f3f4f6", stroke: nil, text: "#4b5563", secondary: "#4b5563", radius: 8) }
         switch node.variant {
         case "secondary": return Style(fill: "#ffffff", stroke: "#9ca3af", text: "#111827", secondary: "#111827", radius: 8)
         case "destructive": return Style(fill: "#fef2f2", stroke: "#dc2626", text: "#b91c1c", secondary: "#b91c1c", radius: 8)
@@ -91,9 +92,24 @@ public enum Screenshot {
         out.append(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(w)\" height=\"\(h)\" viewBox=\"0 0 \(w) \(h)\" font-family=\"\(fontFamily)\" font-size=\"\(fontSize)\">\n")
         out.append("<rect data-id=\"background\" x=\"0\" y=\"0\" width=\"\(w)\" height=\"\(h)\" fill=\"#ffffff\"/>\n")
+        drawStatusBar(SemanticTree.Viewport(width: w, height: h), into: &out)
         draw(root, clip: root.bounds, into: &out)
         out.append("</svg>\n")
         return out.text
+    }
+
+    /// What a phone draws in the top safe area (`Layout.safeTop`): a clock
+    /// and a battery, the same in every picture. None on its side.
+    static func drawStatusBar(_ viewport: SemanticTree.Viewport, into out: inout Output) {
+        let band = Layout.safeTop(viewport)
+        guard band > 0 else { return }
+        let y = band / 2 + 6
+        let right = viewport.width - 24
+        out.append(
+            "<g data-id=\"status_bar\"><text x=\"32\" y=\"\(y)\" fill=\"#111827\" font-size=\"15\" font-weight=\"bold\">9:41</text>"
+                + "<rect x=\"\(right - 25)\" y=\"\(y - 11)\" width=\"23\" height=\"12\" rx=\"3\" fill=\"none\" stroke=\"#111827\"/>"
+                + "<rect x=\"\(right - 23)\" y=\"\(y - 9)\" width=\"17\" height=\"8\" rx=\"1.5\" fill=\"#111827\"/>"
+                + "<rect x=\"\(right - 1)\" y=\"\(y - 7)\" width=\"2\" height=\"4\" rx=\"1\" fill=\"#111827\"/></g>\n")
     }
 
     struct Output {
@@ -250,7 +266,7 @@ public enum Screenshot {
     private static func drawMarker(_ node: SemanticNode, _ style: Style, y: Int, clip: SemanticNode.Bounds, into out: inout Output) {
         guard fits(y, Layout.lineHeight, clip) else { return }
         let x = node.bounds.x + Layout.padding
-        out.append("<text x=\"\(x)\" y=\"\(y + baseline)\" fill=\"#6b7280\" xml:space=\"preserve\">\(escaped(node.label))</text>\n")
+        out.append("<text x=\"\(x)\" y=\"\(y + baseline)\" fill=\"#4b5563\" xml:space=\"preserve\">\(escaped(node.label))</text>\n")
         guard let checked = node.checked else { return }
         let boxX = x + (node.label.unicodeScalars.count + 1) * Layout.charWidth
         out.append(
@@ -268,7 +284,7 @@ public enum Screenshot {
         for word in value.split(separator: " ", omittingEmptySubsequences: false) {
             if !firstWord { s += " " }
             firstWord = false
-            let color = word.hasPrefix("+") ? "#16a34a" : (word.hasPrefix("−") || word.hasPrefix("-") ? "#dc2626" : nil)
+            let color = word.hasPrefix("+") ? "#15803d" : (word.hasPrefix("−") || word.hasPrefix("-") ? "#b91c1c" : nil)
             if let color { s += "<tspan fill=\"\(color)\">\(escaped(word))</tspan>" } else { s += escaped(word) }
         }
         out.append(s + "</text>\n")
@@ -329,9 +345,37 @@ public enum Screenshot {
             drawOption(node, style, top: top, into: &out)
             return
         }
+        if let icon = node.icon, let glyph = glyph(icon, fill: style.text) {
+            out.append(
+                "<g data-icon=\"\(escaped(icon))\" transform=\"translate(\(b.x + b.width / 2) \(b.y + b.height / 2))\" fill=\"none\" stroke=\"\(style.text)\" stroke-width=\"2\" stroke-linecap=\"round\" stroke-linejoin=\"round\">\(glyph)</g>\n")
+            return
+        }
         let text = fitted(node.label, Layout.charactersPerLine(b.width))
         out.append(
             "<text x=\"\(b.x + b.width / 2)\" y=\"\(top + baseline)\" fill=\"\(style.text)\" text-anchor=\"middle\" xml:space=\"preserve\">\(escaped(text))</text>\n")
+    }
+
+    /// A simple drawing of an SF Symbol, about 18 points across, centred on
+    /// (0, 0), its filled parts in `fill`. Nil for a name not drawn here
+    /// (the button then shows its words).
+    static func glyph(_ name: String, fill FILL: String) -> String? {
+        switch name {
+        case "arrow.up": return "<path d=\"M0 8 V-8 M-7 -1 L0 -8 L7 -1\"/>"
+        case "arrow.up.to.line": return "<path d=\"M0 9 V-4 M-6 2 L0 -4 L6 2 M-8 -9 H8\"/>"
+        case "stop.fill": return "<rect x=\"-6\" y=\"-6\" width=\"12\" height=\"12\" rx=\"2\" fill=\"\(FILL)\"/>"
+        case "paperclip": return "<path d=\"M6 -2 L-1 5 A3 3 0 0 1 -5 1 L3 -7 A5 5 0 0 1 10 0 L2 8 A7 7 0 0 1 -8 -2 L-2 -8\"/>"
+        case "mic", "mic.fill":
+            let fill = name == "mic.fill" ? " fill=\"\(FILL)\"" : ""
+            return "<rect x=\"-3.5\" y=\"-9\" width=\"7\" height=\"12\" rx=\"3.5\"\(fill)/><path d=\"M-7 -1 A7 7 0 0 0 7 -1 M0 6 V9 M-4 9 H4\"/>"
+        case "list.bullet":
+            return "<path d=\"M-3 -6 H8 M-3 0 H8 M-3 6 H8\"/><circle cx=\"-7\" cy=\"-6\" r=\"1.3\" fill=\"\(FILL)\"/><circle cx=\"-7\" cy=\"0\" r=\"1.3\" fill=\"\(FILL)\"/><circle cx=\"-7\" cy=\"6\" r=\"1.3\" fill=\"\(FILL)\"/>"
+        case "gearshape":
+            return "<circle r=\"6\"/><circle r=\"2.5\"/><path d=\"M0 -9 V-6 M0 6 V9 M-9 0 H-6 M6 0 H9 M-6.4 -6.4 L-4.2 -4.2 M4.2 4.2 L6.4 6.4 M-6.4 6.4 L-4.2 4.2 M4.2 -4.2 L6.4 -6.4\"/>"
+        case "chevron.left": return "<path d=\"M3 -8 L-5 0 L3 8\"/>"
+        case "xmark": return "<path d=\"M-6 -6 L6 6 M6 -6 L-6 6\"/>"
+        case "doc.on.doc": return "<rect x=\"-4\" y=\"-4\" width=\"10\" height=\"12\" rx=\"2\"/><path d=\"M-7 4 V-7 A1 1 0 0 1 -6 -8 H3\"/>"
+        default: return nil
+        }
     }
 
     /// An option of a choice (a session, a model, an effort) as a row of a
@@ -362,7 +406,8 @@ public enum Screenshot {
         out.append(s + "/>\n")
         let value = node.value ?? ""
         let shown = value.isEmpty ? (node.placeholder ?? "") : value
-        let color = value.isEmpty ? "#9ca3af" : style.text
+        // A placeholder paler than what is typed, yet readable (4.8:1 on white).
+        let color = value.isEmpty ? "#6b7280" : style.text
         // A long value shows its end, where the person is typing.
         let text = tail(shown.split(separator: "\n", omittingEmptySubsequences: false).last.map(String.init) ?? "", Layout.charactersPerLine(b.width))
         drawLine(text, x: box.x, y: box.y + (Layout.fieldBoxHeight - Layout.lineHeight) / 2, color, bold: false, clip: clip, into: &out)
@@ -517,3 +562,4 @@ extension Screenshot {
         }
     }
 }
+

@@ -66,6 +66,7 @@ public enum Action: Equatable, Sendable {
     case tapXY(x: Double, y: Double)
     /// Scroll the message list so `offset` points of its content lie above its top.
     case scrollMessages(offset: Int)
+    case scrollScreen(offset: Int)
     /// Scroll the message list so its row `index` is at the list's top.
     case scrollToMessage(index: Int)
     /// Open or close a collapsible node (a tool card, reasoning, a long output or diff).
@@ -267,6 +268,13 @@ public enum Action: Equatable, Sendable {
             fields: [FieldSpec("offset", .integer(.count))]
         ) { r throws(CoreError) in
             .scrollMessages(offset: try r.int("offset"))
+        },
+        MessageSpec(
+            "scroll_screen",
+            doc: "Scroll a screen taller than the viewport (onboarding, settings, the sessions list, the model picker on a small phone or on its side): offset is how many points of it lie above the viewport's top (0 shows its top; one past the end shows its end). The screen's root then carries `scroll`. The chat scrolls its message list instead (scroll_messages); on a screen that fits, nothing changes (a note in the logs).",
+            fields: [FieldSpec("offset", .integer(.count))]
+        ) { r throws(CoreError) in
+            .scrollScreen(offset: try r.int("offset"))
         },
         MessageSpec(
             "scroll_to_message",

@@ -222,12 +222,13 @@ extension ApprovalsOutput: EnumeratedOutput {
 }
 
 extension AppOutput: EnumeratedOutput {
-    enum Kind: CaseIterable { case focus, scrollMessages }
+    enum Kind: CaseIterable { case focus, scrollMessages, scrollScreen }
 
     var kind: Kind {
         switch self {
         case .focus: .focus
         case .scrollMessages: .scrollMessages
+        case .scrollScreen: .scrollScreen
         }
     }
 
@@ -235,6 +236,7 @@ extension AppOutput: EnumeratedOutput {
         switch kind {
         case .focus: [.focus(nodeID: "chat.draft")]
         case .scrollMessages: [.scrollMessages(offset: nil)]
+        case .scrollScreen: [.scrollScreen(offset: 120)]
         }
     }
 }

@@ -184,6 +184,7 @@ extension RuntimeSchema {
                 ("expanded", B.described(B.boolean, "a collapsible node (tool card, reasoning, long output or diff): open or not; set_expanded (or a tap) toggles it")),
                 ("counts", B.described(B.strictObject([("added", B.integer(.count)), ("removed", B.integer(.count))]), "a diff: its lines added and removed")),
                 ("selected", B.described(B.boolean, "an option of a choice (a session, a model, a reasoning effort): true on the one in use (drawn with a check mark), false on the others")),
+                ("icon", B.described(B.string, "a button an app draws as an icon: its SF Symbols name (arrow.up, paperclip, mic, stop.fill, xmark, chevron.left, gearshape, list.bullet, doc.on.doc …); its label stays its words")),
             ]
         }
 

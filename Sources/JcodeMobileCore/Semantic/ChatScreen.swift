@@ -61,16 +61,18 @@ enum ChatScreen {
             "chat.header", .header, label: title, value: server,
             accessibilityLabel: "Session \(title)",
             children: [
-                .button("nav.sessions", "Sessions", .navigate(.sessions)),
+                .button("nav.sessions", "Sessions", .navigate(.sessions), icon: "list.bullet"),
                 .button("nav.model_picker", model, .navigate(.modelPicker), accessibilityLabel: "Model: \(model)"),
-                .button("nav.settings", "Settings", .navigate(.settings)),
+                .button("nav.settings", "Settings", .navigate(.settings), icon: "gearshape"),
             ])
     }
 
     static func notice(_ notice: Notice) -> SemanticNode {
         var node = SemanticNode(
             "notice.\(notice.id)", .notice, label: notice.text,
-            children: [.button("notice.\(notice.id).dismiss", "Dismiss", .dismissNotice(id: notice.id), accessibilityLabel: "Dismiss notice")])
+            children: [
+                .button("notice.\(notice.id).dismiss", "Dismiss", .dismissNotice(id: notice.id), accessibilityLabel: "Dismiss notice", icon: "xmark")
+            ])
         // Its kind is how it is drawn, not words on the screen.
         node.variant = notice.kind.rawValue
         return node
@@ -281,10 +283,17 @@ enum ChatScreen {
         var children: [SemanticNode] = []
         if !request.detail.isEmpty { children.append(.text("permission.\(id).detail", request.detail)) }
         if !request.tier.isEmpty { children.append(.text("permission.\(id).tier", "Risk: \(request.tier)", value: request.tier)) }
-        children.append(.button("permission.\(id).approve", "Approve", .respondPermission(requestID: id, approved: true, remember: false)))
-        children.append(.button("permission.\(id).deny", "Deny", .respondPermission(requestID: id, approved: false, remember: false)))
+        // In a row where their words fit (a wide screen), else one under the other.
         children.append(
-            .button("permission.\(id).always", "Always allow for this session", .respondPermission(requestID: id, approved: true, remember: true)))
+            SemanticNode(
+                "permission.\(id).actions", .group,
+                children: [
+                    .button("permission.\(id).approve", "Approve", .respondPermission(requestID: id, approved: true, remember: false)),
+                    .button("permission.\(id).deny", "Deny", .respondPermission(requestID: id, approved: false, remember: false)),
+                    .button(
+                        "permission.\(id).always", "Always allow for this session",
+                        .respondPermission(requestID: id, approved: true, remember: true)),
+                ]))
         return SemanticNode(
             "permission.\(id)", .sheet, label: "Allow \(request.action)?\(more)", value: request.detail,
             accessibilityLabel: "jcode asks to run \(request.action)", children: children)
@@ -304,8 +313,12 @@ enum ChatScreen {
             accessibilityLabel: "A tool asks: \(request.prompt)", children: [input])
     }
 
+    /// The composer. While a sheet is up (an approval, a tool's question)
+    /// only its Stop shows: the sheet is what the person answers, and the
+    /// draft waits in the state.
     static func composer(_ state: AppState) -> SemanticNode {
         let processing = state.chat.turn.isProcessing
+        let sheetUp = !state.approvals.permissionRequests.isEmpty || !state.approvals.stdinRequests.isEmpty
         let hasContent = !state.composer.draft.trimmingSpaces().isEmpty || !state.composer.attachments.isEmpty
         var children: [SemanticNode] = []
         if !state.composer.attachments.isEmpty {
@@ -321,16 +334,26 @@ enum ChatScreen {
         var draft = SemanticNode.field(
             "chat.draft", "Message", value: state.composer.draft, placeholder: processing ? "Queue a message…" : "Message jcode",
             editAction: "set_draft", focusedID: state.navigation.focusedNodeID)
+        // Its placeholder says what it is: no form label over the composer (a screen reader still hears "Message").
+        draft.label = ""
         if state.composer.voice.isListening { draft.accessibilityValue = "Listening: \(state.composer.draft)" }
+        draft.visible = !sheetUp
         children.append(draft)
-        children.append(.button("chat.attach", "Attach image", .attachImage, enabled: state.composer.attachments.count < Attachment.limitPerMessage))
-        children.append(
-            .button("chat.voice", state.composer.voice.isListening ? "Listening…" : "Dictate", .startVoiceInput, enabled: !state.composer.voice.isListening))
         children.append(
             .button(
-                "chat.send", processing && state.composer.attachments.isEmpty ? "Queue" : "Send", .sendMessage(text: nil), enabled: hasContent,
-                accessibilityLabel: processing ? "Send to jcode while it works" : "Send message"))
-        children.append(.button("chat.interrupt", "Stop", .interrupt, visible: processing, accessibilityLabel: "Stop jcode"))
+                "chat.attach", "Attach image", .attachImage, enabled: state.composer.attachments.count < Attachment.limitPerMessage,
+                visible: !sheetUp, icon: "paperclip"))
+        let listening = state.composer.voice.isListening
+        children.append(
+            .button(
+                "chat.voice", listening ? "Listening…" : "Dictate", .startVoiceInput, enabled: !listening, visible: !sheetUp,
+                icon: listening ? "mic.fill" : "mic"))
+        let queues = processing && state.composer.attachments.isEmpty
+        children.append(
+            .button(
+                "chat.send", queues ? "Queue" : "Send", .sendMessage(text: nil), enabled: hasContent, visible: !sheetUp,
+                accessibilityLabel: processing ? "Send to jcode while it works" : "Send message", icon: queues ? "arrow.up.to.line" : "arrow.up"))
+        children.append(.button("chat.interrupt", "Stop", .interrupt, visible: processing, accessibilityLabel: "Stop jcode", icon: "stop.fill"))
         return SemanticNode("chat.composer", .group, label: "", children: children)
     }
 

@@ -10,7 +10,14 @@
 /// - Text wraps at `charWidth` points per character (hard-wrapped at a space
 ///   where one is on the line), `lineHeight` points per line.
 /// - Nodes stack top to bottom, `gap` apart; a header's buttons, and a run of two or more
-///   childless buttons in a group (the composer's), share a row.
+///   childless buttons in a group (the composer's), share a row, unless
+///   their words would be cut (then they stack); an icon button is a
+///   `buttonHeight` square; the composer's field shares its buttons' row
+///   when it keeps `fieldInRowWidth` (`fieldRun`).
+/// - Content starts below `safeTop` (none on a viewport on its side); a
+///   screen without a message list that is taller than the viewport scrolls
+///   (`scroll_screen`): its root carries `scroll`, its nodes are in its
+///   content's coordinates.
 /// - The chat screen has three regions: what comes before the message list
 ///   (banners, header, notices) from the top, what comes after it (activity,
 ///   sheets, composer) anchored to the bottom, and the message list filling
@@ -29,8 +36,8 @@ public enum Layout {
     /// Space after a leaf and between the buttons of a row.
     public static let gap = 8
     public static let buttonHeight = 44
-    /// A field: a label line, then its box.
-    public static let fieldBoxHeight = 36
+    /// A field: a label line, then its box (a touch target's height).
+    public static let fieldBoxHeight = 44
     /// How much a message's or tool card's children are indented.
     public static let indent = 8
     /// The id of the one scrolling list.
@@ -40,16 +47,29 @@ public enum Layout {
     /// 47 points of a 390 × 844 iPhone). Hit-testing and the pictures share it.
     public static let safeAreaTop = 47
 
+    /// The top safe area of a viewport: `safeAreaTop` upright; none on its
+    /// side (wider than tall), where a phone hides its status bar.
+    public static func safeTop(_ viewport: SemanticTree.Viewport) -> Int {
+        viewport.width > viewport.height ? 0 : safeAreaTop
+    }
+
     /// How many lines of text the error banner shows: closed, in about a
     /// third of the screen; open, in what the chat's header, activity line,
-    /// composer and a little of its messages leave (about 330 points of a
-    /// 320 × 568 phone). Its padding and row of buttons are counted.
+    /// composer and a little of its messages leave (`chatChrome`); at least
+    /// one. Its padding and row of buttons are counted.
     static func bannerLines(_ viewport: SemanticTree.Viewport) -> (closed: Int, open: Int) {
+        // The banner's padding and row of buttons; the chat's header, activity line and composer.
         let chrome = 3 * padding + buttonHeight + gap
-        let closed = max(2, (viewport.height / 3 - chrome) / lineHeight)
-        let open = max(closed, (viewport.height - 330 - chrome) / lineHeight)
+        let room = viewport.height - safeTop(viewport) - chatChrome
+        let closed = max(1, (min(viewport.height / 3, room) - chrome) / lineHeight)
+        let open = max(closed, (room - chrome) / lineHeight)
         return (closed, open)
     }
+
+    /// What the chat needs besides a banner: its header (a title, a server
+    /// and a row of buttons), its activity line, its composer (a field and
+    /// a row of buttons) and a little of its messages.
+    static let chatChrome = 112 + 40 + 104 + 40
 
     /// A text's grid: points per character and per line, the font size
     /// drawn in it and the baseline's offset from a line's top. A heading of
@@ -95,7 +115,7 @@ public enum Layout {
 
     /// A header button's width: its label and padding, at least a button's height (a square touch target).
     static func headerButtonWidth(_ button: SemanticNode) -> Int {
-        max(buttonHeight, button.label.unicodeScalars.count * charWidth + 2 * padding)
+        button.icon != nil ? buttonHeight : max(buttonHeight, button.label.unicodeScalars.count * charWidth + 2 * padding)
     }
 
     /// A code block's buttons (childless) side by side at the right of its
@@ -111,9 +131,10 @@ public enum Layout {
     }
 
     static func apply(
-        to root: inout SemanticNode, viewport: SemanticTree.Viewport, messagesScroll: Int?, rows: MessageRows? = nil, cache: RowCache? = nil
+        to root: inout SemanticNode, viewport: SemanticTree.Viewport, messagesScroll: Int?, screenScroll: Int = 0, rows: MessageRows? = nil,
+        cache: RowCache? = nil
     ) {
-        guard let (list, frame) = applyChrome(to: &root, viewport: viewport) else { return }
+        guard let (list, frame) = applyChrome(to: &root, viewport: viewport, screenScroll: screenScroll) else { return }
         if let rows {
             placeMessages(&root.children[list], frame: frame, offset: messagesScroll, rows: rows, cache: cache)
         } else {
@@ -124,15 +145,24 @@ public enum Layout {
     /// Lays out everything but the message list's rows; returns where the
     /// list is among the root's children and the frame it fills (nil when
     /// the screen has none).
-    static func applyChrome(to root: inout SemanticNode, viewport: SemanticTree.Viewport) -> (list: Int, frame: SemanticNode.Bounds)? {
+    /// A screen without a message list, taller than the viewport, scrolls:
+    /// `screenScroll` points of it lie above the viewport's top.
+    static func applyChrome(
+        to root: inout SemanticNode, viewport: SemanticTree.Viewport, screenScroll: Int = 0
+    ) -> (list: Int, frame: SemanticNode.Bounds)? {
         root.bounds = SemanticNode.Bounds(x: 0, y: 0, width: viewport.width, height: viewport.height)
         let width = max(0, viewport.width - 2 * margin)
         guard let list = root.children.firstIndex(where: { $0.id == messagesID }) else {
-            var y = safeAreaTop
+            var y = safeTop(viewport)
             for i in root.children.indices { place(&root.children[i], x: margin, y: &y, width: width) }
+            // Taller than the viewport: it scrolls (its nodes in its content's coordinates, from its top).
+            if y > viewport.height {
+                let maxOffset = y - viewport.height
+                root.scroll = SemanticNode.Scroll(offset: min(max(0, screenScroll), maxOffset), contentHeight: y, maxOffset: maxOffset)
+            }
             return nil
         }
-        var top = safeAreaTop
+        var top = safeTop(viewport)
         for i in 0..<list { place(&root.children[i], x: margin, y: &top, width: width) }
         // The bottom region is measured from 0, then moved to the bottom edge.
         var bottomHeight = 0
@@ -175,14 +205,23 @@ public enum Layout {
             i = node.children.endIndex
         } else if node.role == .codeBlock {
             // Its buttons are in its header, which its own height counts.
-            placeHeaderButtons(&node.children, right: x + width - padding, y: top + padding)
+            placeHeaderButtons(&node.children, right: x + width - gap, y: top + padding)
             node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
             y += gapAfter(node.role)
             return
         }
         while i < node.children.endIndex {
-            let run = rowLength(node, from: i)
-            if run >= 2 {
+            if let run = fieldRun(node, from: i, width: max(0, width - 2 * inset)) {
+                placeRow(&node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset))
+                i += run
+                continue
+            }
+            var run = rowLength(node, from: i)
+            if run == 0 && node.children[i].role == .button && node.children[i].icon != nil && node.children[i].children.isEmpty { run = 1 }
+            // Buttons whose words would be cut in a row's equal shares are stacked instead.
+            if run >= 2 && node.role == .group && !labelsFit(node.children[i..<(i + run)], width: max(0, width - 2 * inset)) { run = 0 }
+            // A lone icon button is a square too, not a bar across its parent.
+            if run >= 2 || (run == 1 && node.children[i].icon != nil) {
                 placeRow(
                     &node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset), byLabel: node.role == .header)
                 i += run
@@ -254,35 +293,54 @@ public enum Layout {
         return end - start
     }
 
-    /// A row of buttons, equal widths; `byLabel` (the header's: a model's
-    /// name is longer than "Settings"), each as wide as its label needs and
-    /// the room left shared equally, or, when the labels do not all fit, the
-    /// short ones as wide as they need and the longest one the rest.
+    /// A row of buttons. An icon button is a square as tall as a button;
+    /// the others share the rest equally, or, `byLabel` (the header's: a
+    /// model's name is longer than "Settings"), each as wide as its label
+    /// needs and the room left shared equally, or, when the labels do not
+    /// all fit, the short ones as wide as they need and the longest one the
+    /// rest. A row of icons only puts its secondary ones at the left and the
+    /// others (Send, Stop) at the right, under the thumb.
     private static func placeRow(_ row: inout ArraySlice<SemanticNode>, x: Int, y: inout Int, width: Int, byLabel: Bool = false) {
         let shown = row.filter(\.visible).count
         guard shown > 0 else {
             for i in row.indices { row[i].bounds = SemanticNode.Bounds(x: x, y: y, width: 0, height: 0) }
             return
         }
-        let room = max(0, width - gap * (shown - 1))
-        let each = room / shown
-        var widths = row.map { $0.visible ? each : 0 }
-        if byLabel {
-            let needs = row.map { $0.visible ? $0.label.unicodeScalars.count * charWidth + 2 * padding : 0 }
+        let icons = row.filter { $0.visible && $0.icon != nil }.count
+        let texts = shown - icons
+        let room = max(0, width - gap * (shown - 1) - icons * buttonHeight)
+        let each = texts > 0 ? room / texts : 0
+        var widths = row.map { $0.visible ? ($0.icon != nil ? buttonHeight : each) : 0 }
+        if byLabel && texts > 0 {
+            let needs = row.map { $0.visible && $0.icon == nil ? $0.label.unicodeScalars.count * charWidth + 2 * padding : 0 }
             let total = needs.reduce(0, +)
             if total <= room {
-                let extra = (room - total) / shown
-                widths = needs.enumerated().map { row[row.startIndex + $0.offset].visible ? $0.element + extra : 0 }
+                let extra = (room - total) / texts
+                for k in widths.indices where row[row.startIndex + k].visible && row[row.startIndex + k].icon == nil {
+                    widths[k] = needs[k] + extra
+                }
             } else if let longest = needs.indices.max(by: { needs[$0] < needs[$1] }) {
                 let others = total - needs[longest]
                 if others < room {
-                    widths = needs
+                    for k in widths.indices where row[row.startIndex + k].visible && row[row.startIndex + k].icon == nil {
+                        widths[k] = needs[k]
+                    }
                     widths[longest] = room - others
                 }
             }
         }
         var left = x
+        var right = x + width
+        let iconsOnly = texts == 0
+        // With icons only, the ones at the right are placed from the right edge, last first.
+        for i in row.indices.reversed() where iconsOnly && row[i].visible && row[i].variant != "secondary" {
+            let w = widths[i - row.startIndex]
+            right -= w
+            row[i].bounds = SemanticNode.Bounds(x: right, y: y, width: w, height: buttonHeight)
+            right -= gap
+        }
         for i in row.indices {
+            if iconsOnly && row[i].visible && row[i].variant != "secondary" { continue }
             if row[i].visible {
                 let w = widths[i - row.startIndex]
                 row[i].bounds = SemanticNode.Bounds(x: left, y: y, width: w, height: buttonHeight)
@@ -292,6 +350,38 @@ public enum Layout {
             }
         }
         y += buttonHeight + gap
+    }
+
+    /// The narrowest a field sharing a row with its buttons may be.
+    static let fieldInRowWidth = 160
+
+    /// A field without a label and the buttons after it in a group (the
+    /// composer's) share one row when the field keeps `fieldInRowWidth`
+    /// beside every one of them, hidden ones counted (so the row does not
+    /// break when Stop appears): how many nodes from `start` that row holds.
+    private static func fieldRun(_ parent: SemanticNode, from start: Int, width: Int) -> Int? {
+        guard parent.role == .group, parent.children[start].role == .textField || parent.children[start].role == .secureField,
+              parent.children[start].label.isEmpty, parent.children[start].children.isEmpty
+        else { return nil }
+        var end = start + 1
+        while end < parent.children.endIndex, parent.children[end].role == .button, parent.children[end].children.isEmpty,
+              parent.children[end].icon != nil {
+            end += 1
+        }
+        let buttons = end - start - 1
+        guard buttons > 0, width - buttons * (buttonHeight + gap) >= fieldInRowWidth else { return nil }
+        return end - start
+    }
+
+    /// Whether a row's text buttons show their whole labels in equal shares
+    /// of what its icon buttons leave.
+    static func labelsFit(_ row: ArraySlice<SemanticNode>, width: Int) -> Bool {
+        let shown = row.filter(\.visible)
+        let icons = shown.filter { $0.icon != nil }.count
+        let texts = shown.count - icons
+        guard texts > 0 else { return true }
+        let each = (width - gap * (shown.count - 1) - icons * buttonHeight) / texts
+        return shown.allSatisfy { $0.icon != nil || $0.label.unicodeScalars.count <= charactersPerLine(each) }
     }
 
     /// A table row's cells side by side, equal widths; the row is as tall as its tallest cell.
@@ -354,6 +444,8 @@ public enum Layout {
             // A hunk without a header (an edit's first: its place in the file is unknown) is only its lines.
             if node.role == .diffHunk && lines + valueLines == 0 { return 0 }
             if lines + valueLines == 0 { return lineHeight + 2 * padding }
+            // A row a tap opens and closes (the reasoning) is a touch target.
+            if node.role == .reasoning { return max(buttonHeight, lines * lineHeight + valueLines * grid.lineHeight + 2 * padding) }
             return lines * lineHeight + valueLines * grid.lineHeight + 2 * padding
         }
     }

@@ -23,7 +23,7 @@ enum ModelPickerScreen {
             return row
         }
         return [
-            SemanticNode("model.header", .header, label: "Model", value: s.provider, children: [.button("nav.back", "Back", .navigate(.chat))]),
+            SemanticNode("model.header", .header, label: "Model", value: s.provider, children: [.button("nav.back", "Back", .navigate(.chat), icon: "chevron.left")]),
             SemanticNode("model.list", .list, label: models.isEmpty ? "No models available" : "Models", children: modelRows),
             SemanticNode("effort.list", .list, label: "Reasoning effort", value: s.reasoningEffort, children: effortRows),
         ]

@@ -117,15 +117,17 @@ public struct SemanticNode: Equatable, Sendable {
         self.children = children
     }
 
-    /// A button that dispatches `action` when tapped.
+    /// A button that dispatches `action` when tapped; `icon`, an SF Symbols
+    /// name, when an app draws it as an icon (its label stays its words).
     static func button(
         _ id: String, _ label: String, _ action: Action, enabled: Bool = true, visible: Bool = true,
-        accessibilityLabel: String? = nil, value: String? = nil
+        accessibilityLabel: String? = nil, value: String? = nil, icon: String? = nil
     ) -> SemanticNode {
         var node = SemanticNode(
             id, .button, label: label, value: value, visible: visible, enabled: enabled,
             accessibilityLabel: accessibilityLabel, tap: .action(action))
         node.variant = buttonVariant(action)
+        node.icon = icon
         return node
     }
 
@@ -209,6 +211,13 @@ public struct SemanticNode: Equatable, Sendable {
         get { detailStorage?.detail.selected }
         set { detail.selected = newValue }
     }
+    /// A button an app draws as an icon: the SF Symbols name (`arrow.up`,
+    /// `paperclip` …); its `label` stays its words (what a screen reader
+    /// and a text render say).
+    public var icon: String? {
+        get { detailStorage?.detail.icon }
+        set { detail.icon = newValue }
+    }
 
     /// The node with `id` in this subtree (depth-first).
     public func find(_ id: String) -> SemanticNode? {
@@ -242,7 +251,7 @@ public struct SemanticNode: Equatable, Sendable {
     }
 
     /// Every own field the JSON carries (all but `tap`).
-    static let jsonFields: Fields = Fields(rawValue: (1 << 22) - 1).subtracting(.tap)
+    static let jsonFields: Fields = Fields(rawValue: (1 << 23) - 1).subtracting(.tap)
 
     /// Writes the members of `fields`, in the node's order. An absent
     /// `scroll` or `window` is null, or left out when `omittingAbsent`.
@@ -336,6 +345,9 @@ public struct SemanticNode: Equatable, Sendable {
         if fields.contains(.selected) {
             if let selected = d.selected { w.key("selected"); w.bool(selected) } else if !omittingAbsent { w.key("selected"); w.null() }
         }
+        if fields.contains(.icon) {
+            if let icon = d.icon { w.key("icon"); w.string(icon) } else if !omittingAbsent { w.key("icon"); w.null() }
+        }
     }
 }
 
@@ -362,12 +374,13 @@ extension SemanticNode {
         public var expanded: Bool?
         public var counts: Counts?
         public var selected: Bool?
+        public var icon: String?
 
         public init() {}
 
         var isEmpty: Bool {
             level == nil && spans == nil && language == nil && checked == nil && variant == nil && expanded == nil && counts == nil
-                && selected == nil
+                && selected == nil && icon == nil
         }
     }
 

@@ -30,7 +30,7 @@ public enum SemanticTree {
 
     static func chrome(_ state: AppState, viewport: Viewport) -> Chrome {
         var root = nodes(state, tappableRows: false, viewport: viewport)
-        let list = Layout.applyChrome(to: &root, viewport: viewport)
+        let list = Layout.applyChrome(to: &root, viewport: viewport, screenScroll: state.navigation.screenScroll)
         return Chrome(root: root, list: list.map { ($0.list, $0.frame) })
     }
 
@@ -146,7 +146,8 @@ public enum SemanticTree {
         let words = open ? (SemanticText.folded(plain.words, lines: budget.open, perLine: perLine) ?? plain.words) : (closedWords ?? plain.words)
         var children: [SemanticNode] = []
         if open, let details = plain.details {
-            let room = max(2, budget.open - Layout.lineCount(words, perLine: perLine) - 1)
+            // Its own padding and the gap after it take about a line.
+            let room = max(1, budget.open - Layout.lineCount(words, perLine: perLine) - 1)
             let detailsPerLine = Layout.charactersPerLine(width - 2 * Layout.indent)
             children.append(
                 SemanticNode(
@@ -161,7 +162,7 @@ public enum SemanticTree {
                     "\(id).more", more, .setExpanded(nodeID: id, expanded: !open),
                     accessibilityLabel: open ? "Show less of the error" : "Show all of the error"))
         }
-        buttons.append(.button("\(id).dismiss", "Dismiss", .dismissError, accessibilityLabel: "Dismiss error"))
+        buttons.append(.button("\(id).dismiss", "Dismiss", .dismissError, accessibilityLabel: "Dismiss error", icon: "xmark"))
         children.append(SemanticNode("\(id).actions", .group, children: buttons))
         var node = SemanticNode(id, .banner, label: words, accessibilityLabel: "Error: \(plain.words)", children: children)
         if buttons.count > 1 { node.expanded = open }

@@ -15,7 +15,7 @@ enum SessionsScreen {
         return [
             SemanticNode(
                 "sessions.header", .header, label: "Sessions",
-                children: [.button("nav.back", "Back", .navigate(.chat))]),
+                children: [.button("nav.back", "Back", .navigate(.chat), icon: "chevron.left")]),
             SemanticNode(
                 "sessions.list", .list, label: rows.isEmpty ? "No other sessions" : "", value: nil,
                 accessibilityValue: "\(rows.count) sessions", children: rows),

@@ -47,7 +47,7 @@ enum SettingsScreen {
                     enabled: connected && !busy && session.pendingRename == nil && !wanted.isEmpty && wanted != session.title))
         }
         return [
-            SemanticNode("settings.header", .header, label: "Settings", children: [.button("nav.back", "Back", .navigate(.chat))]),
+            SemanticNode("settings.header", .header, label: "Settings", children: [.button("nav.back", "Back", .navigate(.chat), icon: "chevron.left")]),
             SemanticNode("settings.info", .group, label: "", children: info),
         ] + nodes + [
             .button("settings.compact", state.session.isCompacting ? "Compacting…" : "Compact conversation", .compact,

@@ -119,7 +119,7 @@ enum MarkdownNodes {
             var node = SemanticNode(
                 id, .codeBlock, label: "", value: block.text,
                 accessibilityLabel: codeLabel(language), actions: ["copy"],
-                children: [.button(id + ".copy", "Copy", .copy(nodeID: id), accessibilityLabel: "Copy the code")])
+                children: [.button(id + ".copy", "Copy", .copy(nodeID: id), accessibilityLabel: "Copy the code", icon: "doc.on.doc")])
             node.language = language
             if open { node.variant = "open" }
             return node

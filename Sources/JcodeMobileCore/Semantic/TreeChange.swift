@@ -60,6 +60,7 @@ extension SemanticNode {
         public static let expanded = Fields(rawValue: 1 << 19)
         public static let counts = Fields(rawValue: 1 << 20)
         public static let selected = Fields(rawValue: 1 << 21)
+        public static let icon = Fields(rawValue: 1 << 22)
 
         /// Each field with its JSON name, in the order a node is written.
         static let named: [(Fields, StaticString)] = [
@@ -68,11 +69,11 @@ extension SemanticNode {
             (.accessibilityValue, "accessibility_value"), (.supportedActions, "supported_actions"), (.bounds, "bounds"),
             (.scroll, "scroll"), (.window, "window"), (.level, "level"), (.spans, "spans"), (.language, "language"),
             (.checked, "checked"), (.variant, "variant"), (.expanded, "expanded"), (.counts, "counts"),
-            (.selected, "selected"),
+            (.selected, "selected"), (.icon, "icon"),
         ]
 
         /// The fields kept in `detail`.
-        static let detailFields: Fields = [.level, .spans, .language, .checked, .variant, .expanded, .counts, .selected]
+        static let detailFields: Fields = [.level, .spans, .language, .checked, .variant, .expanded, .counts, .selected, .icon]
 
         /// The field of a JSON name (nil for one that is not a node's own field).
         public init?(jsonName: String) {
@@ -135,6 +136,7 @@ extension SemanticNode {
             if fields.contains(.expanded) { d.expanded = s.expanded }
             if fields.contains(.counts) { d.counts = s.counts }
             if fields.contains(.selected) { d.selected = s.selected }
+            if fields.contains(.icon) { d.icon = s.icon }
             detail = d
         }
     }
@@ -378,6 +380,7 @@ extension SemanticNode.Detail {
         if expanded != other.expanded { f.insert(.expanded) }
         if counts != other.counts { f.insert(.counts) }
         if selected != other.selected { f.insert(.selected) }
+        if icon != other.icon { f.insert(.icon) }
         return f
     }
 }

@@ -41,10 +41,10 @@ __all__ = ["TreeMirror", "TreeMismatch", "NODE_FIELDS", "DETAIL_FIELDS", "APPEND
 NODE_FIELDS = frozenset({
     "role", "label", "value", "placeholder", "visible", "enabled", "focused", "accessibility_label",
     "accessibility_value", "supported_actions", "bounds", "scroll", "window",
-    "level", "spans", "language", "checked", "variant", "expanded", "counts", "selected",
+    "level", "spans", "language", "checked", "variant", "expanded", "counts", "selected", "icon",
 })
 #: The fields only some roles carry (docs/ABI.md, "The transcript's nodes").
-DETAIL_FIELDS = frozenset({"level", "spans", "language", "checked", "variant", "expanded", "counts", "selected"})
+DETAIL_FIELDS = frozenset({"level", "spans", "language", "checked", "variant", "expanded", "counts", "selected", "icon"})
 #: The fields a node leaves out when they are absent (an ``update`` sets them to null).
 _OMITTED_WHEN_ABSENT = frozenset({"scroll", "window"}) | DETAIL_FIELDS
 #: The string fields an ``append`` may grow.

@@ -57,12 +57,34 @@ SCREENS = [
     "tool_cards_collapsed",
     "approval_unsupported",
     "approval_unsupported_details",
+    "sessions",
+    "model_picker",
+    "settings",
 ]
 #: Screens that are a scenario after some taps: name → (scenario, what to do to the app).
 DERIVED_SCREENS = {
     "tool_cards_collapsed": ("code_edit_review", lambda app: close_every_tool_card(app)),
     "approval_unsupported_details": ("approval_unsupported", lambda app: app.dispatch({"type": "tap_node", "node_id": "banner.error.more"})),
+    "sessions": ("connected_chat", lambda app: app.dispatch({"type": "navigate", "screen": "sessions"})),
+    "model_picker": ("connected_chat", lambda app: app.dispatch({"type": "navigate", "screen": "model_picker"})),
+    "settings": ("connected_chat", lambda app: app.dispatch({"type": "navigate", "screen": "settings"})),
 }
+#: The screen sizes every screen is drawn at (points): a small phone, the
+#: default (its goldens keep their plain names), a large one, and the
+#: default on its side.
+SIZES = [(320, 568), (390, 844), (430, 932), (844, 390)]
+DEFAULT_SIZE = (390, 844)
+#: Every golden picture: a screen at a size, named `screen` at the default
+#: size and `screen@WIDTHxHEIGHT` at the others.
+SHOTS = [name if size == DEFAULT_SIZE else f"{name}@{size[0]}x{size[1]}" for name in SCREENS for size in SIZES]
+
+
+def shot_size(shot: str):
+    """The viewport of a golden picture, from its name."""
+    if "@" not in shot:
+        return DEFAULT_SIZE
+    width, height = shot.split("@")[1].split("x")
+    return int(width), int(height)
 #: Pixels per point of the golden PNGs.
 SCALE = 1
 
@@ -74,11 +96,22 @@ def close_every_tool_card(app):
 
 
 def screenshot(name: str, **options) -> str:
+    """The SVG of a screen, or of a golden picture (`screen@WIDTHxHEIGHT`)."""
+    svg, _ = drawn(name, **options)
+    return svg
+
+
+def drawn(shot: str, **options):
+    """The SVG and the tree of a golden picture."""
+    name = shot.split("@")[0]
+    if "@" in shot:
+        width, height = shot_size(shot)
+        options = {"viewport": {"width": width, "height": height}, **options}
     scenario, prepare = DERIVED_SCREENS.get(name, (name, None))
     with App({"scenario": scenario, **options}) as app:
         if prepare is not None:
             prepare(app)
-        return app.screenshot_svg()
+        return app.screenshot_svg(), app.tree()
 
 
 def center(node: dict, tree: Optional[dict] = None):
@@ -112,7 +145,7 @@ def write_output(name: str, svg: str, png: bytes = None):
 # -- the golden screens ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", SCREENS)
+@pytest.mark.parametrize("name", SHOTS)
 def test_the_screen_drawn_today_is_its_golden_svg(name):
     svg = screenshot(name)
     path = GOLDEN / f"{name}.svg"
@@ -135,7 +168,7 @@ def test_the_screen_drawn_today_is_its_golden_svg(name):
                     f"If the change is intended, rewrite the goldens: {UPDATE_HINT}", pytrace=False)
 
 
-@pytest.mark.parametrize("name", SCREENS)
+@pytest.mark.parametrize("name", SHOTS)
 def test_the_screen_drawn_today_has_the_pixels_of_its_golden_png(name, font):
     svg = screenshot(name)
     png = svg_to_png(svg, scale=SCALE)
@@ -166,17 +199,18 @@ def test_the_screen_drawn_today_has_the_pixels_of_its_golden_png(name, font):
 def test_every_screen_has_golden_pictures_and_every_golden_picture_a_screen():
     if UPDATE_GOLDENS:  # the tests above wrote the current ones: forget screens no longer listed
         for path in list(GOLDEN.glob("*.svg")) + list(GOLDEN.glob("*.png")):
-            if path.stem not in SCREENS:
+            if path.stem not in SHOTS:
                 path.unlink()
     for suffix in ("svg", "png"):
-        assert sorted(p.stem for p in GOLDEN.glob(f"*.{suffix}")) == sorted(SCREENS), \
+        assert sorted(p.stem for p in GOLDEN.glob(f"*.{suffix}")) == sorted(SHOTS), \
             f"golden .{suffix} files differ from the screens; record them with: {UPDATE_HINT}"
     assert RENDERER.exists(), f"{RENDERER} is missing; record it with: {UPDATE_HINT}"
 
 
 def test_the_golden_pngs_are_the_size_of_the_screen():
-    for name in SCREENS:
-        assert png_size(GOLDEN / f"{name}.png") == (390 * SCALE, 844 * SCALE)
+    for name in SHOTS:
+        width, height = shot_size(name)
+        assert png_size(GOLDEN / f"{name}.png") == (width * SCALE, height * SCALE), name
 
 
 def test_drawing_a_screen_twice_gives_the_same_bytes_and_pixels(font):
@@ -196,7 +230,7 @@ def test_a_changed_screen_gets_a_report_naming_its_nodes_and_a_diff_image(tmp_pa
     assert not (report.added or report.removed or report.moved)
     text = str(report)
     assert "~ chat.draft text:" in text and "+ 'Run the tests'" in text
-    assert "~ chat.send style: rect fill #e5e7eb → #2563eb" in text
+    assert "~ chat.send style: rect fill #f3f4f6 → #2563eb" in text
     diff = pixel_diff(svg_to_png(before), svg_to_png(after), svg=[before, after])
     assert diff.count > 0
     assert diff.nodes == ["chat.draft", "chat.send"]
@@ -274,10 +308,11 @@ def test_the_screenshot_answer_is_the_viewport_and_an_svg_with_a_group_per_visib
     root = ET.fromstring(shot["svg"])
     assert (root.get("width"), root.get("height")) == ("390", "844")
     drawn = svg_nodes(shot["svg"])
-    assert list(drawn)[:2] == ["background", "root"]
+    # The background, the phone's status bar (a clock and a battery in the top safe area), then the tree.
+    assert list(drawn)[:3] == ["background", "status_bar", "root"]
     visible = [n["id"] for n in iter_nodes(tree, visible_only=True)
                if n["bounds"]["width"] > 0 and n["bounds"]["height"] > 0]
-    assert [node_id for node_id in drawn if node_id != "background"] == visible
+    assert [node_id for node_id in drawn if node_id not in ("background", "status_bar")] == visible
     assert drawn["chat.send"].parent == "chat.composer"
     assert drawn["chat.send"].role == "button"
     b = find_node(tree, "chat.send")["bounds"]
@@ -515,3 +550,133 @@ def test_scroll_messages_off_the_chat_screen_changes_nothing():
         before = app.state()
         app.actions.scroll_messages(offset=0)
         assert app.state() == before
+
+
+# -- every golden at every size: on the screen, reachable, readable ----------------------------------
+
+
+def _wcag_luminance(color: str) -> float:
+    red, green, blue = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (red, green, blue)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio of two #rrggbb colours (1 to 21)."""
+    light, dark = sorted((_wcag_luminance(a), _wcag_luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_the_contrast_ratio_is_wcags():
+    assert round(contrast_ratio("#000000", "#ffffff"), 2) == 21.0
+    assert round(contrast_ratio("#6b7280", "#ffffff"), 2) == 4.83
+    assert round(contrast_ratio("#9ca3af", "#ffffff"), 2) == 2.54
+
+
+def nodes_with_frames(tree: dict, width: int, height: int):
+    """Every visible node that takes room, with the frame it must lie in: the
+    viewport, or inside a scrolling node (the message list, a screen taller
+    than the viewport) that node's content, from 0 to its content height."""
+    def walk(node, frame):
+        b = node["bounds"]
+        if node["visible"] and (b["width"] > 0 or b["height"] > 0):
+            yield node, frame
+        scroll = node.get("scroll")
+        inner = (b["x"], 0, b["x"] + b["width"], scroll["content_height"]) if scroll else frame
+        for child in node["children"]:
+            yield from walk(child, inner)
+    yield from walk(tree, (0, 0, width, height))
+
+
+@pytest.mark.parametrize("name", SHOTS)
+def test_every_visible_node_lies_on_the_screen_or_in_its_scrolling_container(name):
+    _, tree = drawn(name)
+    width, height = shot_size(name)
+    outside = []
+    for node, (left, top, right, bottom) in nodes_with_frames(tree, width, height):
+        b = node["bounds"]
+        if b["x"] < left or b["y"] < top or b["x"] + b["width"] > right or b["y"] + b["height"] > bottom:
+            outside.append((node["id"], b))
+    assert outside == []
+
+
+@pytest.mark.parametrize("name", SHOTS)
+def test_every_control_is_at_least_a_44_point_touch_target(name):
+    _, tree = drawn(name)
+    small = [(node["id"], node["bounds"]["width"], node["bounds"]["height"])
+             for node, _ in nodes_with_frames(tree, *shot_size(name))
+             if "tap" in node["supported_actions"] and (node["bounds"]["width"] < 44 or node["bounds"]["height"] < 44)]
+    assert small == []
+
+
+@pytest.mark.parametrize("name", SHOTS)
+def test_spacing_is_on_a_4_point_grid(name):
+    """A child's inset from the nearer side of its parent, the gap between two
+    nodes one under the other, and the gap between two side by side (up to
+    24 points: more is a row's free room, not spacing) are multiples of 4."""
+    _, tree = drawn(name)
+    off = []
+    for node, _ in nodes_with_frames(tree, *shot_size(name)):
+        b = node["bounds"]
+        shown = [c for c in node["children"] if c["visible"] and (c["bounds"]["width"] > 0 or c["bounds"]["height"] > 0)]
+        if node.get("scroll") is None:
+            for child in shown:
+                c = child["bounds"]
+                left, right = c["x"] - b["x"], b["x"] + b["width"] - c["x"] - c["width"]
+                if left % 4 and right % 4:
+                    off.append((child["id"], "inset", left, right))
+        for a, c in zip(shown, shown[1:]):
+            above, below = a["bounds"], c["bounds"]
+            if below["y"] >= above["y"] + above["height"] and (below["y"] - above["y"] - above["height"]) % 4:
+                off.append((c["id"], "gap", below["y"] - above["y"] - above["height"]))
+            elif below["y"] == above["y"] and 0 < below["x"] - above["x"] - above["width"] <= 24 \
+                    and (below["x"] - above["x"] - above["width"]) % 4:
+                off.append((c["id"], "gap beside", below["x"] - above["x"] - above["width"]))
+    assert off == []
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def texts_on_their_backgrounds(svg: str):
+    """Each text of an SVG the core drew, its colours (its own and its runs')
+    and its size, with the colour of the last filled box drawn under its
+    first letter (white when none): (text, colour, background, font size)."""
+    found = []
+
+    def walk(element, boxes, dx, dy):
+        for child in element:
+            tag = child.tag.replace(SVG, "")
+            if tag == "g":
+                x, y = dx, dy
+                move = child.get("transform")
+                if move and move.startswith("translate("):
+                    parts = move[len("translate("):-1].split()
+                    x, y = dx + float(parts[0]), dy + (float(parts[1]) if len(parts) > 1 else 0)
+                walk(child, boxes, x, y)
+            elif tag == "rect" and (child.get("fill") or "none").startswith("#"):
+                boxes.append((float(child.get("x", 0)) + dx, float(child.get("y", 0)) + dy,
+                              float(child.get("width")), float(child.get("height")), child.get("fill")))
+            elif tag == "text":
+                x, y = float(child.get("x")) + dx, float(child.get("y")) + dy
+                under = [f for (bx, by, bw, bh, f) in boxes if bx <= x + 1 <= bx + bw and by <= y - 4 <= by + bh]
+                background = under[-1] if under else "#ffffff"
+                size = float(child.get("font-size") or 13)
+                words = child.text or "".join(t.text or "" for t in child)
+                for colour in [child.get("fill")] + [t.get("fill") for t in child]:
+                    if colour and colour.startswith("#"):
+                        found.append((words, colour, background, size))
+    walk(ET.fromstring(svg), [], 0.0, 0.0)
+    return found
+
+
+@pytest.mark.parametrize("name", SHOTS)
+def test_every_text_has_the_contrast_wcag_asks_against_what_it_is_drawn_on(name):
+    """4.5:1 for text, 3:1 for large text (18 points and more)."""
+    svg, _ = drawn(name)
+    texts = texts_on_their_backgrounds(svg)
+    assert texts, "the screen has text"
+    low = [(words, colour, background, round(contrast_ratio(colour, background), 2))
+           for words, colour, background, size in texts
+           if contrast_ratio(colour, background) < (3.0 if size >= 18 else 4.5)]
+    assert low == []

@@ -11,6 +11,7 @@ public struct NavigationInteractor: Interactor {
         // The app root's outputs (resolved taps and scrolls)
         case focus(nodeID: String)
         case scrollMessages(offset: Int?)
+        case scrollScreen(offset: Int)
         case setExpanded(nodeID: String, expanded: Bool)
         // Other features' outputs
         /// A message left the composer (chat) or another session opened
@@ -28,6 +29,8 @@ public struct NavigationInteractor: Interactor {
             if screen != .onboarding && facts.servers.selected == nil {
                 return .note("navigate: \(screen.rawValue) needs a paired server")
             }
+            // Another screen shows from its top.
+            if screen != state.screen { state.screenScroll = 0 }
             state.screen = screen
             return .none
         case .focus(let nodeID):
@@ -35,6 +38,9 @@ public struct NavigationInteractor: Interactor {
             return .none
         case .scrollMessages(let offset):
             state.messagesScroll = offset
+            return .none
+        case .scrollScreen(let offset):
+            state.screenScroll = offset
             return .none
         case .setExpanded(let id, let expanded):
             guard id.utf8.count <= 512 else { return .note("set_expanded: a node id of \(id.utf8.count) bytes is no node's") }

@@ -24,6 +24,11 @@ extension NavigationState {
             json: { $0.pointee.navigation.messagesScroll.map { .int(Int64($0)) } ?? .null },
             changed: { $0.pointee.navigation.messagesScroll != $1.pointee.navigation.messagesScroll }),
         StateSection(
+            "screen_scroll", owner: .navigation,
+            schema: { B.described(B.integer(.count), "points of a screen taller than the viewport scrolled above its top (scroll_screen); 0 on a screen that fits, and when another screen opens") },
+            json: { .int(Int64($0.pointee.navigation.screenScroll)) },
+            changed: { $0.pointee.navigation.screenScroll != $1.pointee.navigation.screenScroll }),
+        StateSection(
             "expanded_nodes", owner: .navigation,
             schema: {
                 B.described(

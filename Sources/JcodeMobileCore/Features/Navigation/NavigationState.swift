@@ -6,6 +6,9 @@ public struct NavigationState: Equatable, Sendable {
     /// How far the message list is scrolled from its top, in points; nil
     /// follows the newest message (the list shows its end as it grows).
     public var messagesScroll: Int?
+    /// How far a screen taller than the viewport (not the chat) is
+    /// scrolled from its top, in points; 0 when another screen opens.
+    public var screenScroll = 0
     /// Collapsible nodes the person opened or closed (`set_expanded`), the
     /// latest last; a node not named here shows as its role's default
     /// (a tool card closed, a long output folded). At most `expansionLimit`.
