@@ -214,3 +214,29 @@ final class EverySizeTests: XCTestCase {
         XCTAssertFalse(svg.contains(">Attach …<"), "no label cut short")
     }
 }
+
+/// Light and dark: the host tells the appearance; the tree carries roles, the pictures the colours.
+final class AppearanceTests: XCTestCase {
+    func testTheAppearanceEventSetsTheStateAndThePictureButNotTheTree() {
+        var options = AppOptions()
+        options.scenario = .connectedChat
+        let app = JcodeMobileApp(options: options)
+        let lightTree = app.tree()
+        XCTAssertEqual(app.state.lifecycle.appearance, .light, "light until told")
+        _ = app.platformEvent(json: #"{"type":"appearance","mode":"dark"}"#)
+        XCTAssertEqual(app.state.lifecycle.appearance, .dark)
+        XCTAssertEqual(app.tree(), lightTree, "the tree carries roles, never colours")
+        let svg = Screenshot.svg(app.tree(), appearance: .dark)
+        XCTAssertTrue(svg.contains(##"<rect data-id="background" x="0" y="0" width="390" height="844" fill="#0b0f17"/>"##))
+        XCTAssertFalse(svg.contains(##"fill="#ffffff""##), "nothing of the light palette's white")
+        let report = app.platformEvent(json: #"{"type":"appearance","mode":"sepia"}"#).string
+        XCTAssertTrue(report.contains(#""code":"invalid_field""#), report)
+        XCTAssertEqual(app.state.lifecycle.appearance, .dark, "an unknown mode changes nothing")
+    }
+
+    func testEveryColourOfTheLightPaletteHasADarkOne() {
+        XCTAssertEqual(Screenshot.darkened(##"<rect fill="#ffffff" stroke="#d1d5db"/><text fill="#111827">Hi</text>"##),
+                       ##"<rect fill="#0b0f17" stroke="#374151"/><text fill="#f3f4f6">Hi</text>"##)
+        XCTAssertEqual(Screenshot.darkened(##"<text>#ffffff</text>"##), ##"<text>#ffffff</text>"##, "only attribute values")
+    }
+}

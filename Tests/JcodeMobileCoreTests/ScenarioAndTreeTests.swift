@@ -115,7 +115,7 @@ final class ScenarioTests: XCTestCase {
                             "rename_draft":null,"pending_rename":null,"is_clearing":false},
                  "transcript":[],"images":[],"run_status":null,"interrupted_turn":null,"older_history":null,"soft_interrupts":[],"outbox":[],"permission_requests":[],"stdin_requests":[],"notices":[],
                  "banners":{"error":null,"status":null},"draft":"","attachments":[],"voice":{"is_listening":false},
-                 "lifecycle":{"is_foreground":true,"network_reachable":true,"push_registered":false,"device_id":"fixture-device"},
+                 "lifecycle":{"is_foreground":true,"network_reachable":true,"push_registered":false,"device_id":"fixture-device","appearance":"light"},
                  "pending_effects":[]}
                 """#)
         }

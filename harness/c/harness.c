@@ -2016,15 +2016,15 @@ static void test_hit_test_and_screenshot(void) {
     g_section = "hit_test";
     if (!CHECK(session_open(&s, "{\"scenario\":\"connected_chat\"}"), "app_new(connected_chat) returned NULL")) return;
 
-    /* The Send button of the composer, at the bottom of a 390 x 844 screen. */
-    r = TAKE(jcode_mobile_hit_test(s.app, 300, 810), "hit_test(300, 810)");
-    CHECK(jtrue(r.doc, "ok"), "hit_test(300, 810): not ok: %.200s", r.raw ? r.raw : "(null)");
-    EXPECT_STR(r.doc, "node.id", "chat.send", "hit_test(300, 810)");
-    EXPECT_STR(r.doc, "node.role", "button", "hit_test(300, 810)");
-    EXPECT_STR(r.doc, "path[0]", "root", "hit_test(300, 810)");
-    EXPECT_STR(r.doc, "path[1]", "chat.composer", "hit_test(300, 810)");
-    EXPECT_STR(r.doc, "path[2]", "chat.send", "hit_test(300, 810)");
-    EXPECT_STR(r.doc, "tap_target", "chat.send", "hit_test(300, 810)");
+    /* The Send button (an arrow icon) at the right end of the composer, at the bottom of a 390 x 844 screen. */
+    r = TAKE(jcode_mobile_hit_test(s.app, 350, 810), "hit_test(350, 810)");
+    CHECK(jtrue(r.doc, "ok"), "hit_test(350, 810): not ok: %.200s", r.raw ? r.raw : "(null)");
+    EXPECT_STR(r.doc, "node.id", "chat.send", "hit_test(350, 810)");
+    EXPECT_STR(r.doc, "node.role", "button", "hit_test(350, 810)");
+    EXPECT_STR(r.doc, "path[0]", "root", "hit_test(350, 810)");
+    EXPECT_STR(r.doc, "path[1]", "chat.composer", "hit_test(350, 810)");
+    EXPECT_STR(r.doc, "path[2]", "chat.send", "hit_test(350, 810)");
+    EXPECT_STR(r.doc, "tap_target", "chat.send", "hit_test(350, 810)");
     reply_free(&r);
 
     /* Outside the viewport: no node, an empty path. */
@@ -2039,9 +2039,9 @@ static void test_hit_test_and_screenshot(void) {
     EXPECT_ERROR(jcode_mobile_hit_test(s.app, 10, 1e308 * 10), "invalid_field", "y", OFF_IGNORE, 0, "hit_test(10, inf)");
 
     /* tap_xy taps what is there: the Settings button of the header (below the 47-point safe area). */
-    drop(TAKE(jcode_mobile_dispatch(s.app, "{\"type\":\"tap_xy\",\"x\":320,\"y\":120}"), "tap_xy(320, 120)"));
+    drop(TAKE(jcode_mobile_dispatch(s.app, "{\"type\":\"tap_xy\",\"x\":350,\"y\":120}"), "tap_xy(350, 120)"));
     r = TAKE(jcode_mobile_state(s.app), "state after tap_xy");
-    EXPECT_STR(r.doc, "state.screen", "settings", "tap_xy(320, 120) opens settings");
+    EXPECT_STR(r.doc, "state.screen", "settings", "tap_xy(350, 120) opens settings");
     reply_free(&r);
 
     g_section = "screenshot";

@@ -207,6 +207,7 @@ public enum AppRouter {
             return .one(.composer(.imageAttachmentSelected(mediaType: mediaType, dataBase64: data)))
         case .lifecycle(.foreground): return .many([.connection(.foreground), .lifecycle(.foreground)])
         case .lifecycle(.background): return .many([.connection(.background), .lifecycle(.background)])
+        case .lifecycle(.appearanceChanged(let appearance)): return .one(.lifecycle(.appearanceChanged(appearance)))
         case .lifecycle(.networkReachabilityChanged(let reachable)):
             return .many([.connection(.networkReachabilityChanged(reachable: reachable)), .lifecycle(.networkReachabilityChanged(reachable: reachable))])
         case .lifecycle(.pushNotificationOpened(let payload)): return .one(.lifecycle(.pushNotificationOpened(payload: payload)))

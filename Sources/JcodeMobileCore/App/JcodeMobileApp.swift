@@ -406,7 +406,7 @@ public final class JcodeMobileApp {
     /// `jcode_mobile_screenshot_svg`: the current screen as an SVG document.
     public func screenshotDocument() -> JSONWriter {
         let root = tree()
-        let svg = Screenshot.svg(root)
+        let svg = Screenshot.svg(root, appearance: state.lifecycle.appearance)
         var w = JSONWriter(capacity: svg.utf8.count + 128)
         w.objectStart()
         w.key("ok"); w.bool(true)

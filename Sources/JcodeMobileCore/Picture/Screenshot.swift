@@ -85,7 +85,14 @@ public enum Screenshot {
         }
     }
 
-    /// The SVG document of `root` (a tree laid out by `SemanticTree.build`).
+    /// The SVG document of `root` (a tree laid out by `SemanticTree.build`),
+    /// in the light palette or, `appearance` dark, in the dark one.
+    public static func svg(_ root: SemanticNode, appearance: Appearance = .light) -> String {
+        let light = svg(root)
+        return appearance == .dark ? darkened(light) : light
+    }
+
+    /// The SVG document of `root` in the light palette.
     public static func svg(_ root: SemanticNode) -> String {
         var out = Output()
         let w = root.bounds.width, h = root.bounds.height
@@ -563,3 +570,45 @@ extension Screenshot {
     }
 }
 
+extension Screenshot {
+    /// The dark palette: each colour the light one uses, and what it is in
+    /// the dark (backgrounds dark, text light; every pair at the same
+    /// contrast or more, which the goldens' test checks).
+    static let darkColors: [String: String] = [
+        // Backgrounds
+        "#ffffff": "#0b0f17", "#f3f4f6": "#1f2937", "#f6f8fa": "#161b22", "#f8fafc": "#111827", "#f9fafb": "#111827",
+        "#dbeafe": "#1e3a8a", "#fef2f2": "#3f1d1d", "#fffbeb": "#2d2410", "#eff6ff": "#172554", "#fefce8": "#2c2a12",
+        "#e5e7eb": "#374151", "#dcfce7": "#0f2e1a", "#fee2e2": "#3b1212", "#eef0f3": "#273142", "#2563eb": "#60a5fa",
+        // Text
+        "#111827": "#f3f4f6", "#1f2937": "#e5e7eb", "#374151": "#d1d5db", "#4b5563": "#c2c8d0", "#6b7280": "#9ca3af",
+        "#1e40af": "#bfdbfe", "#1e3a8a": "#bfdbfe", "#1d4ed8": "#93c5fd", "#991b1b": "#fecaca", "#b91c1c": "#fca5a5",
+        "#92400e": "#fcd34d", "#713f12": "#fde68a", "#854d0e": "#fde68a", "#166534": "#bbf7d0", "#15803d": "#86efac",
+        "#9d174d": "#f9a8d4", "#334155": "#e2e8f0", "#475569": "#cbd5e1",
+        // Lines
+        "#d1d5db": "#374151", "#9ca3af": "#6b7280", "#f59e0b": "#d97706", "#dc2626": "#ef4444", "#eab308": "#ca8a04",
+        "#60a5fa": "#60a5fa", "#cbd5e1": "#475569",
+    ]
+
+    /// A light picture in the dark palette: every `"#rrggbb"` it holds
+    /// (they are all the palette's) swapped for its dark one.
+    static func darkened(_ svg: String) -> String {
+        var out = String.UnicodeScalarView()
+        let scalars = Array(svg.unicodeScalars)
+        var i = 0
+        while i < scalars.count {
+            if scalars[i] == "\"", i + 8 < scalars.count, scalars[i + 1] == "#", scalars[i + 8] == "\"" {
+                let color = String(String.UnicodeScalarView(scalars[(i + 1)...(i + 7)]))
+                if let dark = darkColors[color] {
+                    out.append("\"")
+                    out.append(contentsOf: dark.unicodeScalars)
+                    out.append("\"")
+                    i += 9
+                    continue
+                }
+            }
+            out.append(scalars[i])
+            i += 1
+        }
+        return String(out)
+    }
+}

@@ -47,6 +47,7 @@ extension PlatformEvent {
         case .lifecycle(.background): return "app_background"
         case .lifecycle(.networkReachabilityChanged): return "network_reachability_changed"
         case .lifecycle(.pushNotificationOpened): return "push_notification_opened"
+        case .lifecycle(.appearanceChanged): return "appearance"
         }
     }
 }

@@ -75,13 +75,15 @@ DERIVED_SCREENS = {
 SIZES = [(320, 568), (390, 844), (430, 932), (844, 390)]
 DEFAULT_SIZE = (390, 844)
 #: Every golden picture: a screen at a size, named `screen` at the default
-#: size and `screen@WIDTHxHEIGHT` at the others.
-SHOTS = [name if size == DEFAULT_SIZE else f"{name}@{size[0]}x{size[1]}" for name in SCREENS for size in SIZES]
+#: size and `screen@WIDTHxHEIGHT` at the others; and each screen at the
+#: default size in the dark appearance, `screen@dark`.
+SHOTS = [name if size == DEFAULT_SIZE else f"{name}@{size[0]}x{size[1]}" for name in SCREENS for size in SIZES] + [
+    f"{name}@dark" for name in SCREENS]  # the default size in the dark appearance
 
 
 def shot_size(shot: str):
     """The viewport of a golden picture, from its name."""
-    if "@" not in shot:
+    if "@" not in shot or shot.endswith("@dark"):
         return DEFAULT_SIZE
     width, height = shot.split("@")[1].split("x")
     return int(width), int(height)
@@ -104,13 +106,16 @@ def screenshot(name: str, **options) -> str:
 def drawn(shot: str, **options):
     """The SVG and the tree of a golden picture."""
     name = shot.split("@")[0]
-    if "@" in shot:
+    dark = shot.endswith("@dark")
+    if "@" in shot and not dark:
         width, height = shot_size(shot)
         options = {"viewport": {"width": width, "height": height}, **options}
     scenario, prepare = DERIVED_SCREENS.get(name, (name, None))
     with App({"scenario": scenario, **options}) as app:
         if prepare is not None:
             prepare(app)
+        if dark:
+            app.platform_event({"type": "appearance", "mode": "dark"})
         return app.screenshot_svg(), app.tree()
 
 

@@ -20,6 +20,7 @@ public struct LifecycleInteractor: Interactor {
         case background
         case networkReachabilityChanged(reachable: Bool)
         case pushNotificationOpened(payload: JSONObject)
+        case appearanceChanged(Appearance)
         case deviceIDCreated(effectID: EffectID, deviceID: String)
         case pushTokenReceived(token: String)
         // Pairing's outputs
@@ -40,6 +41,9 @@ public struct LifecycleInteractor: Interactor {
             return .none
         case .networkReachabilityChanged(let reachable):
             state.isNetworkReachable = reachable
+            return .none
+        case .appearanceChanged(let appearance):
+            state.appearance = appearance
             return .none
         case .identityNeeded:
             if state.deviceID != nil { return .tell(.identityReady) }

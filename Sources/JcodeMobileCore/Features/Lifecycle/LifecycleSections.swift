@@ -12,6 +12,7 @@ extension LifecycleState {
                 B.strictObject([
                     ("is_foreground", B.boolean), ("network_reachable", B.boolean), ("push_registered", B.boolean),
                     ("device_id", B.nullableString),
+                    ("appearance", B.described(B.enumeration(Appearance.allCases.map(\.rawValue)), "light or dark, as the host told (appearance): how the pictures are drawn")),
                 ])
             },
             json: { $0.pointee.lifecycle.json },

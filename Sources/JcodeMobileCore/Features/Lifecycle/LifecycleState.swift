@@ -11,6 +11,8 @@ public struct LifecycleState: Equatable, Sendable {
     /// snapshot's, or one the host created when asked (`create_device_id`).
     /// nil until then: there is no shared default.
     public var deviceID: String?
+    /// Light or dark, as the host told (`appearance`): how the pictures are drawn.
+    public var appearance = Appearance.light
 
     public init() {}
 
@@ -27,7 +29,7 @@ public struct LifecycleState: Equatable, Sendable {
     var json: JSONValue {
         [
             "is_foreground": .bool(isForeground), "network_reachable": .bool(isNetworkReachable),
-            "push_registered": .bool(pushToken != nil), "device_id": .from(deviceID),
+            "push_registered": .bool(pushToken != nil), "device_id": .from(deviceID), "appearance": .string(appearance.rawValue),
         ]
     }
 }

@@ -120,6 +120,7 @@ public enum LifecycleEvent: Equatable, Sendable {
     case background
     case networkReachabilityChanged(reachable: Bool)
     case pushNotificationOpened(payload: JSONObject)
+    case appearanceChanged(Appearance)
 
     static let specs: [MessageSpec<PlatformEvent>] = [
         MessageSpec(
@@ -146,5 +147,18 @@ public enum LifecycleEvent: Equatable, Sendable {
             }
             return .lifecycle(.pushNotificationOpened(payload: payload))
         },
+        MessageSpec(
+            "appearance",
+            doc: "The device's light or dark appearance, at launch and whenever it changes (light until told). "
+                + "The tree carries roles, never colours: the pictures (jcode_mobile_screenshot_svg) draw the appearance told.",
+            fields: [FieldSpec("mode", .enumeration(Appearance.allCases.map(\.rawValue)))]
+        ) { r throws(CoreError) in
+            .lifecycle(.appearanceChanged(try r.enumeration("mode", as: Appearance.self)))
+        },
     ]
+}
+
+/// The device's appearance (`appearance`): what the pictures are drawn in.
+public enum Appearance: String, Sendable, CaseIterable {
+    case light, dark
 }
