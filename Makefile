@@ -53,11 +53,11 @@ $(LIB): $(SOURCES)
 # pytest-xdist and pytest-timeout; wheel and setuptools to install it in a scratch virtualenv), from PyPI when missing.
 PY_REQUIREMENTS = $(PYTHON) -c "import tomllib; p = tomllib.load(open('harness/python/pyproject.toml', 'rb'))['project']; \
 	print(' '.join(p['dependencies'] + p['optional-dependencies']['test']))"
-# Screenshots are drawn by cairo (through cairosvg) in DejaVu Sans Mono: from
+# Screenshots are drawn by cairo (through cairosvg) in DejaVu Sans and DejaVu Sans Mono: from
 # Debian when the machine lacks them.
 deps:
 	@$(PYTHON) -c "import pytest, xdist, pytest_timeout, aiohttp, jsonschema, cairosvg, PIL, wheel, setuptools" 2>/dev/null || $(PYTHON) -m pip install --quiet $$($(PY_REQUIREMENTS))
-	@{ ldconfig -p | grep -q 'libcairo\.so\.2' && fc-list 2>/dev/null | grep -qi 'DejaVu Sans Mono'; } || \
+	@{ ldconfig -p | grep -q 'libcairo\.so\.2' && fc-list 2>/dev/null | grep -qi 'DejaVu Sans Mono' && fc-list 2>/dev/null | grep -qi 'DejaVu Sans:'; } || \
 		{ apt-get update -qq && apt-get install -y -qq libcairo2 fonts-dejavu-core fontconfig; }
 
 # The `jcode-mobile` command and the package, with the built library bundled in.

@@ -281,7 +281,9 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         XCTAssertTrue(svg.contains(##"<text x="22" y="79" fill="#6b7280" font-size="11" xml:space="preserve">swift</text>"##))
         XCTAssertTrue(svg.contains(##"<text x="22" y="112" fill="#1f2937" xml:space="preserve">let x = 1</text>"##))
         XCTAssertTrue(svg.contains(##"<text x="22" y="132" fill="#1f2937" xml:space="preserve">print(x)</text>"##))
-        XCTAssertEqual(Screenshot.fontFamily, "DejaVu Sans Mono, monospace", "the whole picture is in the monospace font")
+        XCTAssertEqual(Screenshot.fontFamily, "DejaVu Sans Mono, monospace")
+        XCTAssertTrue(svg.contains(##"<g data-id="c" data-role="code_block" font-family="DejaVu Sans Mono, monospace">"##), "code in monospace")
+        XCTAssertTrue(svg.contains(##"font-family="DejaVu Sans, sans-serif""##), "the rest in a proportional face")
     }
 
     func testACodeBlockHasItsHeaderWithoutALanguageAndALineOfCodeBeforeItsFirstCharacter() {
@@ -356,13 +358,13 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         XCTAssertEqual(picture([h1]).tree.find("h1")?.bounds, bounds(16, 47, 358, 3 * 28 + 12))
     }
 
-    func testALinkIsBlueAndUnderlinedABoldRunBoldAndEachRunAtItsColumn() {
+    func testALinkIsBlueAndUnderlinedABoldRunBoldAndEachRunWhereTheProseBeforeItEnds() {
         var p = SemanticNode("p", .paragraph, label: "", value: "See the docs now")
         p.spans = [TextSpan("See "), TextSpan("the docs", .link, url: "https://x.dev"), TextSpan(" "), TextSpan("now", .bold)]
         let svg = picture([p]).svg
         XCTAssertTrue(svg.contains(
-            ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22">See </tspan><tspan x="54" fill="#2563eb" text-decoration="underline">the docs</tspan><tspan x="118"> </tspan><tspan x="126" font-weight="bold">now</tspan></text>"##
-                + "\n" + ##"<line x1="54" y1="70" x2="117" y2="70" stroke="#2563eb"/>"##
+            ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22">See </tspan><tspan x="50" fill="#2563eb" text-decoration="underline">the docs</tspan><tspan x="106"> </tspan><tspan x="110" font-weight="bold">now</tspan></text>"##
+                + "\n" + ##"<line x1="50" y1="70" x2="105" y2="70" stroke="#2563eb"/>"##
         ))
     }
 
@@ -374,11 +376,11 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         Layout.apply(to: &root, viewport: SemanticTree.Viewport(width: 32 + 12 + 40, height: 400), messagesScroll: nil)
         let svg = Screenshot.svg(root)
         XCTAssertTrue(svg.contains(
-            ##"<rect x="45" y="55" width="18" height="16" rx="3" fill="#eef0f3"/>"## + "\n"
-                + ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22" font-style="italic">aa </tspan><tspan x="46" fill="#9d174d">bb</tspan></text>"##))
+            ##"<rect x="41" y="55" width="18" height="16" rx="3" fill="#eef0f3"/>"## + "\n"
+                + ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22" font-style="italic">aa </tspan><tspan x="42" font-family="DejaVu Sans Mono, monospace" fill="#9d174d">bb</tspan></text>"##))
         XCTAssertTrue(svg.contains(
             ##"<text x="22" y="88" fill="#111827" xml:space="preserve"><tspan x="22" text-decoration="line-through">cc</tspan></text>"##
-                + "\n" + ##"<line x1="22" y1="84" x2="37" y2="84" stroke="#111827"/>"##))
+                + "\n" + ##"<line x1="22" y1="84" x2="35" y2="84" stroke="#111827"/>"##))
     }
 
     func testAListItemHasItsMarkerInAGutterAndATaskItemACheckBox() {

@@ -97,7 +97,7 @@ public enum Screenshot {
         var out = Output()
         let w = root.bounds.width, h = root.bounds.height
         out.append(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(w)\" height=\"\(h)\" viewBox=\"0 0 \(w) \(h)\" font-family=\"\(fontFamily)\" font-size=\"\(fontSize)\">\n")
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(w)\" height=\"\(h)\" viewBox=\"0 0 \(w) \(h)\" font-family=\"\(proseFontFamily)\" font-size=\"\(fontSize)\">\n")
         out.append("<rect data-id=\"background\" x=\"0\" y=\"0\" width=\"\(w)\" height=\"\(h)\" fill=\"#ffffff\"/>\n")
         drawStatusBar(SemanticTree.Viewport(width: w, height: h), into: &out)
         draw(root, clip: root.bounds, into: &out)
@@ -131,9 +131,13 @@ public enum Screenshot {
     }
 
     /// `header`: the node is in a table's header row (its text bold).
-    private static func draw(_ node: SemanticNode, clip: SemanticNode.Bounds, header: Bool = false, into out: inout Output) {
+    /// `mono`: the node is inside one drawn in monospace.
+    private static func draw(_ node: SemanticNode, clip: SemanticNode.Bounds, header: Bool = false, mono inherited: Bool = false, into out: inout Output) {
         guard node.visible, intersects(node.bounds, clip) else { return }
-        out.append("<g data-id=\"\(escaped(node.id))\" data-role=\"\(node.role.rawValue)\">\n")
+        let mono = inherited || isMonospace(node)
+        // Code, a diff, a command or a path: its subtree in monospace.
+        let face = mono && !inherited ? " font-family=\"\(fontFamily)\"" : ""
+        out.append("<g data-id=\"\(escaped(node.id))\" data-role=\"\(node.role.rawValue)\"\(face)>\n")
         var style = style(of: node)
         if header { style.valueBold = true }
         let b = node.bounds
@@ -148,10 +152,10 @@ public enum Screenshot {
             out.append("<line x1=\"\(b.x)\" y1=\"\(y)\" x2=\"\(b.x + b.width)\" y2=\"\(y)\" stroke=\"#d1d5db\"/>\n")
         case .quote:
             out.append("<rect x=\"\(b.x)\" y=\"\(b.y)\" width=\"3\" height=\"\(b.height)\" fill=\"#d1d5db\"/>\n")
-            drawText(node, style, clip: clip, into: &out)
+            drawText(node, style, mono: mono, clip: clip, into: &out)
         case .reasoning:
             out.append("<rect x=\"\(b.x)\" y=\"\(b.y)\" width=\"2\" height=\"\(b.height)\" fill=\"#d1d5db\"/>\n")
-            drawText(node, style, italic: true, clip: clip, into: &out)
+            drawText(node, style, italic: true, mono: mono, clip: clip, into: &out)
             drawChevron(node, style, clip: clip, into: &out)
         default:
             if style.fill != nil || style.stroke != nil { rect(b, style, into: &out) }
@@ -159,7 +163,7 @@ public enum Screenshot {
                 // The header's bottom edge: what scrolls under it stops there.
                 out.append("<line x1=\"0\" y1=\"\(b.y + b.height)\" x2=\"\(b.x * 2 + b.width)\" y2=\"\(b.y + b.height)\" stroke=\"#d1d5db\"/>\n")
             }
-            drawText(node, style, clip: clip, into: &out)
+            drawText(node, style, mono: mono, clip: clip, into: &out)
             if node.role == .toolCall { drawChevron(node, style, clip: clip, into: &out) }
             if node.role == .message { drawMessageState(node, style, clip: clip, into: &out) }
         }
@@ -174,10 +178,10 @@ public enum Screenshot {
                 "<clipPath id=\"\(id)\"><rect x=\"\(b.x)\" y=\"\(b.y)\" width=\"\(b.width)\" height=\"\(b.height)\"/></clipPath>\n<g clip-path=\"url(#\(id))\" data-scroll-offset=\"\(scroll.offset)\">\n<g transform=\"translate(0 \(dy))\">\n")
             var inner = intersection(clip, b)
             inner.y -= dy
-            for child in node.children { draw(child, clip: inner, header: inHeader, into: &out) }
+            for child in node.children { draw(child, clip: inner, header: inHeader, mono: mono, into: &out) }
             out.append("</g>\n</g>\n")
         } else {
-            for child in node.children { draw(child, clip: clip, header: inHeader, into: &out) }
+            for child in node.children { draw(child, clip: clip, header: inHeader, mono: mono, into: &out) }
         }
         out.append("</g>\n")
     }
@@ -208,7 +212,9 @@ public enum Screenshot {
     /// same lines the layout counted): a code block's language above its
     /// code, a list item's marker and a diff line's sign in its gutter, a
     /// heading larger, styled runs (`spans`) as they are styled.
-    private static func drawText(_ node: SemanticNode, _ style: Style, italic: Bool = false, clip: SemanticNode.Bounds, into out: inout Output) {
+    private static func drawText(
+        _ node: SemanticNode, _ style: Style, italic: Bool = false, mono: Bool = false, clip: SemanticNode.Bounds, into out: inout Output
+    ) {
         let b = node.bounds
         let perLine = Layout.charactersPerLine(b.width)
         var top = b.y + (node.role == .diffLine ? 0 : Layout.padding)
@@ -262,7 +268,9 @@ public enum Screenshot {
             let left = x + Layout.padding
             let baseline = top + grid.baseline
             if let runs {
-                runs.draw(value, range, cursor: &scan, x: left, y: baseline, top: top, grid: grid, color: style.text, font: font, into: &out)
+                runs.draw(
+                    value, range, cursor: &scan, x: left, y: baseline, top: top, grid: grid, color: style.text, font: font,
+                    bold: style.valueBold, mono: mono, into: &out)
             } else {
                 out.append("<text x=\"\(left)\" y=\"\(baseline)\" fill=\"\(style.text)\"\(font) xml:space=\"preserve\">\(escaped(line))</text>\n")
             }
@@ -502,9 +510,12 @@ extension Screenshot {
         /// `<text>` with a `<tspan>` per piece of a run, each at its column
         /// on the grid; a code run over a light box; a link's underline and
         /// a struck run's line as lines after it.
+        /// `mono`: the text is code (each run at its grid column); else prose,
+        /// each run where the ones before it end in the proportional face
+        /// (`advance`), bold (`bold`, or the run's) wider, a code run in monospace.
         func draw(
             _ value: String, _ range: Range<String.Index>, cursor: inout Cursor, x: Int, y: Int, top: Int, grid: Layout.TextGrid,
-            color: String, font: String, into out: inout Screenshot.Output
+            color: String, font: String, bold: Bool = false, mono: Bool = false, into out: inout Screenshot.Output
         ) {
             let scalars = value.unicodeScalars
             var offset = cursor.offset + scalars.distance(from: cursor.index ?? scalars.startIndex, to: range.lowerBound)
@@ -516,6 +527,8 @@ extension Screenshot {
             var lines = ""
             var text = "<text x=\"\(x)\" y=\"\(y)\" fill=\"\(color)\"\(font) xml:space=\"preserve\">"
             var column = 0
+            // Prose: where the next run starts, in points from `x`.
+            var advanced = 0.0
             var i = range.lowerBound
             while i < range.upperBound {
                 while span < ends.count - 1 && ends[span] <= offset { span += 1 }
@@ -534,13 +547,26 @@ extension Screenshot {
                     continue
                 }
                 let styles = spans[span].styles
-                let px = x + start * grid.charWidth
-                if styles.contains(.code) {
-                    boxes += "<rect x=\"\(px - 1)\" y=\"\(top + 2)\" width=\"\((column - start) * grid.charWidth + 2)\" height=\"\(grid.lineHeight - 4)\" rx=\"3\" fill=\"#eef0f3\"/>\n"
+                let px: Int
+                let width: Int
+                if mono {
+                    px = x + start * grid.charWidth
+                    width = (column - start) * grid.charWidth
+                } else {
+                    px = x + Int(advanced.rounded())
+                    let heavy = bold || styles.contains(.bold)
+                    for scalar in piece {
+                        advanced += Screenshot.advance(scalar, fontSize: grid.fontSize, bold: heavy, mono: styles.contains(.code))
+                    }
+                    width = x + Int(advanced.rounded()) - px
                 }
-                text += "<tspan x=\"\(px)\"\(Self.attributes(styles))>\(Screenshot.escaped(String(piece)))</tspan>"
+                if styles.contains(.code) {
+                    boxes += "<rect x=\"\(px - 1)\" y=\"\(top + 2)\" width=\"\(width + 2)\" height=\"\(grid.lineHeight - 4)\" rx=\"3\" fill=\"#eef0f3\"/>\n"
+                }
+                let face = styles.contains(.code) && !mono ? " font-family=\"\(Screenshot.fontFamily)\"" : ""
+                text += "<tspan x=\"\(px)\"\(face)\(Self.attributes(styles))>\(Screenshot.escaped(String(piece)))</tspan>"
                 // The lines drawn too: cairo (the PNGs) ignores text-decoration.
-                let end = px + (column - start) * grid.charWidth - 1
+                let end = px + width - 1
                 if styles.contains(.link) {
                     lines += "<line x1=\"\(px)\" y1=\"\(y + 2)\" x2=\"\(end)\" y2=\"\(y + 2)\" stroke=\"#2563eb\"/>\n"
                 }
@@ -610,5 +636,56 @@ extension Screenshot {
             i += 1
         }
         return String(out)
+    }
+}
+
+extension Screenshot {
+    /// The proportional face prose and controls are drawn in; code, diffs,
+    /// commands and paths stay in `fontFamily` (monospace).
+    public static let proseFontFamily = "DejaVu Sans, sans-serif"
+
+    /// DejaVu Sans's advance widths of the printable ASCII characters (space
+    /// … "~"), in thousandths of the font size, regular and bold: where a
+    /// styled run of prose starts on its line. Other characters count as
+    /// `otherAdvance`. DejaVu Sans Mono's is `monoAdvance` for every one.
+    static let proseAdvances: [Int] = [
+        318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 318, 337, 636, 636, 636,
+        636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 531, 1000, 684, 686, 698, 770, 632,
+        575, 775, 752, 295, 295, 656, 557, 863, 748, 787, 603, 787, 695, 635, 611, 732, 684, 989, 685,
+        611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550, 635, 615, 352, 635, 634, 278, 278, 579,
+        278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592, 525, 636, 337, 636, 838,
+    ]
+    static let boldProseAdvances: [Int] = [
+        348, 456, 521, 838, 696, 1002, 872, 306, 457, 457, 523, 838, 380, 415, 380, 365, 696, 696, 696,
+        696, 696, 696, 696, 696, 696, 696, 400, 400, 838, 838, 838, 580, 1000, 774, 762, 734, 830, 683,
+        683, 821, 837, 372, 372, 775, 637, 995, 837, 850, 733, 850, 770, 720, 682, 812, 774, 1103, 771,
+        724, 725, 457, 365, 457, 838, 500, 500, 675, 716, 593, 716, 678, 435, 716, 712, 343, 343, 665,
+        343, 1042, 712, 687, 716, 716, 493, 595, 478, 712, 652, 924, 645, 652, 582, 712, 365, 712, 838,
+    ]
+    static let otherAdvance = 640
+    static let monoAdvance = 602
+
+    /// The width of `scalar` drawn at `fontSize` in prose (bold or not), or in monospace (code), in points.
+    static func advance(_ scalar: Unicode.Scalar, fontSize: Int, bold: Bool, mono: Bool) -> Double {
+        let thousandths: Int
+        if mono {
+            thousandths = monoAdvance
+        } else if scalar.value >= 32 && scalar.value < 127 {
+            thousandths = (bold ? boldProseAdvances : proseAdvances)[Int(scalar.value) - 32]
+        } else {
+            thousandths = otherAdvance
+        }
+        return Double(thousandths * fontSize) / 1000
+    }
+
+    /// Whether a node's words are code, a diff, a command or a path: drawn
+    /// in monospace (its subtree with it), the rest in `proseFontFamily`.
+    static func isMonospace(_ node: SemanticNode) -> Bool {
+        switch node.role {
+        case .codeBlock, .diff, .diffHunk, .diffLine: return true
+        default:
+            // A tool card's summary (a command, a path), its input and its output.
+            return node.id.hasPrefix("tool.") && (node.id.hasSuffix(".summary") || node.id.hasSuffix(".input") || node.id.hasSuffix(".output"))
+        }
     }
 }

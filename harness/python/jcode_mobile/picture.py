@@ -61,6 +61,8 @@ __all__ = [
 
 #: The font the core's text grid assumes (8 points per character at 13 points).
 FONT_FAMILY = "DejaVu Sans Mono"
+#: The face prose and controls are drawn in (code, diffs, commands and paths in FONT_FAMILY).
+PROSE_FONT_FAMILY = "DejaVu Sans"
 #: The Debian/Ubuntu package that installs it.
 FONT_PACKAGE = "fonts-dejavu-core"
 #: The largest side of a PNG cairo draws (its image surfaces stop at 32767 pixels).
@@ -82,25 +84,29 @@ Picture = Union[bytes, bytearray, str, Path]
 
 
 def font_problem() -> Optional[str]:
-    """None when DejaVu Sans Mono is installed, else a sentence saying what
-    to install. Without it the renderer silently substitutes another font, so
+    """None when DejaVu Sans Mono and DejaVu Sans (prose and controls, since
+    0.7.0; the same package) are installed, else a sentence saying what to
+    install. Without them the renderer silently substitutes another font, so
     PNGs differ from the goldens (the SVG does not depend on fonts)."""
     fc_list = shutil.which("fc-list")
     if fc_list is not None:
-        try:
-            out = subprocess.run([fc_list, f":family={FONT_FAMILY}", "family"], capture_output=True, text=True,
-                                 timeout=30).stdout
-        except (OSError, subprocess.SubprocessError):
-            out = None
-        if out is not None:
-            if any(FONT_FAMILY.lower() in line.lower() for line in out.splitlines()):
-                return None
-            return _missing_font()
+        for family in (FONT_FAMILY, PROSE_FONT_FAMILY):
+            try:
+                out = subprocess.run([fc_list, f":family={family}", "family"], capture_output=True, text=True,
+                                     timeout=30).stdout
+            except (OSError, subprocess.SubprocessError):
+                out = None
+            if out is None:
+                break
+            if not any(family.lower() in line.lower() for line in out.splitlines()):
+                return _missing_font()
+        else:
+            return None
     # No fontconfig tools: look where fonts live.
     roots = [Path("/usr/share/fonts"), Path("/usr/local/share/fonts"), Path.home() / ".fonts",
              Path.home() / ".local/share/fonts"]
     for root in roots:
-        if root.is_dir() and any(root.rglob("DejaVuSansMono.ttf")):
+        if root.is_dir() and any(root.rglob("DejaVuSansMono.ttf")) and any(root.rglob("DejaVuSans.ttf")):
             return None
     return _missing_font()
 
