@@ -685,3 +685,20 @@ def test_every_text_has_the_contrast_wcag_asks_against_what_it_is_drawn_on(name)
            for words, colour, background, size in texts
            if contrast_ratio(colour, background) < (3.0 if size >= 18 else 4.5)]
     assert low == []
+
+
+@pytest.mark.parametrize("name", SHOTS)
+def test_no_button_drawn_in_words_has_them_cut_short(name):
+    """A button's words fit its box on the layout's grid (8 points a
+    character, 6 of padding each side; an option's check mark takes 16 more),
+    so the picture never ends them in "…"; an icon button shows its glyph."""
+    svg, tree = drawn(name)
+    cut = []
+    for node, _ in nodes_with_frames(tree, *shot_size(name)):
+        if node["role"] != "button" or node.get("icon"):
+            continue
+        room = (node["bounds"]["width"] - 12 - (16 if node.get("selected") is not None else 0)) // 8
+        if len(node["label"]) > room:
+            cut.append((node["id"], node["label"], room))
+    assert cut == []
+    assert not re.search(r'text-anchor="middle" xml:space="preserve">[^<]*…</text>', svg)
