@@ -69,6 +69,24 @@ final class ReadableScreensTests: XCTestCase {
         XCTAssertEqual(tree.find("banner.error")?.accessibilityLabel, "Error: " + String(repeating: sentence, count: 30))
     }
 
+    func testAnotherErrorShowsClosedEvenWhenTheLastOneWasOpened() {
+        var options = AppOptions()
+        options.scenario = .approvalUnsupported
+        let app = JcodeMobileApp(options: options)
+        _ = app.dispatch(json: #"{"type":"tap_node","node_id":"banner.error.more"}"#)
+        XCTAssertEqual(app.tree().find("banner.error")?.expanded, true)
+        _ = app.dispatch(json: #"{"type":"set_model","model":"gpt-5"}"#)
+        _ = app.dispatch(json: #"{"type":"tap_node","node_id":"banner.error.dismiss"}"#)
+        XCTAssertEqual(app.state.navigation.expansions, [], "dismissed: forgotten")
+        _ = app.dispatch(json: #"{"type":"tap_node","node_id":"banner.error.more"}"#)
+        XCTAssertNil(app.tree().find("banner.error.more"), "no banner: nothing to open")
+        _ = app.dispatch(json: #"{"type":"set_expanded","node_id":"banner.error","expanded":true}"#)
+        _ = app.dispatch(json: #"{"type":"disconnect"}"#)
+        _ = app.dispatch(json: #"{"type":"compact"}"#)
+        XCTAssertEqual(app.tree().find("banner.error")?.label, "Connect to the server to compact the conversation.")
+        XCTAssertEqual(app.state.navigation.expansions, [], "a new error: its banner closed")
+    }
+
     func testATextFoldsAtTheLineTheLayoutWouldBreakItEndingInAnEllipsis() {
         XCTAssertNil(SemanticText.folded("one two three", lines: 1, perLine: 13))
         XCTAssertEqual(SemanticText.folded("one two three four", lines: 1, perLine: 13), "one two…")

@@ -163,7 +163,8 @@ public enum AppRouter {
         case .respondPermission(let id, let approved, let remember):
             return .one(.approvals(.respondPermission(requestID: id, approved: approved, remember: remember)))
         case .respondStdin(let id, let text): return .one(.approvals(.respondStdin(requestID: id, input: text)))
-        case .dismissError: return .one(.notices(.dismissError))
+        // The next error shows closed, whether this one was opened or not.
+        case .dismissError: return .many([.notices(.dismissError), .navigation(.forgetExpansion(nodeID: "banner.error"))])
         case .dismissNotice(let id): return .one(.notices(.dismissNotice(id: id)))
         case .dismissInterruptedTurn: return .one(.chat(.dismissInterruptedTurn))
         case .continueInterruptedTurn: return .one(.chat(.continueInterruptedTurn))
@@ -297,7 +298,8 @@ public enum AppRouter {
     static func route(_ message: InternalInput) -> Route {
         switch message {
         case .send(let request): return .one(.connection(.send(request)))
-        case .showError(let banner): return .one(.notices(.showError(banner)))
+        // A new error shows closed (its words, not the last one's details).
+        case .showError(let banner): return .many([.notices(.showError(banner)), .navigation(.forgetExpansion(nodeID: "banner.error"))])
         case .notice(let kind, let text, let passes): return .one(.notices(.notice(kind, text, passes: passes)))
         case .openChat: return .one(.navigation(.openChat))
         case .pairing(let output): return route(output)

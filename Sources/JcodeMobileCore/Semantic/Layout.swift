@@ -299,7 +299,7 @@ public enum Layout {
     /// needs and the room left shared equally, or, when the labels do not
     /// all fit, the short ones as wide as they need and the longest one the
     /// rest. A row of icons only puts its secondary ones at the left and the
-    /// others (Send, Stop) at the right, under the thumb.
+    /// others (Send, Stop) and a close button (`xmark`) at the right, under the thumb.
     private static func placeRow(_ row: inout ArraySlice<SemanticNode>, x: Int, y: inout Int, width: Int, byLabel: Bool = false) {
         let shown = row.filter(\.visible).count
         guard shown > 0 else {
@@ -332,15 +332,16 @@ public enum Layout {
         var left = x
         var right = x + width
         let iconsOnly = texts == 0
-        // With icons only, the ones at the right are placed from the right edge, last first.
-        for i in row.indices.reversed() where iconsOnly && row[i].visible && row[i].variant != "secondary" {
+        // With icons only, the ones at the right (Send, Stop, a close button) are placed from the right edge, last first.
+        let atRight = { (node: SemanticNode) in iconsOnly && node.visible && (node.variant != "secondary" || node.icon == "xmark") }
+        for i in row.indices.reversed() where atRight(row[i]) {
             let w = widths[i - row.startIndex]
             right -= w
             row[i].bounds = SemanticNode.Bounds(x: right, y: y, width: w, height: buttonHeight)
             right -= gap
         }
         for i in row.indices {
-            if iconsOnly && row[i].visible && row[i].variant != "secondary" { continue }
+            if atRight(row[i]) { continue }
             if row[i].visible {
                 let w = widths[i - row.startIndex]
                 row[i].bounds = SemanticNode.Bounds(x: left, y: y, width: w, height: buttonHeight)

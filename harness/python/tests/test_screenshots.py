@@ -606,6 +606,21 @@ def test_every_visible_node_lies_on_the_screen_or_in_its_scrolling_container(nam
 
 
 @pytest.mark.parametrize("name", SHOTS)
+def test_no_two_nodes_side_by_side_in_the_tree_overlap(name):
+    _, tree = drawn(name)
+    overlapping = []
+    for node, _ in nodes_with_frames(tree, *shot_size(name)):
+        shown = [c for c in node["children"] if c["visible"] and c["bounds"]["width"] > 0 and c["bounds"]["height"] > 0]
+        for k, a in enumerate(shown):
+            for b in shown[k + 1:]:
+                p, q = a["bounds"], b["bounds"]
+                if p["x"] < q["x"] + q["width"] and q["x"] < p["x"] + p["width"] \
+                        and p["y"] < q["y"] + q["height"] and q["y"] < p["y"] + p["height"]:
+                    overlapping.append((a["id"], b["id"]))
+    assert overlapping == []
+
+
+@pytest.mark.parametrize("name", SHOTS)
 def test_every_control_is_at_least_a_44_point_touch_target(name):
     _, tree = drawn(name)
     small = [(node["id"], node["bounds"]["width"], node["bounds"]["height"])

@@ -13,6 +13,8 @@ public struct NavigationInteractor: Interactor {
         case scrollMessages(offset: Int?)
         case scrollScreen(offset: Int)
         case setExpanded(nodeID: String, expanded: Bool)
+        /// A node shows as its role's default again (the error banner, when another error comes).
+        case forgetExpansion(nodeID: String)
         // Other features' outputs
         /// A message left the composer (chat) or another session opened
         /// (session): the list shows the newest message.
@@ -47,6 +49,9 @@ public struct NavigationInteractor: Interactor {
             state.expansions.removeAll { $0.nodeID == id }
             state.expansions.append(.init(nodeID: id, expanded: expanded))
             if state.expansions.count > NavigationState.expansionLimit { state.expansions.removeFirst() }
+            return .none
+        case .forgetExpansion(let id):
+            state.expansions.removeAll { $0.nodeID == id }
             return .none
         case .followNewest:
             // What the person just sent, or another conversation, shows from its end.
