@@ -36,21 +36,21 @@ final class LayoutAndHitTestTests: XCTestCase {
         let tree = chat().tree()
         XCTAssertEqual(tree.bounds, bounds(0, 0, 390, 844))
         // Below the top safe area.
-        XCTAssertEqual(tree.find("chat.header")?.bounds, bounds(16, 47, 358, 104))
-        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 581))
+        XCTAssertEqual(tree.find("chat.header")?.bounds, bounds(16, 47, 358, 108))
+        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 163, 358, 577))
         // Its field (no label over it: its placeholder says what it is), then its row of icons.
         XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 740, 358, 104))
         // The grep card closed: its name, status and summary.
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 378, maxOffset: 0))
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 412, maxOffset: 0))
     }
 
     func testAHeadersIconsAreSquaresTheModelTakesTheRestAndTheComposersSendIsAtItsRightEnd() {
         let tree = chat().tree()
         // Sessions and Settings are icons (44 × 44); "claude-sonnet-4" has the rest of the row.
-        XCTAssertEqual(tree.find("nav.sessions")?.bounds, bounds(16, 99, 44, 44))
+        XCTAssertEqual(tree.find("nav.sessions")?.bounds, bounds(16, 103, 44, 44))
         XCTAssertEqual(tree.find("nav.sessions")?.icon, "list.bullet")
-        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, bounds(68, 99, 254, 44))
-        XCTAssertEqual(tree.find("nav.settings")?.bounds, bounds(330, 99, 44, 44))
+        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, bounds(68, 103, 254, 44))
+        XCTAssertEqual(tree.find("nav.settings")?.bounds, bounds(330, 103, 44, 44))
         XCTAssertEqual(tree.find("nav.settings")?.label, "Settings", "its words stay its label")
         XCTAssertEqual(tree.find("chat.attach")?.bounds, bounds(16, 792, 44, 44))
         XCTAssertEqual(tree.find("chat.voice")?.bounds, bounds(68, 792, 44, 44))
@@ -60,19 +60,19 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testAToolCardIsIndentedInsideItsMessage() {
         let tree = chat().tree()
-        // In the list's content coordinates (the list is not scrolled: on the screen, 159 lower).
-        XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 60, 358, 184))
-        XCTAssertEqual(tree.find("tool.m2.call_grep")?.bounds, bounds(24, 132, 342, 98))
+        // In the list's content coordinates (the list is not scrolled: on the screen, 163 lower).
+        XCTAssertEqual(tree.find("message.m2")?.bounds, bounds(16, 64, 358, 204))
+        XCTAssertEqual(tree.find("tool.m2.call_grep")?.bounds, bounds(24, 144, 342, 108))
     }
 
     func testAConversationTallerThanItsFrameShowsItsEndAndPutsEarlierMessagesAboveTheFrame() {
         let tree = chat(height: 480).tree()
-        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 159, 358, 217))
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 161, contentHeight: 378, maxOffset: 161))
-        // Content coordinates: the first message at the content's top, on the screen 161 above the list's (159 - 161 = -2).
-        XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, 0, 358, 52))
-        XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 252, 358, 118))
-        XCTAssertEqual(hit(chat(height: 480), 100, 159 - 161 + 252 + 10)["node"]?["id"], "message.m3")
+        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 163, 358, 213))
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 199, contentHeight: 412, maxOffset: 199))
+        // Content coordinates: the first message at the content's top, on the screen 199 above the list's (163 - 199 = -36).
+        XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, 0, 358, 56))
+        XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 276, 358, 128))
+        XCTAssertEqual(hit(chat(height: 480), 100, 163 - 199 + 276 + 10)["node"]?["id"], "message.m3")
         XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 376, 358, 104))
     }
 
@@ -99,9 +99,9 @@ final class LayoutAndHitTestTests: XCTestCase {
         let app = chat()
         _ = report(app, #"{"type":"set_expanded","node_id":"tool.m2.call_grep","expanded":true}"#)
         let output = app.tree().find("tool.m2.call_grep.output")?.bounds ?? SemanticNode.Bounds()
-        // The list (at y 159, not scrolled) holds it in its content coordinates.
-        let answer = hit(app, Double(output.x + 10), Double(159 + output.y + 10))
-        XCTAssertEqual(answer["node"]?["bounds"]?["y"], .int(Int64(159 + output.y)), "hit_test answers screen bounds")
+        // The list (at y 163, not scrolled) holds it in its content coordinates.
+        let answer = hit(app, Double(output.x + 10), Double(163 + output.y + 10))
+        XCTAssertEqual(answer["node"]?["bounds"]?["y"], .int(Int64(163 + output.y)), "hit_test answers screen bounds")
         XCTAssertEqual(answer["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep", "tool.m2.call_grep.output"])
         XCTAssertEqual(answer["tap_target"], "tool.m2.call_grep")
     }
@@ -159,18 +159,18 @@ final class LayoutAndHitTestTests: XCTestCase {
         let app = chat(height: 480)
         _ = report(app, #"{"type":"scroll_messages","offset":0}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, 0)
-        XCTAssertEqual(app.tree().find("message.m1")?.bounds, bounds(16, 0, 358, 52), "at the content's top")
-        XCTAssertEqual(hit(app, 100, 170)["node"]?["bounds"], ["x": 16, "y": 159, "width": 358, "height": 52], "at the list's top on the screen")
+        XCTAssertEqual(app.tree().find("message.m1")?.bounds, bounds(16, 0, 358, 56), "at the content's top")
+        XCTAssertEqual(hit(app, 100, 170)["node"]?["bounds"], ["x": 16, "y": 163, "width": 358, "height": 56], "at the list's top on the screen")
         XCTAssertEqual(hit(app, 100, 170)["node"]?["id"], "message.m1")
-        XCTAssertEqual(hit(app, 100, 300)["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep"])
+        XCTAssertEqual(hit(app, 100, 316)["path"], ["root", "chat.messages", "message.m2", "tool.m2.call_grep"])
     }
 
     func testAnOffsetAtOrPastTheEndFollowsNewMessages() {
         let app = chat(height: 480)
         _ = report(app, #"{"type":"scroll_messages","offset":40}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, 40)
-        _ = report(app, #"{"type":"scroll_messages","offset":173}"#)
-        XCTAssertEqual(app.state.navigation.messagesScroll, nil, "173 is the end")
+        _ = report(app, #"{"type":"scroll_messages","offset":199}"#)
+        XCTAssertEqual(app.state.navigation.messagesScroll, nil, "199 is the end")
         _ = report(app, #"{"type":"scroll_messages","offset":1000000}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, nil)
     }
@@ -183,7 +183,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(app.state.navigation.messagesScroll, nil)
         let scroll = app.tree().find("chat.messages")?.scroll
         XCTAssertEqual(scroll?.offset, scroll?.maxOffset, "the list shows its end")
-        XCTAssertEqual(scroll?.contentHeight, 438)
+        XCTAssertEqual(scroll?.contentHeight, 476)
     }
 
     func testScrollingAwayFromTheChatIsANote() {
@@ -263,8 +263,8 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
     func testTheFirstNodeOfAScreenStartsBelowTheTopSafeArea() {
         let (tree, svg) = picture([.text("t", "Hello")])
         XCTAssertEqual(Layout.safeAreaTop, 47)
-        XCTAssertEqual(tree.find("t")?.bounds, bounds(16, 47, 358, 32))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#111827" xml:space="preserve">Hello</text>"##))
+        XCTAssertEqual(tree.find("t")?.bounds, bounds(16, 47, 358, 36))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="70" fill="#111827" xml:space="preserve">Hello</text>"##))
     }
 
     func testACodeBlockIsAFilledBorderedBoxWithAHeaderOfItsLanguageAndCopyButtonAboveItsCodeLineByLine() {
@@ -274,13 +274,13 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         code.language = "swift"
         let (tree, svg) = picture([code])
         // Padding, a header as tall as a button, two lines of code, padding.
-        XCTAssertEqual(tree.find("c")?.bounds, bounds(16, 47, 358, 96))
-        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="358" height="96" rx="6" fill="#f6f8fa" stroke="#d1d5db"/>"##))
-        // The Copy button at the header's right, a 44-point square; the language at its left.
-        XCTAssertEqual(tree.find("c.copy")?.bounds, bounds(322, 53, 44, 44))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="79" fill="#6b7280" font-size="11" xml:space="preserve">swift</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="112" fill="#1f2937" xml:space="preserve">let x = 1</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="132" fill="#1f2937" xml:space="preserve">print(x)</text>"##))
+        XCTAssertEqual(tree.find("c")?.bounds, bounds(16, 47, 358, 100))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="358" height="100" rx="6" fill="#f6f8fa" stroke="#d1d5db"/>"##))
+        // The Copy button (words here, no icon) at the header's right, its word padded; the language at its left.
+        XCTAssertEqual(tree.find("c.copy")?.bounds, bounds(318, 55, 48, 44))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="81" fill="#6b7280" font-size="11" xml:space="preserve">swift</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="114" fill="#1f2937" xml:space="preserve">let x = 1</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="134" fill="#1f2937" xml:space="preserve">print(x)</text>"##))
         XCTAssertEqual(Screenshot.fontFamily, "DejaVu Sans Mono, monospace")
         XCTAssertTrue(svg.contains(##"<g data-id="c" data-role="code_block" font-family="DejaVu Sans Mono, monospace">"##), "code in monospace")
         XCTAssertTrue(svg.contains(##"font-family="DejaVu Sans, sans-serif""##), "the rest in a proportional face")
@@ -293,9 +293,9 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         noLanguage.language = nil
         var oneLine = noLanguage
         oneLine.language = "sh"
-        XCTAssertEqual(picture([empty]).tree.find("c")?.bounds, bounds(16, 47, 358, 76))
-        XCTAssertEqual(picture([noLanguage]).tree.find("c")?.bounds, bounds(16, 47, 358, 76))
-        XCTAssertEqual(picture([oneLine]).tree.find("c")?.bounds, bounds(16, 47, 358, 76))
+        XCTAssertEqual(picture([empty]).tree.find("c")?.bounds, bounds(16, 47, 358, 80))
+        XCTAssertEqual(picture([noLanguage]).tree.find("c")?.bounds, bounds(16, 47, 358, 80))
+        XCTAssertEqual(picture([oneLine]).tree.find("c")?.bounds, bounds(16, 47, 358, 80))
     }
 
     func testACodeBlockStillStreamingLooksLikeAClosedOne() {
@@ -318,20 +318,20 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         var diff = SemanticNode("d", .diff, label: "main.swift", value: "+1 −1", children: [hunk])
         diff.counts = SemanticNode.Counts(added: 1, removed: 1)
         let (tree, svg) = picture([diff])
-        XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#374151" font-weight="bold" xml:space="preserve">main.swift</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="70" fill="#374151" font-weight="bold" xml:space="preserve">main.swift</text>"##))
         XCTAssertTrue(svg.contains(##"<tspan fill="#15803d">+1</tspan> <tspan fill="#b91c1c">−1</tspan>"##))
-        XCTAssertTrue(svg.contains(##"<text x="30" y="120" fill="#6b7280" xml:space="preserve">@@ -1 +1 @@</text>"##), "the hunk's header dim")
+        XCTAssertTrue(svg.contains(##"<text x="32" y="126" fill="#6b7280" xml:space="preserve">@@ -1 +1 @@</text>"##), "the hunk's header dim")
         // Under the path, the counts and the hunk's header, the lines touch: a band of 20 points each, no gap.
-        XCTAssertEqual(tree.find("d.0.0")?.bounds, bounds(24, 131, 342, 20))
-        XCTAssertEqual(tree.find("d.0.1")?.bounds, bounds(24, 151, 342, 20))
-        XCTAssertEqual(tree.find("d.0.2")?.bounds, bounds(24, 171, 342, 20))
-        XCTAssertTrue(svg.contains(##"<rect x="24" y="151" width="342" height="20" fill="#fee2e2"/>"##))
-        XCTAssertTrue(svg.contains(##"<text x="30" y="166" fill="#b91c1c">-</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="46" y="166" fill="#991b1b" xml:space="preserve">b</text>"##))
-        XCTAssertTrue(svg.contains(##"<rect x="24" y="171" width="342" height="20" fill="#dcfce7"/>"##))
-        XCTAssertTrue(svg.contains(##"<text x="30" y="186" fill="#15803d">+</text>"##))
-        XCTAssertFalse(svg.contains(##"<rect x="24" y="131""##), "a context line has no band")
-        XCTAssertTrue(svg.contains(##"<text x="46" y="146" fill="#374151" xml:space="preserve">a</text>"##))
+        XCTAssertEqual(tree.find("d.0.0")?.bounds, bounds(24, 139, 342, 20))
+        XCTAssertEqual(tree.find("d.0.1")?.bounds, bounds(24, 159, 342, 20))
+        XCTAssertEqual(tree.find("d.0.2")?.bounds, bounds(24, 179, 342, 20))
+        XCTAssertTrue(svg.contains(##"<rect x="24" y="159" width="342" height="20" fill="#fee2e2"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="32" y="174" fill="#b91c1c">-</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="48" y="174" fill="#991b1b" xml:space="preserve">b</text>"##))
+        XCTAssertTrue(svg.contains(##"<rect x="24" y="179" width="342" height="20" fill="#dcfce7"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="32" y="194" fill="#15803d">+</text>"##))
+        XCTAssertFalse(svg.contains(##"<rect x="24" y="139""##), "a context line has no band")
+        XCTAssertTrue(svg.contains(##"<text x="48" y="154" fill="#374151" xml:space="preserve">a</text>"##))
     }
 
     func testAHeadingIsBoldAndLargerOnTallerLinesInsideItsBox() {
@@ -342,20 +342,20 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         var h3 = SemanticNode("h3", .heading, label: "", value: "Notes")
         h3.level = 3
         let (tree, svg) = picture([h1, h2, h3])
-        XCTAssertEqual(tree.find("h1")?.bounds, bounds(16, 47, 358, 40), "a 28-point line, padded")
-        XCTAssertEqual(tree.find("h2")?.bounds, bounds(16, 95, 358, 36), "a 24-point line, padded")
-        XCTAssertEqual(tree.find("h3")?.bounds, bounds(16, 139, 358, 32))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="74" fill="#111827" font-size="19" font-weight="bold" xml:space="preserve">Plan</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="119" fill="#111827" font-size="16" font-weight="bold" xml:space="preserve">Steps</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="160" fill="#111827" font-weight="bold" xml:space="preserve">Notes</text>"##))
+        XCTAssertEqual(tree.find("h1")?.bounds, bounds(16, 47, 358, 44), "a 28-point line, padded")
+        XCTAssertEqual(tree.find("h2")?.bounds, bounds(16, 99, 358, 40), "a 24-point line, padded")
+        XCTAssertEqual(tree.find("h3")?.bounds, bounds(16, 147, 358, 36))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="76" fill="#111827" font-size="19" font-weight="bold" xml:space="preserve">Plan</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="125" fill="#111827" font-size="16" font-weight="bold" xml:space="preserve">Steps</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="170" fill="#111827" font-weight="bold" xml:space="preserve">Notes</text>"##))
     }
 
     func testALongHeadingWrapsOnItsOwnGridSoItStaysInsideItsBox() {
         var h1 = SemanticNode("h1", .heading, label: "", value: String(repeating: "word ", count: 12))
         h1.level = 1
-        // 346 points of text at 12 per character: 28 characters a line.
+        // 342 points of text at 12 per character: 28 characters a line.
         XCTAssertEqual(Layout.valueCharactersPerLine(h1, width: 358), 28)
-        XCTAssertEqual(picture([h1]).tree.find("h1")?.bounds, bounds(16, 47, 358, 3 * 28 + 12))
+        XCTAssertEqual(picture([h1]).tree.find("h1")?.bounds, bounds(16, 47, 358, 3 * 28 + 16))
     }
 
     func testALinkIsBlueAndUnderlinedABoldRunBoldAndEachRunWhereTheProseBeforeItEnds() {
@@ -363,8 +363,8 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         p.spans = [TextSpan("See "), TextSpan("the docs", .link, url: "https://x.dev"), TextSpan(" "), TextSpan("now", .bold)]
         let svg = picture([p]).svg
         XCTAssertTrue(svg.contains(
-            ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22">See </tspan><tspan x="50" fill="#2563eb" text-decoration="underline">the docs</tspan><tspan x="106"> </tspan><tspan x="110" font-weight="bold">now</tspan></text>"##
-                + "\n" + ##"<line x1="50" y1="70" x2="105" y2="70" stroke="#2563eb"/>"##
+            ##"<text x="24" y="70" fill="#111827" xml:space="preserve"><tspan x="24">See </tspan><tspan x="52" fill="#2563eb" text-decoration="underline">the docs</tspan><tspan x="108"> </tspan><tspan x="112" font-weight="bold">now</tspan></text>"##
+                + "\n" + ##"<line x1="52" y1="72" x2="107" y2="72" stroke="#2563eb"/>"##
         ))
     }
 
@@ -373,14 +373,14 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         p.spans = [TextSpan("aa ", .italic), TextSpan("bb", .code), TextSpan(" cc", .strikethrough)]
         var root = SemanticNode("root", .screen, label: "", children: [p])
         // 5 characters a line: "aa bb" / "cc" (the space at the break is not drawn).
-        Layout.apply(to: &root, viewport: SemanticTree.Viewport(width: 32 + 12 + 40, height: 400), messagesScroll: nil)
+        Layout.apply(to: &root, viewport: SemanticTree.Viewport(width: 32 + 16 + 40, height: 400), messagesScroll: nil)
         let svg = Screenshot.svg(root)
         XCTAssertTrue(svg.contains(
-            ##"<rect x="41" y="55" width="18" height="16" rx="3" fill="#eef0f3"/>"## + "\n"
-                + ##"<text x="22" y="68" fill="#111827" xml:space="preserve"><tspan x="22" font-style="italic">aa </tspan><tspan x="42" font-family="DejaVu Sans Mono, monospace" fill="#9d174d">bb</tspan></text>"##))
+            ##"<rect x="43" y="57" width="18" height="16" rx="3" fill="#eef0f3"/>"## + "\n"
+                + ##"<text x="24" y="70" fill="#111827" xml:space="preserve"><tspan x="24" font-style="italic">aa </tspan><tspan x="44" font-family="DejaVu Sans Mono, monospace" fill="#9d174d">bb</tspan></text>"##))
         XCTAssertTrue(svg.contains(
-            ##"<text x="22" y="88" fill="#111827" xml:space="preserve"><tspan x="22" text-decoration="line-through">cc</tspan></text>"##
-                + "\n" + ##"<line x1="22" y1="84" x2="35" y2="84" stroke="#111827"/>"##))
+            ##"<text x="24" y="90" fill="#111827" xml:space="preserve"><tspan x="24" text-decoration="line-through">cc</tspan></text>"##
+                + "\n" + ##"<line x1="24" y1="86" x2="37" y2="86" stroke="#111827"/>"##))
     }
 
     func testAListItemHasItsMarkerInAGutterAndATaskItemACheckBox() {
@@ -388,11 +388,11 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         var task = SemanticNode("t", .listItem, label: "2.", value: "eggs")
         task.checked = true
         let (tree, svg) = picture([bullet, task])
-        XCTAssertEqual(tree.find("b")?.bounds, bounds(16, 47, 358, 32), "the marker shares the item's first line")
-        XCTAssertTrue(svg.contains(##"<text x="22" y="68" fill="#4b5563" xml:space="preserve">•</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="38" y="68" fill="#111827" xml:space="preserve">milk</text>"##))
-        XCTAssertTrue(svg.contains(##"<rect data-check="true" x="46" y="97" width="12" height="12" rx="2" fill="#2563eb" stroke="#2563eb"/>"##))
-        XCTAssertTrue(svg.contains(##"<text x="62" y="108" fill="#111827" xml:space="preserve">eggs</text>"##))
+        XCTAssertEqual(tree.find("b")?.bounds, bounds(16, 47, 358, 36), "the marker shares the item's first line")
+        XCTAssertTrue(svg.contains(##"<text x="24" y="70" fill="#4b5563" xml:space="preserve">•</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="40" y="70" fill="#111827" xml:space="preserve">milk</text>"##))
+        XCTAssertTrue(svg.contains(##"<rect data-check="true" x="48" y="103" width="12" height="12" rx="2" fill="#2563eb" stroke="#2563eb"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="64" y="114" fill="#111827" xml:space="preserve">eggs</text>"##))
     }
 
     func testAQuoteHasABarATableCellsBordersAndItsHeaderRowBoldADividerALine() {
@@ -402,12 +402,12 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         let body = SemanticNode("t.1", .tableRow, label: "", children: [SemanticNode("t.1.0", .tableCell, label: "", value: "jcode")])
         let table = SemanticNode("t", .table, label: "", children: [header, body])
         let (tree, svg) = picture([quote, table, SemanticNode("hr", .divider, label: "")])
-        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="3" height="46" fill="#d1d5db"/>"##))
-        XCTAssertEqual(tree.find("t.0.0")?.bounds, bounds(16, 101, 358, 32))
-        XCTAssertTrue(svg.contains(##"<rect x="16" y="101" width="358" height="32" fill="none" stroke="#d1d5db"/>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="122" fill="#111827" font-weight="bold" xml:space="preserve">Name</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="22" y="162" fill="#111827" xml:space="preserve">jcode</text>"##))
-        XCTAssertTrue(svg.contains(##"<line x1="16" y1="193" x2="374" y2="193" stroke="#d1d5db"/>"##))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="47" width="3" height="52" fill="#d1d5db"/>"##))
+        XCTAssertEqual(tree.find("t.0.0")?.bounds, bounds(16, 107, 358, 36))
+        XCTAssertTrue(svg.contains(##"<rect x="16" y="107" width="358" height="36" fill="none" stroke="#d1d5db"/>"##))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="130" fill="#111827" font-weight="bold" xml:space="preserve">Name</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="24" y="174" fill="#111827" xml:space="preserve">jcode</text>"##))
+        XCTAssertTrue(svg.contains(##"<line x1="16" y1="207" x2="374" y2="207" stroke="#d1d5db"/>"##))
     }
 
     func testButtonsAreDrawnByTheirVariantSoDenyDoesNotLookLikeApprove() {
@@ -433,7 +433,7 @@ final class PictureOfTranscriptNodesTests: XCTestCase {
         var open = SemanticNode("to", .toolCall, label: "bash", value: "Done")
         open.expanded = true
         let svg = picture([closed, open]).svg
-        XCTAssertTrue(svg.contains(##"<text x="360" y="68" fill="#92400e">▸</text>"##))
-        XCTAssertTrue(svg.contains(##"<text x="360" y="128" fill="#92400e">▾</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="366" y="70" fill="#92400e" text-anchor="end">▸</text>"##))
+        XCTAssertTrue(svg.contains(##"<text x="366" y="134" fill="#92400e" text-anchor="end">▾</text>"##))
     }
 }

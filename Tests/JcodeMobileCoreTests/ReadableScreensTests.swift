@@ -51,17 +51,17 @@ final class ReadableScreensTests: XCTestCase {
         state.notices.errorBanner = ErrorBanner(message: String(repeating: sentence, count: 30))
         var tree = SemanticTree.build(state, viewport: small)
         let closed = tree.find("banner.error")!
-        XCTAssertEqual(closed.bounds, .init(x: 16, y: 47, width: 288, height: 170), "5 lines, its buttons and padding: under 568 / 3")
+        XCTAssertEqual(closed.bounds, .init(x: 16, y: 47, width: 288, height: 176), "5 lines, its buttons and padding: under 568 / 3")
         XCTAssertEqual(
             closed.label,
             "The server answered with a page of text nobody wrote for a phone. The server answered with a page of text nobody wrote for a phone. The server answered with a page of…")
         XCTAssertEqual(tree.find("banner.error.more")?.label, "Show all")
-        XCTAssertEqual(tree.find("banner.error.dismiss")?.bounds, .init(x: 252, y: 159, width: 44, height: 44), "an icon (xmark) at the row's end")
+        XCTAssertEqual(tree.find("banner.error.dismiss")?.bounds, .init(x: 252, y: 163, width: 44, height: 44), "an icon (xmark) at the row's end")
 
         state.navigation.expansions.append(.init(nodeID: "banner.error", expanded: true))
         tree = SemanticTree.build(state, viewport: small)
         XCTAssertEqual(tree.find("banner.error.more")?.label, "Show less")
-        XCTAssertEqual(tree.find("banner.error")?.bounds.height, 210, "7 lines open on this screen")
+        XCTAssertEqual(tree.find("banner.error")?.bounds.height, 216, "7 lines open on this screen")
         for id in ["banner.error.more", "banner.error.dismiss", "chat.header", "chat.composer", "chat.send"] {
             let b = tree.find(id)!.bounds
             XCTAssertTrue(b.y >= 0 && b.y + b.height <= 568 && b.x + b.width <= 320, "\(id) at \(b) is on the 320 × 568 screen")
@@ -173,12 +173,12 @@ final class EverySizeTests: XCTestCase {
 
     func testAFormTallerThanASmallPhoneScrollsAndScrollScreenMovesItUntilAnotherScreenOpens() {
         let app = app(.onboarding, 320, 568)
-        XCTAssertEqual(app.tree().scroll, SemanticNode.Scroll(offset: 0, contentHeight: 683, maxOffset: 115))
-        XCTAssertEqual(app.tree().find("pair.check")?.bounds, SemanticNode.Bounds(x: 16, y: 631, width: 288, height: 44), "below the fold")
+        XCTAssertEqual(app.tree().scroll, SemanticNode.Scroll(offset: 0, contentHeight: 691, maxOffset: 123))
+        XCTAssertEqual(app.tree().find("pair.check")?.bounds, SemanticNode.Bounds(x: 16, y: 639, width: 288, height: 44), "below the fold")
         _ = app.dispatch(json: #"{"type":"scroll_screen","offset":100000}"#)
-        XCTAssertEqual(app.state.navigation.screenScroll, 115, "at most its end")
-        XCTAssertEqual(app.tree().scroll?.offset, 115)
-        XCTAssertEqual(SemanticTree.hitTest(app.tree(), x: 100, y: 540)?.node.id, "pair.check", "on the screen at 631 - 115")
+        XCTAssertEqual(app.state.navigation.screenScroll, 123, "at most its end")
+        XCTAssertEqual(app.tree().scroll?.offset, 123)
+        XCTAssertEqual(SemanticTree.hitTest(app.tree(), x: 100, y: 540)?.node.id, "pair.check", "on the screen at 639 - 123")
         let chat = self.app(.connectedChat, 320, 568)
         _ = chat.dispatch(json: #"{"type":"navigate","screen":"settings"}"#)
         _ = chat.dispatch(json: #"{"type":"scroll_screen","offset":40}"#)
@@ -207,6 +207,30 @@ final class EverySizeTests: XCTestCase {
         let upright = app(.connectedChat, 320, 568).tree()
         XCTAssertEqual(upright.find("chat.header")?.bounds.y, 47)
         XCTAssertEqual(upright.find("chat.draft")?.bounds.width, 288, "too narrow for a row: the field above its buttons")
+    }
+
+    func testOnItsSideAHeaderIsOneBandItsBackButtonLeadingItsOthersTrailingAndItsTitleBetween() {
+        let tree = app(.connectedChat, 844, 390).tree()
+        // Its title and server (two lines, 56 points) beside a 44-point row: 60 tall, not 108.
+        XCTAssertEqual(tree.find("chat.header")?.bounds, SemanticNode.Bounds(x: 16, y: 0, width: 812, height: 60))
+        XCTAssertEqual(tree.find("nav.sessions")?.bounds, SemanticNode.Bounds(x: 588, y: 8, width: 44, height: 44))
+        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, SemanticNode.Bounds(x: 640, y: 8, width: 136, height: 44), "as wide as its words")
+        XCTAssertEqual(tree.find("nav.settings")?.bounds, SemanticNode.Bounds(x: 784, y: 8, width: 44, height: 44))
+        XCTAssertEqual(Layout.textFrame(tree.find("chat.header")!).x, 16)
+        XCTAssertEqual(Layout.textFrame(tree.find("chat.header")!).width, 564, "up to the first button and a gap")
+
+        let settings = app(.connectedChat, 844, 390)
+        _ = settings.dispatch(json: #"{"type":"navigate","screen":"settings"}"#)
+        let header = settings.tree().find("settings.header")!
+        XCTAssertEqual(header.bounds.height, 60)
+        XCTAssertEqual(settings.tree().find("nav.back")?.bounds, SemanticNode.Bounds(x: 16, y: 8, width: 44, height: 44), "back at the left")
+        XCTAssertEqual(Layout.textFrame(header).x, 60, "the title after it")
+        XCTAssertEqual(Layout.textFrame(header).y, 12, "one line (36 points) in the middle of 60")
+        XCTAssertEqual(Layout.textFrame(tree.find("chat.header")!).y, 0, "two lines (56 points) from the top, on the grid")
+        XCTAssertTrue(Screenshot.svg(settings.tree()).contains(##"<text x="68" y="35" fill="#111827" font-weight="bold" xml:space="preserve">Settings</text>"##))
+
+        let upright = app(.connectedChat, 430, 932).tree()
+        XCTAssertEqual(upright.find("chat.header")?.bounds.height, 108, "upright: a title over a row of buttons")
     }
 
     func testWhileASheetIsUpTheComposerShowsOnlyStop() {

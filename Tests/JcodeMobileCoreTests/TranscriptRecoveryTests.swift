@@ -187,8 +187,8 @@ final class TranscriptRecoveryTests: XCTestCase {
             $0["/older_history/requested"] = 64
         }
         // Two older one-line messages come first: each is a box of two lines
-        // ("You", then its text: 2 × 20 + 2 × 6 points) and a gap of 8, so
-        // the list moves down by 2 × 60 points.
+        // ("You", then its text: 2 × 20 + 2 × 8 points) and a gap of 8, so
+        // the list moves down by 2 × 64 points.
         store.server(
             #"{"type":"compacted_history","id":3,"session_id":"session-fox","messages":[{"role":"system","content":"Earlier conversation compacted - 56 older historical messages hidden. Showing 64 of 120 compacted messages. Scroll to the top to load more."},{"role":"user","content":"Old 1"},{"role":"user","content":"Old 2"},\#(live)],"compacted_total":120,"compacted_visible":64,"compacted_remaining":56}"#,
             followUps: ["older_messages_shown", "scroll_messages"]
@@ -197,7 +197,7 @@ final class TranscriptRecoveryTests: XCTestCase {
                 [entryJSON("m41", "user", text: "Old 1"), entryJSON("m42", "user", text: "Old 2")]
                     + (1...40).map { entryJSON("m\($0 + 42)", "user", text: "Live \($0)") })
             $0["/older_history"] = ["total": 120, "visible": 64, "remaining": 56, "requested": nil]
-            $0["/messages_scroll"] = 220
+            $0["/messages_scroll"] = 228
         }
     }
 
@@ -208,10 +208,10 @@ final class TranscriptRecoveryTests: XCTestCase {
             $0["/transcript"] = .array((1...40).map { entryJSON("m\($0)", "user", text: "Live \($0)") })
             $0["/older_history"] = ["total": 120, "visible": 0, "remaining": 120, "requested": nil]
         }
-        // The list starts at y 159 (under the top safe area and the header).
+        // The list starts at y 163 (under the top safe area and the header).
         // Following the newest message, its top shows a message, not the
         // button far above.
-        store.send(.tapXY(x: 100, y: 177), notes: ["tap_xy: nothing tappable at (100.0, 177.0): message.m31"])
+        store.send(.tapXY(x: 100, y: 177), notes: ["tap_xy: nothing tappable at (100.0, 177.0): message.m32"])
         // Scrolled to the top, the same point is the button.
         store.send(.scrollMessages(offset: 0), followUps: ["scroll_messages"]) { $0["/messages_scroll"] = 0 }
         store.send(

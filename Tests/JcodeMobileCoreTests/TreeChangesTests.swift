@@ -199,7 +199,7 @@ final class TreeChangesTests: XCTestCase {
             let answer = app.treeChangesDocument(since: UInt64(revision)).bytes.string
             XCTAssertTrue(answer.hasSuffix(#","ops":\#(expected)}"#), "\(delta): \(answer)")
         }
-        XCTAssertEqual(app.tree().find("message.m2.md.1")?.bounds.height, 76, "a header and one line of code, padded")
+        XCTAssertEqual(app.tree().find("message.m2.md.1")?.bounds.height, 80, "a header and one line of code, padded")
     }
 
     func testAStreamedDeltaIsAppendedToItsMessagesTextAndToItsLastParagraph() {

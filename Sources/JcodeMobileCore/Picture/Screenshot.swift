@@ -216,8 +216,9 @@ public enum Screenshot {
         _ node: SemanticNode, _ style: Style, italic: Bool = false, mono: Bool = false, clip: SemanticNode.Bounds, into out: inout Output
     ) {
         let b = node.bounds
-        let perLine = Layout.charactersPerLine(b.width)
-        var top = b.y + (node.role == .diffLine ? 0 : Layout.padding)
+        let frame = Layout.textFrame(node)
+        let perLine = Layout.charactersPerLine(frame.width)
+        var top = frame.y + (node.role == .diffLine ? 0 : Layout.padding)
         let shown = Layout.shownValue(node)
         let hasValue = shown != nil
         // With a value, the label is its caption (a speaker, a tool's name),
@@ -226,7 +227,7 @@ public enum Screenshot {
         let labelBold = style.bold || (hasValue && node.role != .text)
         if node.role != .listItem && !node.label.isEmpty {
             for line in Layout.lines(node.label, perLine: perLine) {
-                drawLine(line, x: b.x, y: top, labelColor, bold: labelBold, italic: italic, clip: clip, into: &out)
+                drawLine(line, x: frame.x, y: top, labelColor, bold: labelBold, italic: italic, clip: clip, into: &out)
                 top += Layout.lineHeight
             }
         }
@@ -241,14 +242,14 @@ public enum Screenshot {
         }
         let grid = Layout.grid(node)
         let gutter = Layout.gutter(node)
-        let x = b.x + gutter
+        let x = frame.x + gutter
         if node.role == .listItem { drawMarker(node, style, y: top, clip: clip, into: &out) }
         guard let value = shown else { return }
         if node.role == .diff {
             drawCounts(value, x: x, y: top, clip: clip, into: &out)
             return
         }
-        let valuePerLine = Layout.valueCharactersPerLine(node, width: b.width)
+        let valuePerLine = Layout.valueCharactersPerLine(node, width: frame.width)
         let runs = Runs(node.spans, value: value)
         var font = ""
         if grid.fontSize != fontSize { font += " font-size=\"\(grid.fontSize)\"" }
@@ -340,7 +341,7 @@ public enum Screenshot {
         let y = b.y + Layout.padding
         guard fits(y, Layout.lineHeight, clip) else { return }
         out.append(
-            "<text x=\"\(b.x + b.width - Layout.padding - Layout.charWidth)\" y=\"\(y + baseline)\" fill=\"\(style.secondary)\">\(expanded ? "▾" : "▸")</text>\n")
+            "<text x=\"\(b.x + b.width - Layout.padding)\" y=\"\(y + baseline)\" fill=\"\(style.secondary)\" text-anchor=\"end\">\(expanded ? "▾" : "▸")</text>\n")
     }
 
     private static func drawLine<S: StringProtocol>(

@@ -32,7 +32,7 @@ public enum Layout {
     public static let charWidth = 8
     public static let lineHeight = 20
     /// Inner padding of a box (message, button, field) on each side.
-    public static let padding = 6
+    public static let padding = 8
     /// Space after a leaf and between the buttons of a row.
     public static let gap = 8
     public static let buttonHeight = 44
@@ -203,6 +203,10 @@ public enum Layout {
         if node.role == .tableRow {
             placeCells(&node.children, x: x + inset, y: &y, width: max(0, width - 2 * inset), memo: memo)
             i = node.children.endIndex
+        } else if node.role == .header && width >= headerBandWidth {
+            placeHeaderBand(&node, x: x, top: top, width: width)
+            y = top + node.bounds.height + gapAfter(node.role)
+            return
         } else if node.role == .codeBlock {
             // Its buttons are in its header, which its own height counts.
             placeHeaderButtons(&node.children, right: x + width - gap, y: top + padding)
@@ -237,6 +241,60 @@ public enum Layout {
         if inset > 0 && node.children.contains(where: \.visible) { y += padding }
         node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: y - top)
         y += gapAfter(node.role)
+    }
+
+    /// A header at least this wide (a phone on its side) is one band: its
+    /// title and server at the left, its buttons at the right, as a
+    /// navigation bar is, so the chat keeps its height for what matters.
+    public static let headerBandWidth = 600
+
+    /// A header's back button (`chevron.left`) leads; its other buttons trail.
+    static func leads(_ button: SemanticNode) -> Bool { button.icon == "chevron.left" }
+
+    /// A wide header as one band: its back button at its left, its other
+    /// buttons (an icon a square, words as wide as they need) side by side
+    /// at its right, all centred in its height; its text wraps in the room
+    /// between them (`textFrame`).
+    private static func placeHeaderBand(_ node: inout SemanticNode, x: Int, top: Int, width: Int) {
+        let widths = node.children.map { !$0.visible ? 0 : $0.icon != nil ? buttonHeight : $0.label.unicodeScalars.count * charWidth + 2 * padding }
+        func span(_ leading: Bool) -> Int {
+            let shown = node.children.indices.filter { widths[$0] > 0 && leads(node.children[$0]) == leading }
+            return shown.reduce(0) { $0 + widths[$1] + gap }
+        }
+        let leading = span(true), trailing = span(false)
+        let text = ownHeight(node, width: max(0, width - leading - trailing))
+        let height = max(text, leading + trailing > 0 ? buttonHeight + 2 * padding : 0)
+        var left = x, right = x + width - max(0, trailing - gap)
+        for i in node.children.indices {
+            guard widths[i] > 0 else {
+                node.children[i].bounds = SemanticNode.Bounds(x: x, y: top, width: 0, height: 0)
+                zero(&node.children[i].children, x: x, y: top)
+                continue
+            }
+            var y = top + (height - buttonHeight) / 2
+            if leads(node.children[i]) {
+                place(&node.children[i], x: left, y: &y, width: widths[i])
+                left += widths[i] + gap
+            } else {
+                place(&node.children[i], x: right, y: &y, width: widths[i])
+                right += widths[i] + gap
+            }
+        }
+        node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: height)
+    }
+
+    /// Where a node's own text lies in its box (its padding inside): the
+    /// whole box, but a header band's text between its back button and its
+    /// other buttons, centred in the band's height (on the 4-point grid).
+    public static func textFrame(_ node: SemanticNode) -> (x: Int, y: Int, width: Int) {
+        let b = node.bounds
+        guard node.role == .header, b.width >= headerBandWidth else { return (b.x, b.y, b.width) }
+        let shown = node.children.filter { $0.visible && $0.bounds.width > 0 }
+        let left = shown.filter(leads).map { $0.bounds.x + $0.bounds.width }.max() ?? b.x
+        let right = shown.filter { !leads($0) }.map { $0.bounds.x - gap }.min() ?? b.x + b.width
+        let width = max(0, right - left)
+        let room = b.height - ownHeight(node, width: width)
+        return (left, b.y + max(0, room / 2 / 4 * 4), width)
     }
 
     /// The space after a node in a stack: boxes are set apart; a list or

@@ -658,6 +658,51 @@ def test_spacing_is_on_a_4_point_grid(name):
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+def text_insets(svg: str, tree: dict):
+    """Each text the core drew at the start or the end of a node's box: its
+    words and how far it sits from that side of its node's box (a text drawn
+    centred, or inside a run of styled words, is left out)."""
+    bounds = {}
+
+    def index(node):
+        bounds[node["id"]] = node["bounds"]
+        for child in node["children"]:
+            index(child)
+    index(tree)
+    found = []
+
+    def walk(element, node_id, dx):
+        for child in element:
+            tag = child.tag.replace(SVG, "")
+            if tag == "g":
+                x = dx
+                move = child.get("transform")
+                if move and move.startswith("translate("):
+                    x = dx + float(move[len("translate("):-1].split()[0])
+                walk(child, child.get("data-id", node_id), x)
+            elif tag == "text" and node_id in bounds:
+                b, x = bounds[node_id], float(child.get("x")) + dx
+                words = child.text or "".join(t.text or "" for t in child)
+                anchor = child.get("text-anchor", "start")
+                if anchor == "start":
+                    found.append((node_id, words, x - b["x"]))
+                elif anchor == "end":
+                    found.append((node_id, words, b["x"] + b["width"] - x))
+    walk(ET.fromstring(svg), None, 0.0)
+    return found
+
+
+@pytest.mark.parametrize("name", SHOTS)
+def test_every_text_sits_inside_its_box_on_the_4_point_grid(name):
+    """The padding between a box's side and its words (and a list marker's
+    gutter, a diff line's sign column) is a multiple of 4 points."""
+    svg, tree = drawn(name)
+    insets = text_insets(svg, tree)
+    assert insets, "the screen has text in boxes"
+    off = [(node_id, words, inset) for node_id, words, inset in insets if inset % 4]
+    assert off == []
+
+
 def texts_on_their_backgrounds(svg: str):
     """Each text of an SVG the core drew, its colours (its own and its runs')
     and its size, with the colour of the last filled box drawn under its
@@ -705,14 +750,14 @@ def test_every_text_has_the_contrast_wcag_asks_against_what_it_is_drawn_on(name)
 @pytest.mark.parametrize("name", SHOTS)
 def test_no_button_drawn_in_words_has_them_cut_short(name):
     """A button's words fit its box on the layout's grid (8 points a
-    character, 6 of padding each side; an option's check mark takes 16 more),
+    character, 8 of padding each side; an option's check mark takes 16 more),
     so the picture never ends them in "…"; an icon button shows its glyph."""
     svg, tree = drawn(name)
     cut = []
     for node, _ in nodes_with_frames(tree, *shot_size(name)):
         if node["role"] != "button" or node.get("icon"):
             continue
-        room = (node["bounds"]["width"] - 12 - (16 if node.get("selected") is not None else 0)) // 8
+        room = (node["bounds"]["width"] - 16 - (16 if node.get("selected") is not None else 0)) // 8
         if len(node["label"]) > room:
             cut.append((node["id"], node["label"], room))
     assert cut == []

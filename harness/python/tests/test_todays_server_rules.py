@@ -351,8 +351,8 @@ def load_older_from_the_top(gateways, host) -> Tuple[dict, dict]:
         (rows[1]["id"], "You", "Old question 69 about the release", True)]
     listed = node(host, "chat.messages")
     reading = screen_y(listed, rows[1])
-    assert rows[1]["bounds"] == {"x": 16, "y": 52, "width": 358, "height": 52}  # under the button, in the list's content
-    assert reading == 211  # on the screen: under the 47-point safe area and the header
+    assert rows[1]["bounds"] == {"x": 16, "y": 52, "width": 358, "height": 56}  # under the button, in the list's content
+    assert reading == 215  # on the screen: under the 47-point safe area and the header
 
     since = mark(gateway)
 
