@@ -151,6 +151,60 @@ final class NoInternalsOnScreenTests: XCTestCase {
         XCTAssertEqual(tree.find("tool.m5.call_edit.summary")?.visible, true)
     }
 
+    func testASessionShowsWhatItLastSaidTheShownOneLiveAndOneLeftAsItWasWhenLeft() {
+        var options = AppOptions()
+        options.scenario = .connectedChat
+        let app = JcodeMobileApp(options: options)
+        func act(_ json: String) { XCTAssertTrue(app.dispatch(json: json).string.hasPrefix(#"{"ok":true"#)) }
+        func server(_ event: String) {
+            XCTAssertTrue(app.platformEvent(json: #"{"type":"websocket_event","event":\#(event)}"#).string.hasPrefix(#"{"ok":true"#))
+        }
+        act(#"{"type":"navigate","screen":"sessions"}"#)
+        var tree = app.tree()
+        XCTAssertEqual(
+            tree.find("session.session-fox")?.value,
+            "jcode: It sleeps a fixed 100 ms and races the server. I replaced the sleep with a wait…",
+            "the last message with words, cut to 80 characters")
+        XCTAssertNil(tree.find("session.session-owl")?.value, "never shown on this device: nothing known of it")
+        XCTAssertEqual(tree.find("session.session-fox")?.bounds.height, 56, "two lines: its name, then what it said")
+        XCTAssertEqual(tree.find("session.session-owl")?.bounds.height, 44)
+        XCTAssertTrue(Screenshot.svg(tree).contains(
+            ##"<text x="28" y="158" fill="#4b5563" xml:space="preserve">jcode: It sleeps a fixed 100 ms and rac…</text>"##),
+            "drawn paler under the name, cut to the row beside the check mark")
+
+        act(#"{"type":"resume_session","session_id":"session-owl"}"#)
+        server(###"{"type":"history","id":3,"session_id":"session-owl","messages":[{"role":"user","content":"Draft the notes"},{"role":"assistant","content":"## Release 0.9\n\n- faster pairing"}]}"###)
+        act(#"{"type":"navigate","screen":"sessions"}"#)
+        tree = app.tree()
+        XCTAssertEqual(tree.find("session.session-owl")?.value, "jcode: Release 0.9", "a heading's words, without its #s")
+        XCTAssertEqual(
+            tree.find("session.session-fox")?.value,
+            "jcode: It sleeps a fixed 100 ms and races the server. I replaced the sleep with a wait…",
+            "as it was when the person left it")
+
+        act(#"{"type":"resume_session","session_id":"session-fox"}"#)
+        act(#"{"type":"navigate","screen":"sessions"}"#)
+        XCTAssertEqual(
+            app.tree().find("session.session-fox")?.value,
+            "jcode: It sleeps a fixed 100 ms and races the server. I replaced the sleep with a wait…",
+            "its history still loading: what it said when left")
+        XCTAssertEqual(app.tree().find("session.session-owl")?.value, "jcode: Release 0.9")
+    }
+
+    func testAPreviewIsTheFirstLineWithWordsOfTheLastMessageThatSaysSomething() {
+        XCTAssertEqual(SessionPreview.firstLine("\n\n  > quoted words  \n second"), "quoted words")
+        XCTAssertEqual(SessionPreview.firstLine("- an item"), "an item")
+        XCTAssertEqual(SessionPreview.firstLine("-1 is negative"), "-1 is negative", "a minus, not a bullet")
+        XCTAssertNil(SessionPreview.firstLine(" \n\t\n"))
+        var transcript = Transcript()
+        _ = transcript.append(role: .user, text: "Run the tests")
+        let reply = transcript.streamingEntryCreatingIfNeeded()
+        transcript.addToolCall(ToolCall(id: "c1", name: "bash", status: .running), at: reply)
+        XCTAssertEqual(SessionPreview.of(transcript), SessionPreview(role: .assistant, text: "used bash"), "a reply of tool calls only")
+        _ = transcript.appendQueued(text: "and then?")
+        XCTAssertEqual(SessionPreview.of(transcript)?.line, "jcode: used bash", "a message not sent yet is not what the session said")
+    }
+
     func testTheCurrentModelAndEffortAreSelectedAndDrawnWithACheckMark() {
         var state = Scenario.connectedChat.state()
         state.navigation.screen = .modelPicker

@@ -395,13 +395,20 @@ public enum Screenshot {
     }
 
     /// An option of a choice (a session, a model, an effort) as a row of a
-    /// list: its label at the left, and a check mark at the right of the
-    /// one in use.
+    /// list: its label at the left, its value (a session's last message)
+    /// under it, paler, and a check mark at the right of the one in use.
     private static func drawOption(_ node: SemanticNode, _ style: Style, top: Int, into out: inout Output) {
         let b = node.bounds
         let mark = 2 * Layout.charWidth
+        let value = node.value ?? ""
+        let first = value.isEmpty ? top : b.y + Layout.padding
         let text = fitted(node.label, Layout.charactersPerLine(b.width - mark))
-        out.append("<text x=\"\(b.x + Layout.padding + 4)\" y=\"\(top + baseline)\" fill=\"\(style.text)\" xml:space=\"preserve\">\(escaped(text))</text>\n")
+        out.append("<text x=\"\(b.x + Layout.padding + 4)\" y=\"\(first + baseline)\" fill=\"\(style.text)\" xml:space=\"preserve\">\(escaped(text))</text>\n")
+        if !value.isEmpty {
+            let line = fitted(value, Layout.charactersPerLine(b.width - mark))
+            out.append(
+                "<text x=\"\(b.x + Layout.padding + 4)\" y=\"\(first + Layout.lineHeight + baseline)\" fill=\"#4b5563\" xml:space=\"preserve\">\(escaped(line))</text>\n")
+        }
         guard node.selected == true else { return }
         let x = b.x + b.width - Layout.padding - mark
         let y = b.y + b.height / 2

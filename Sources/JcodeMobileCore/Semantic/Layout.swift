@@ -203,7 +203,7 @@ public enum Layout {
         if node.role == .tableRow {
             placeCells(&node.children, x: x + inset, y: &y, width: max(0, width - 2 * inset), memo: memo)
             i = node.children.endIndex
-        } else if node.role == .header && width >= headerBandWidth {
+        } else if node.role == .header && isBand(node, width: width) {
             placeHeaderBand(&node, x: x, top: top, width: width)
             y = top + node.bounds.height + gapAfter(node.role)
             return
@@ -243,10 +243,23 @@ public enum Layout {
         y += gapAfter(node.role)
     }
 
-    /// A header at least this wide (a phone on its side) is one band: its
-    /// title and server at the left, its buttons at the right, as a
-    /// navigation bar is, so the chat keeps its height for what matters.
-    public static let headerBandWidth = 600
+    /// A header is one band, as a navigation bar is, when its text keeps at
+    /// least this much room beside its buttons (a back button's screens
+    /// always; the chat's, with its model's name, on a phone on its side):
+    /// its back button at its left, its title and server, its other
+    /// buttons at its right. Else its title is over a row of its buttons.
+    public static let headerBandText = 160
+
+    /// The widths of a header's buttons in a band: an icon a square, words as wide as they need; a hidden one none.
+    private static func bandWidths(_ node: SemanticNode) -> [Int] {
+        node.children.map { !$0.visible ? 0 : $0.icon != nil ? buttonHeight : $0.label.unicodeScalars.count * charWidth + 2 * padding }
+    }
+
+    /// Whether header `node`, `width` wide, is one band (`headerBandText`).
+    static func isBand(_ node: SemanticNode, width: Int) -> Bool {
+        let buttons = bandWidths(node).reduce(0) { $1 > 0 ? $0 + $1 + gap : $0 }
+        return width - buttons >= headerBandText
+    }
 
     /// A header's back button (`chevron.left`) leads; its other buttons trail.
     static func leads(_ button: SemanticNode) -> Bool { button.icon == "chevron.left" }
@@ -256,7 +269,7 @@ public enum Layout {
     /// at its right, all centred in its height; its text wraps in the room
     /// between them (`textFrame`).
     private static func placeHeaderBand(_ node: inout SemanticNode, x: Int, top: Int, width: Int) {
-        let widths = node.children.map { !$0.visible ? 0 : $0.icon != nil ? buttonHeight : $0.label.unicodeScalars.count * charWidth + 2 * padding }
+        let widths = bandWidths(node)
         func span(_ leading: Bool) -> Int {
             let shown = node.children.indices.filter { widths[$0] > 0 && leads(node.children[$0]) == leading }
             return shown.reduce(0) { $0 + widths[$1] + gap }
@@ -288,7 +301,7 @@ public enum Layout {
     /// other buttons, centred in the band's height (on the 4-point grid).
     public static func textFrame(_ node: SemanticNode) -> (x: Int, y: Int, width: Int) {
         let b = node.bounds
-        guard node.role == .header, b.width >= headerBandWidth else { return (b.x, b.y, b.width) }
+        guard node.role == .header, isBand(node, width: b.width) else { return (b.x, b.y, b.width) }
         let shown = node.children.filter { $0.visible && $0.bounds.width > 0 }
         let left = shown.filter(leads).map { $0.bounds.x + $0.bounds.width }.max() ?? b.x
         let right = shown.filter { !leads($0) }.map { $0.bounds.x - gap }.min() ?? b.x + b.width
@@ -474,7 +487,8 @@ public enum Layout {
     /// The height of the node itself, before its children.
     static func ownHeight(_ node: SemanticNode, width: Int, memo: LineMemo? = nil) -> Int {
         switch node.role {
-        case .button: return buttonHeight
+        // An option with a value (a session's last message) shows it on a second line.
+        case .button: return node.selected != nil && !(node.value ?? "").isEmpty ? 2 * lineHeight + 2 * padding : buttonHeight
         case .textField, .secureField: return (node.label.isEmpty ? 0 : lineHeight) + fieldBoxHeight
         case .list, .group, .screen, .quote, .table, .tableRow:
             return node.label.isEmpty ? 0 : lineHeight + padding

@@ -172,6 +172,7 @@ public struct ChatInteractor: Interactor {
             Self.keepCutReply(&state)
             // A message received by the session left behind: its turn ends out of sight.
             if state.outbox.first?.delivery == .received { state.outbox.removeFirst() }
+            Self.rememberPreview(&state, leaving: facts.session.id)
             state.transcript.removeAll()
             Self.endTurn(&state)
             state.softInterrupts = []

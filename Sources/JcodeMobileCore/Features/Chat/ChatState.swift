@@ -53,6 +53,11 @@ public struct ChatState: Equatable, Sendable {
     /// it (`LiveTail`). At most `cutRepliesLimit`.
     public var cutReplies: [String: TranscriptEntry] = [:]
     public static let cutRepliesLimit = 8
+    /// The sessions this device left, with what each last said then
+    /// (`SessionPreview`), the latest left last; at most `previewsLimit`
+    /// (the oldest goes first).
+    public var previews: [SessionPreview.Left] = []
+    public static let previewsLimit = 64
 
     public init() {}
 
