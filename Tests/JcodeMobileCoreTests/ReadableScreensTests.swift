@@ -69,6 +69,23 @@ final class ReadableScreensTests: XCTestCase {
         XCTAssertEqual(tree.find("banner.error")?.accessibilityLabel, "Error: " + String(repeating: sentence, count: 30))
     }
 
+    func testAnOpenedErrorTakesWhatTheChatsHeaderAndComposerLeaveAsTheyAreLaidOut() {
+        var state = Scenario.connectedChat.state()
+        state.notices.errorBanner = ErrorBanner(message: String(repeating: "The server answered with a page of text. ", count: 40))
+        state.navigation.expansions.append(.init(nodeID: "banner.error", expanded: true))
+        let side = SemanticTree.Viewport(width: 844, height: 390)
+        // On its side: a 60-point header band and its gap, a line of activity
+        // (44), the composer in one row (44 and 8 under it) and two lines of
+        // messages (40) leave 390 - 204 = 186 points: 5 lines, its padding
+        // and buttons (with a fixed guess of 296, 0 lines beyond the closed 2).
+        XCTAssertEqual(Layout.chatChrome(state, width: 812), 68 + 44 + 52 + 40)
+        let tree = SemanticTree.build(state, viewport: side)
+        XCTAssertEqual(tree.find("banner.error")?.bounds.height, 5 * 20 + 3 * 8 + 44 + 8)
+        // Upright on a small phone: a 108-point header over its buttons and
+        // its gap, the composer's field over its icons (104).
+        XCTAssertEqual(Layout.chatChrome(state, width: 288), 116 + 44 + 104 + 40)
+    }
+
     func testAnotherErrorShowsClosedEvenWhenTheLastOneWasOpened() {
         var options = AppOptions()
         options.scenario = .approvalUnsupported

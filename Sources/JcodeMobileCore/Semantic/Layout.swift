@@ -54,22 +54,35 @@ public enum Layout {
     }
 
     /// How many lines of text the error banner shows: closed, in about a
-    /// third of the screen; open, in what the chat's header, activity line,
-    /// composer and a little of its messages leave (`chatChrome`); at least
-    /// one. Its padding and row of buttons are counted.
-    static func bannerLines(_ viewport: SemanticTree.Viewport) -> (closed: Int, open: Int) {
-        // The banner's padding and row of buttons; the chat's header, activity line and composer.
-        let chrome = 3 * padding + buttonHeight + gap
-        let room = viewport.height - safeTop(viewport) - chatChrome
-        let closed = max(1, (min(viewport.height / 3, room) - chrome) / lineHeight)
-        let open = max(closed, (room - chrome) / lineHeight)
+    /// third of the screen; open, in what the chat's other regions leave
+    /// (`chrome`: its header, activity line and composer as laid out, and a
+    /// little of its messages, `chatChrome`); at least one. Its padding and
+    /// row of buttons are counted.
+    static func bannerLines(_ viewport: SemanticTree.Viewport, chrome chat: Int) -> (closed: Int, open: Int) {
+        // The banner's padding and row of buttons.
+        let own = 3 * padding + buttonHeight + gap
+        let room = viewport.height - safeTop(viewport) - chat
+        let closed = max(1, (min(viewport.height / 3, room) - own) / lineHeight)
+        let open = max(closed, (room - own) / lineHeight)
         return (closed, open)
     }
 
-    /// What the chat needs besides a banner: its header (a title, a server
-    /// and a row of buttons), its activity line, its composer (a field and
-    /// a row of buttons) and a little of its messages.
-    static let chatChrome = 112 + 40 + 104 + 40
+    /// What the chat needs besides a banner, `width` wide: its header and
+    /// composer as they are laid out for `state`, a line of activity, and
+    /// two lines of its messages.
+    static func chatChrome(_ state: AppState, width: Int) -> Int {
+        let activity = SemanticNode.text("chat.activity", "…", role: .status)
+        return measure(ChatScreen.header(state), width: width) + measure(activity, width: width)
+            + measure(ChatScreen.composer(state), width: width) + 2 * lineHeight
+    }
+
+    /// The room `node` takes in a stack `width` wide: its height and the gap after it.
+    static func measure(_ node: SemanticNode, width: Int) -> Int {
+        var copy = node
+        var y = 0
+        place(&copy, x: 0, y: &y, width: width)
+        return y
+    }
 
     /// A text's grid: points per character and per line, the font size
     /// drawn in it and the baseline's offset from a line's top. A heading of

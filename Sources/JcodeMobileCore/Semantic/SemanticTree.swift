@@ -128,20 +128,18 @@ public enum SemanticTree {
     /// `error_banner`).
     static func errorBanner(_ state: AppState, viewport: Viewport) -> SemanticNode {
         let id = "banner.error"
+        var dismiss = SemanticNode.button("\(id).dismiss", "Dismiss", .dismissError, accessibilityLabel: "Dismiss error", icon: "xmark")
         guard let banner = state.notices.errorBanner else {
+            // Hidden, with its dismiss button: its ids stay in the tree.
+            dismiss.visible = false
             return SemanticNode(
-                id, .banner, label: "", visible: false,
-                children: [
-                    SemanticNode(
-                        "\(id).actions", .group, visible: false,
-                        children: [.button("\(id).dismiss", "Dismiss", .dismissError, visible: false, accessibilityLabel: "Dismiss error")])
-                ])
+                id, .banner, label: "", visible: false, children: [SemanticNode("\(id).actions", .group, visible: false, children: [dismiss])])
         }
         let plain = SemanticText.plain(of: banner)
         let open = state.navigation.isExpanded(id, default: false)
         let width = max(0, viewport.width - 2 * Layout.margin)
         let perLine = Layout.charactersPerLine(width)
-        let budget = Layout.bannerLines(viewport)
+        let budget = Layout.bannerLines(viewport, chrome: Layout.chatChrome(state, width: width))
         let closedWords = SemanticText.folded(plain.words, lines: budget.closed, perLine: perLine)
         let words = open ? (SemanticText.folded(plain.words, lines: budget.open, perLine: perLine) ?? plain.words) : (closedWords ?? plain.words)
         var children: [SemanticNode] = []
@@ -162,7 +160,7 @@ public enum SemanticTree {
                     "\(id).more", more, .setExpanded(nodeID: id, expanded: !open),
                     accessibilityLabel: open ? "Show less of the error" : "Show all of the error"))
         }
-        buttons.append(.button("\(id).dismiss", "Dismiss", .dismissError, accessibilityLabel: "Dismiss error", icon: "xmark"))
+        buttons.append(dismiss)
         children.append(SemanticNode("\(id).actions", .group, children: buttons))
         var node = SemanticNode(id, .banner, label: words, accessibilityLabel: "Error: \(plain.words)", children: children)
         if buttons.count > 1 { node.expanded = open }

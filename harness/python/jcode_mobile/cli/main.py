@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, NoReturn, Optional
 
+from ..arguments import port_type
 from . import client
 
 EXIT_ASSERTION = 1
@@ -134,16 +135,6 @@ def _limit(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if not 0 <= value <= 0xFFFFFFFF:
         raise argparse.ArgumentTypeError("must be from 0 to 4294967295")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError("must be from 1 to 65535")
     return value
 
 
@@ -286,7 +277,7 @@ def build_parser(*, list_scenarios: bool = False) -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="pair, connect, send one message, print the transcript")
     run.add_argument("--host", required=True)
-    run.add_argument("--port", type=_port, default=7643, help="the gateway's TCP port, 1 to 65535 (default 7643)")
+    run.add_argument("--port", type=port_type(), default=7643, help="the gateway's TCP port, 1 to 65535 (default 7643)")
     run.add_argument("--code", required=True, help="the 6-digit pairing code `jcode pair` shows")
     run.add_argument("--working-dir", required=True, help="the directory the agent works in, on the server")
     run.add_argument("--message", type=_message, required=True, help="the message to send (not empty)")

@@ -46,26 +46,17 @@ import signal
 import sys
 from typing import Any, Dict, List, Optional
 
+from ..arguments import port_type
 from ..fake_gateway import DEFAULT_PORT, FakeJcodeServer
 from .faults import Faults
 from .script import Script, load_script
 from .server import GatewayServer, is_loopback
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError("must be from 1 to 65535 (or 0: a free one)")
-    return value
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m jcode_mobile.gateway",
                                      description="A fake jcode gateway (today's server rules) on a real port.")
-    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
+    parser.add_argument("--port", type=port_type(free_allowed=True), default=DEFAULT_PORT,
                         help=f"TCP port, 1 to 65535 (0: a free one, printed once it listens; default {DEFAULT_PORT})")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback unless --allow-remote)")
     parser.add_argument("--code", help="the pairing code (default: the script's, else 123456)")
