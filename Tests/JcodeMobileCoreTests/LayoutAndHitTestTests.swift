@@ -37,9 +37,9 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(tree.bounds, bounds(0, 0, 390, 844))
         // Below the top safe area.
         XCTAssertEqual(tree.find("chat.header")?.bounds, bounds(16, 47, 358, 108))
-        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 163, 358, 577))
+        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 163, 358, 543))
         // Its field (no label over it: its placeholder says what it is), then its row of icons.
-        XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 740, 358, 104))
+        XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 706, 358, 104), "above the home indicator's 34 points")
         // The grep card closed: its name, status and summary.
         XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 0, contentHeight: 412, maxOffset: 0))
     }
@@ -52,9 +52,9 @@ final class LayoutAndHitTestTests: XCTestCase {
         XCTAssertEqual(tree.find("nav.model_picker")?.bounds, bounds(68, 103, 254, 44))
         XCTAssertEqual(tree.find("nav.settings")?.bounds, bounds(330, 103, 44, 44))
         XCTAssertEqual(tree.find("nav.settings")?.label, "Settings", "its words stay its label")
-        XCTAssertEqual(tree.find("chat.attach")?.bounds, bounds(16, 792, 44, 44))
-        XCTAssertEqual(tree.find("chat.voice")?.bounds, bounds(68, 792, 44, 44))
-        XCTAssertEqual(tree.find("chat.send")?.bounds, bounds(330, 792, 44, 44), "under the right thumb")
+        XCTAssertEqual(tree.find("chat.attach")?.bounds, bounds(16, 758, 44, 44))
+        XCTAssertEqual(tree.find("chat.voice")?.bounds, bounds(68, 758, 44, 44))
+        XCTAssertEqual(tree.find("chat.send")?.bounds, bounds(330, 758, 44, 44), "under the right thumb")
         XCTAssertEqual(tree.find("chat.interrupt")?.bounds.width, 0, "hidden: no room taken")
     }
 
@@ -67,13 +67,13 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testAConversationTallerThanItsFrameShowsItsEndAndPutsEarlierMessagesAboveTheFrame() {
         let tree = chat(height: 480).tree()
-        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 163, 358, 213))
-        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 199, contentHeight: 412, maxOffset: 199))
-        // Content coordinates: the first message at the content's top, on the screen 199 above the list's (163 - 199 = -36).
+        XCTAssertEqual(tree.find("chat.messages")?.bounds, bounds(16, 163, 358, 179))
+        XCTAssertEqual(tree.find("chat.messages")?.scroll, SemanticNode.Scroll(offset: 233, contentHeight: 412, maxOffset: 233))
+        // Content coordinates: the first message at the content's top, on the screen 233 above the list's (163 - 233 = -70).
         XCTAssertEqual(tree.find("message.m1")?.bounds, bounds(16, 0, 358, 56))
         XCTAssertEqual(tree.find("message.m3")?.bounds, bounds(16, 276, 358, 128))
-        XCTAssertEqual(hit(chat(height: 480), 100, 163 - 199 + 276 + 10)["node"]?["id"], "message.m3")
-        XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 376, 358, 104))
+        XCTAssertEqual(hit(chat(height: 480), 100, 163 - 233 + 276 + 10)["node"]?["id"], "message.m3")
+        XCTAssertEqual(tree.find("chat.composer")?.bounds, bounds(16, 342, 358, 104))
     }
 
     func testTextWrapsAtTheLastSpaceThatFitsOrMidWordWhenThereIsNone() {
@@ -87,10 +87,10 @@ final class LayoutAndHitTestTests: XCTestCase {
     // MARK: - Hit-testing
 
     func testAHitTestAnswersTheDeepestNodeAtThePointWithItsPathAndWhatATapWouldTap() {
-        let answer = hit(chat(), 350, 810)
+        let answer = hit(chat(), 350, 780)
         XCTAssertEqual(answer["ok"], true)
         XCTAssertEqual(answer["node"]?["id"], "chat.send")
-        XCTAssertEqual(answer["node"]?["bounds"], ["x": 330, "y": 792, "width": 44, "height": 44])
+        XCTAssertEqual(answer["node"]?["bounds"], ["x": 330, "y": 758, "width": 44, "height": 44])
         XCTAssertEqual(answer["path"], ["root", "chat.composer", "chat.send"])
         XCTAssertEqual(answer["tap_target"], "chat.send")
     }
@@ -131,7 +131,7 @@ final class LayoutAndHitTestTests: XCTestCase {
 
     func testTapXYOnTheDraftFieldFocusesIt() {
         let app = chat()
-        _ = report(app, #"{"type":"tap_xy","x":100.5,"y":760.25}"#)
+        _ = report(app, #"{"type":"tap_xy","x":100.5,"y":726.25}"#)
         XCTAssertEqual(app.state.navigation.focusedNodeID, "chat.draft")
     }
 
@@ -140,7 +140,7 @@ final class LayoutAndHitTestTests: XCTestCase {
         _ = report(app, #"{"type":"tap_xy","x":100,"y":180}"#)
         // (a message is not tappable: the tap names the deepest node there)
         XCTAssertEqual(notes(app), ["tap_xy: nothing tappable at (100.0, 180.0): message.m1"])
-        _ = report(app, #"{"type":"tap_xy","x":350,"y":810}"#)
+        _ = report(app, #"{"type":"tap_xy","x":350,"y":780}"#)
         XCTAssertEqual(notes(app), [#"tap_node: "chat.send" is disabled"#])
         _ = report(app, #"{"type":"tap_xy","x":500,"y":10}"#)
         XCTAssertEqual(notes(app), ["tap_xy: (500.0, 10.0) is outside the 390×844 viewport"])
@@ -169,8 +169,8 @@ final class LayoutAndHitTestTests: XCTestCase {
         let app = chat(height: 480)
         _ = report(app, #"{"type":"scroll_messages","offset":40}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, 40)
-        _ = report(app, #"{"type":"scroll_messages","offset":199}"#)
-        XCTAssertEqual(app.state.navigation.messagesScroll, nil, "199 is the end")
+        _ = report(app, #"{"type":"scroll_messages","offset":233}"#)
+        XCTAssertEqual(app.state.navigation.messagesScroll, nil, "233 is the end")
         _ = report(app, #"{"type":"scroll_messages","offset":1000000}"#)
         XCTAssertEqual(app.state.navigation.messagesScroll, nil)
     }

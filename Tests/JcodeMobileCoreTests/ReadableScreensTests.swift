@@ -75,15 +75,15 @@ final class ReadableScreensTests: XCTestCase {
         state.navigation.expansions.append(.init(nodeID: "banner.error", expanded: true))
         let side = SemanticTree.Viewport(width: 844, height: 390)
         // On its side: a 60-point header band and its gap, a line of activity
-        // (44), the composer in one row (44 and 8 under it) and two lines of
-        // messages (40) leave 390 - 204 = 186 points: 5 lines, its padding
-        // and buttons (with a fixed guess of 296, 0 lines beyond the closed 2).
-        XCTAssertEqual(Layout.chatChrome(state, width: 812), 68 + 44 + 52 + 40)
+        // (44) and the composer in one row (44 and 8 under it) leave
+        // 390 - 21 (the home indicator) - 164 = 205 points: 6 lines, its
+        // padding and buttons (with a fixed guess of 296, none beyond the closed 2).
+        XCTAssertEqual(Layout.chatChrome(state, width: 718), 68 + 44 + 52)
         let tree = SemanticTree.build(state, viewport: side)
-        XCTAssertEqual(tree.find("banner.error")?.bounds.height, 5 * 20 + 3 * 8 + 44 + 8)
+        XCTAssertEqual(tree.find("banner.error")?.bounds.height, 6 * 20 + 3 * 8 + 44 + 8)
         // Upright on a small phone: a 108-point header over its buttons and
         // its gap, the composer's field over its icons (104).
-        XCTAssertEqual(Layout.chatChrome(state, width: 288), 116 + 44 + 104 + 40)
+        XCTAssertEqual(Layout.chatChrome(state, width: 288), 116 + 44 + 104)
     }
 
     func testAnotherErrorShowsClosedEvenWhenTheLastOneWasOpened() {
@@ -244,12 +244,12 @@ final class EverySizeTests: XCTestCase {
 
     func testAFormTallerThanASmallPhoneScrollsAndScrollScreenMovesItUntilAnotherScreenOpens() {
         let app = app(.onboarding, 320, 568)
-        XCTAssertEqual(app.tree().scroll, SemanticNode.Scroll(offset: 0, contentHeight: 691, maxOffset: 123))
+        XCTAssertEqual(app.tree().scroll, SemanticNode.Scroll(offset: 0, contentHeight: 725, maxOffset: 157), "its nodes take 691 points; the home indicator's 34 follow")
         XCTAssertEqual(app.tree().find("pair.check")?.bounds, SemanticNode.Bounds(x: 16, y: 639, width: 288, height: 44), "below the fold")
         _ = app.dispatch(json: #"{"type":"scroll_screen","offset":100000}"#)
-        XCTAssertEqual(app.state.navigation.screenScroll, 123, "at most its end")
-        XCTAssertEqual(app.tree().scroll?.offset, 123)
-        XCTAssertEqual(SemanticTree.hitTest(app.tree(), x: 100, y: 540)?.node.id, "pair.check", "on the screen at 639 - 123")
+        XCTAssertEqual(app.state.navigation.screenScroll, 157, "at most its end")
+        XCTAssertEqual(app.tree().scroll?.offset, 157)
+        XCTAssertEqual(SemanticTree.hitTest(app.tree(), x: 100, y: 500)?.node.id, "pair.check", "on the screen at 639 - 157")
         let chat = self.app(.connectedChat, 320, 568)
         _ = chat.dispatch(json: #"{"type":"navigate","screen":"settings"}"#)
         _ = chat.dispatch(json: #"{"type":"scroll_screen","offset":40}"#)
@@ -272,9 +272,9 @@ final class EverySizeTests: XCTestCase {
     func testOnItsSideAPhoneHasNoStatusBarBandAndTheComposerIsOneRow() {
         let tree = app(.connectedChat, 844, 390).tree()
         XCTAssertEqual(tree.find("chat.header")?.bounds.y, 0)
-        XCTAssertEqual(tree.find("chat.draft")?.bounds, SemanticNode.Bounds(x: 16, y: 338, width: 656, height: 44), "Stop, hidden, takes no room")
-        XCTAssertEqual(tree.find("chat.attach")?.bounds, SemanticNode.Bounds(x: 680, y: 338, width: 44, height: 44))
-        XCTAssertEqual(tree.find("chat.send")?.bounds, SemanticNode.Bounds(x: 784, y: 338, width: 44, height: 44))
+        XCTAssertEqual(tree.find("chat.draft")?.bounds, SemanticNode.Bounds(x: 63, y: 317, width: 562, height: 44), "Stop, hidden, takes no room")
+        XCTAssertEqual(tree.find("chat.attach")?.bounds, SemanticNode.Bounds(x: 633, y: 317, width: 44, height: 44))
+        XCTAssertEqual(tree.find("chat.send")?.bounds, SemanticNode.Bounds(x: 737, y: 317, width: 44, height: 44), "47 points from the edge (the notch's room), 21 above the bottom")
         let upright = app(.connectedChat, 320, 568).tree()
         XCTAssertEqual(upright.find("chat.header")?.bounds.y, 47)
         XCTAssertEqual(upright.find("chat.draft")?.bounds.width, 288, "too narrow for a row: the field above its buttons")
@@ -283,25 +283,34 @@ final class EverySizeTests: XCTestCase {
     func testOnItsSideAHeaderIsOneBandItsBackButtonLeadingItsOthersTrailingAndItsTitleBetween() {
         let tree = app(.connectedChat, 844, 390).tree()
         // Its title and server (two lines, 56 points) beside a 44-point row: 60 tall, not 108.
-        XCTAssertEqual(tree.find("chat.header")?.bounds, SemanticNode.Bounds(x: 16, y: 0, width: 812, height: 60))
-        XCTAssertEqual(tree.find("nav.sessions")?.bounds, SemanticNode.Bounds(x: 588, y: 8, width: 44, height: 44))
-        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, SemanticNode.Bounds(x: 640, y: 8, width: 136, height: 44), "as wide as its words")
-        XCTAssertEqual(tree.find("nav.settings")?.bounds, SemanticNode.Bounds(x: 784, y: 8, width: 44, height: 44))
-        XCTAssertEqual(Layout.textFrame(tree.find("chat.header")!).x, 16)
-        XCTAssertEqual(Layout.textFrame(tree.find("chat.header")!).width, 564, "up to the first button and a gap")
+        XCTAssertEqual(tree.find("chat.header")?.bounds, SemanticNode.Bounds(x: 63, y: 0, width: 718, height: 60), "inside the notch's room at each side")
+        XCTAssertEqual(tree.find("nav.sessions")?.bounds, SemanticNode.Bounds(x: 541, y: 8, width: 44, height: 44))
+        XCTAssertEqual(tree.find("nav.model_picker")?.bounds, SemanticNode.Bounds(x: 593, y: 8, width: 136, height: 44), "as wide as its words")
+        XCTAssertEqual(tree.find("nav.settings")?.bounds, SemanticNode.Bounds(x: 737, y: 8, width: 44, height: 44))
+        XCTAssertEqual(Layout.textFrame(tree.find("chat.header")!).x, 63)
+        XCTAssertEqual(Layout.textFrame(tree.find("chat.header")!).width, 470, "up to the first button and a gap")
 
         let settings = app(.connectedChat, 844, 390)
         _ = settings.dispatch(json: #"{"type":"navigate","screen":"settings"}"#)
         let header = settings.tree().find("settings.header")!
         XCTAssertEqual(header.bounds.height, 60)
-        XCTAssertEqual(settings.tree().find("nav.back")?.bounds, SemanticNode.Bounds(x: 16, y: 8, width: 44, height: 44), "back at the left")
-        XCTAssertEqual(Layout.textFrame(header).x, 60, "the title after it")
+        XCTAssertEqual(settings.tree().find("nav.back")?.bounds, SemanticNode.Bounds(x: 63, y: 8, width: 44, height: 44), "back at the left")
+        XCTAssertEqual(Layout.textFrame(header).x, 107, "the title after it")
         XCTAssertEqual(Layout.textFrame(header).y, 12, "one line (36 points) in the middle of 60")
         XCTAssertEqual(Layout.textFrame(tree.find("chat.header")!).y, 0, "two lines (56 points) from the top, on the grid")
-        XCTAssertTrue(Screenshot.svg(settings.tree()).contains(##"<text x="68" y="35" fill="#111827" font-weight="bold" xml:space="preserve">Settings</text>"##))
+        XCTAssertTrue(Screenshot.svg(settings.tree()).contains(##"<text x="115" y="35" fill="#111827" font-weight="bold" xml:space="preserve">Settings</text>"##))
 
         let upright = app(.connectedChat, 430, 932).tree()
         XCTAssertEqual(upright.find("chat.header")?.bounds.height, 108, "upright: a title over a row of buttons")
+    }
+
+    func testTheHomeIndicatorAndTheNotchKeepTheirRoomAndThePictureDrawsTheIndicator() {
+        XCTAssertEqual(Layout.safeArea(SemanticTree.Viewport(width: 390, height: 844)), Layout.Insets(top: 47, left: 0, bottom: 34, right: 0))
+        XCTAssertEqual(Layout.safeArea(SemanticTree.Viewport(width: 844, height: 390)), Layout.Insets(top: 0, left: 47, bottom: 21, right: 47))
+        let upright = app(.connectedChat, 390, 844).tree()
+        let composer = upright.find("chat.composer")!.bounds
+        XCTAssertEqual(composer.y + composer.height, 844 - 34, "the composer ends where the home indicator's room begins")
+        XCTAssertTrue(Screenshot.svg(upright).contains(##"<rect data-id="home_indicator" x="128" y="831" width="134" height="5" rx="2.5" fill="#111827"/>"##))
     }
 
     func testWhileASheetIsUpTheComposerShowsOnlyStop() {
@@ -313,6 +322,10 @@ final class EverySizeTests: XCTestCase {
         XCTAssertEqual(tree.find("permission.perm-1.always")?.bounds.width, 272, "its words do not fit a third of the row: one under the other")
         let wide = app(.toolApprovalRequired, 844, 390).tree()
         XCTAssertEqual(wide.find("permission.perm-1.approve")?.bounds.y, wide.find("permission.perm-1.always")?.bounds.y, "side by side")
+        // Not in equal thirds of 702 points (228 each: "Always allow for this session" needs 248), but
+        // each as wide as its words and a third of the rest (106, on the 4-point grid: 104).
+        XCTAssertEqual(wide.find("permission.perm-1.approve")?.bounds.width, 72 + 104)
+        XCTAssertEqual(wide.find("permission.perm-1.always")?.bounds.width, 248 + 104)
     }
 
     func testAButtonAnAppDrawsAsAnIconCarriesItsSymbolAndKeepsItsWords() {

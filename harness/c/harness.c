@@ -2017,14 +2017,14 @@ static void test_hit_test_and_screenshot(void) {
     if (!CHECK(session_open(&s, "{\"scenario\":\"connected_chat\"}"), "app_new(connected_chat) returned NULL")) return;
 
     /* The Send button (an arrow icon) at the right end of the composer, at the bottom of a 390 x 844 screen. */
-    r = TAKE(jcode_mobile_hit_test(s.app, 350, 810), "hit_test(350, 810)");
-    CHECK(jtrue(r.doc, "ok"), "hit_test(350, 810): not ok: %.200s", r.raw ? r.raw : "(null)");
-    EXPECT_STR(r.doc, "node.id", "chat.send", "hit_test(350, 810)");
-    EXPECT_STR(r.doc, "node.role", "button", "hit_test(350, 810)");
-    EXPECT_STR(r.doc, "path[0]", "root", "hit_test(350, 810)");
-    EXPECT_STR(r.doc, "path[1]", "chat.composer", "hit_test(350, 810)");
-    EXPECT_STR(r.doc, "path[2]", "chat.send", "hit_test(350, 810)");
-    EXPECT_STR(r.doc, "tap_target", "chat.send", "hit_test(350, 810)");
+    r = TAKE(jcode_mobile_hit_test(s.app, 350, 780), "hit_test(350, 780)");
+    CHECK(jtrue(r.doc, "ok"), "hit_test(350, 780): not ok: %.200s", r.raw ? r.raw : "(null)");
+    EXPECT_STR(r.doc, "node.id", "chat.send", "hit_test(350, 780)");
+    EXPECT_STR(r.doc, "node.role", "button", "hit_test(350, 780)");
+    EXPECT_STR(r.doc, "path[0]", "root", "hit_test(350, 780)");
+    EXPECT_STR(r.doc, "path[1]", "chat.composer", "hit_test(350, 780)");
+    EXPECT_STR(r.doc, "path[2]", "chat.send", "hit_test(350, 780)");
+    EXPECT_STR(r.doc, "tap_target", "chat.send", "hit_test(350, 780)");
     reply_free(&r);
 
     /* Outside the viewport: no node, an empty path. */

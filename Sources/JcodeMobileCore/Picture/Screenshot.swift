@@ -101,6 +101,7 @@ public enum Screenshot {
         out.append("<rect data-id=\"background\" x=\"0\" y=\"0\" width=\"\(w)\" height=\"\(h)\" fill=\"#ffffff\"/>\n")
         drawStatusBar(SemanticTree.Viewport(width: w, height: h), into: &out)
         draw(root, clip: root.bounds, into: &out)
+        drawHomeIndicator(SemanticTree.Viewport(width: w, height: h), into: &out)
         out.append("</svg>\n")
         return out.text
     }
@@ -117,6 +118,14 @@ public enum Screenshot {
                 + "<rect x=\"\(right - 25)\" y=\"\(y - 11)\" width=\"23\" height=\"12\" rx=\"3\" fill=\"none\" stroke=\"#111827\"/>"
                 + "<rect x=\"\(right - 23)\" y=\"\(y - 9)\" width=\"17\" height=\"8\" rx=\"1.5\" fill=\"#111827\"/>"
                 + "<rect x=\"\(right - 1)\" y=\"\(y - 7)\" width=\"2\" height=\"4\" rx=\"1\" fill=\"#111827\"/></g>\n")
+    }
+
+    /// What a phone draws in the bottom safe area: its home indicator, a
+    /// rounded bar across the middle, 8 points above the bottom edge.
+    static func drawHomeIndicator(_ viewport: SemanticTree.Viewport, into out: inout Output) {
+        let width = 134
+        out.append(
+            "<rect data-id=\"home_indicator\" x=\"\((viewport.width - width) / 2)\" y=\"\(viewport.height - 13)\" width=\"\(width)\" height=\"5\" rx=\"2.5\" fill=\"#111827\"/>\n")
     }
 
     struct Output {

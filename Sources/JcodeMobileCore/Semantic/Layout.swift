@@ -14,7 +14,9 @@
 ///   their words would be cut (then they stack); an icon button is a
 ///   `buttonHeight` square; the composer's field shares its buttons' row
 ///   when it keeps `fieldInRowWidth` (`fieldRun`).
-/// - Content starts below `safeTop` (none on a viewport on its side); a
+/// - Content stays inside the safe area (`safeArea`: the status bar's
+///   band and the home indicator's upright, the notch's room at the sides
+///   on its side); a
 ///   screen without a message list that is taller than the viewport scrolls
 ///   (`scroll_screen`): its root carries `scroll`, its nodes are in its
 ///   content's coordinates.
@@ -47,33 +49,61 @@ public enum Layout {
     /// 47 points of a 390 × 844 iPhone). Hit-testing and the pictures share it.
     public static let safeAreaTop = 47
 
+    /// The bottom safe area upright: a phone's home indicator (34 points).
+    public static let safeAreaBottom = 34
+    /// On its side: the notch's room at each side (47) and the home indicator's at the bottom (21).
+    public static let safeAreaSide = 47
+    public static let safeAreaBottomOnItsSide = 21
+
+    /// How far from each edge of a viewport content stays.
+    public struct Insets: Equatable, Sendable {
+        public var top, left, bottom, right: Int
+    }
+
+    /// The safe area of a viewport, as a 390 × 844 iPhone has it: upright,
+    /// its status bar at the top (`safeAreaTop`) and its home indicator at
+    /// the bottom (`safeAreaBottom`); on its side (wider than tall), no
+    /// status bar, the notch's room at each side (`safeAreaSide`) and a
+    /// lower home indicator (`safeAreaBottomOnItsSide`). The layout,
+    /// hit-testing and the pictures share it.
+    public static func safeArea(_ viewport: SemanticTree.Viewport) -> Insets {
+        viewport.width > viewport.height
+            ? Insets(top: 0, left: safeAreaSide, bottom: safeAreaBottomOnItsSide, right: safeAreaSide)
+            : Insets(top: safeAreaTop, left: 0, bottom: safeAreaBottom, right: 0)
+    }
+
     /// The top safe area of a viewport: `safeAreaTop` upright; none on its
     /// side (wider than tall), where a phone hides its status bar.
-    public static func safeTop(_ viewport: SemanticTree.Viewport) -> Int {
-        viewport.width > viewport.height ? 0 : safeAreaTop
+    public static func safeTop(_ viewport: SemanticTree.Viewport) -> Int { safeArea(viewport).top }
+
+    /// Where a screen's content lies across a viewport: inside its margins and its safe area's sides.
+    public static func content(_ viewport: SemanticTree.Viewport) -> (x: Int, width: Int) {
+        let safe = safeArea(viewport)
+        return (margin + safe.left, max(0, viewport.width - 2 * margin - safe.left - safe.right))
     }
 
     /// How many lines of text the error banner shows: closed, in about a
-    /// third of the screen; open, in what the chat's other regions leave
-    /// (`chrome`: its header, activity line and composer as laid out, and a
-    /// little of its messages, `chatChrome`); at least one. Its padding and
+    /// third of the screen; open, in what the safe area and the chat's
+    /// other regions leave (`chrome`: its header, activity line and composer
+    /// as laid out, `chatChrome`); at least one. Its padding and
     /// row of buttons are counted.
     static func bannerLines(_ viewport: SemanticTree.Viewport, chrome chat: Int) -> (closed: Int, open: Int) {
         // The banner's padding and row of buttons.
         let own = 3 * padding + buttonHeight + gap
-        let room = viewport.height - safeTop(viewport) - chat
+        let safe = safeArea(viewport)
+        let room = viewport.height - safe.top - safe.bottom - chat
         let closed = max(1, (min(viewport.height / 3, room) - own) / lineHeight)
         let open = max(closed, (room - own) / lineHeight)
         return (closed, open)
     }
 
     /// What the chat needs besides a banner, `width` wide: its header and
-    /// composer as they are laid out for `state`, a line of activity, and
-    /// two lines of its messages.
+    /// composer as they are laid out for `state`, and a line of activity
+    /// (an opened banner may cover its messages: the person asked to read it).
     static func chatChrome(_ state: AppState, width: Int) -> Int {
         let activity = SemanticNode.text("chat.activity", "…", role: .status)
         return measure(ChatScreen.header(state), width: width) + measure(activity, width: width)
-            + measure(ChatScreen.composer(state), width: width) + 2 * lineHeight
+            + measure(ChatScreen.composer(state), width: width)
     }
 
     /// The room `node` takes in a stack `width` wide: its height and the gap after it.
@@ -164,25 +194,28 @@ public enum Layout {
         to root: inout SemanticNode, viewport: SemanticTree.Viewport, screenScroll: Int = 0
     ) -> (list: Int, frame: SemanticNode.Bounds)? {
         root.bounds = SemanticNode.Bounds(x: 0, y: 0, width: viewport.width, height: viewport.height)
-        let width = max(0, viewport.width - 2 * margin)
+        let safe = safeArea(viewport)
+        let (x, width) = content(viewport)
         guard let list = root.children.firstIndex(where: { $0.id == messagesID }) else {
-            var y = safeTop(viewport)
-            for i in root.children.indices { place(&root.children[i], x: margin, y: &y, width: width) }
-            // Taller than the viewport: it scrolls (its nodes in its content's coordinates, from its top).
-            if y > viewport.height {
-                let maxOffset = y - viewport.height
-                root.scroll = SemanticNode.Scroll(offset: min(max(0, screenScroll), maxOffset), contentHeight: y, maxOffset: maxOffset)
+            var y = safe.top
+            for i in root.children.indices { place(&root.children[i], x: x, y: &y, width: width) }
+            // Taller than the viewport (its end above the home indicator): it
+            // scrolls, its nodes in its content's coordinates, from its top.
+            let contentHeight = y + safe.bottom
+            if contentHeight > viewport.height {
+                let maxOffset = contentHeight - viewport.height
+                root.scroll = SemanticNode.Scroll(offset: min(max(0, screenScroll), maxOffset), contentHeight: contentHeight, maxOffset: maxOffset)
             }
             return nil
         }
-        var top = safeTop(viewport)
-        for i in 0..<list { place(&root.children[i], x: margin, y: &top, width: width) }
-        // The bottom region is measured from 0, then moved to the bottom edge.
+        var top = safe.top
+        for i in 0..<list { place(&root.children[i], x: x, y: &top, width: width) }
+        // The bottom region is measured from 0, then moved to the bottom edge, above the home indicator.
         var bottomHeight = 0
-        for i in (list + 1)..<root.children.count { place(&root.children[i], x: margin, y: &bottomHeight, width: width) }
-        let bottom = max(top, viewport.height - bottomHeight)
+        for i in (list + 1)..<root.children.count { place(&root.children[i], x: x, y: &bottomHeight, width: width) }
+        let bottom = max(top, viewport.height - safe.bottom - bottomHeight)
         for i in (list + 1)..<root.children.count { shift(&root.children[i], by: bottom) }
-        return (list, SemanticNode.Bounds(x: margin, y: top, width: width, height: bottom - top))
+        return (list, SemanticNode.Bounds(x: x, y: top, width: width, height: bottom - top))
     }
 
     /// A scrolling list whose children are all in the tree: laid out from
@@ -236,11 +269,16 @@ public enum Layout {
             var run = rowLength(node, from: i)
             if run == 0 && node.children[i].role == .button && node.children[i].icon != nil && node.children[i].children.isEmpty { run = 1 }
             // Buttons whose words would be cut in a row's equal shares are stacked instead.
-            if run >= 2 && node.role == .group && !labelsFit(node.children[i..<(i + run)], width: max(0, width - 2 * inset)) { run = 0 }
+            // Buttons whose words would be cut in a row's equal shares are each
+            // as wide as its words (and a share of the rest) where that fits,
+            // else stacked.
+            var byLabel = node.role == .header
+            if run >= 2 && node.role == .group && !labelsFit(node.children[i..<(i + run)], width: max(0, width - 2 * inset)) {
+                if wordsFit(node.children[i..<(i + run)], width: max(0, width - 2 * inset)) { byLabel = true } else { run = 0 }
+            }
             // A lone icon button is a square too, not a bar across its parent.
             if run >= 2 || (run == 1 && node.children[i].icon != nil) {
-                placeRow(
-                    &node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset), byLabel: node.role == .header)
+                placeRow(&node.children[i..<(i + run)], x: x + inset, y: &y, width: max(0, width - 2 * inset), byLabel: byLabel)
                 i += run
             } else if let memo, node.role == .message, node.children[i].role.isMarkdownBlock {
                 // A message's closed blocks are placed as they were (a reply streams into its last one).
@@ -399,7 +437,8 @@ public enum Layout {
             let needs = row.map { $0.visible && $0.icon == nil ? $0.label.unicodeScalars.count * charWidth + 2 * padding : 0 }
             let total = needs.reduce(0, +)
             if total <= room {
-                let extra = (room - total) / texts
+                // Shared among several, the rest on the 4-point grid (a lone one takes it all).
+                let extra = texts > 1 ? (room - total) / texts / 4 * 4 : room - total
                 for k in widths.indices where row[row.startIndex + k].visible && row[row.startIndex + k].icon == nil {
                     widths[k] = needs[k] + extra
                 }
@@ -467,6 +506,14 @@ public enum Layout {
         guard texts > 0 else { return true }
         let each = (width - gap * (shown.count - 1) - icons * buttonHeight) / texts
         return shown.allSatisfy { $0.icon != nil || $0.label.unicodeScalars.count <= charactersPerLine(each) }
+    }
+
+    /// Whether a row's buttons fit side by side each as wide as its words
+    /// (an icon a square).
+    static func wordsFit(_ row: ArraySlice<SemanticNode>, width: Int) -> Bool {
+        let shown = row.filter(\.visible)
+        let needs = shown.reduce(0) { $0 + ($1.icon != nil ? buttonHeight : $1.label.unicodeScalars.count * charWidth + 2 * padding) }
+        return needs + gap * max(0, shown.count - 1) <= width
     }
 
     /// A table row's cells side by side, equal widths; the row is as tall as its tallest cell.

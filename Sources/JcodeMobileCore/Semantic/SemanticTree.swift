@@ -137,7 +137,7 @@ public enum SemanticTree {
         }
         let plain = SemanticText.plain(of: banner)
         let open = state.navigation.isExpanded(id, default: false)
-        let width = max(0, viewport.width - 2 * Layout.margin)
+        let width = Layout.content(viewport).width
         let perLine = Layout.charactersPerLine(width)
         let budget = Layout.bannerLines(viewport, chrome: Layout.chatChrome(state, width: width))
         let closedWords = SemanticText.folded(plain.words, lines: budget.closed, perLine: perLine)
