@@ -320,6 +320,10 @@ final class EverySizeTests: XCTestCase {
         }
         XCTAssertEqual(tree.find("chat.interrupt")?.visible, true)
         XCTAssertEqual(tree.find("permission.perm-1.always")?.bounds.width, 272, "its words do not fit a third of the row: one under the other")
+        let upright = app(.toolApprovalRequired, 390, 844).tree()
+        XCTAssertEqual(
+            upright.find("permission.perm-1.deny")?.bounds.width, 342,
+            "the three do not fit side by side: all one under the other, Deny never a small button beside a long one")
         let wide = app(.toolApprovalRequired, 844, 390).tree()
         XCTAssertEqual(wide.find("permission.perm-1.approve")?.bounds.y, wide.find("permission.perm-1.always")?.bounds.y, "side by side")
         // Not in equal thirds of 702 points (228 each: "Always allow for this session" needs 248), but

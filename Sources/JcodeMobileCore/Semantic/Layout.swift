@@ -268,13 +268,18 @@ public enum Layout {
             }
             var run = rowLength(node, from: i)
             if run == 0 && node.children[i].role == .button && node.children[i].icon != nil && node.children[i].children.isEmpty { run = 1 }
-            // Buttons whose words would be cut in a row's equal shares are stacked instead.
             // Buttons whose words would be cut in a row's equal shares are each
             // as wide as its words (and a share of the rest) where that fits,
-            // else stacked.
+            // else all of them stacked, one under the other.
             var byLabel = node.role == .header
             if run >= 2 && node.role == .group && !labelsFit(node.children[i..<(i + run)], width: max(0, width - 2 * inset)) {
-                if wordsFit(node.children[i..<(i + run)], width: max(0, width - 2 * inset)) { byLabel = true } else { run = 0 }
+                if wordsFit(node.children[i..<(i + run)], width: max(0, width - 2 * inset)) {
+                    byLabel = true
+                } else {
+                    for k in i..<(i + run) { place(&node.children[k], x: x + inset, y: &y, width: max(0, width - 2 * inset)) }
+                    i += run
+                    continue
+                }
             }
             // A lone icon button is a square too, not a bar across its parent.
             if run >= 2 || (run == 1 && node.children[i].icon != nil) {
