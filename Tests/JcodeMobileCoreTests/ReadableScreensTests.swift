@@ -86,6 +86,16 @@ final class ReadableScreensTests: XCTestCase {
         XCTAssertEqual(Layout.chatChrome(state, width: 288), 116 + 44 + 104)
     }
 
+    func testAShortErrorSharesItsRowWithItsCloseButton() {
+        let tree = SemanticTree.build(Scenario.modelSwitchFailed.state())
+        let banner = tree.find("banner.error")!
+        XCTAssertEqual(banner.label, "Couldn't switch model: unknown model")
+        XCTAssertEqual(banner.bounds, SemanticNode.Bounds(x: 16, y: 47, width: 358, height: 60), "one line beside a 44-point button, padded")
+        XCTAssertEqual(
+            tree.find("banner.error.dismiss")?.bounds, SemanticNode.Bounds(x: 322, y: 55, width: 44, height: 44), "at its top right, inside its inset")
+        XCTAssertEqual(Layout.textFrame(banner).width, 306, "its words stop where the button begins")
+    }
+
     func testAnotherErrorShowsClosedEvenWhenTheLastOneWasOpened() {
         var options = AppOptions()
         options.scenario = .approvalUnsupported

@@ -249,6 +249,10 @@ public enum Layout {
         if node.role == .tableRow {
             placeCells(&node.children, x: x + inset, y: &y, width: max(0, width - 2 * inset), memo: memo)
             i = node.children.endIndex
+        } else if let actions = iconActions(node) {
+            placeBannerBand(&node, actions: actions, x: x, top: top, width: width)
+            y = top + node.bounds.height + gapAfter(node.role)
+            return
         } else if node.role == .header && isBand(node, width: width) {
             placeHeaderBand(&node, x: x, top: top, width: width)
             y = top + node.bounds.height + gapAfter(node.role)
@@ -352,11 +356,42 @@ public enum Layout {
         node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: height)
     }
 
+    /// The place among a banner's children of its actions when they are
+    /// only icons (a lone close button, `xmark`): it is then one band, its
+    /// words at the left and its icons at the right of their first line.
+    static func iconActions(_ node: SemanticNode) -> Int? {
+        guard node.role == .banner else { return nil }
+        let shown = node.children.indices.filter { node.children[$0].visible }
+        guard shown.count == 1, let i = shown.first, node.children[i].role == .group else { return nil }
+        let buttons = node.children[i].children.filter(\.visible)
+        guard !buttons.isEmpty, buttons.allSatisfy({ $0.role == .button && $0.icon != nil }) else { return nil }
+        return i
+    }
+
+    /// A banner whose actions are only icons, as one band: the icons at its
+    /// top right (inside its inset), its words wrapping in the room left of
+    /// them (`textFrame`), at least a button's height and its padding tall.
+    private static func placeBannerBand(_ node: inout SemanticNode, actions: Int, x: Int, top: Int, width: Int) {
+        let shown = node.children[actions].children.filter(\.visible).count
+        let icons = shown * buttonHeight + gap * max(0, shown - 1)
+        let textWidth = max(0, width - indent - icons)
+        let height = max(ownHeight(node, width: textWidth), buttonHeight + 2 * padding)
+        for i in node.children.indices where i != actions {
+            node.children[i].bounds = SemanticNode.Bounds(x: x, y: top, width: 0, height: 0)
+            zero(&node.children[i].children, x: x, y: top)
+        }
+        var y = top + padding
+        place(&node.children[actions], x: x + width - indent - icons, y: &y, width: icons)
+        node.bounds = SemanticNode.Bounds(x: x, y: top, width: max(0, width), height: height)
+    }
+
     /// Where a node's own text lies in its box (its padding inside): the
     /// whole box, but a header band's text between its back button and its
-    /// other buttons, centred in the band's height (on the 4-point grid).
+    /// other buttons, centred in the band's height (on the 4-point grid);
+    /// a banner band's left of its icons.
     public static func textFrame(_ node: SemanticNode) -> (x: Int, y: Int, width: Int) {
         let b = node.bounds
+        if let actions = iconActions(node) { return (b.x, b.y, max(0, node.children[actions].bounds.x - b.x)) }
         guard node.role == .header, isBand(node, width: b.width) else { return (b.x, b.y, b.width) }
         let shown = node.children.filter { $0.visible && $0.bounds.width > 0 }
         let left = shown.filter(leads).map { $0.bounds.x + $0.bounds.width }.max() ?? b.x

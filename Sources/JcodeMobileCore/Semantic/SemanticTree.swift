@@ -140,7 +140,11 @@ public enum SemanticTree {
         let width = Layout.content(viewport).width
         let perLine = Layout.charactersPerLine(width)
         let budget = Layout.bannerLines(viewport, chrome: Layout.chatChrome(state, width: width))
-        let closedWords = SemanticText.folded(plain.words, lines: budget.closed, perLine: perLine)
+        // Words without details that fit closed beside the close button share its row
+        // (a band: Layout.iconActions); others are folded across the banner's width.
+        let bandPerLine = Layout.charactersPerLine(width - Layout.indent - Layout.buttonHeight)
+        let fitsBand = plain.details == nil && SemanticText.folded(plain.words, lines: budget.closed, perLine: bandPerLine) == nil
+        let closedWords = fitsBand ? nil : SemanticText.folded(plain.words, lines: budget.closed, perLine: perLine)
         let words = open ? (SemanticText.folded(plain.words, lines: budget.open, perLine: perLine) ?? plain.words) : (closedWords ?? plain.words)
         var children: [SemanticNode] = []
         if open, let details = plain.details {
