@@ -335,7 +335,8 @@ public enum Layout {
             return shown.reduce(0) { $0 + widths[$1] + gap }
         }
         let leading = span(true), trailing = span(false)
-        let text = ownHeight(node, width: max(0, width - leading - trailing))
+        // Its text from the back button's edge to a gap before the others (as `textFrame` has it).
+        let text = ownHeight(node, width: max(0, width - max(0, leading - gap) - trailing))
         let height = max(text, leading + trailing > 0 ? buttonHeight + 2 * padding : 0)
         var left = x, right = x + width - max(0, trailing - gap)
         for i in node.children.indices {
