@@ -227,6 +227,13 @@ JCODE_MOBILE_API char *jcode_mobile_schema(void);
 **     "scenario":     a named fixture ("connected_chat", … see docs/ABI.md)
 **     "log_capacity": transitions kept by jcode_mobile_logs (1…100000, default 256)
 **     "viewport":     {"width":W,"height":H}, the screen size the tree's bounds assume
+**                     (1…100000 each), with an optional "safe_area":
+**                     {"top":T,"left":L,"bottom":B,"right":R}, what the phone
+**                     draws over each edge (status bar, notch, home indicator)
+**                     in points, 0…100000, leaving some of the screen (T+B < H,
+**                     L+R < W; else invalid_field). Default: a 390×844 iPhone's
+**                     by the viewport's shape (upright 47 / 0 / 34 / 0, on its
+**                     side 0 / 47 / 21 / 47). Since 0.7.0.
 **     "device_id":    identifies this install to servers (http_pair, subscribe),
 **                     1 to 128 printable ASCII characters without spaces. Optional: without
 **                     one (and none in the snapshot) the core asks the host

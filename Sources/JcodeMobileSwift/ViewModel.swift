@@ -179,7 +179,7 @@ public final class ViewModel {
 
     /// The current screen as an SVG document (`jcode_mobile_screenshot_svg`).
     public func screenshotSVG() -> String {
-        Screenshot.svg(tree, appearance: app.state.lifecycle.appearance)
+        Screenshot.svg(tree, appearance: app.state.lifecycle.appearance, safeArea: app.viewport.safeArea)
     }
 
     // MARK: - The loop

@@ -323,6 +323,45 @@ final class EverySizeTests: XCTestCase {
         XCTAssertTrue(Screenshot.svg(upright).contains(##"<rect data-id="home_indicator" x="128" y="831" width="134" height="5" rx="2.5" fill="#111827"/>"##))
     }
 
+    func testAHostGivesItsOwnSafeAreaAndAPhoneWithAHomeButtonHasNoIndicator() {
+        var options = AppOptions()
+        options.scenario = .connectedChat
+        options.viewport = SemanticTree.Viewport(width: 320, height: 568, safeArea: Layout.Insets(top: 20, left: 0, bottom: 0, right: 0))
+        let app = JcodeMobileApp(options: options)
+        let tree = app.tree()
+        XCTAssertEqual(tree.find("chat.header")?.bounds.y, 20, "under a 20-point status bar")
+        let composer = tree.find("chat.composer")!.bounds
+        XCTAssertEqual(composer.y + composer.height, 568, "down to the bottom: no home indicator")
+        let svg = json(app.screenshotDocument().bytes.string)["svg"]?.stringValue ?? ""
+        XCTAssertFalse(svg.contains("home_indicator"))
+        XCTAssertTrue(svg.contains(##"<g data-id="status_bar"><text x="32" y="16""##), "the status bar in its 20 points")
+    }
+
+    func testTheSafeAreaOptionIsReadAndOneThatLeavesNoScreenIsRefusedAndNamed() {
+        var given = #"{"viewport":{"width":320,"height":568,"safe_area":{"top":20,"left":0,"bottom":0,"right":0}}}"#
+        let parsed = given.withUTF8 { bytes -> AppOptions? in
+            do throws(CoreError) { return try AppOptions.parse(bytes) } catch { return nil }
+        }
+        XCTAssertEqual(parsed?.viewport.safeArea, Layout.Insets(top: 20, left: 0, bottom: 0, right: 0))
+        XCTAssertNil(parseError(of: #"{"viewport":{"width":390,"height":844}}"#, AppOptions.parse), "optional")
+        for options in [
+            #"{"viewport":{"width":390,"height":844,"safe_area":{"top":500,"left":0,"bottom":344,"right":0}}}"#,
+            #"{"viewport":{"width":390,"height":844,"safe_area":{"top":0,"left":200,"bottom":0,"right":190}}}"#,
+        ] {
+            let error = parseError(of: options, AppOptions.parse)
+            XCTAssertEqual(error?.code, .invalidField)
+            XCTAssertEqual(error?.field, "viewport.safe_area")
+        }
+        XCTAssertEqual(
+            parseError(of: #"{"viewport":{"width":390,"height":844,"safe_area":{"top":-1,"left":0,"bottom":0,"right":0}}}"#, AppOptions.parse)?.field,
+            "viewport.safe_area.top")
+        XCTAssertEqual(
+            parseError(of: #"{"viewport":{"width":390,"height":844,"safe_area":{"top":47}}}"#, AppOptions.parse)?.field,
+            "viewport.safe_area.left", "every edge is given")
+        XCTAssertEqual(
+            parseError(of: #"{"viewport":{"width":390,"height":844,"safe_area":"none"}}"#, AppOptions.parse)?.code, .invalidField)
+    }
+
     func testWhileASheetIsUpTheComposerShowsOnlyStop() {
         let tree = app(.toolApprovalRequired, 320, 568).tree()
         for id in ["chat.draft", "chat.attach", "chat.voice", "chat.send"] {

@@ -22,8 +22,15 @@ public struct AppOptions: Equatable, Sendable {
         .optional("snapshot", .object, doc: "restore a persisted snapshot (what storage_write {key: \"snapshot\"} or jcode_mobile_snapshot gave; docs/LIFECYCLE.md)"),
         .optional("log_capacity", .integer(IntegerRange(1...Int64(maxLogCapacity))), doc: "transitions kept by the log (default 256)"),
         .optional(
-            "viewport", .record([FieldSpec("width", .integer(viewportRange)), FieldSpec("height", .integer(viewportRange))]),
-            doc: "screen size in points for the tree's bounds (default 390×844)"),
+            "viewport",
+            .record([
+                FieldSpec("width", .integer(viewportRange)), FieldSpec("height", .integer(viewportRange)),
+                .optional(
+                    "safe_area",
+                    .record(["top", "left", "bottom", "right"].map { FieldSpec($0, .integer(IntegerRange(0...Int64(viewportRange.upperBound)))) }),
+                    doc: "what the phone draws over each edge, in points (default: a 390×844 iPhone's by the viewport's shape)"),
+            ]),
+            doc: "screen size in points for the tree's bounds (default 390×844), and its safe area"),
         .optional("device_id", .string, doc: "identifies this install to servers (1 to 128 printable ASCII characters without spaces); without one the core asks the host with create_device_id before pairing"),
         .optional("device_name", .string, doc: "prefills the device name field"),
     ]
@@ -69,7 +76,14 @@ public struct AppOptions: Equatable, Sendable {
         }
         if let capacity = try r.optionalInt("log_capacity") { options.logCapacity = capacity }
         if let size = try r.optionalRecord("viewport", { (v: inout FieldReader) throws(CoreError) -> SemanticTree.Viewport in
-            SemanticTree.Viewport(width: try v.int("width"), height: try v.int("height"))
+            let width = try v.int("width"), height = try v.int("height")
+            let safe = try v.optionalRecord("safe_area") { (s: inout FieldReader) throws(CoreError) -> Layout.Insets in
+                Layout.Insets(top: try s.int("top"), left: try s.int("left"), bottom: try s.int("bottom"), right: try s.int("right"))
+            }
+            if let safe, safe.top + safe.bottom >= height || safe.left + safe.right >= width {
+                throw CoreError.invalidField("viewport.safe_area", "the safe area must leave some of the viewport: top + bottom under its height, left + right under its width")
+            }
+            return SemanticTree.Viewport(width: width, height: height, safeArea: safe)
         }) {
             options.viewport = size
         }

@@ -406,7 +406,7 @@ public final class JcodeMobileApp {
     /// `jcode_mobile_screenshot_svg`: the current screen as an SVG document.
     public func screenshotDocument() -> JSONWriter {
         let root = tree()
-        let svg = Screenshot.svg(root, appearance: state.lifecycle.appearance)
+        let svg = Screenshot.svg(root, appearance: state.lifecycle.appearance, safeArea: viewport.safeArea)
         var w = JSONWriter(capacity: svg.utf8.count + 128)
         w.objectStart()
         w.key("ok"); w.bool(true)
@@ -488,6 +488,9 @@ public final class JcodeMobileApp {
     /// The tree of the current revision as a value: built at most once per
     /// revision, reusing the rows of the last build.
     public func tree() -> SemanticNode { treeFeed.tree(of: store.state, inPlace: store.inPlace) }
+
+    /// The viewport the tree is laid out for (app_new's `viewport` option).
+    public var viewport: SemanticTree.Viewport { treeFeed.viewport }
 
     /// What changed in the tree after revision `since` (a revision whose tree
     /// the caller holds: from `tree()` or an earlier answer), or the whole

@@ -87,21 +87,23 @@ public enum Screenshot {
 
     /// The SVG document of `root` (a tree laid out by `SemanticTree.build`),
     /// in the light palette or, `appearance` dark, in the dark one.
-    public static func svg(_ root: SemanticNode, appearance: Appearance = .light) -> String {
-        let light = svg(root)
+    public static func svg(_ root: SemanticNode, appearance: Appearance = .light, safeArea: Layout.Insets? = nil) -> String {
+        let light = svg(root, safeArea: safeArea)
         return appearance == .dark ? darkened(light) : light
     }
 
-    /// The SVG document of `root` in the light palette.
-    public static func svg(_ root: SemanticNode) -> String {
+    /// The SVG document of `root` in the light palette; `safeArea` the
+    /// viewport's as the host gave it (nil: `Layout.safeArea`'s by shape).
+    public static func svg(_ root: SemanticNode, safeArea: Layout.Insets? = nil) -> String {
         var out = Output()
         let w = root.bounds.width, h = root.bounds.height
+        let viewport = SemanticTree.Viewport(width: w, height: h, safeArea: safeArea)
         out.append(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(w)\" height=\"\(h)\" viewBox=\"0 0 \(w) \(h)\" font-family=\"\(proseFontFamily)\" font-size=\"\(fontSize)\">\n")
         out.append("<rect data-id=\"background\" x=\"0\" y=\"0\" width=\"\(w)\" height=\"\(h)\" fill=\"#ffffff\"/>\n")
-        drawStatusBar(SemanticTree.Viewport(width: w, height: h), into: &out)
+        drawStatusBar(viewport, into: &out)
         draw(root, clip: root.bounds, into: &out)
-        drawHomeIndicator(SemanticTree.Viewport(width: w, height: h), into: &out)
+        drawHomeIndicator(viewport, into: &out)
         out.append("</svg>\n")
         return out.text
     }
@@ -121,8 +123,10 @@ public enum Screenshot {
     }
 
     /// What a phone draws in the bottom safe area: its home indicator, a
-    /// rounded bar across the middle, 8 points above the bottom edge.
+    /// rounded bar across the middle, 8 points above the bottom edge (none
+    /// when the safe area has no bottom: a phone with a home button).
     static func drawHomeIndicator(_ viewport: SemanticTree.Viewport, into out: inout Output) {
+        guard Layout.safeArea(viewport).bottom > 0 else { return }
         let width = 134
         out.append(
             "<rect data-id=\"home_indicator\" x=\"\((viewport.width - width) / 2)\" y=\"\(viewport.height - 13)\" width=\"\(width)\" height=\"5\" rx=\"2.5\" fill=\"#111827\"/>\n")

@@ -58,16 +58,24 @@ public enum Layout {
     /// How far from each edge of a viewport content stays.
     public struct Insets: Equatable, Sendable {
         public var top, left, bottom, right: Int
+        public init(top: Int, left: Int, bottom: Int, right: Int) {
+            self.top = top
+            self.left = left
+            self.bottom = bottom
+            self.right = right
+        }
     }
 
-    /// The safe area of a viewport, as a 390 × 844 iPhone has it: upright,
+    /// The safe area of a viewport: the host's (`viewport.safe_area` of
+    /// app_new's options), else as a 390 × 844 iPhone has it: upright,
     /// its status bar at the top (`safeAreaTop`) and its home indicator at
     /// the bottom (`safeAreaBottom`); on its side (wider than tall), no
     /// status bar, the notch's room at each side (`safeAreaSide`) and a
     /// lower home indicator (`safeAreaBottomOnItsSide`). The layout,
     /// hit-testing and the pictures share it.
     public static func safeArea(_ viewport: SemanticTree.Viewport) -> Insets {
-        viewport.width > viewport.height
+        if let given = viewport.safeArea { return given }
+        return viewport.width > viewport.height
             ? Insets(top: 0, left: safeAreaSide, bottom: safeAreaBottomOnItsSide, right: safeAreaSide)
             : Insets(top: safeAreaTop, left: 0, bottom: safeAreaBottom, right: 0)
     }

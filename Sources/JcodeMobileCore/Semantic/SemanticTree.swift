@@ -6,9 +6,14 @@ public enum SemanticTree {
     public struct Viewport: Equatable, Sendable {
         public var width: Int
         public var height: Int
-        public init(width: Int = 390, height: Int = 844) {
+        /// What the phone draws over the screen's edges, as the host knows
+        /// it; nil: a 390 × 844 iPhone's, by the viewport's shape
+        /// (`Layout.safeArea`).
+        public var safeArea: Layout.Insets?
+        public init(width: Int = 390, height: Int = 844, safeArea: Layout.Insets? = nil) {
             self.width = width
             self.height = height
+            self.safeArea = safeArea
         }
     }
 

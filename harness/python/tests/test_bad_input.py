@@ -350,6 +350,11 @@ BAD_OPTIONS = [
     (b'{"log_capacity":"big"}', "invalid_field", "log_capacity"),
     (b'{"viewport":{"width":390}}', "invalid_field", "viewport.height"),
     (b'{"viewport":{"width":0,"height":10}}', "invalid_field", "viewport.width"),
+    (b'{"viewport":{"width":390,"height":844,"safe_area":{"top":500,"left":0,"bottom":344,"right":0}}}',
+     "invalid_field", "viewport.safe_area"),
+    (b'{"viewport":{"width":390,"height":844,"safe_area":{"top":-1,"left":0,"bottom":0,"right":0}}}',
+     "invalid_field", "viewport.safe_area.top"),
+    (b'{"viewport":{"width":390,"height":844,"safe_area":{"top":47}}}', "invalid_field", "viewport.safe_area.left"),
     (b'{"device_id":5}', "invalid_field", "device_id"),
     (b"[" * 100_000, "too_deep", None),
 ]

@@ -73,6 +73,15 @@ def test_viewport_option_sets_the_root_bounds():
         assert app.tree()["bounds"] == {"x": 0, "y": 0, "width": 320, "height": 568}
 
 
+def test_a_safe_area_the_host_gives_places_the_screen_between_its_insets():
+    safe = {"top": 20, "left": 0, "bottom": 0, "right": 0}  # a phone with a home button
+    with App({"scenario": "connected_chat", "viewport": {"width": 320, "height": 568, "safe_area": safe}}) as app:
+        header, composer = (find_node(app.tree(), i)["bounds"] for i in ("chat.header", "chat.composer"))
+        assert header["y"] == 20
+        assert composer["y"] + composer["height"] == 568
+        assert "home_indicator" not in app.screenshot()["svg"]
+
+
 def test_options_device_id_and_name():
     with App({"device_id": "dev-7", "device_name": "Lab iPad"}) as app:
         state = app.state()
