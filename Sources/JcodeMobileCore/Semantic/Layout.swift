@@ -164,10 +164,13 @@ public enum Layout {
         node.role == .codeBlock ? buttonHeight : 0
     }
 
-    /// A header button's width: its label and padding, at least a button's height (a square touch target).
-    static func headerButtonWidth(_ button: SemanticNode) -> Int {
-        button.icon != nil ? buttonHeight : max(buttonHeight, button.label.unicodeScalars.count * charWidth + 2 * padding)
+    /// A button as wide as it needs: an icon a square, words their width and padding.
+    static func wordsWidth(_ button: SemanticNode) -> Int {
+        button.icon != nil ? buttonHeight : button.label.unicodeScalars.count * charWidth + 2 * padding
     }
+
+    /// A header button's width: its label and padding, at least a button's height (a square touch target).
+    static func headerButtonWidth(_ button: SemanticNode) -> Int { max(buttonHeight, wordsWidth(button)) }
 
     /// A code block's buttons (childless) side by side at the right of its
     /// header, the first rightmost; a hidden one takes no room.
@@ -320,7 +323,7 @@ public enum Layout {
 
     /// The widths of a header's buttons in a band: an icon a square, words as wide as they need; a hidden one none.
     private static func bandWidths(_ node: SemanticNode) -> [Int] {
-        node.children.map { !$0.visible ? 0 : $0.icon != nil ? buttonHeight : $0.label.unicodeScalars.count * charWidth + 2 * padding }
+        node.children.map { $0.visible ? wordsWidth($0) : 0 }
     }
 
     /// Whether header `node`, `width` wide, is one band (`headerBandText`).
@@ -483,7 +486,7 @@ public enum Layout {
         let each = texts > 0 ? room / texts : 0
         var widths = row.map { $0.visible ? ($0.icon != nil ? buttonHeight : each) : 0 }
         if byLabel && texts > 0 {
-            let needs = row.map { $0.visible && $0.icon == nil ? $0.label.unicodeScalars.count * charWidth + 2 * padding : 0 }
+            let needs = row.map { $0.visible && $0.icon == nil ? wordsWidth($0) : 0 }
             let total = needs.reduce(0, +)
             if total <= room {
                 // Shared among several, the rest on the 4-point grid (a lone one takes it all).
@@ -561,7 +564,7 @@ public enum Layout {
     /// (an icon a square).
     static func wordsFit(_ row: ArraySlice<SemanticNode>, width: Int) -> Bool {
         let shown = row.filter(\.visible)
-        let needs = shown.reduce(0) { $0 + ($1.icon != nil ? buttonHeight : $1.label.unicodeScalars.count * charWidth + 2 * padding) }
+        let needs = shown.reduce(0) { $0 + wordsWidth($1) }
         return needs + gap * max(0, shown.count - 1) <= width
     }
 
