@@ -636,7 +636,18 @@ struct BlockParser {
         case .table:
             // The rows before the last one (the header and delimiter rows stay kept).
             let index = last.rows.count - 1
-            guard index >= 1, last.rowStarts.count == last.rows.count, last.rowStarts[index] > last.start else { return nil }
+            guard index >= 0, last.rowStarts.count == last.rows.count else { return nil }
+            // A row is one line: once its line ended, nothing after it reads
+            // it otherwise (a later line is a row of its own or closes the
+            // table). The last row is final too then, and a later parse goes
+            // on from the text's last line, not from that row again. Not the
+            // header (the delimiter row's line comes after it): a row after
+            // it, or any row of a parse that went on from one.
+            let lastLineStart = Self.lastLineStart(bytes, from: from)
+            if index >= 1 || last.rowOffset > 0, last.rowStarts[index] < lastLineStart {
+                return ContainerAtEnd(node: last, kept: index + 1, resumeAt: lastLineStart, item: nil)
+            }
+            guard index >= 1, last.rowStarts[index] > last.start else { return nil }
             return ContainerAtEnd(node: last, kept: index, resumeAt: last.rowStarts[index], item: nil)
         default:
             return nil

@@ -140,6 +140,18 @@ package enum Table {
         cellBounds(row).count
     }
 
+    /// The index of the cell that text appended to `row` (a row's line so
+    /// far) goes on: its last cell, or the one after it when the line ends
+    /// in an unescaped pipe (blanks after it aside); nil for a line without
+    /// a cell.
+    package static func openCell(_ row: [UInt8]) -> Int? {
+        let cells = cellBounds(row)
+        guard let last = cells.last else { return nil }
+        var end = row.endIndex
+        while end > row.startIndex && (isSpaceOrTab(row[end - 1]) || row[end - 1] == 10) { end -= 1 }
+        return last.to < end ? cells.count : cells.count - 1
+    }
+
     /// A cell of `row` (one of `cellBounds(row)`): copied once, trimmed, and
     /// built byte by byte only when it has a backslash.
     static func cell<C: Collection>(_ row: C, _ bounds: (from: Int, to: Int, escaped: Bool)) -> [UInt8]

@@ -26,7 +26,9 @@
 //   in are final, kept as they are, and the next update goes on from the
 //   line that item (row) begins on, which reads the same at the start of a
 //   document (a list item's marker starts a list there; a table row is read
-//   as one, the parser given the table's columns). The list's start number
+//   as one, the parser given the table's columns). A table's row is one
+//   line: once that line has ended, the row is final too and the update
+//   goes on from the line after it. The list's start number
 //   and looseness so far are carried over. When that item is the list's last
 //   and its blocks before the one the last complete line is in are final
 //   too (that block began on a complete line after the item's first), the

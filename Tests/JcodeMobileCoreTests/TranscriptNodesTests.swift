@@ -139,6 +139,29 @@ final class TranscriptNodesTests: XCTestCase {
                        [["a", "b", "c"], ["x", "y", ""], ["", "2", "three  four"], ["5", "6", "7"], ["last", "row", ""]])
     }
 
+    func testADeltaAfterARowsPipeGoesOnTheNextCellWithoutAParse() {
+        let text = "| name | runs | state |\n|--|--:|:-:|\n| core | 12 | "
+        // After the pipe (and a blank): the row's next cell, empty so far.
+        let (cache, all) = Self.streamAsAWholeParse(text, ["ok", " `now` and *then*", " done"], prefix: "m")
+        XCTAssertEqual(cache.parses, 1, "\(all.debugDescription): only the first text was parsed")
+        XCTAssertEqual(cache.tail(for: "m")?.path, [1, 2])
+        XCTAssertEqual(MarkdownNodes.nodes(Markdown.parse(all), prefix: "m").last?.children.last?.children.map(\.value),
+                       ["core", "12", "ok now and then done"])
+        // A row that is a pipe so far: its first cell.
+        let (first, row) = Self.streamAsAWholeParse("| a | b |\n|---|---|\n|", [" x", " `y`"], prefix: "f")
+        XCTAssertEqual(first.parses, 1, "\(row.debugDescription): only the first text was parsed")
+        XCTAssertEqual(first.tail(for: "f")?.path, [1, 0])
+        // A pipe after the header's last cell: a cell the row leaves out, so the parser reads what follows it;
+        // an escaped pipe at the end is the cell's text, and a backslash at the end escapes what comes next.
+        Self.assertParsed([("| a | b |\n|---|---|\n| 1 | 2 |", " 3"), ("| a | b |\n|---|---|\n| 1 \\", "| 2")], prefix: "p")
+        let (escaped, pipe) = Self.streamAsAWholeParse("| a | b |\n|---|---|\n| 1 \\|", [" one"], prefix: "e")
+        XCTAssertEqual(escaped.parses, 1, "\(pipe.debugDescription): only the first text was parsed")
+        XCTAssertEqual(escaped.tail(for: "e")?.path, [1, 0])
+        // Streamed byte by byte: a whole parse's nodes after every byte.
+        let rows = "| k | v |\n|:-|-:|\n| a | `b` |\n|\n| | c |\n| d \\| e | f |\n|x|\ty *z* |\n"
+        XCTAssertEqual(Self.bytesWhereStreamingDiffersFromAWholeParse(rows), [])
+    }
+
     func testDotsAndUnderscoresStreamedIntoTextEqualAWholeParseAndOnlyWwwDotMayStartALink() {
         let sentence = "Edit src/module_12.swift, then www.example.com/a_b and mail a.b_c@x.org. Done_ok _em_ a_ _b x.y.z WWW.Q.COM wwx.y"
         let texts = [sentence, "- " + sentence + "\n- next_item.", "| file | note |\n|--|--|\n| " + sentence + " | a_b.c |"]

@@ -232,6 +232,36 @@ final class MarkdownStreamTests: XCTestCase {
         XCTAssertEqual(stream.blocks.count, 2)
     }
 
+    func testATableRowWhoseLineEndedIsFinalAndTheNextUpdateGoesOnAfterIt() {
+        var stream = MarkdownStream()
+        var text = "| n | name |\n|--:|:--|\n"
+        for i in 1...200 { text += "| \(i) | `row` \(i) |\n" }
+        text += "| 201 | growing"
+        stream.update(text, appendedOnly: true)
+        let row201 = Array(text.utf8).count - Array("| 201 | growing".utf8).count
+        XCTAssertEqual(stream.restartPoint, row201, "row 201's line has not ended")
+        text += " on |\n"
+        stream.update(text, appendedOnly: true)
+        let row202 = Array(text.utf8).count
+        XCTAssertEqual(stream.restartPoint, row202, "row 201's line ended: the next update goes on after it, not from it")
+        text += "| 202"
+        stream.update(text, appendedOnly: true)
+        XCTAssertEqual(stream.grown?.count, 202, "the header and rows 1 to 201 kept as they were")
+        XCTAssertEqual(stream.restartPoint, row202, "row 202's line has not ended")
+        XCTAssertEqual(stream.blocks[0].children[201].children.map(\.text), ["201", "growing on"])
+        XCTAssertEqual(stream.blocks, Markdown.parse(text))
+        // Whatever follows a row whose line ended reads as in a whole parse: a
+        // row, a blank line, a block that closes the table, a line without pipes, a CR.
+        let ended = "| a | b |\n|---|---|\n| 1 | 2 |\n"
+        for next in ["| 3 | 4 |\n", "\n\nafter", "# heading", "plain words\n", "   \nx", "- item", "|", "\\|x", "```\ncode", "> q", "\r\n"] {
+            for size in [1, 2, 3, 17] where !streamsAsAWholeParse(ended + next, size: size) { return }
+        }
+        // Rows ended by CR LF or a lone CR, and a header alone before its rows.
+        for text in ["| a | b |\r\n|---|---|\r\n| 1 | 2 |\r\n| 3 | 4 |\r\n", "| a |\r|--|\r| 1 |\r\r\n| 2 |", "| a |\n|--|\n"] {
+            for size in [1, 2, 3, 17] where !streamsAsAWholeParse(text, size: size) { return }
+        }
+    }
+
     func testListsAndTablesStreamedInTokensEqualAWholeParse() {
         let texts = [
             "- a\n- b\n  - nested\n  - more\n- c\n\n  para in c\n- d [x]\n\n[x]: /url\n",

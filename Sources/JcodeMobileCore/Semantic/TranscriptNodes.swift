@@ -1070,8 +1070,10 @@ public final class MarkdownCache {
         guard !delta.contains(where: {
             $0 == UInt8(ascii: "|") || $0 == 0x0A || $0 == 0x0D || $0 == 0 || $0 == UInt8(ascii: "\\")
         }) else { return false }
-        // The row's line, from its first character that is not a blank.
-        var start = Self.lastLineStart(of: text)
+        // The row's line, from its first character that is not a blank. It
+        // begins where the stream's last line does: a delta since the last
+        // parse that was not parsed ended no line (`isSpecial`).
+        var start = utf8.index(utf8.startIndex, offsetBy: min(entry.stream.lastLineStart, utf8.count))
         while start < utf8.endIndex && (utf8[start] == 0x20 || utf8[start] == 0x09) { start = utf8.index(after: start) }
         let row = Array(utf8[start...])
         guard row.count <= Self.longestLineReadAgain,
@@ -1430,15 +1432,15 @@ public final class MarkdownCache {
         return start
     }
 
-    /// The index of the cell the end of `text`'s last line is in, when that
-    /// line is a table row that does not end in a pipe (more text goes into that cell).
+    /// The index of the cell more text on `text`'s last line (a table's
+    /// row) goes into: the cell its end is in, or the next one when it ends
+    /// in a pipe (and blanks).
     private static func lastLineCell(_ text: String) -> Int? {
         let line = Array(text.utf8[lastLineStart(of: text)...])
-        guard let end = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[end] != UInt8(ascii: "|") else { return nil }
-        // An escaped pipe at the end would be read with what comes next.
+        guard let end = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return nil }
+        // A backslash at the end would escape what comes next.
         guard line[end] != UInt8(ascii: "\\") else { return nil }
-        let cells = Table.cellCount(line)
-        return cells == 0 ? nil : cells &- 1
+        return Table.openCell(line)
     }
 
     /// Just after the list marker (`-`, `+`, `*`, or 1 to 9 digits and `.`
