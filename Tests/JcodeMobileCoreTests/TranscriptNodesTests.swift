@@ -727,6 +727,8 @@ final class TranscriptNodesTests: XCTestCase {
             "- a\n  - nested words\n- b words\n* star words\n+ plus\n- 1.5 million words\n- www.x.y done\n- [ ]\n- [x]done\n-  spaced words",
             "| a | b |\n|---|---|\n| c | d |\n| e | f words\n| g | h |\n| i |\nafter the table",
             "| a | b | c |\n|:-|:-:|-:|\n| one | two words | three words\n| x \\| y | z words\nw | v words\n| 1 | 2 | 3 | 4 extra words\n|\n| q",
+            // A paragraph's line of `-|` goes on to be a delimiter row: the lines before it a table's header.
+            "| a |Int|\n-|-:| more\n| b | 2 |\n\nwords\n-|-\n--:|:-\n",
             // Items read on from their last block; blank lines so far, after a paragraph and alone.
             "- Step 1\n  - check `value_1`\n  ```sh\n  make step1\n  ```\n- Step 2\n  - check\n  \n  para  \n   \t\n  more\n- Step 3\n\n  ```\n  \n  code\n",
             // HTML blocks grow line by line; a blank line or their end condition closes them.

@@ -382,6 +382,22 @@ func fuzzMarkdown(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                      "the cache's nodes differ from a whole parse's")
         sent = end
     }
+    // Folded past a budget of 1 to 32 nodes (sized by the first byte): the
+    // cache shows the nodes a whole parse shows within it, after every delta.
+    let folded = MarkdownCache()
+    let budget = Int(bytes.first ?? 0) % 32 + 1
+    sent = nil
+    end = 0
+    while end < bytes.count {
+        end = min(bytes.count, end + delta)
+        while end < bytes.count && bytes[end] & 0xC0 == 0x80 { end += 1 }
+        let prefix = String(decoding: bytes[0..<end], as: UTF8.self)
+        precondition(
+            folded.nodes(of: prefix, prefix: "f", appendedTo: sent, budget: budget)
+                == MarkdownCache.wholeParseNodes(of: prefix, prefix: "f", budget: budget),
+            "the cache's folded nodes differ from a whole parse's")
+        sent = end
+    }
     return 0
 }
 

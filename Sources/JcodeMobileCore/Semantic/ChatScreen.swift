@@ -171,13 +171,12 @@ enum ChatScreen {
         }
         for k in anchored { children.append(image("message.\(entry.id).image.\(k)", all[k])) }
         let markdownShown = (entry.role == .assistant || entry.role == .backgroundTask) && !entry.text.isEmpty
+        var long = false
         if markdownShown {
-            let prefix = "message.\(entry.id).md"
-            if let markdown {
-                children.append(contentsOf: markdown.nodes(of: entry.text, prefix: prefix))
-            } else {
-                children.append(contentsOf: MarkdownNodes.nodes(Markdown.parse(entry.text), prefix: prefix))
-            }
+            let reply = replyBlocks(entry, navigation: navigation, markdown: markdown)
+            children.append(contentsOf: reply.nodes)
+            long = reply.long
+            if long { children.append(replyFold(entry, open: replyOpen(entry, navigation))) }
         }
         for (call, cardID) in zip(entry.toolCalls, cardIDs(entry)) {
             children.append(
@@ -194,6 +193,7 @@ enum ChatScreen {
         // Drawn, not said in the label: a reply still coming (a typing
         // indicator), a message queued for the running turn.
         if entry.isStreaming { node.variant = "typing" } else if entry.isQueued { node.variant = "queued" }
+        if long { node.expanded = replyOpen(entry, navigation) }
         // Written in markdown: a screen reader reads the blocks, not the markers.
         if markdownShown { node.accessibilityValue = nil }
         return node

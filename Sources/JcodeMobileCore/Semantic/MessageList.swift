@@ -721,7 +721,8 @@ extension Layout {
             let entry = rows.chat.transcript.entries[i]
             guard !MessageRows.isPrompt(entry) else { return nil }
             return StreamedRowPatch.make(
-                row: row, old: old.entry, new: entry, prompt: nil, markdown: cache.markdown, memo: cache.lines, x: x, width: width)
+                row: row, old: old.entry, new: entry, prompt: nil, navigation: rows.navigation, markdown: cache.markdown, memo: cache.lines,
+                x: x, width: width)
         }
 
         /// Row `r` built and laid out again, `by` down, nothing reused (what a patched row must equal).

@@ -46,7 +46,7 @@ struct StreamedRowPatch {
     /// not grow at its end, or the row is not a reply written in markdown:
     /// the row is then built again.
     static func make(
-        row: SemanticNode, old: TranscriptEntry, new: TranscriptEntry, prompt: Int?,
+        row: SemanticNode, old: TranscriptEntry, new: TranscriptEntry, prompt: Int?, navigation: NavigationState,
         markdown: MarkdownCache, memo: LineMemo, x: Int, width: Int
     ) -> StreamedRowPatch? {
         guard new.role == .assistant || new.role == .backgroundTask, !old.text.isEmpty,
@@ -55,7 +55,9 @@ struct StreamedRowPatch {
         var same = new
         same.text = old.text
         guard same == old else { return nil }
-        let blocks = markdown.blocks(of: new.text, prefix: "message.\(new.id).md", appendedTo: old.text.utf8.count)
+        let blocks = markdown.blocks(
+            of: new.text, prefix: "message.\(new.id).md", appendedTo: old.text.utf8.count, budget: ChatScreen.foldedReplyNodes,
+            whole: ChatScreen.replyOpen(new, navigation))
         guard let before = blocks.before, before > 0, blocks.beforeBytes == old.text.utf8.count, !blocks.nodes.isEmpty
         else { return nil }
         // The row's children: what comes before the blocks (reasoning,

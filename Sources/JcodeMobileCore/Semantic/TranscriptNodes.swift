@@ -246,11 +246,28 @@ public final class MarkdownCache {
         /// The open paragraph's only line has just ended, as a delta appended
         /// ended it, and blanks at most came after (nil otherwise).
         @exclusivity(unchecked) var ended: Ended?
+        /// The nodes the blocks make (`MarkdownNodes.count`), counted until
+        /// they pass the budget (`count(from:)`): per top-level block, their
+        /// total, and the children's of block `sumsBlock` summed
+        /// (`childSums[j]`: its first j children's), so a list or table that
+        /// grew is counted from the children it kept.
+        @exclusivity(unchecked) var counts: [Int] = []
+        @exclusivity(unchecked) var total = 0
+        @exclusivity(unchecked) var childSums: [Int] = []
+        @exclusivity(unchecked) var sumsBlock = -1
+        /// The reply is folded past `budget` nodes unless shown `whole` (`LongReply.swift`).
+        let budget: Int
+        let whole: Bool
+        /// Folded: its first nodes shown (`MarkdownNodes.shown`), and where
+        /// the fold stopped looking at the blocks.
+        @exclusivity(unchecked) var fold: MarkdownNodes.Fold?
 
-        init(text: String, stream: MarkdownStream, nodes: [SemanticNode], generation: Int) {
+        init(text: String, stream: MarkdownStream, budget: Int, whole: Bool, generation: Int) {
             self.text = text
             self.stream = stream
-            self.nodes = nodes
+            self.nodes = []
+            self.budget = budget
+            self.whole = whole
             self.generation = generation
         }
     }
@@ -333,11 +350,13 @@ public final class MarkdownCache {
 
     /// The block nodes `blocks(of:prefix:appendedTo:)` answers, and those of a
     /// parse of the whole text (for the fuzzer: the two must be equal).
-    package func nodes(of text: String, prefix: String, appendedTo: Int?) -> [SemanticNode] {
-        blocks(of: text, prefix: prefix, appendedTo: appendedTo).nodes
+    /// `budget`: the nodes past which the text is folded (`MarkdownNodes.shown`).
+    package func nodes(of text: String, prefix: String, appendedTo: Int?, budget: Int = .max) -> [SemanticNode] {
+        blocks(of: text, prefix: prefix, appendedTo: appendedTo, budget: budget).nodes
     }
-    package static func wholeParseNodes(of text: String, prefix: String) -> [SemanticNode] {
-        MarkdownNodes.nodes(Markdown.parse(text), prefix: prefix)
+    package static func wholeParseNodes(of text: String, prefix: String, budget: Int = .max) -> [SemanticNode] {
+        let blocks = Markdown.parse(text)
+        return MarkdownNodes.nodes(MarkdownNodes.shown(blocks, budget: budget)?.blocks ?? blocks, prefix: prefix)
     }
     /// How many texts and deltas the markdown streams parsed (for tests: the
     /// other deltas went on their nodes as they are, or had a line read again).
@@ -347,6 +366,9 @@ public final class MarkdownCache {
     func nodes(of text: String, prefix: String) -> [SemanticNode] {
         blocks(of: text, prefix: prefix).nodes
     }
+
+    /// The nodes the text's blocks make, counted until they pass the budget (for tests: `MarkdownNodes.count`).
+    func total(for prefix: String) -> Int? { entries[prefix]?.total }
 
     /// What changed since the last call for `prefix`.
     struct Blocks {
@@ -363,6 +385,9 @@ public final class MarkdownCache {
         /// Node `unchanged` is a list, table or quote that kept its first `grownFrom`
         /// children (the same values) and grew after them.
         var grownFrom: Int?
+        /// The blocks make more nodes than the budget asked for (`nodes` are
+        /// then their first ones, unless the text is shown whole).
+        var long = false
     }
 
     /// The block nodes of `text`, ids `prefix.k`, and which of them the last
@@ -370,15 +395,20 @@ public final class MarkdownCache {
     /// its last blocks only.
     ///
     /// `appendedTo`: the caller knows `text` is the text of this many bytes
-    /// last given and more (the prefix is then not compared).
-    func blocks(of text: String, prefix: String, appendedTo: Int? = nil) -> Blocks {
+    /// last given and more (the prefix is then not compared). `budget`: the
+    /// nodes past which the text is long, and folded unless shown `whole`
+    /// (`MarkdownNodes.shown`); a text that becomes long, or no longer is,
+    /// answers `before` nil.
+    func blocks(of text: String, prefix: String, appendedTo: Int? = nil, budget: Int = .max, whole: Bool = false) -> Blocks {
         used &+= 1
-        if let entry = entries[prefix] {
+        if let entry = entries[prefix], entry.budget == budget, entry.whole == whole {
             entry.generation = generation
             let old = entry.text.utf8.count
             let before = entry.nodes.count
             func answer(_ unchanged: Int, grownFrom: Int? = nil) -> Blocks {
-                Blocks(nodes: entry.nodes, before: before, beforeBytes: old, unchanged: unchanged, grownFrom: grownFrom)
+                Blocks(
+                    nodes: entry.nodes, before: before, beforeBytes: old, unchanged: unchanged, grownFrom: grownFrom,
+                    long: entry.total > budget)
             }
             // Parsed on from where it was only when the text grew at its end.
             if text.utf8.count >= old && (appendedTo == old || LineMemo.hasPrefix(text, entry.text, count: old)) {
@@ -405,6 +435,24 @@ public final class MarkdownCache {
                     lent = true
                 }
                 let first = entry.stream.update(text, appendedOnly: true)
+                // Folded, and the blocks it shows are as they were: it is as long
+                // as it was (the blocks up to where the fold looked pass the budget).
+                if let fold = entry.fold, fold.holds(first: first, kept: entry.stream.grown?.count, entry.stream.blocks) {
+                    Self.appendTail(of: text, to: &entry.text)
+                    entry.stream.releaseOpenText()
+                    return answer(before)
+                }
+                let wasLong = entry.total > budget
+                entry.count(from: first)
+                if wasLong || entry.total > budget {
+                    if !whole || !wasLong || entry.total <= budget {
+                        // Folded, or shown whole, anew: the row is built again.
+                        Self.appendTail(of: text, to: &entry.text)
+                        show(entry, text, prefix: prefix)
+                        entry.stream.releaseOpenText()
+                        return Blocks(nodes: entry.nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil, long: entry.total > budget)
+                    }
+                }
                 let kept = min(first, entry.nodes.count, lent ? entry.nodes.count &- 1 : Int.max)
                 // A list, table or quote that grew: its kept items' (rows', blocks') nodes stay.
                 var grownFrom: Int?
@@ -428,14 +476,28 @@ public final class MarkdownCache {
         var stream = MarkdownStream()
         parses &+= 1
         stream.update(text, appendedOnly: false)
-        let nodes = MarkdownNodes.nodes(stream.blocks, prefix: prefix)
-        let tail = Self.tail(of: text, last: nodes.last, stream: stream)
-        // Before the entry holds the stream too (then the blocks would be copied to change one).
-        stream.releaseOpenText()
-        let entry = Entry(text: Self.copy(text), stream: stream, nodes: nodes, generation: generation)
-        entry.tail = tail
+        // The stream moved into the entry, held once: changing a block then copies none.
+        let entry = Entry(text: Self.copy(text), stream: consume stream, budget: budget, whole: whole, generation: generation)
+        entry.count(from: 0)
+        show(entry, text, prefix: prefix)
+        entry.stream.releaseOpenText()
         entries[prefix] = entry
-        return Blocks(nodes: nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil)
+        return Blocks(nodes: entry.nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil, long: entry.total > budget)
+    }
+
+    /// The entry's nodes built from its blocks: their first ones when it is
+    /// long and not shown whole (no delta then goes on a node as it is).
+    private func show(_ entry: Entry, _ text: String, prefix: String) {
+        entry.ended = nil
+        if !entry.whole, entry.total > entry.budget, let shown = MarkdownNodes.shown(entry.stream.blocks, budget: entry.budget) {
+            entry.nodes = MarkdownNodes.nodes(shown.blocks, prefix: prefix)
+            entry.fold = shown.fold
+            entry.tail = nil
+        } else {
+            entry.nodes = MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix)
+            entry.fold = nil
+            entry.tail = Self.tail(of: text, last: entry.nodes.last, stream: entry.stream)
+        }
     }
 
     /// Appends the delta `text[old...]` to the open paragraph's or code's
@@ -676,7 +738,8 @@ public final class MarkdownCache {
     /// begin no block. A run of `*`, `_`, `-` or `+` followed by a
     /// character that is not a blank (`**bold`, `_x`, `-x`: no list marker,
     /// which a blank follows, no thematic break or setext underline, which
-    /// hold only the mark and blanks); one or two backticks or tildes and
+    /// hold only the mark and blanks; but not `-` followed by `|` or `:`,
+    /// which may be a table's delimiter row); one or two backticks or tildes and
     /// anything after them (no fence, which needs three); digits not
     /// followed by `.` or `)` and a blank (`3 files`, `1.5x`: no ordered
     /// list's marker); `!`; a `[` that begins no link reference
@@ -713,7 +776,9 @@ public final class MarkdownCache {
             return run >= 1001
         case UInt8(ascii: "*"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "+"):
             while i < utf8.endIndex && utf8[i] == lead { i = utf8.index(after: i) }
-            return i < utf8.endIndex && utf8[i] != 0x20 && utf8[i] != 0x09
+            guard i < utf8.endIndex, utf8[i] != 0x20 && utf8[i] != 0x09 else { return false }
+            // `-|` or `-:` may go on to be a table's delimiter row (`-|-`), under its header.
+            return lead != UInt8(ascii: "-") || (utf8[i] != UInt8(ascii: "|") && utf8[i] != UInt8(ascii: ":"))
         case UInt8(ascii: "`"), UInt8(ascii: "~"):
             while i < utf8.endIndex && utf8[i] == lead { i = utf8.index(after: i); run &+= 1 }
             return i < utf8.endIndex && run < 3
