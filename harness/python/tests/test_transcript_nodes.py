@@ -166,6 +166,29 @@ def test_a_long_output_is_folded_past_twelve_lines_until_show_all():
         assert find_node(shown, more["id"])["label"] == "Show less"
 
 
+def test_a_reply_past_4096_nodes_shows_its_start_until_show_the_whole_reply():
+    # A table of 1 400 rows of two cells: 4 204 nodes. Shown: the table, its header and 1 364 rows (4 096).
+    text = "| File | Lines |\n|:--|--:|\n" + "".join(f"| src/module_{k}.py | {k * 7} |\n" for k in range(1, 1401))
+    with App({"scenario": "connected_chat"}) as app:
+        row_id = streamed_reply(app, text, size=4096)
+        message = find_node(app.tree(), row_id)
+        table = blocks(message)[0]
+        assert table["role"] == "table" and len(table["children"]) == 1365
+        assert table["children"][-1]["children"][0]["value"] == "src/module_1364.py"
+        more = find_node(message, row_id + ".more")
+        assert more["role"] == "button" and more["label"] == "Show the whole reply"
+        assert message["expanded"] is False
+        # The whole text is still the message's: copy gives all of it.
+        assert message["value"] == text
+        assert copied(app.dispatch({"type": "copy", "node_id": row_id})) == [text]
+
+        app.actions.tap_node(node_id=more["id"])
+        message = find_node(app.tree(), row_id)
+        assert len(blocks(message)[0]["children"]) == 1401 and message["expanded"] is True
+        assert find_node(message, more["id"])["label"] == "Show less"
+        assert app.state()["expanded_nodes"][-1] == {"node_id": row_id, "expanded": True}
+
+
 def test_reasoning_closes_once_the_answer_comes_and_opens_with_set_expanded():
     with App({"scenario": "connected_chat"}) as app:
         row = streamed_reply(app, "It builds the library first.", reasoning="Looking at the Makefile")
