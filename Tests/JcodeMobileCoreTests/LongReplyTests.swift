@@ -158,6 +158,28 @@ final class LongReplyTests: XCTestCase {
         XCTAssertEqual(differing, [])
     }
 
+    /// Folded where its shown blocks are closed and hold no `[`, a reply's
+    /// delta goes on its text without a parse; a `[` shown waits for a
+    /// definition written later, so then each delta is parsed.
+    func testAFoldedReplysDeltaIsNotParsedWhenNothingItShowsCanChange() {
+        let cache = MarkdownCache()
+        let text = (1...6).map { "Paragraph \($0).\n\n" }.joined()
+        _ = cache.blocks(of: text, prefix: "g", budget: 4)
+        let parses = cache.parses
+        let more = text + "More words, and more"
+        let nodes = cache.blocks(of: more, prefix: "g", appendedTo: text.utf8.count, budget: 4).nodes
+        XCTAssertEqual(nodes.map(\.value), ["Paragraph 1.", "Paragraph 2.", "Paragraph 3.", "Paragraph 4."])
+        XCTAssertEqual(cache.parses, parses)
+
+        let references = MarkdownCache()
+        let shown = "See [docs].\n\n" + (1...5).map { "Paragraph \($0).\n\n" }.joined()
+        _ = references.blocks(of: shown, prefix: "g", budget: 3)
+        let defined = shown + "[docs]: https://example.com\n"
+        let resolved = references.blocks(of: defined, prefix: "g", appendedTo: shown.utf8.count, budget: 3).nodes
+        XCTAssertEqual(resolved.first?.spans?.compactMap(\.url), ["https://example.com"])
+        XCTAssertEqual(resolved, MarkdownCache.wholeParseNodes(of: defined, prefix: "g", budget: 3))
+    }
+
     // MARK: - In the app
 
     /// A table of 1 400 rows streamed as a reply: past 4 096 nodes the reply

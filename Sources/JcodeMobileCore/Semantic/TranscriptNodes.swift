@@ -261,6 +261,11 @@ public final class MarkdownCache {
         /// Folded: its first nodes shown (`MarkdownNodes.shown`), and where
         /// the fold stopped looking at the blocks.
         @exclusivity(unchecked) var fold: MarkdownNodes.Fold?
+        /// Folded, and nothing appended can change what it shows: the blocks
+        /// the fold looked at are closed (the last one open is after them)
+        /// and no `[` is in what it shows (no link reference definition
+        /// written later can change it). A delta then goes on the text alone, not parsed.
+        @exclusivity(unchecked) var settled = false
 
         init(text: String, stream: MarkdownStream, budget: Int, whole: Bool, generation: Int) {
             self.text = text
@@ -413,6 +418,10 @@ public final class MarkdownCache {
             // Parsed on from where it was only when the text grew at its end.
             if text.utf8.count >= old && (appendedTo == old || LineMemo.hasPrefix(text, entry.text, count: old)) {
                 guard text.utf8.count > old else { return answer(before) }
+                if entry.settled {
+                    Self.appendTail(of: text, to: &entry.text)
+                    return answer(before)
+                }
                 // Into a list's last item or a table's last row: the ones before it are as they were.
                 let grown = entry.tail?.path.first
                 if entry.tail == nil {
@@ -493,11 +502,19 @@ public final class MarkdownCache {
             entry.nodes = MarkdownNodes.nodes(shown.blocks, prefix: prefix)
             entry.fold = shown.fold
             entry.tail = nil
+            entry.settled = shown.fold.examined < entry.stream.blocks.count &- 1 && !entry.nodes.contains(where: Self.holdsBracket)
         } else {
             entry.nodes = MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix)
             entry.fold = nil
             entry.tail = Self.tail(of: text, last: entry.nodes.last, stream: entry.stream)
+            entry.settled = false
         }
+    }
+
+    /// Whether a `[` is in the node's value or its children's.
+    private static func holdsBracket(_ node: SemanticNode) -> Bool {
+        if let value = node.value, value.utf8.contains(UInt8(ascii: "[")) { return true }
+        return node.children.contains(where: holdsBracket)
     }
 
     /// Appends the delta `text[old...]` to the open paragraph's or code's
