@@ -121,6 +121,8 @@ final class LongReplyTests: XCTestCase {
             "[a]\n\n- one [b]\n- two\n\n[b]: /url\n[a]: /other\n",  // definitions after their uses
             "- 1\n- 2\n- 3\n```\n- 4\n- 5\n",  // an open fence takes the rest: fewer nodes than before
             "Para\n\n```js`x\nmore\n",  // a fence until a backtick in its info makes it a paragraph
+            // A reference shown, resolved while its definition's destination still streams (the fuzzer's).
+            "# Plan\n\nWords:\n\n1./read `main.Swift`\n2. fix the [bug][b]\n3. test\n\n```swift\nlet x = 1\n```\n\n> note: *careful*\n\n[b]: https://bugs/1 \"t\"\n",
             // Items of one block that is not a paragraph: code, a heading, a break, HTML.
             "- ```\n  code\n  ```\n- # Title\n- ***\n- <div>\n- ```\n  more\n  ```\n* item\n",
         ]

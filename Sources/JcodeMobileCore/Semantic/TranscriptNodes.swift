@@ -262,9 +262,9 @@ public final class MarkdownCache {
         /// the fold stopped looking at the blocks.
         @exclusivity(unchecked) var fold: MarkdownNodes.Fold?
         /// Folded, and nothing appended can change what it shows: the blocks
-        /// the fold looked at are closed (the last one open is after them)
-        /// and no `[` is in what it shows (no link reference definition
-        /// written later can change it). A delta then goes on the text alone, not parsed.
+        /// the fold looked at are stable (`MarkdownStream.stableCount`: closed,
+        /// and none looked a label up that a definition written later could
+        /// give). A delta then goes on the text alone, not parsed.
         @exclusivity(unchecked) var settled = false
 
         init(text: String, stream: MarkdownStream, budget: Int, whole: Bool, generation: Int) {
@@ -447,6 +447,7 @@ public final class MarkdownCache {
                 // Folded, and the blocks it shows are as they were: it is as long
                 // as it was (the blocks up to where the fold looked pass the budget).
                 if let fold = entry.fold, fold.holds(first: first, kept: entry.stream.grown?.count, entry.stream.blocks) {
+                    entry.settled = fold.examined < entry.stream.stableCount
                     Self.appendTail(of: text, to: &entry.text)
                     entry.stream.releaseOpenText()
                     return answer(before)
@@ -502,19 +503,13 @@ public final class MarkdownCache {
             entry.nodes = MarkdownNodes.nodes(shown.blocks, prefix: prefix)
             entry.fold = shown.fold
             entry.tail = nil
-            entry.settled = shown.fold.examined < entry.stream.blocks.count &- 1 && !entry.nodes.contains(where: Self.holdsBracket)
+            entry.settled = shown.fold.examined < entry.stream.stableCount
         } else {
             entry.nodes = MarkdownNodes.nodes(entry.stream.blocks, prefix: prefix)
             entry.fold = nil
             entry.tail = Self.tail(of: text, last: entry.nodes.last, stream: entry.stream)
             entry.settled = false
         }
-    }
-
-    /// Whether a `[` is in the node's value or its children's.
-    private static func holdsBracket(_ node: SemanticNode) -> Bool {
-        if let value = node.value, value.utf8.contains(UInt8(ascii: "[")) { return true }
-        return node.children.contains(where: holdsBracket)
     }
 
     /// Appends the delta `text[old...]` to the open paragraph's or code's
