@@ -172,11 +172,12 @@ enum ChatScreen {
         for k in anchored { children.append(image("message.\(entry.id).image.\(k)", all[k])) }
         let markdownShown = (entry.role == .assistant || entry.role == .backgroundTask) && !entry.text.isEmpty
         var long = false
+        let open = markdownShown && replyOpen(entry, navigation)
         if markdownShown {
-            let reply = replyBlocks(entry, navigation: navigation, markdown: markdown)
+            let reply = replyBlocks(entry, whole: open, markdown: markdown)
             children.append(contentsOf: reply.nodes)
             long = reply.long
-            if long { children.append(replyFold(entry, open: replyOpen(entry, navigation))) }
+            if long { children.append(replyFold(entry, open: open)) }
         }
         for (call, cardID) in zip(entry.toolCalls, cardIDs(entry)) {
             children.append(
@@ -193,7 +194,7 @@ enum ChatScreen {
         // Drawn, not said in the label: a reply still coming (a typing
         // indicator), a message queued for the running turn.
         if entry.isStreaming { node.variant = "typing" } else if entry.isQueued { node.variant = "queued" }
-        if long { node.expanded = replyOpen(entry, navigation) }
+        if long { node.expanded = open }
         // Written in markdown: a screen reader reads the blocks, not the markers.
         if markdownShown { node.accessibilityValue = nil }
         return node

@@ -111,6 +111,15 @@ extension MarkdownNodes {
         return nil
     }
 
+    /// The nodes of a reply of `blocks` (parsed whole), ids `prefix.k`:
+    /// past `budget`, the ones `shown` keeps unless it is shown `whole`;
+    /// whether they are more than `budget`.
+    static func reply(_ blocks: [MarkdownBlock], prefix: String, budget: Int, whole: Bool) -> (nodes: [SemanticNode], long: Bool) {
+        let shown = Self.shown(blocks, budget: budget)
+        if !whole, let shown { return (nodes(shown.blocks, prefix: prefix), true) }
+        return (nodes(blocks, prefix: prefix), shown != nil)
+    }
+
     /// `block`, a list, table, quote or list item whose nodes are more than
     /// `room`, cut to its first nodes that fit in `room` (nil: none does),
     /// and the index of its first child that did not fit whole.
@@ -216,21 +225,15 @@ extension ChatScreen {
     static let foldedReplyNodes = 4096
 
     /// Reply `entry`'s markdown nodes, ids `message.<id>.md.k`: past
-    /// `foldedReplyNodes`, its first ones until the person opens it (the
-    /// message's expansion); whether it is that long.
-    static func replyBlocks(
-        _ entry: TranscriptEntry, navigation: NavigationState, markdown: MarkdownCache?
-    ) -> (nodes: [SemanticNode], long: Bool) {
+    /// `foldedReplyNodes`, its first ones unless the person opened it
+    /// `whole`; whether it is that long.
+    static func replyBlocks(_ entry: TranscriptEntry, whole: Bool, markdown: MarkdownCache?) -> (nodes: [SemanticNode], long: Bool) {
         let prefix = "message.\(entry.id).md"
-        let whole = replyOpen(entry, navigation)
         if let markdown {
             let blocks = markdown.blocks(of: entry.text, prefix: prefix, budget: foldedReplyNodes, whole: whole)
             return (blocks.nodes, blocks.long)
         }
-        let blocks = Markdown.parse(entry.text)
-        let shown = MarkdownNodes.shown(blocks, budget: foldedReplyNodes)
-        if !whole, let shown { return (MarkdownNodes.nodes(shown.blocks, prefix: prefix), true) }
-        return (MarkdownNodes.nodes(blocks, prefix: prefix), shown != nil)
+        return MarkdownNodes.reply(Markdown.parse(entry.text), prefix: prefix, budget: foldedReplyNodes, whole: whole)
     }
 
     /// Whether the person opened reply `entry` whole (the message's expansion).

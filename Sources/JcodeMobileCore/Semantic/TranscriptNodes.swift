@@ -360,8 +360,7 @@ public final class MarkdownCache {
         blocks(of: text, prefix: prefix, appendedTo: appendedTo, budget: budget).nodes
     }
     package static func wholeParseNodes(of text: String, prefix: String, budget: Int = .max) -> [SemanticNode] {
-        let blocks = Markdown.parse(text)
-        return MarkdownNodes.nodes(MarkdownNodes.shown(blocks, budget: budget)?.blocks ?? blocks, prefix: prefix)
+        MarkdownNodes.reply(Markdown.parse(text), prefix: prefix, budget: budget, whole: false).nodes
     }
     /// How many texts and deltas the markdown streams parsed (for tests: the
     /// other deltas went on their nodes as they are, or had a line read again).
@@ -454,14 +453,13 @@ public final class MarkdownCache {
                 }
                 let wasLong = entry.total > budget
                 entry.count(from: first)
-                if wasLong || entry.total > budget {
-                    if !whole || !wasLong || entry.total <= budget {
-                        // Folded, or shown whole, anew: the row is built again.
-                        Self.appendTail(of: text, to: &entry.text)
-                        show(entry, text, prefix: prefix)
-                        entry.stream.releaseOpenText()
-                        return Blocks(nodes: entry.nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil, long: entry.total > budget)
-                    }
+                let long = entry.total > budget
+                // Folded anew, or no longer long, or long now: the row is built again.
+                if long != wasLong || (long && !whole) {
+                    Self.appendTail(of: text, to: &entry.text)
+                    show(entry, text, prefix: prefix)
+                    entry.stream.releaseOpenText()
+                    return Blocks(nodes: entry.nodes, before: nil, beforeBytes: 0, unchanged: 0, grownFrom: nil, long: long)
                 }
                 let kept = min(first, entry.nodes.count, lent ? entry.nodes.count &- 1 : Int.max)
                 // A list, table or quote that grew: its kept items' (rows', blocks') nodes stay.
